@@ -1,0 +1,39 @@
+//===- Registration.cpp - dialect and pass registration for HIR's tools ---===//
+//
+// The C API cannot register a pass by name; these few lines let Rust passes
+// (external passes) appear in textual pipelines and as hir-opt flags.
+//
+//===----------------------------------------------------------------------===//
+#include "hir-c/Registration.h"
+
+#include "comm/CommDialect.h"
+#include "fusion/FusionDialect.h"
+#include "host/HostDialect.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Pass.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void hirRegisterAllDialects(MlirDialectRegistry registry) {
+  unwrap(registry)
+      ->insert<hir::fusion::FusionDialect, hir::host::HostDialect, hir::comm::CommDialect,
+               func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
+               cf::ControlFlowDialect, memref::MemRefDialect, LLVM::LLVMDialect,
+               index::IndexDialect>();
+}
+
+void hirRegisterPass(HirPassFactory factory, void *userData) {
+  registerPass([factory, userData]() { return std::unique_ptr<Pass>(unwrap(factory(userData))); });
+}
+
+void hirRegisterUpstreamPasses() { registerTransformsPasses(); }

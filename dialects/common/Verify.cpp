@@ -1,0 +1,123 @@
+//===- Verify.cpp - shape rules shared by the HIR dialects -----------------===//
+#include "common/Verify.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+
+/// A shape as `4x8x16`, for diagnostics.
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  llvm::interleave(shape, os, "x");
+  return str;
+}
+
+LogicalResult hir::verifySameShape(Operation *op, ShapedType a, StringRef aName, ShapedType b,
+                                   StringRef bName, bool sameElementType) {
+  if (a.getShape() != b.getShape())
+    return op->emitOpError() << aName << " and " << bName << " differ in shape: "
+                             << shapeStr(a.getShape()) << " vs " << shapeStr(b.getShape());
+  if (sameElementType && a.getElementType() != b.getElementType())
+    return op->emitOpError() << aName << " and " << bName << " differ in element type: "
+                             << a.getElementType() << " vs " << b.getElementType();
+  return success();
+}
+
+LogicalResult hir::verifyReduction(Operation *op, ShapedType input, ShapedType result,
+                                   ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return op->emitOpError("reduces no axis");
+  if (failed(verifyAxes(op, axes, input.getRank(), "reduced")))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (auto [axis, extent] : llvm::enumerate(input.getShape()))
+    if (!llvm::is_contained(axes, static_cast<int64_t>(axis)))
+      expected.push_back(extent);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << shapeStr(result.getShape())
+                             << " is not the input shape " << shapeStr(input.getShape())
+                             << " without the reduced axes (" << shapeStr(expected) << ")";
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError() << "input and result differ in element type: "
+                             << input.getElementType() << " vs " << result.getElementType();
+  return success();
+}
+
+LogicalResult hir::verifyBroadcast(Operation *op, ShapedType input, ShapedType result,
+                                   ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return op->emitOpError("broadcasts along no axis");
+  if (failed(verifyAxes(op, axes, result.getRank(), "broadcast")))
+    return failure();
+  SmallVector<int64_t> kept;
+  for (auto [axis, extent] : llvm::enumerate(result.getShape()))
+    if (!llvm::is_contained(axes, static_cast<int64_t>(axis)))
+      kept.push_back(extent);
+  if (input.getShape() != ArrayRef<int64_t>(kept))
+    return op->emitOpError() << "result shape " << shapeStr(result.getShape())
+                             << " without the broadcast axes (" << shapeStr(kept)
+                             << ") is not the input shape " << shapeStr(input.getShape());
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError() << "input and result differ in element type: "
+                             << input.getElementType() << " vs " << result.getElementType();
+  return success();
+}
+
+static LogicalResult verifySameElementTypes(Operation *op, ArrayRef<ShapedType> types) {
+  for (ShapedType type : types)
+    if (type && type.getElementType() != types.front().getElementType())
+      return op->emitOpError() << "operands and result differ in element type: "
+                               << types.front().getElementType() << " vs "
+                               << type.getElementType();
+  return success();
+}
+
+LogicalResult hir::verifyMatmul(Operation *op, ShapedType lhs, ShapedType rhs,
+                                ShapedType result) {
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return op->emitOpError() << "operands need rank 2 or more, got " << lhs.getRank()
+                             << " and " << rhs.getRank();
+  if (failed(verifySameElementTypes(op, {lhs, rhs, result})))
+    return failure();
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  ArrayRef<int64_t> batch = a.drop_back(2);
+  if (b.size() > 2 && b.drop_back(2) != batch)
+    return op->emitOpError() << "batch axes differ: lhs " << shapeStr(a) << ", rhs "
+                             << shapeStr(b);
+  int64_t m = a[a.size() - 2], k = a.back(), rk = b[b.size() - 2], n = b.back();
+  if (k != rk)
+    return op->emitOpError() << "contraction extents differ: lhs has K = " << k
+                             << ", rhs has K = " << rk;
+  SmallVector<int64_t> expected(batch);
+  expected.append({m, n});
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << shapeStr(result.getShape())
+                             << " is not " << shapeStr(expected);
+  return success();
+}
+
+LogicalResult hir::verifyLinear(Operation *op, ShapedType input, ShapedType weight,
+                                ShapedType bias, ShapedType result) {
+  if (input.getRank() < 1)
+    return op->emitOpError("input needs rank 1 or more");
+  if (weight.getRank() != 2)
+    return op->emitOpError() << "weight must have rank 2 ([N, K]), got rank "
+                             << weight.getRank();
+  if (failed(verifySameElementTypes(op, {input, weight, bias, result})))
+    return failure();
+  int64_t n = weight.getDimSize(0), k = weight.getDimSize(1);
+  if (input.getShape().back() != k)
+    return op->emitOpError() << "contraction extents differ: input has K = "
+                             << input.getShape().back() << ", weight [N, K] has K = " << k;
+  if (bias && (bias.getRank() != 1 || bias.getDimSize(0) != n))
+    return op->emitOpError() << "bias must be [" << n << "], got " << shapeStr(bias.getShape());
+  SmallVector<int64_t> expected(input.getShape().drop_back());
+  expected.push_back(n);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << shapeStr(result.getShape())
+                             << " is not " << shapeStr(expected);
+  return success();
+}

@@ -1,0 +1,54 @@
+//===- Verify.h - checks shared by the verifiers of all HIR dialects -*- C++ -*-===//
+//
+// Shape rules are the same whether an op works on tensors (fusion) or on
+// buffers (host, comm); these helpers take shapes and report through the op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HIR_COMMON_VERIFY_H
+#define HIR_COMMON_VERIFY_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace hir {
+
+/// `axes` are distinct and each in [0, rank); `what` names them in errors.
+inline mlir::LogicalResult verifyAxes(mlir::Operation *op, llvm::ArrayRef<int64_t> axes,
+                                      int64_t rank, llvm::StringRef what) {
+  llvm::SmallVector<bool> seen(rank, false);
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= rank)
+      return op->emitOpError() << what << " axis " << axis << " is out of range for rank "
+                               << rank;
+    if (seen[axis])
+      return op->emitOpError() << what << " axis " << axis << " is listed twice";
+    seen[axis] = true;
+  }
+  return mlir::success();
+}
+
+/// Two shaped values agree in shape (and, if `sameElementType`, in element type).
+mlir::LogicalResult verifySameShape(mlir::Operation *op, mlir::ShapedType a, llvm::StringRef aName,
+                                    mlir::ShapedType b, llvm::StringRef bName,
+                                    bool sameElementType = true);
+
+/// `result` is `input` with `axes` removed (reductions).
+mlir::LogicalResult verifyReduction(mlir::Operation *op, mlir::ShapedType input,
+                                    mlir::ShapedType result, llvm::ArrayRef<int64_t> axes);
+
+/// `result` is `input` with new axes inserted at `axes` (broadcast).
+mlir::LogicalResult verifyBroadcast(mlir::Operation *op, mlir::ShapedType input,
+                                    mlir::ShapedType result, llvm::ArrayRef<int64_t> axes);
+
+/// lhs [B..., M, K] x rhs [K, N] or [B..., K, N] -> result [B..., M, N].
+mlir::LogicalResult verifyMatmul(mlir::Operation *op, mlir::ShapedType lhs, mlir::ShapedType rhs,
+                                 mlir::ShapedType result);
+
+/// input [B..., K], weight [N, K], bias [N] -> result [B..., N].
+mlir::LogicalResult verifyLinear(mlir::Operation *op, mlir::ShapedType input,
+                                 mlir::ShapedType weight, mlir::ShapedType bias,
+                                 mlir::ShapedType result);
+
+} // namespace hir
+
+#endif // HIR_COMMON_VERIFY_H

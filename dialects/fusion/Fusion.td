@@ -1,0 +1,258 @@
+//===- Fusion.td - the fusion dialect: tensor programs over a device mesh -===//
+//
+// A fusion is a `func.func` over ranked tensors whose encoding says how each
+// axis is distributed over a device mesh. Ops here are value-semantic; the
+// lowering to `host` and `comm` bufferizes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HIR_FUSION_TD
+#define HIR_FUSION_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/TensorEncoding.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Fusion_Dialect : Dialect {
+  let name = "fusion";
+  let cppNamespace = "::hir::fusion";
+  let summary = "Tensor programs whose axes are distributed over a device mesh";
+  let description = [{
+    The user-facing stage of HIR. Tensors carry a `#fusion.dist` encoding that
+    names a `fusion.mesh` and gives every axis a parallel type: `serial`,
+    `didx` (one slice per device of the mesh) or `stream` (slices computed on a
+    pool of streams). Types hold global shapes: a `didx` axis has the extent of
+    the mesh.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Distribution
+//===----------------------------------------------------------------------===//
+
+def Fusion_ParallelType : I32EnumAttr<"ParallelType",
+    "how one axis of a tensor is distributed", [
+      I32EnumAttrCase<"serial", 0>,
+      I32EnumAttrCase<"didx", 1>,
+      I32EnumAttrCase<"stream", 2>
+    ]> {
+  let cppNamespace = "::hir::fusion";
+  let genSpecializedAttr = 0;
+}
+
+def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
+    [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "dist";
+  let summary = "distribution of a tensor over a device mesh";
+  let description = [{
+    A tensor encoding: the mesh the tensor lives on and one parallel type per
+    axis. At most one axis is `didx` and at most one is `stream`.
+
+    ```mlir
+    tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::FlatSymbolRefAttr":$mesh,
+    ArrayRefParameter<"::hir::fusion::ParallelType", "parallel type per axis">:$axes
+  );
+  let assemblyFormat = "`<` $mesh `,` `[` $axes `]` `>`";
+  let extraClassDeclaration = [{
+    /// The axis of the given parallel type, if any.
+    std::optional<unsigned> findAxis(::hir::fusion::ParallelType type) const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Fusion_Float : AnyTypeOf<[F16, BF16, F32]>;
+def Fusion_Tensor : StaticShapeTensorOf<[F16, BF16, F32]>;
+
+class Fusion_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Fusion_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+def Fusion_MeshOp : Fusion_Op<"mesh", [Symbol]> {
+  let summary = "a named, ordered set of devices";
+  let description = [{
+    Declares a mesh: the devices (global ranks) a distributed tensor is spread
+    over, in order. Device ids are non-negative and distinct.
+
+    ```mlir
+    fusion.mesh @tp = [0, 1, 2, 3]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
+  let assemblyFormat = "$sym_name `=` $devices attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getSize() { return getDevices().size(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Compute ops
+//===----------------------------------------------------------------------===//
+
+def Fusion_SetOp : Fusion_Op<"set", [Pure]> {
+  let summary = "copy a tensor, possibly redistributing it";
+  let description = [{
+    The result holds the same values as the input; shapes and element types
+    match, distributions may differ. A `set` whose distributions differ is a
+    resharding, which lowers to communication.
+
+    ```mlir
+    %1 = fusion.set %0 : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+                      -> tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Fusion_UnaryOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+  let summary = doc;
+  let description = [{
+    Elementwise; shapes and element types of input and result match.
+
+    ```mlir
+    %1 = fusion.}] # mnemonic # [{ %0 : tensor<8x16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
+
+def Fusion_CastOp : Fusion_Op<"cast", [Pure]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Shapes match; element types may differ (rounding to nearest even).
+
+    ```mlir
+    %1 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Fusion_BinaryOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+  let summary = doc;
+  let description = [{
+    Elementwise over two tensors of the same shape and element type.
+
+    ```mlir
+    %2 = fusion.}] # mnemonic # [{ %0, %1 : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fusion_AddOp : Fusion_BinaryOp<"add", "elementwise addition">;
+def Fusion_SubOp : Fusion_BinaryOp<"sub", "elementwise subtraction">;
+def Fusion_MulOp : Fusion_BinaryOp<"mul", "elementwise multiplication">;
+def Fusion_DivOp : Fusion_BinaryOp<"div", "elementwise division">;
+def Fusion_MaxOp : Fusion_BinaryOp<"max", "elementwise maximum">;
+def Fusion_MinOp : Fusion_BinaryOp<"min", "elementwise minimum">;
+
+class Fusion_ReductionOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+  let summary = doc;
+  let description = [{
+    Reduces the listed axes; they are dropped from the result. Axes are
+    distinct and in range. Reducing a `didx` axis leaves a partial result on
+    every device, which the lowering completes with an allreduce (or a
+    reduce-scatter when the result is `didx`-sharded).
+
+    ```mlir
+    %1 = fusion.}] # mnemonic # [{ %0 [1] : tensor<4x8x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input $axes attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Fusion_SumOp : Fusion_ReductionOp<"sum", "sum over axes">;
+def Fusion_AmaxOp : Fusion_ReductionOp<"amax", "maximum over axes">;
+
+def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure]> {
+  let summary = "insert new axes, repeating the input along them";
+  let description = [{
+    `axes` are the positions, in the result, of the new axes; the extents come
+    from the result type. The other axes of the result are the input's, in
+    order.
+
+    ```mlir
+    %1 = fusion.broadcast %0 [0] : tensor<16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input $axes attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure]> {
+  let summary = "matrix product, batched over leading axes";
+  let description = [{
+    `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, the result is
+    `[B..., M, N]`; all of one element type (accumulation is in f32).
+
+    ```mlir
+    %c = fusion.matmul %a, %b : tensor<4x256x1024xbf16>, tensor<1024x2048xbf16>
+                             -> tensor<4x256x2048xbf16>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fusion_LinearOp : Fusion_Op<"linear", [Pure]> {
+  let summary = "input times transposed weight, plus an optional bias";
+  let description = [{
+    `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, the result
+    is `[B..., N]`: `result = input @ weight^T + bias`, as `torch.nn.Linear`.
+
+    ```mlir
+    %y = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32>
+                                 -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input, Fusion_Tensor:$weight,
+                       Optional<Fusion_Tensor>:$bias);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // HIR_FUSION_TD

@@ -1,0 +1,146 @@
+//===- FusionDialect.cpp - the fusion dialect: registration and verifiers -===//
+#include "fusion/FusionDialect.h"
+#include "common/Verify.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hir;
+using namespace hir::fusion;
+
+#include "fusion/FusionDialect.cpp.inc"
+#include "fusion/FusionEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fusion/FusionAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "fusion/FusionOps.cpp.inc"
+
+void FusionDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fusion/FusionAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "fusion/FusionOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// DistAttr
+//===----------------------------------------------------------------------===//
+
+std::optional<unsigned> DistAttr::findAxis(ParallelType type) const {
+  for (auto [axis, t] : llvm::enumerate(getAxes()))
+    if (t == type)
+      return axis;
+  return std::nullopt;
+}
+
+LogicalResult DistAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                       function_ref<InFlightDiagnostic()> emitError) const {
+  if (getAxes().size() != shape.size())
+    return emitError() << "distribution has " << getAxes().size()
+                       << " parallel types for a tensor of rank " << shape.size();
+  for (ParallelType type : {ParallelType::didx, ParallelType::stream})
+    if (llvm::count(getAxes(), type) > 1)
+      return emitError() << "distribution has more than one '" << stringifyEnum(type)
+                         << "' axis";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  if (getDevices().empty())
+    return emitOpError("mesh has no device");
+  llvm::SmallSetVector<int64_t, 8> seen;
+  for (int64_t device : getDevices()) {
+    if (device < 0)
+      return emitOpError() << "device id " << device << " is negative";
+    if (!seen.insert(device))
+      return emitOpError() << "device " << device << " appears twice";
+  }
+  return success();
+}
+
+/// A tensor's encoding, if any, is a distribution.
+static LogicalResult verifyEncodings(Operation *op) {
+  for (Type type : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    Attribute encoding = cast<RankedTensorType>(type).getEncoding();
+    if (encoding && !isa<DistAttr>(encoding))
+      return op->emitOpError() << "tensor encoding " << encoding
+                               << " is not a #fusion.dist distribution";
+  }
+  return success();
+}
+
+static ShapedType shaped(Value value) {
+  return value ? cast<ShapedType>(value.getType()) : ShapedType();
+}
+
+LogicalResult SetOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifySameShape(*this, shaped(getInput()), "input", shaped(getResult()), "result");
+}
+
+/// Shared by every elementwise op: inputs and result agree in shape and, unless
+/// `sameElementType` is false (cast), in element type.
+static LogicalResult verifyElementwise(Operation *op, bool sameElementType = true) {
+  if (failed(verifyEncodings(op)))
+    return failure();
+  ShapedType result = shaped(op->getResult(0));
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (failed(verifySameShape(op, shaped(operand), op->getNumOperands() == 1 ? "input" : (i == 0 ? "lhs" : "rhs"),
+                               result, "result", sameElementType)))
+      return failure();
+  return success();
+}
+
+LogicalResult NegOp::verify() { return verifyElementwise(*this); }
+LogicalResult CastOp::verify() { return verifyElementwise(*this, /*sameElementType=*/false); }
+LogicalResult AddOp::verify() { return verifyElementwise(*this); }
+LogicalResult SubOp::verify() { return verifyElementwise(*this); }
+LogicalResult MulOp::verify() { return verifyElementwise(*this); }
+LogicalResult DivOp::verify() { return verifyElementwise(*this); }
+LogicalResult MaxOp::verify() { return verifyElementwise(*this); }
+LogicalResult MinOp::verify() { return verifyElementwise(*this); }
+
+LogicalResult SumOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyReduction(*this, shaped(getInput()), shaped(getResult()), getAxes());
+}
+
+LogicalResult AmaxOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyReduction(*this, shaped(getInput()), shaped(getResult()), getAxes());
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyBroadcast(*this, shaped(getInput()), shaped(getResult()), getAxes());
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getResult()));
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
+                      shaped(getResult()));
+}

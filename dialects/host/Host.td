@@ -1,0 +1,330 @@
+//===- Host.td - the host dialect: buffers, streams and compute on buffers -===//
+//
+// The host program: what every rank runs. Buffers are memrefs holding the
+// local shard; compute ops write into preallocated outputs (destination-passing
+// style) and run on the current stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HIR_HOST_TD
+#define HIR_HOST_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Host_Dialect : Dialect {
+  let name = "host";
+  let cppNamespace = "::hir::host";
+  let summary = "Buffers, CUDA streams and compute on buffers, per rank";
+  let description = [{
+    Buffers are memrefs. Work is enqueued on the current stream; streams come
+    from a fixed pool and are ordered against each other by `sync_stream`
+    (an event record on one, a wait on the other).
+  }];
+  let useDefaultTypePrinterParser = 1;
+}
+
+def Host_StreamResource : Resource<"::hir::host::StreamResource">;
+
+def Host_StreamType : TypeDef<Host_Dialect, "Stream"> {
+  let mnemonic = "stream";
+  let summary = "a handle to a stream of the runtime";
+  let description = [{
+    ```mlir
+    %s = host.get_current_stream : !host.stream
+    ```
+  }];
+}
+
+def Host_Float : AnyTypeOf<[F16, BF16, F32]>;
+def Host_Buffer : MemRefOf<[F16, BF16, F32]>;
+
+class Host_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Host_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+def Host_AllocOp : Host_Op<"alloc"> {
+  let summary = "allocate a buffer";
+  let description = [{
+    A buffer of static shape with the identity layout, from the runtime's
+    caching allocator: the same allocation site and size give the same buffer
+    on every call.
+
+    ```mlir
+    %g = host.alloc : memref<4x4x256x1024xbf16>
+    ```
+  }];
+  let results = (outs Res<Host_Buffer, "", [MemAlloc<DefaultResource>]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Host_DeallocOp : Host_Op<"dealloc"> {
+  let summary = "free a buffer from host.alloc";
+  let description = [{
+    ```mlir
+    host.dealloc %g : memref<4x4x256x1024xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemFree<DefaultResource>]>:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+def Host_SelectOp : Host_Op<"select", [Pure]> {
+  let summary = "rank-reducing view of a buffer at one index of one axis";
+  let description = [{
+    The slice `source[..., index, ...]` along `axis`, as a view with that axis
+    dropped. The result type keeps the source's strides and has a dynamic
+    offset. A constant index must be in range.
+
+    ```mlir
+    %ai = host.select %a[0][%i] : memref<4x1x256x1024xbf16>
+        to memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Host_Buffer:$source, I64Attr:$axis, Index:$index);
+  let results = (outs Host_Buffer:$result);
+  let assemblyFormat = [{
+    $source `[` $axis `]` `` `[` $index `]` attr-dict `:` type($source) `to` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The type of the view of `source` at one index of `axis`.
+    static ::mlir::MemRefType inferResultType(::mlir::MemRefType source, int64_t axis);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and ranks
+//===----------------------------------------------------------------------===//
+
+def Host_GetCurrentStreamOp : Host_Op<"get_current_stream",
+    [MemoryEffects<[MemRead<Host_StreamResource>]>]> {
+  let summary = "the stream work is enqueued on now";
+  let description = [{
+    ```mlir
+    %main = host.get_current_stream : !host.stream
+    ```
+  }];
+  let results = (outs Host_StreamType:$stream);
+  let assemblyFormat = "attr-dict `:` type($stream)";
+}
+
+def Host_SetCurrentStreamOp : Host_Op<"set_current_stream",
+    [MemoryEffects<[MemWrite<Host_StreamResource>]>]> {
+  let summary = "make a stream the current one";
+  let description = [{
+    ```mlir
+    host.set_current_stream %s
+    ```
+  }];
+  let arguments = (ins Host_StreamType:$stream);
+  let assemblyFormat = "$stream attr-dict";
+}
+
+def Host_StreamFromPoolOp : Host_Op<"stream_from_pool", [Pure]> {
+  let summary = "stream `index mod pool size` of the stream pool";
+  let description = [{
+    ```mlir
+    %s = host.stream_from_pool %i : !host.stream
+    ```
+  }];
+  let arguments = (ins Index:$index);
+  let results = (outs Host_StreamType:$stream);
+  let assemblyFormat = "$index attr-dict `:` type($stream)";
+}
+
+def Host_SyncStreamOp : Host_Op<"sync_stream",
+    [MemoryEffects<[MemRead<Host_StreamResource>, MemWrite<Host_StreamResource>]>]> {
+  let summary = "the current stream waits for the work enqueued so far on a stream";
+  let description = [{
+    An event recorded on `stream` and waited for on the current stream; the
+    host does not block.
+
+    ```mlir
+    host.sync_stream %s
+    ```
+  }];
+  let arguments = (ins Host_StreamType:$stream);
+  let assemblyFormat = "$stream attr-dict";
+}
+
+def Host_RankOp : Host_Op<"rank", [Pure]> {
+  let summary = "the global rank of this process";
+  let description = [{
+    ```mlir
+    %r = host.rank : index
+    ```
+  }];
+  let results = (outs Index:$rank);
+  let assemblyFormat = "attr-dict `:` type($rank)";
+}
+
+def Host_NumDevicesOp : Host_Op<"num_devices", [Pure]> {
+  let summary = "the number of ranks of the run";
+  let description = [{
+    ```mlir
+    %n = host.num_devices : index
+    ```
+  }];
+  let results = (outs Index:$count);
+  let assemblyFormat = "attr-dict `:` type($count)";
+}
+
+//===----------------------------------------------------------------------===//
+// Compute on buffers (destination-passing style, on the current stream)
+//===----------------------------------------------------------------------===//
+
+class Host_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Host_Op<mnemonic, !listconcat(traits,
+        [MemoryEffects<[MemRead<Host_StreamResource>]>])>;
+
+def Host_CopyOp : Host_ComputeOp<"copy"> {
+  let summary = "copy a buffer into another of the same shape and element type";
+  let description = [{
+    ```mlir
+    host.copy ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+class Host_UnaryOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+  let summary = doc;
+  let description = [{
+    Elementwise; input and output have the same shape.
+
+    ```mlir
+    host.}] # mnemonic # [{ ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
+def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type">;
+
+class Host_BinaryOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+  let summary = doc;
+  let description = [{
+    Elementwise over two buffers; all three have one shape and element type.
+
+    ```mlir
+    host.}] # mnemonic # [{ ins(%a, %b : memref<8xf32>, memref<8xf32>) outs(%c : memref<8xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$lhs,
+                       Arg<Host_Buffer, "", [MemRead]>:$rhs,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_AddOp : Host_BinaryOp<"add", "elementwise addition">;
+def Host_SubOp : Host_BinaryOp<"sub", "elementwise subtraction">;
+def Host_MulOp : Host_BinaryOp<"mul", "elementwise multiplication">;
+def Host_DivOp : Host_BinaryOp<"div", "elementwise division">;
+def Host_MaxOp : Host_BinaryOp<"max", "elementwise maximum">;
+def Host_MinOp : Host_BinaryOp<"min", "elementwise minimum">;
+
+class Host_ReductionOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+  let summary = doc;
+  let description = [{
+    Reduces the listed axes of the input into the output, which has them
+    dropped.
+
+    ```mlir
+    host.}] # mnemonic # [{ [1] ins(%a : memref<4x8x16xf32>) outs(%b : memref<4x16xf32>)
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$axes,
+                       Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_SumOp : Host_ReductionOp<"sum", "sum over axes">;
+def Host_AmaxOp : Host_ReductionOp<"amax", "maximum over axes">;
+
+def Host_BroadcastOp : Host_ComputeOp<"broadcast"> {
+  let summary = "write the input repeated along new axes of the output";
+  let description = [{
+    `axes` are the positions of the new axes in the output.
+
+    ```mlir
+    host.broadcast [0] ins(%a : memref<16xf32>) outs(%b : memref<8x16xf32>)
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$axes,
+                       Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_MatmulOp : Host_ComputeOp<"matmul"> {
+  let summary = "matrix product into a buffer";
+  let description = [{
+    `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, `output` is
+    `[B..., M, N]`; one element type, accumulation in f32.
+
+    ```mlir
+    host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
+                outs(%c : memref<256x2048xbf16>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$lhs,
+                       Arg<Host_Buffer, "", [MemRead]>:$rhs,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_LinearOp : Host_ComputeOp<"linear"> {
+  let summary = "input times transposed weight plus optional bias, into a buffer";
+  let description = [{
+    `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, `output` is
+    `[B..., N]`.
+
+    ```mlir
+    host.linear ins(%x, %w, %b : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
+                outs(%y : memref<8x32xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemRead]>:$weight,
+                       Arg<Optional<Host_Buffer>, "", [MemRead]>:$bias,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // HIR_HOST_TD

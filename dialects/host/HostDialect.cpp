@@ -1,0 +1,122 @@
+//===- HostDialect.cpp - the host dialect: registration and verifiers -----===//
+#include "host/HostDialect.h"
+#include "common/Verify.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hir;
+using namespace hir::host;
+
+#include "host/HostDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "host/HostTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "host/HostOps.cpp.inc"
+
+void HostDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "host/HostTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "host/HostOps.cpp.inc"
+      >();
+}
+
+static ShapedType shaped(Value value) {
+  return value ? cast<ShapedType>(value.getType()) : ShapedType();
+}
+
+LogicalResult AllocOp::verify() {
+  MemRefType type = getType();
+  if (!type.hasStaticShape())
+    return emitOpError() << "buffer shape must be static, got " << type;
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "buffer must have the identity layout, got " << type.getLayout();
+  return success();
+}
+
+MemRefType SelectOp::inferResultType(MemRefType source, int64_t axis) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)))
+    return {};
+  SmallVector<int64_t> shape(source.getShape());
+  shape.erase(shape.begin() + axis);
+  strides.erase(strides.begin() + axis);
+  auto layout = StridedLayoutAttr::get(source.getContext(), ShapedType::kDynamic, strides);
+  return MemRefType::get(shape, source.getElementType(), layout, source.getMemorySpace());
+}
+
+LogicalResult SelectOp::verify() {
+  MemRefType source = getSource().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= source.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank " << source.getRank();
+  APInt index;
+  if (matchPattern(getIndex(), m_ConstantInt(&index)) &&
+      (index.isNegative() || index.getSExtValue() >= source.getDimSize(axis)))
+    return emitOpError() << "index " << index.getSExtValue() << " is out of range for axis "
+                         << axis << " of extent " << source.getDimSize(axis);
+  MemRefType expected = inferResultType(source, axis);
+  if (!expected)
+    return emitOpError() << "source " << source << " has no strided layout";
+  if (getType() != expected)
+    return emitOpError() << "result type " << getType() << " is not the view type " << expected;
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
+}
+
+LogicalResult NegOp::verify() {
+  return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
+}
+
+LogicalResult CastOp::verify() {
+  return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output",
+                         /*sameElementType=*/false);
+}
+
+template <typename Op>
+static LogicalResult verifyBinary(Op op) {
+  if (failed(verifySameShape(op, shaped(op.getLhs()), "lhs", shaped(op.getOutput()), "output")))
+    return failure();
+  return verifySameShape(op, shaped(op.getRhs()), "rhs", shaped(op.getOutput()), "output");
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
+
+LogicalResult SumOp::verify() {
+  return verifyReduction(*this, shaped(getInput()), shaped(getOutput()), getAxes());
+}
+
+LogicalResult AmaxOp::verify() {
+  return verifyReduction(*this, shaped(getInput()), shaped(getOutput()), getAxes());
+}
+
+LogicalResult BroadcastOp::verify() {
+  return verifyBroadcast(*this, shaped(getInput()), shaped(getOutput()), getAxes());
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getOutput()));
+}
+
+LogicalResult LinearOp::verify() {
+  return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
+                      shaped(getOutput()));
+}

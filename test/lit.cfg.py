@@ -1,0 +1,24 @@
+# lit configuration for HIR: hir-opt and the dialect plugin from the cargo
+# build, FileCheck and stock mlir-opt from LLVM 22.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "HIR"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+repo_root = os.path.dirname(config.test_source_root)
+hir_bin_dir = os.environ.get("HIR_BIN_DIR", os.path.join(repo_root, "target", "release"))
+llvm_bin_dir = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
+
+llvm_config.with_environment("PATH", hir_bin_dir, append_path=False)
+llvm_config.with_environment("PATH", llvm_bin_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%hir_plugin", os.path.join(hir_bin_dir, "libHIRDialects.so")))
+config.substitutions.append(("%mlir_opt", os.path.join(llvm_bin_dir, "mlir-opt")))
+config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
