@@ -1,1 +1,9 @@
+//! HIR's passes, written in Rust on melior, one pass a file, grouped by stage
+//! (`fusion/`, later `host/` and `conversion/`). [`register_all`] makes each
+//! nameable in textual pipelines and on `hir-opt`'s command line.
 
+mod diagnostics;
+pub mod fusion;
+mod registry;
+
+pub use registry::{PASSES, PassInfo, register_all};

@@ -1,0 +1,3 @@
+//! Passes over `fusion` programs.
+
+pub mod verify_sharding;

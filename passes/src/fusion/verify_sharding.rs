@@ -1,0 +1,235 @@
+//! `fusion-verify-sharding`: checks every distribution against its mesh and
+//! every op's operand and result distributions against each other.
+//!
+//! The rules that need the module (mesh symbols) or more than one op live
+//! here rather than in the op verifiers:
+//! - a `#fusion.dist` names a `fusion.mesh` of the module;
+//! - a `didx` axis has the extent of its mesh (one slice per device);
+//! - the distributed tensors of an op live on one mesh: only `fusion.set`
+//!   moves a tensor between meshes;
+//! - an axis that an op reduces (the reduced axes of `sum`/`amax`, the
+//!   contraction axis of `matmul`/`linear`) is not `stream`: a stream axis
+//!   schedules independent slices, and a reduction's slices are not.
+//!
+//! ```mlir
+//! fusion.mesh @tp = [0, 1, 2, 3]
+//! // error: didx axis 0 has extent 2, but mesh '@tp' has 4 devices
+//! func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>) { ... }
+//! ```
+
+use crate::diagnostics::emit_error;
+use hir_dialects::dist::{Dist, ParallelType};
+use melior::{
+    ir::{
+        BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
+        attribute::{DenseI64ArrayAttribute, StringAttribute},
+        operation::{OperationLike, WalkOrder, WalkResult},
+        r#type::{RankedTensorType, TypeId},
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+use std::collections::HashMap;
+
+pub const ARGUMENT: &str = "fusion-verify-sharding";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass (anchored on `builtin.module`, where meshes live).
+pub fn create() -> Pass {
+    create_external(
+        VerifySharding,
+        TypeId::create(&PASS_ID),
+        "VerifySharding",
+        ARGUMENT,
+        "Check tensor distributions against their meshes and across each op",
+        "builtin.module",
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct VerifySharding;
+
+impl<'c> RunExternalPass<'c> for VerifySharding {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        if !verify_module(module) {
+            pass.signal_failure();
+        }
+    }
+}
+
+/// Mesh name to number of devices.
+type Meshes = HashMap<String, usize>;
+
+fn collect_meshes(module: OperationRef) -> Meshes {
+    let mut meshes = Meshes::new();
+    let Some(body) = module.region(0).ok().and_then(|region| region.first_block()) else {
+        return meshes;
+    };
+    let mut op = body.first_operation();
+    while let Some(current) = op {
+        if current.name().as_string_ref().as_str() == Ok("fusion.mesh") {
+            let name = current
+                .attribute("sym_name")
+                .ok()
+                .and_then(|attr| StringAttribute::try_from(attr).ok())
+                .map(|attr| attr.value().to_owned());
+            let size = current
+                .attribute("devices")
+                .ok()
+                .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
+                .map(|attr| attr.len());
+            if let (Some(name), Some(size)) = (name, size) {
+                meshes.insert(name, size);
+            }
+        }
+        op = current.next_in_block();
+    }
+    meshes
+}
+
+fn verify_module(module: OperationRef) -> bool {
+    let meshes = collect_meshes(module);
+    let mut ok = true;
+    module.walk(WalkOrder::PreOrder, |op| {
+        ok &= verify_op(&op, &meshes);
+        WalkResult::Advance
+    });
+    ok
+}
+
+fn shape(tensor: RankedTensorType) -> Vec<i64> {
+    use melior::ir::r#type::ShapedTypeLike;
+    (0..tensor.rank())
+        .map(|axis| match tensor.dim_size(axis) {
+            Ok(melior::ir::r#type::DimSize::Static(extent)) => extent as i64,
+            _ => -1,
+        })
+        .collect()
+}
+
+/// Checks one distributed value's type against the meshes; `what` names the
+/// value in the diagnostic.
+fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Meshes) -> bool {
+    let Some(dist) = Dist::of_type(r#type) else {
+        return true;
+    };
+    let Some(&devices) = meshes.get(&dist.mesh) else {
+        emit_error(
+            location,
+            &format!("{what} is distributed over '@{}', which is not a fusion.mesh of the module", dist.mesh),
+        );
+        return false;
+    };
+    let tensor = RankedTensorType::try_from(r#type).expect("a dist encodes a ranked tensor");
+    if let Some(axis) = dist.find(ParallelType::DIDx) {
+        let extent = shape(tensor)[axis];
+        if extent != devices as i64 {
+            emit_error(
+                location,
+                &format!(
+                    "{what}: didx axis {axis} has extent {extent}, but mesh '@{}' has {devices} devices",
+                    dist.mesh
+                ),
+            );
+            return false;
+        }
+    }
+    true
+}
+
+fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
+    let mut ok = true;
+    for (index, result) in op.results().enumerate() {
+        ok &= verify_value_type(result.r#type(), &format!("result #{index}"), op.location(), meshes);
+    }
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(current) = block {
+            for index in 0..current.argument_count() {
+                let argument = current.argument(index).expect("index is in range");
+                // SAFETY: the value is valid.
+                let location = unsafe { Location::from_raw(mlir_sys::mlirValueGetLocation(argument.to_raw())) };
+                ok &= verify_value_type(argument.r#type(), &format!("argument #{index}"), location, meshes);
+            }
+            block = current.next_in_region();
+        }
+    }
+    if !ok {
+        return false;
+    }
+    verify_single_mesh(op) && verify_reduced_axes(op)
+}
+
+fn dists<'c>(types: impl Iterator<Item = Type<'c>>) -> Vec<Dist> {
+    types.filter_map(Dist::of_type).collect()
+}
+
+fn verify_single_mesh(op: &OperationRef) -> bool {
+    let name = op.name();
+    let name = name.as_string_ref().as_str().unwrap_or_default();
+    if !name.starts_with("fusion.") || name == "fusion.set" {
+        return true;
+    }
+    let all = dists(op.operands().map(|v| v.r#type()).chain(op.results().map(|v| v.r#type())));
+    if let Some(other) = all.iter().find(|dist| dist.mesh != all[0].mesh) {
+        emit_error(
+            op.location(),
+            &format!(
+                "'{name}' mixes meshes '@{}' and '@{}'; only fusion.set moves a tensor between meshes",
+                all[0].mesh, other.mesh
+            ),
+        );
+        return false;
+    }
+    true
+}
+
+/// The axes of operand `operand` that `op` reduces.
+fn reduced_axes(op: &OperationRef, name: &str) -> Vec<(usize, usize)> {
+    let rank = |index: usize| {
+        op.operand(index)
+            .ok()
+            .and_then(|value| RankedTensorType::try_from(value.r#type()).ok())
+            .map(|tensor| shape(tensor).len())
+            .unwrap_or(0)
+    };
+    match name {
+        "fusion.sum" | "fusion.amax" => op
+            .attribute("axes")
+            .ok()
+            .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
+            .map(|axes| (0..axes.len()).filter_map(|i| axes.element(i).ok()).map(|axis| (0, axis as usize)).collect())
+            .unwrap_or_default(),
+        // lhs [.., M, K] x rhs [.., K, N]
+        "fusion.matmul" => vec![(0, rank(0).saturating_sub(1)), (1, rank(1).saturating_sub(2))],
+        // input [.., K], weight [N, K]
+        "fusion.linear" => vec![(0, rank(0).saturating_sub(1)), (1, 1)],
+        _ => Vec::new(),
+    }
+}
+
+fn verify_reduced_axes(op: &OperationRef) -> bool {
+    let name = op.name();
+    let name = name.as_string_ref().as_str().unwrap_or_default();
+    for (operand, axis) in reduced_axes(op, name) {
+        let Some(dist) = op.operand(operand).ok().and_then(|value| Dist::of_type(value.r#type())) else {
+            continue;
+        };
+        if dist.axes.get(axis) == Some(&ParallelType::Stream) {
+            emit_error(
+                op.location(),
+                &format!(
+                    "'{name}' reduces axis {axis} of operand #{operand}, which is a stream axis; \
+                     a stream axis must index independent slices"
+                ),
+            );
+            return false;
+        }
+    }
+    true
+}

@@ -1,0 +1,40 @@
+//! The list of HIR's passes and their registration with MLIR's pass registry
+//! (through the C++ shim `hirRegisterPass`, since the C API cannot register
+//! a pass by name).
+
+use crate::fusion;
+use melior::pass::Pass;
+use std::{ffi::c_void, sync::Once};
+
+/// A pass as the registry knows it.
+pub struct PassInfo {
+    /// The name pipelines and `hir-opt` flags use.
+    pub argument: &'static str,
+    /// Creates a fresh instance.
+    pub create: fn() -> Pass,
+}
+
+/// Every HIR pass, in pipeline order.
+pub const PASSES: &[PassInfo] = &[PassInfo {
+    argument: fusion::verify_sharding::ARGUMENT,
+    create: fusion::verify_sharding::create,
+}];
+
+unsafe extern "C" fn create_registered(user_data: *mut c_void) -> mlir_sys::MlirPass {
+    // SAFETY: `user_data` is the `PassInfo` given at registration, a `'static`.
+    let info = unsafe { &*(user_data as *const PassInfo) };
+    (info.create)().to_raw()
+}
+
+/// Registers every HIR pass with MLIR's global pass registry; idempotent.
+pub fn register_all() {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        for info in PASSES {
+            // SAFETY: `info` is `'static`; the callback only reads it.
+            unsafe {
+                hir_dialects::ffi::hirRegisterPass(create_registered, info as *const PassInfo as *mut c_void)
+            };
+        }
+    });
+}
