@@ -3,7 +3,10 @@
 import os
 
 import lit.formats
-from lit.llvm import llvm_config
+import lit.llvm
+
+lit.llvm.initialize(lit_config, config)
+from lit.llvm import llvm_config  # noqa: E402 (set by initialize)
 
 config.name = "HIR"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
@@ -17,6 +20,7 @@ llvm_bin_dir = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
 
 llvm_config.with_environment("PATH", hir_bin_dir, append_path=False)
 llvm_config.with_environment("PATH", llvm_bin_dir, append_path=True)
+config.llvm_tools_dir = llvm_bin_dir
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%hir_plugin", os.path.join(hir_bin_dir, "libHIRDialects.so")))

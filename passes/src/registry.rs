@@ -33,8 +33,32 @@ pub fn register_all() {
         for info in PASSES {
             // SAFETY: `info` is `'static`; the callback only reads it.
             unsafe {
-                hir_dialects::ffi::hirRegisterPass(create_registered, info as *const PassInfo as *mut c_void)
+                hir_dialects::ffi::hirRegisterPass(
+                    create_registered,
+                    info as *const PassInfo as *mut c_void,
+                )
             };
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use melior::{Context, pass::PassManager};
+
+    #[test]
+    fn every_pass_is_nameable_in_a_textual_pipeline() {
+        register_all();
+        // SAFETY: registration has no preconditions.
+        unsafe { hir_dialects::ffi::hirRegisterUpstreamPasses() };
+        let context = Context::new();
+        hir_dialects::register_all(&context);
+        for info in PASSES {
+            let manager = PassManager::new(&context);
+            let pipeline = format!("builtin.module({},canonicalize)", info.argument);
+            melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &pipeline)
+                .unwrap_or_else(|error| panic!("{pipeline} does not parse: {error}"));
+        }
+    }
 }

@@ -67,7 +67,11 @@ type Meshes = HashMap<String, usize>;
 
 fn collect_meshes(module: OperationRef) -> Meshes {
     let mut meshes = Meshes::new();
-    let Some(body) = module.region(0).ok().and_then(|region| region.first_block()) else {
+    let Some(body) = module
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+    else {
         return meshes;
     };
     let mut op = body.first_operation();
@@ -121,7 +125,10 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
     let Some(&devices) = meshes.get(&dist.mesh) else {
         emit_error(
             location,
-            &format!("{what} is distributed over '@{}', which is not a fusion.mesh of the module", dist.mesh),
+            &format!(
+                "{what} is distributed over '@{}', which is not a fusion.mesh of the module",
+                dist.mesh
+            ),
         );
         return false;
     };
@@ -145,7 +152,12 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
 fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
     let mut ok = true;
     for (index, result) in op.results().enumerate() {
-        ok &= verify_value_type(result.r#type(), &format!("result #{index}"), op.location(), meshes);
+        ok &= verify_value_type(
+            result.r#type(),
+            &format!("result #{index}"),
+            op.location(),
+            meshes,
+        );
     }
     for region in op.regions() {
         let mut block = region.first_block();
@@ -153,8 +165,15 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
             for index in 0..current.argument_count() {
                 let argument = current.argument(index).expect("index is in range");
                 // SAFETY: the value is valid.
-                let location = unsafe { Location::from_raw(mlir_sys::mlirValueGetLocation(argument.to_raw())) };
-                ok &= verify_value_type(argument.r#type(), &format!("argument #{index}"), location, meshes);
+                let location = unsafe {
+                    Location::from_raw(mlir_sys::mlirValueGetLocation(argument.to_raw()))
+                };
+                ok &= verify_value_type(
+                    argument.r#type(),
+                    &format!("argument #{index}"),
+                    location,
+                    meshes,
+                );
             }
             block = current.next_in_region();
         }
@@ -175,7 +194,11 @@ fn verify_single_mesh(op: &OperationRef) -> bool {
     if !name.starts_with("fusion.") || name == "fusion.set" {
         return true;
     }
-    let all = dists(op.operands().map(|v| v.r#type()).chain(op.results().map(|v| v.r#type())));
+    let all = dists(
+        op.operands()
+            .map(|v| v.r#type())
+            .chain(op.results().map(|v| v.r#type())),
+    );
     if let Some(other) = all.iter().find(|dist| dist.mesh != all[0].mesh) {
         emit_error(
             op.location(),
@@ -203,10 +226,18 @@ fn reduced_axes(op: &OperationRef, name: &str) -> Vec<(usize, usize)> {
             .attribute("axes")
             .ok()
             .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
-            .map(|axes| (0..axes.len()).filter_map(|i| axes.element(i).ok()).map(|axis| (0, axis as usize)).collect())
+            .map(|axes| {
+                (0..axes.len())
+                    .filter_map(|i| axes.element(i).ok())
+                    .map(|axis| (0, axis as usize))
+                    .collect()
+            })
             .unwrap_or_default(),
         // lhs [.., M, K] x rhs [.., K, N]
-        "fusion.matmul" => vec![(0, rank(0).saturating_sub(1)), (1, rank(1).saturating_sub(2))],
+        "fusion.matmul" => vec![
+            (0, rank(0).saturating_sub(1)),
+            (1, rank(1).saturating_sub(2)),
+        ],
         // input [.., K], weight [N, K]
         "fusion.linear" => vec![(0, rank(0).saturating_sub(1)), (1, 1)],
         _ => Vec::new(),
@@ -217,7 +248,11 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
     let name = op.name();
     let name = name.as_string_ref().as_str().unwrap_or_default();
     for (operand, axis) in reduced_axes(op, name) {
-        let Some(dist) = op.operand(operand).ok().and_then(|value| Dist::of_type(value.r#type())) else {
+        let Some(dist) = op
+            .operand(operand)
+            .ok()
+            .and_then(|value| Dist::of_type(value.r#type()))
+        else {
             continue;
         };
         if dist.axes.get(axis) == Some(&ParallelType::Stream) {

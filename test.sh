@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every HIR test: formatting and lints, the Rust unit tests, then the lit
+# suite (which drives hir-opt, the examples and the mlir-opt plugin). The last
+# line is lit's count as `N passed, M failed`; the exit code is non-zero if
+# anything failed.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/setup.sh
+cargo fmt --all -- --check
+cargo build --release --locked
+cargo clippy --release --locked --all-targets -- -D warnings
+cargo test --release --locked
+
+log=$(mktemp)
+status=0
+/usr/lib/llvm-22/bin/lit -v test | tee "$log" || status=$?
+passed=$(grep -cE '^(PASS|XFAIL): ' "$log" || true)
+failed=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): ' "$log" || true)
+rm -f "$log"
+echo "lit: $passed passed, $failed failed"
+if ((status != 0 || failed != 0 || passed == 0)); then
+  exit 1
+fi

@@ -1,0 +1,2 @@
+// A mesh with no device.
+fusion.mesh @tp = []

@@ -1,0 +1,79 @@
+// One chunk per rule of fusion-verify-sharding.
+// RUN: hir-opt %s -split-input-file -verify-diagnostics --fusion-verify-sharding
+
+// The mesh must exist.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{argument #0 is distributed over '@nope', which is not a fusion.mesh of the module}}
+func.func @f(%a: tensor<8xf32, #fusion.dist<@nope, [serial]>>) {
+  return
+}
+
+// -----
+
+// A symbol that is not a mesh does not count.
+func.func private @tp()
+func.func @f(%a: tensor<8xf32>) {
+  // expected-error @+1 {{result #0 is distributed over '@tp', which is not a fusion.mesh of the module}}
+  %b = fusion.neg %a : tensor<8xf32> -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
+  return
+}
+
+// -----
+
+// A didx axis has one slice per device.
+fusion.mesh @tp = [0, 1, 2, 3]
+// expected-error @+1 {{argument #0: didx axis 1 has extent 2, but mesh '@tp' has 4 devices}}
+func.func @f(%a: tensor<8x2xf32, #fusion.dist<@tp, [serial, didx]>>) {
+  return
+}
+
+// -----
+
+// Also on results.
+fusion.mesh @tp = [0, 1]
+func.func @f(%a: tensor<3x8xf32, #fusion.dist<@tp, [serial, serial]>>) {
+  // expected-error @+1 {{result #0: didx axis 0 has extent 3, but mesh '@tp' has 2 devices}}
+  %b = fusion.set %a : tensor<3x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<3x8xf32, #fusion.dist<@tp, [didx, serial]>>
+  return
+}
+
+// -----
+
+// Only fusion.set moves a tensor between meshes.
+fusion.mesh @a = [0, 1]
+fusion.mesh @b = [2, 3]
+func.func @f(%x: tensor<8xf32, #fusion.dist<@a, [serial]>>, %y: tensor<8xf32, #fusion.dist<@b, [serial]>>) {
+  // expected-error @+1 {{'fusion.add' mixes meshes '@a' and '@b'; only fusion.set moves a tensor between meshes}}
+  %z = fusion.add %x, %y : tensor<8xf32, #fusion.dist<@a, [serial]>>, tensor<8xf32, #fusion.dist<@b, [serial]>> -> tensor<8xf32, #fusion.dist<@a, [serial]>>
+  return
+}
+
+// -----
+
+// A reduced axis is not a stream axis.
+fusion.mesh @tp = [0]
+func.func @f(%x: tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>) {
+  // expected-error @+1 {{'fusion.sum' reduces axis 0 of operand #0, which is a stream axis}}
+  %s = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Nor is the contraction axis of a matmul.
+fusion.mesh @tp = [0]
+func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{'fusion.matmul' reduces axis 1 of operand #0, which is a stream axis}}
+  %c = fusion.matmul %a, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, tensor<4x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+// Nor that of a linear's weight.
+fusion.mesh @tp = [0]
+func.func @f(%x: tensor<8x4xf32>, %w: tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>>) {
+  // expected-error @+1 {{'fusion.linear' reduces axis 1 of operand #1, which is a stream axis}}
+  %y = fusion.linear %x, %w : tensor<8x4xf32>, tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>> -> tensor<8x2xf32>
+  return
+}
