@@ -5,8 +5,11 @@
 use std::{env, fs, path::PathBuf};
 
 fn main() {
-    let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = crate_dir.parent().expect("the dialects crate lives in the workspace root");
+    let crate_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = crate_dir
+        .parent()
+        .expect("the dialects crate lives in the workspace root");
     for path in [
         "CMakeLists.txt",
         "dialects/CMakeLists.txt",
@@ -29,13 +32,19 @@ fn main() {
         .define("MLIR_DIR", format!("{llvm_prefix}/lib/cmake/mlir"))
         .build();
 
-    println!("cargo:rustc-link-search=native={}", install.join("lib").display());
+    println!(
+        "cargo:rustc-link-search=native={}",
+        install.join("lib").display()
+    );
     println!("cargo:rustc-link-lib=static=hir_dialects");
     println!("cargo:include={}", install.join("include").display());
 
     // OUT_DIR is <target>/<profile>/build/hir-dialects-<hash>/out.
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let profile_dir = out_dir.ancestors().nth(3).expect("OUT_DIR is inside the target directory");
+    let profile_dir = out_dir
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR is inside the target directory");
     fs::copy(
         install.join("lib/libHIRDialects.so"),
         profile_dir.join("libHIRDialects.so"),

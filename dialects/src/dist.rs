@@ -107,10 +107,17 @@ mod tests {
         register_all(&context);
         let dist = Dist {
             mesh: "tp".into(),
-            axes: vec![ParallelType::Stream, ParallelType::DIDx, ParallelType::Serial],
+            axes: vec![
+                ParallelType::Stream,
+                ParallelType::DIDx,
+                ParallelType::Serial,
+            ],
         };
         let attribute = dist.to_attribute(&context);
-        assert_eq!(attribute.to_string(), "#fusion.dist<@tp, [stream, didx, serial]>");
+        assert_eq!(
+            attribute.to_string(),
+            "#fusion.dist<@tp, [stream, didx, serial]>"
+        );
         assert_eq!(Dist::from_attribute(attribute), Some(dist));
     }
 
@@ -118,10 +125,17 @@ mod tests {
     fn reads_the_encoding_of_a_tensor_type() {
         let context = Context::new();
         register_all(&context);
-        let r#type = Type::parse(&context, "tensor<2x3xf32, #fusion.dist<@m, [didx, serial]>>").unwrap();
+        let r#type = Type::parse(
+            &context,
+            "tensor<2x3xf32, #fusion.dist<@m, [didx, serial]>>",
+        )
+        .unwrap();
         let dist = Dist::of_type(r#type).unwrap();
         assert_eq!(dist.mesh, "m");
         assert_eq!(dist.find(ParallelType::DIDx), Some(0));
-        assert_eq!(Dist::of_type(Type::parse(&context, "tensor<2xf32>").unwrap()), None);
+        assert_eq!(
+            Dist::of_type(Type::parse(&context, "tensor<2xf32>").unwrap()),
+            None
+        );
     }
 }

@@ -1,7 +1,10 @@
 //! The C API of the dialects and of the shims in `dialects/capi/`
 //! (`hir-c/*.h`).
 
-use mlir_sys::{MlirAttribute, MlirContext, MlirDialectHandle, MlirDialectRegistry, MlirPass, MlirStringRef, MlirType};
+use mlir_sys::{
+    MlirAttribute, MlirContext, MlirDialectHandle, MlirDialectRegistry, MlirPass, MlirStringRef,
+    MlirType,
+};
 use std::ffi::{c_char, c_int, c_void};
 
 /// Creates a fresh pass each time a pipeline asks for one.
@@ -13,7 +16,12 @@ unsafe extern "C" {
     pub fn mlirGetDialectHandle__comm__() -> MlirDialectHandle;
 
     pub fn hirAttributeIsAFusionDist(attr: MlirAttribute) -> bool;
-    pub fn hirFusionDistAttrGet(ctx: MlirContext, mesh: MlirStringRef, rank: isize, axes: *const i32) -> MlirAttribute;
+    pub fn hirFusionDistAttrGet(
+        ctx: MlirContext,
+        mesh: MlirStringRef,
+        rank: isize,
+        axes: *const i32,
+    ) -> MlirAttribute;
     pub fn hirFusionDistAttrGetMesh(attr: MlirAttribute) -> MlirStringRef;
     pub fn hirFusionDistAttrGetRank(attr: MlirAttribute) -> isize;
     pub fn hirFusionDistAttrGetAxis(attr: MlirAttribute, axis: isize) -> i32;
