@@ -162,7 +162,7 @@ LogicalResult AlltoallOp::verify() {
   if (axis < 0 || axis >= input.getRank())
     return emitOpError() << "axis " << axis << " is out of range for rank " << input.getRank();
   int64_t teamSize = getTeam().size();
-  if (input.getDimSize(axis) % teamSize != 0)
+  if (!input.isDynamicDim(axis) && input.getDimSize(axis) % teamSize != 0)
     return emitOpError() << "team size " << teamSize << " does not divide axis " << axis
                          << " of extent " << input.getDimSize(axis);
   return success();

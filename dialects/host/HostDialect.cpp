@@ -61,10 +61,17 @@ LogicalResult SelectOp::verify() {
   if (axis < 0 || axis >= source.getRank())
     return emitOpError() << "axis " << axis << " is out of range for rank " << source.getRank();
   APInt index;
-  if (matchPattern(getIndex(), m_ConstantInt(&index)) &&
-      (index.isNegative() || index.getSExtValue() >= source.getDimSize(axis)))
-    return emitOpError() << "index " << index.getSExtValue() << " is out of range for axis "
-                         << axis << " of extent " << source.getDimSize(axis);
+  if (matchPattern(getIndex(), m_ConstantInt(&index))) {
+    // A dynamic extent bounds a constant index from below only.
+    bool dynamic = source.isDynamicDim(axis);
+    if (index.isNegative() || (!dynamic && index.getSExtValue() >= source.getDimSize(axis))) {
+      InFlightDiagnostic diag = emitOpError() << "index " << index.getSExtValue()
+                                              << " is out of range for axis " << axis;
+      if (dynamic)
+        return diag << " of dynamic extent";
+      return diag << " of extent " << source.getDimSize(axis);
+    }
+  }
   MemRefType expected = inferResultType(source, axis);
   if (!expected)
     return emitOpError() << "source " << source << " has no strided layout";

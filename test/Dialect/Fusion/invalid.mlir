@@ -1,0 +1,419 @@
+// RUN: hir-opt %s -split-input-file -verify-diagnostics
+
+// One chunk per verifier rule of the fusion dialect (FusionDialect.cpp, the
+// shape rules of common/Verify.cpp) and per ODS constraint.
+
+// mesh: at least one device.
+// expected-error @+1 {{'fusion.mesh' op mesh has no device}}
+fusion.mesh @tp = []
+
+// -----
+
+// mesh: device ids are non-negative.
+// expected-error @+1 {{'fusion.mesh' op device id -1 is negative}}
+fusion.mesh @tp = [0, -1]
+
+// -----
+
+// mesh: device ids are distinct.
+// expected-error @+1 {{'fusion.mesh' op device 1 appears twice}}
+fusion.mesh @tp = [0, 1, 2, 1]
+
+// -----
+
+// dist: one parallel type per axis of the tensor.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{distribution has 1 parallel types for a tensor of rank 2}}
+func.func private @f(tensor<2x8xf32, #fusion.dist<@tp, [didx]>>)
+
+// -----
+
+// dist: at most one didx axis.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{distribution has more than one 'didx' axis}}
+func.func private @f(tensor<2x2xf32, #fusion.dist<@tp, [didx, didx]>>)
+
+// -----
+
+// dist: at most one stream axis.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{distribution has more than one 'stream' axis}}
+func.func private @f(tensor<2x2x2xf32, #fusion.dist<@tp, [stream, didx, stream]>>)
+
+// -----
+
+// Encodings on op types are #fusion.dist distributions.
+func.func @f(%a: tensor<8xf32, "rows">) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.set' op tensor encoding "rows" is not a #fusion.dist distribution}}
+  %0 = fusion.set %a : tensor<8xf32, "rows"> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// The non-dist encoding check covers results too.
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf32, 7 : i64> {
+  // expected-error @+1 {{'fusion.neg' op tensor encoding 7 : i64 is not a #fusion.dist distribution}}
+  %0 = fusion.neg %a : tensor<8xf32> -> tensor<8xf32, 7 : i64>
+  return %0 : tensor<8xf32, 7 : i64>
+}
+
+// -----
+
+// ODS: fusion tensors hold f16, bf16 or f32 (not integers).
+func.func @f(%a: tensor<8xi32>) -> tensor<8xi32> {
+  // expected-error @+1 {{'fusion.neg' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xi32>'}}
+  %0 = fusion.neg %a : tensor<8xi32> -> tensor<8xi32>
+  return %0 : tensor<8xi32>
+}
+
+// -----
+
+// ODS: fusion tensors hold f16, bf16 or f32 (not f64).
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf64> {
+  // expected-error @+1 {{'fusion.cast' op result #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xf64>'}}
+  %0 = fusion.cast %a : tensor<8xf32> -> tensor<8xf64>
+  return %0 : tensor<8xf64>
+}
+
+// -----
+
+// ODS: fusion tensors have static shapes.
+func.func @f(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'fusion.set' op operand #0 must be statically shaped tensor}}
+  %0 = fusion.set %a : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// ODS: fusion tensors are ranked (generic form: the custom one cannot spell it).
+func.func @f(%a: tensor<*xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.add' op operand #0 must be statically shaped tensor}}
+  %0 = "fusion.add"(%a, %b) : (tensor<*xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// set: input and result have one shape.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'fusion.set' op input and result differ in shape: 4x8 vs 8x4}}
+  %0 = fusion.set %a : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// set: input and result have one element type (cast converts).
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'fusion.set' op input and result differ in element type: 'f32' vs 'bf16'}}
+  %0 = fusion.set %a : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// Unary ops: input and result have one shape.
+func.func @f(%a: tensor<8x16xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.neg' op input and result differ in shape: 8x16 vs 8x8}}
+  %0 = fusion.neg %a : tensor<8x16xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// neg: input and result have one element type.
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf16> {
+  // expected-error @+1 {{'fusion.neg' op input and result differ in element type: 'f32' vs 'f16'}}
+  %0 = fusion.neg %a : tensor<8xf32> -> tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
+// cast: the element type may change, the shape may not.
+func.func @f(%a: tensor<8xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'fusion.cast' op input and result differ in shape: 8 vs 4}}
+  %0 = fusion.cast %a : tensor<8xf32> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+// Binary ops: lhs and result have one shape.
+func.func @f(%a: tensor<8xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.add' op lhs and result differ in shape: 8 vs 4}}
+  %0 = fusion.add %a, %b : tensor<8xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Binary ops: rhs and result have one shape.
+func.func @f(%a: tensor<8xf32>, %b: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.mul' op rhs and result differ in shape: 4 vs 8}}
+  %0 = fusion.mul %a, %b : tensor<8xf32>, tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Binary ops: operands and result have one element type.
+func.func @f(%a: tensor<8xf32>, %b: tensor<8xbf16>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.sub' op rhs and result differ in element type: 'bf16' vs 'f32'}}
+  %0 = fusion.sub %a, %b : tensor<8xf32>, tensor<8xbf16> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Binary ops: a scalar is not broadcast implicitly.
+func.func @f(%a: tensor<8xf32>, %b: tensor<f32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.div' op rhs and result differ in shape: scalar vs 8}}
+  %0 = fusion.div %a, %b : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Reductions: at least one axis.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fusion.sum' op reduces no axis}}
+  %0 = fusion.sum %a [] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Reductions: axes are in range.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.sum' op reduced axis 2 is out of range for rank 2}}
+  %0 = fusion.sum %a [2] : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Reductions: axes are non-negative.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.amax' op reduced axis -1 is out of range for rank 2}}
+  %0 = fusion.amax %a [-1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Reductions: an axis is listed once.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.amax' op reduced axis 1 is listed twice}}
+  %0 = fusion.amax %a [1, 1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Reductions: the result drops exactly the reduced axes.
+func.func @f(%a: tensor<4x8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fusion.sum' op result shape 4x8 is not the input shape 4x8x16 without the reduced axes (4x16)}}
+  %0 = fusion.sum %a [1] : tensor<4x8x16xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Reductions: the result does not keep the reduced axis as extent 1.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{'fusion.sum' op result shape 4x1 is not the input shape 4x8 without the reduced axes (4)}}
+  %0 = fusion.sum %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Reductions: input and result have one element type.
+func.func @f(%a: tensor<4x8xbf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.sum' op input and result differ in element type: 'bf16' vs 'f32'}}
+  %0 = fusion.sum %a [1] : tensor<4x8xbf16> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Reductions: encodings are distributions.
+func.func @f(%a: tensor<4x8xf32, "x">) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusion.amax' op tensor encoding "x" is not a #fusion.dist distribution}}
+  %0 = fusion.amax %a [1] : tensor<4x8xf32, "x"> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// broadcast: at least one new axis.
+func.func @f(%a: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'fusion.broadcast' op broadcasts along no axis}}
+  %0 = fusion.broadcast %a [] : tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// broadcast: new axes are in range of the result's rank.
+func.func @f(%a: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'fusion.broadcast' op broadcast axis 2 is out of range for rank 2}}
+  %0 = fusion.broadcast %a [2] : tensor<16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// broadcast: a new axis is listed once.
+func.func @f(%a: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'fusion.broadcast' op broadcast axis 0 is listed twice}}
+  %0 = fusion.broadcast %a [0, 0] : tensor<16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// broadcast: the result without the new axes is the input.
+func.func @f(%a: tensor<16xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fusion.broadcast' op result shape 16x8 without the broadcast axes (8) is not the input shape 16}}
+  %0 = fusion.broadcast %a [0] : tensor<16xf32> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// broadcast: input and result have one element type.
+func.func @f(%a: tensor<16xf32>) -> tensor<8x16xf16> {
+  // expected-error @+1 {{'fusion.broadcast' op input and result differ in element type: 'f32' vs 'f16'}}
+  %0 = fusion.broadcast %a [0] : tensor<16xf32> -> tensor<8x16xf16>
+  return %0 : tensor<8x16xf16>
+}
+
+// -----
+
+// matmul: operands have rank 2 or more.
+func.func @f(%a: tensor<64xf32>, %b: tensor<64x32xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op operands need rank 2 or more, got 1 and 2}}
+  %0 = fusion.matmul %a, %b : tensor<64xf32>, tensor<64x32xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// matmul: operands and result have one element type.
+func.func @f(%a: tensor<8x64xbf16>, %b: tensor<64x32xbf16>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op operands and result differ in element type: 'bf16' vs 'f32'}}
+  %0 = fusion.matmul %a, %b : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// matmul: a batched rhs has the lhs's batch axes.
+func.func @f(%a: tensor<4x8x64xf32>, %b: tensor<2x64x32xf32>) -> tensor<4x8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op batch axes differ: lhs 4x8x64, rhs 2x64x32}}
+  %0 = fusion.matmul %a, %b : tensor<4x8x64xf32>, tensor<2x64x32xf32> -> tensor<4x8x32xf32>
+  return %0 : tensor<4x8x32xf32>
+}
+
+// -----
+
+// matmul: lhs and rhs agree on K.
+func.func @f(%a: tensor<8x64xf32>, %b: tensor<32x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'fusion.matmul' op contraction extents differ: lhs has K = 64, rhs has K = 32}}
+  %0 = fusion.matmul %a, %b : tensor<8x64xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// matmul: the result is [B..., M, N].
+func.func @f(%a: tensor<4x8x64xf32>, %b: tensor<64x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op result shape 8x32 is not 4x8x32}}
+  %0 = fusion.matmul %a, %b : tensor<4x8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// matmul: encodings are distributions.
+func.func @f(%a: tensor<8x64xf32>, %b: tensor<64x32xf32, "cols">) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op tensor encoding "cols" is not a #fusion.dist distribution}}
+  %0 = fusion.matmul %a, %b : tensor<8x64xf32>, tensor<64x32xf32, "cols"> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// linear: the input has rank 1 or more.
+func.func @f(%x: tensor<f32>, %w: tensor<32x64xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'fusion.linear' op input needs rank 1 or more}}
+  %0 = fusion.linear %x, %w : tensor<f32>, tensor<32x64xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// linear: the weight is [N, K].
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<2x32x64xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.linear' op weight must have rank 2 ([N, K]), got rank 3}}
+  %0 = fusion.linear %x, %w : tensor<8x64xf32>, tensor<2x32x64xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// linear: input and weight agree on K (the weight is not transposed).
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.linear' op contraction extents differ: input has K = 64, weight [N, K] has K = 32}}
+  %0 = fusion.linear %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// linear: the bias is [N].
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.linear' op bias must be [32], got 64}}
+  %0 = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// linear: the bias has rank 1.
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.linear' op bias must be [32], got 8x32}}
+  %0 = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<8x32xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// linear: the bias has the element type of the others.
+func.func @f(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>, %b: tensor<32xf32>) -> tensor<8x32xbf16> {
+  // expected-error @+1 {{'fusion.linear' op operands and result differ in element type: 'bf16' vs 'f32'}}
+  %0 = fusion.linear %x, %w, %b : tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<32xf32> -> tensor<8x32xbf16>
+  return %0 : tensor<8x32xbf16>
+}
+
+// -----
+
+// linear: the result is [B..., N].
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'fusion.linear' op result shape 8x64 is not 8x32}}
+  %0 = fusion.linear %x, %w : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// linear: encodings are distributions.
+func.func @f(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32, "b">) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'fusion.linear' op tensor encoding "b" is not a #fusion.dist distribution}}
+  %0 = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32, "b"> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}

@@ -1,0 +1,151 @@
+// RUN: hir-opt %s | hir-opt | FileCheck %s
+// RUN: hir-opt %s --mlir-print-op-generic | hir-opt | FileCheck %s
+
+// Every fusion op and attribute survives printing and re-parsing, in the
+// custom and in the generic form.
+
+// CHECK: fusion.mesh @tp = [0, 1, 2, 3]
+fusion.mesh @tp = [0, 1, 2, 3]
+// CHECK: fusion.mesh @single = [7]
+fusion.mesh @single = [7]
+
+// Every parallel type, in encodings on arguments, results and op types.
+// CHECK-LABEL: func.func @set
+// CHECK-SAME: ([[A:%.*]]: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, serial, serial]>>)
+// CHECK-NEXT: [[R:%.*]] = fusion.set [[A]] : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, serial, serial]>> -> tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, serial, serial, serial]>>
+// CHECK-NEXT: [[U:%.*]] = fusion.set [[R]] : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, serial, serial, serial]>> -> tensor<4x4x256x1024xbf16>
+// CHECK-NEXT: return [[U]]
+func.func @set(%a: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, serial, serial]>>)
+    -> tensor<4x4x256x1024xbf16> {
+  %0 = fusion.set %a : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+                    -> tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, serial, serial, serial]>>
+  %1 = fusion.set %0 : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, serial, serial, serial]>>
+                    -> tensor<4x4x256x1024xbf16>
+  return %1 : tensor<4x4x256x1024xbf16>
+}
+
+// Unary ops: neg keeps the element type, cast changes it (every float type).
+// CHECK-LABEL: func.func @unary
+// CHECK-SAME: ([[A:%.*]]: tensor<8x16xf32>)
+// CHECK-NEXT: [[N:%.*]] = fusion.neg [[A]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[H:%.*]] = fusion.cast [[N]] : tensor<8x16xf32> -> tensor<8x16xf16>
+// CHECK-NEXT: [[B:%.*]] = fusion.cast [[H]] : tensor<8x16xf16> -> tensor<8x16xbf16>
+// CHECK-NEXT: return [[B]]
+func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xbf16> {
+  %0 = fusion.neg %a : tensor<8x16xf32> -> tensor<8x16xf32>
+  %1 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xf16>
+  %2 = fusion.cast %1 : tensor<8x16xf16> -> tensor<8x16xbf16>
+  return %2 : tensor<8x16xbf16>
+}
+
+// Binary ops, one of them on distributed tensors.
+// CHECK-LABEL: func.func @binary
+// CHECK-SAME: ([[A:%.*]]: tensor<8x16xf32>, [[B:%.*]]: tensor<8x16xf32>, [[C:%.*]]: tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>)
+// CHECK-NEXT: [[ADD:%.*]] = fusion.add [[A]], [[B]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[SUB:%.*]] = fusion.sub [[ADD]], [[B]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[MUL:%.*]] = fusion.mul [[SUB]], [[A]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[DIV:%.*]] = fusion.div [[MUL]], [[B]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[MAX:%.*]] = fusion.max [[DIV]], [[A]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[MIN:%.*]] = fusion.min [[MAX]], [[B]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[D:%.*]] = fusion.add [[C]], [[C]] : tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: return [[MIN]], [[D]]
+func.func @binary(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>,
+                  %c: tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> (tensor<8x16xf32>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>) {
+  %0 = fusion.add %a, %b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %1 = fusion.sub %0, %b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %2 = fusion.mul %1, %a : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %3 = fusion.div %2, %b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %4 = fusion.max %3, %a : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %5 = fusion.min %4, %b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %6 = fusion.add %c, %c : tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>,
+                           tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+                        -> tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %5, %6 : tensor<8x16xf32>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+}
+
+// Reductions over one axis, several axes (in any order), down to a scalar,
+// and over a didx axis.
+// CHECK-LABEL: func.func @reductions
+// CHECK-SAME: ([[A:%.*]]: tensor<4x8x16xf32>, [[D:%.*]]: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+// CHECK-NEXT: [[S:%.*]] = fusion.sum [[A]] [1] : tensor<4x8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: [[M:%.*]] = fusion.amax [[A]] [2, 0] : tensor<4x8x16xf32> -> tensor<8xf32>
+// CHECK-NEXT: [[T:%.*]] = fusion.sum [[M]] [0] : tensor<8xf32> -> tensor<f32>
+// CHECK-NEXT: [[P:%.*]] = fusion.sum [[D]] [0] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
+// CHECK-NEXT: return [[S]], [[T]], [[P]]
+func.func @reductions(%a: tensor<4x8x16xf32>, %d: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> (tensor<4x16xf32>, tensor<f32>, tensor<8xf32, #fusion.dist<@tp, [serial]>>) {
+  %0 = fusion.sum %a [1] : tensor<4x8x16xf32> -> tensor<4x16xf32>
+  %1 = fusion.amax %a [2, 0] : tensor<4x8x16xf32> -> tensor<8xf32>
+  %2 = fusion.sum %1 [0] : tensor<8xf32> -> tensor<f32>
+  %3 = fusion.sum %d [0] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+                        -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
+  return %0, %2, %3 : tensor<4x16xf32>, tensor<f32>, tensor<8xf32, #fusion.dist<@tp, [serial]>>
+}
+
+// Broadcast at the front, at the back, and of a scalar.
+// CHECK-LABEL: func.func @broadcast
+// CHECK-SAME: ([[A:%.*]]: tensor<16xf32>, [[S:%.*]]: tensor<bf16>)
+// CHECK-NEXT: [[F:%.*]] = fusion.broadcast [[A]] [0] : tensor<16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[B:%.*]] = fusion.broadcast [[F]] [2] : tensor<8x16xf32> -> tensor<8x16x4xf32>
+// CHECK-NEXT: [[C:%.*]] = fusion.broadcast [[S]] [0, 1] : tensor<bf16> -> tensor<2x3xbf16>
+// CHECK-NEXT: return [[B]], [[C]]
+func.func @broadcast(%a: tensor<16xf32>, %s: tensor<bf16>) -> (tensor<8x16x4xf32>, tensor<2x3xbf16>) {
+  %0 = fusion.broadcast %a [0] : tensor<16xf32> -> tensor<8x16xf32>
+  %1 = fusion.broadcast %0 [2] : tensor<8x16xf32> -> tensor<8x16x4xf32>
+  %2 = fusion.broadcast %s [0, 1] : tensor<bf16> -> tensor<2x3xbf16>
+  return %1, %2 : tensor<8x16x4xf32>, tensor<2x3xbf16>
+}
+
+// Matmul: 2-D, batched lhs with a shared rhs, batched on both sides, and the
+// distributed AG+GEMM of the design.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: ([[A:%.*]]: tensor<256x1024xbf16>, [[B:%.*]]: tensor<1024x2048xbf16>, [[BA:%.*]]: tensor<4x256x1024xbf16>, [[BB:%.*]]: tensor<4x1024x2048xbf16>
+// CHECK-NEXT: [[M:%.*]] = fusion.matmul [[A]], [[B]] : tensor<256x1024xbf16>, tensor<1024x2048xbf16> -> tensor<256x2048xbf16>
+// CHECK-NEXT: [[N:%.*]] = fusion.matmul [[BA]], [[B]] : tensor<4x256x1024xbf16>, tensor<1024x2048xbf16> -> tensor<4x256x2048xbf16>
+// CHECK-NEXT: [[O:%.*]] = fusion.matmul [[BA]], [[BB]] : tensor<4x256x1024xbf16>, tensor<4x1024x2048xbf16> -> tensor<4x256x2048xbf16>
+// CHECK-NEXT: [[P:%.*]] = fusion.matmul %{{.*}}, %{{.*}} : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>, tensor<1024x2048xbf16, #fusion.dist<@tp, [serial, serial]>> -> tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>
+// CHECK-NEXT: return [[M]], [[N]], [[O]], [[P]]
+func.func @matmul(%a: tensor<256x1024xbf16>, %b: tensor<1024x2048xbf16>,
+                  %ba: tensor<4x256x1024xbf16>, %bb: tensor<4x1024x2048xbf16>,
+                  %da: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                  %db: tensor<1024x2048xbf16, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<256x2048xbf16>, tensor<4x256x2048xbf16>, tensor<4x256x2048xbf16>,
+        tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>) {
+  %0 = fusion.matmul %a, %b : tensor<256x1024xbf16>, tensor<1024x2048xbf16>
+                           -> tensor<256x2048xbf16>
+  %1 = fusion.matmul %ba, %b : tensor<4x256x1024xbf16>, tensor<1024x2048xbf16>
+                            -> tensor<4x256x2048xbf16>
+  %2 = fusion.matmul %ba, %bb : tensor<4x256x1024xbf16>, tensor<4x1024x2048xbf16>
+                             -> tensor<4x256x2048xbf16>
+  %3 = fusion.matmul %da, %db
+      : tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<1024x2048xbf16, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>
+  return %0, %1, %2, %3 : tensor<256x2048xbf16>, tensor<4x256x2048xbf16>, tensor<4x256x2048xbf16>,
+                          tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>
+}
+
+// Linear with and without bias, on a batched and on a 1-D input.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: ([[X:%.*]]: tensor<8x64xf32>, [[W:%.*]]: tensor<32x64xf32>, [[B:%.*]]: tensor<32xf32>, [[V:%.*]]: tensor<64xf32>)
+// CHECK-NEXT: [[Y:%.*]] = fusion.linear [[X]], [[W]], [[B]] : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<8x32xf32>
+// CHECK-NEXT: [[Z:%.*]] = fusion.linear [[X]], [[W]] : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+// CHECK-NEXT: [[U:%.*]] = fusion.linear [[V]], [[W]] : tensor<64xf32>, tensor<32x64xf32> -> tensor<32xf32>
+// CHECK-NEXT: return [[Y]], [[Z]], [[U]]
+func.func @linear(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>, %v: tensor<64xf32>)
+    -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<32xf32>) {
+  %0 = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32>
+                               -> tensor<8x32xf32>
+  %1 = fusion.linear %x, %w : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+  %2 = fusion.linear %v, %w : tensor<64xf32>, tensor<32x64xf32> -> tensor<32xf32>
+  return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+}
+
+// A one-device mesh referenced by an encoding.
+// CHECK-LABEL: func.func @single_device
+// CHECK-SAME: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>
+func.func @single_device(%a: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>)
+    -> tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>> {
+  return %a : tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>
+}
