@@ -27,6 +27,8 @@ def Comm_Dialect : Dialect {
 }
 
 def Comm_Resource : Resource<"::hir::comm::CommResource">;
+// Communications are posted on the current stream (see common/Resources.h).
+def Comm_StreamResource : Resource<"::hir::StreamResource">;
 
 def Comm_RequestType : TypeDef<Comm_Dialect, "Request"> {
   let mnemonic = "request";
@@ -60,7 +62,8 @@ def Comm_Buffer : MemRefOf<[F16, BF16, F32]>;
 
 class Comm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Comm_Dialect, mnemonic, !listconcat(traits,
-        [MemoryEffects<[MemRead<Comm_Resource>, MemWrite<Comm_Resource>]>])>;
+        [MemoryEffects<[MemRead<Comm_Resource>, MemWrite<Comm_Resource>,
+                        MemRead<Comm_StreamResource>]>])>;
 
 defvar Comm_DefaultBackend = DefaultValuedAttr<Comm_Backend, "::hir::comm::Backend::nccl">;
 defvar Comm_DefaultAxis = DefaultValuedAttr<I64Attr, "0">;

@@ -8,6 +8,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "common/Resources.h"
+
 namespace hir::comm {
 /// The network and peers' memory: communications are never dropped, merged
 /// or reordered against each other.

@@ -60,7 +60,8 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
     "::mlir::FlatSymbolRefAttr":$mesh,
     ArrayRefParameter<"::hir::fusion::ParallelType", "parallel type per axis">:$axes
   );
-  let assemblyFormat = "`<` $mesh `,` `[` $axes `]` `>`";
+  // Custom so that a rank-0 tensor's empty list `[]` round-trips.
+  let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// The axis of the given parallel type, if any.
     std::optional<unsigned> findAxis(::hir::fusion::ParallelType type) const;

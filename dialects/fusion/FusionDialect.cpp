@@ -35,6 +35,30 @@ void FusionDialect::initialize() {
 // DistAttr
 //===----------------------------------------------------------------------===//
 
+Attribute DistAttr::parse(AsmParser &parser, Type) {
+  FlatSymbolRefAttr mesh;
+  SmallVector<ParallelType> axes;
+  auto parseAxis = [&]() -> ParseResult {
+    FailureOr<ParallelType> axis = FieldParser<ParallelType>::parse(parser);
+    if (failed(axis))
+      return failure();
+    axes.push_back(*axis);
+    return success();
+  };
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis) ||
+      parser.parseGreater())
+    return {};
+  return DistAttr::get(parser.getContext(), mesh, axes);
+}
+
+void DistAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getMesh() << ", [";
+  llvm::interleaveComma(getAxes(), printer,
+                        [&](ParallelType axis) { printer << stringifyEnum(axis); });
+  printer << "]>";
+}
+
 std::optional<unsigned> DistAttr::findAxis(ParallelType type) const {
   for (auto [axis, t] : llvm::enumerate(getAxes()))
     if (t == type)

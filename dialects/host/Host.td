@@ -25,7 +25,7 @@ def Host_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
 }
 
-def Host_StreamResource : Resource<"::hir::host::StreamResource">;
+def Host_StreamResource : Resource<"::hir::StreamResource">;
 
 def Host_StreamType : TypeDef<Host_Dialect, "Stream"> {
   let mnemonic = "stream";

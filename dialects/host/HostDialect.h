@@ -8,13 +8,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-namespace hir::host {
-/// The state "which stream is current": ops that read or switch it are never
-/// reordered across each other.
-struct StreamResource : public mlir::SideEffects::Resource::Base<StreamResource> {
-  llvm::StringRef getName() final { return "hir.host.stream"; }
-};
-} // namespace hir::host
+#include "common/Resources.h"
 
 #include "host/HostDialect.h.inc"
 

@@ -3,7 +3,7 @@
 
 // The mesh must exist.
 fusion.mesh @tp = [0, 1]
-// expected-error @+1 {{argument #0 is distributed over '@nope', which is not a fusion.mesh of the module}}
+// expected-error @+1 {{function argument #0 is distributed over '@nope', which is not a fusion.mesh of the module}}
 func.func @f(%a: tensor<8xf32, #fusion.dist<@nope, [serial]>>) {
   return
 }
@@ -22,7 +22,7 @@ func.func @f(%a: tensor<8xf32>) {
 
 // A didx axis has one slice per device.
 fusion.mesh @tp = [0, 1, 2, 3]
-// expected-error @+1 {{argument #0: didx axis 1 has extent 2, but mesh '@tp' has 4 devices}}
+// expected-error @+1 {{function argument #0: didx axis 1 has extent 2, but mesh '@tp' has 4 devices}}
 func.func @f(%a: tensor<8x2xf32, #fusion.dist<@tp, [serial, didx]>>) {
   return
 }
@@ -52,7 +52,8 @@ func.func @f(%x: tensor<8xf32, #fusion.dist<@a, [serial]>>, %y: tensor<8xf32, #f
 
 // A reduced axis is not a stream axis.
 fusion.mesh @tp = [0]
-func.func @f(%x: tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>) {
+func.func @f(%in: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>) {
+  %x = fusion.set %in : tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
   // expected-error @+1 {{'fusion.sum' reduces axis 0 of operand #0, which is a stream axis}}
   %s = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<8xf32>
   return
@@ -62,7 +63,8 @@ func.func @f(%x: tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>) {
 
 // Nor is the contraction axis of a matmul.
 fusion.mesh @tp = [0]
-func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, %b: tensor<4x8xf32>) {
+func.func @f(%in: tensor<8x4xf32>, %b: tensor<4x8xf32>) {
+  %a = fusion.neg %in : tensor<8x4xf32> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>
   // expected-error @+1 {{'fusion.matmul' reduces axis 1 of operand #0, which is a stream axis}}
   %c = fusion.matmul %a, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, tensor<4x8xf32> -> tensor<8x8xf32>
   return
@@ -72,8 +74,18 @@ func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, %b: tenso
 
 // Nor that of a linear's weight.
 fusion.mesh @tp = [0]
-func.func @f(%x: tensor<8x4xf32>, %w: tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>>) {
+func.func @f(%x: tensor<8x4xf32>, %win: tensor<2x4xf32>) {
+  %w = fusion.neg %win : tensor<2x4xf32> -> tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>>
   // expected-error @+1 {{'fusion.linear' reduces axis 1 of operand #1, which is a stream axis}}
   %y = fusion.linear %x, %w : tensor<8x4xf32>, tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+// Inputs are computed already: no stream axis on a function argument.
+fusion.mesh @tp = [0]
+// expected-error @+1 {{function argument #0 has stream axis 0; stream schedules how an op computes its result}}
+func.func @f(%x: tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>) {
   return
 }

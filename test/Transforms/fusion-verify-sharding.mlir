@@ -25,9 +25,9 @@ func.func @ag_matmul(%a: tensor<4x4x256x64xbf16, #fusion.dist<@tp, [serial, didx
 // kept axis are fine.
 // CHECK-LABEL: func.func @sum_didx
 // CHECK-NEXT: fusion.sum
-func.func @sum_didx(%a: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, stream, serial]>>)
+func.func @sum_didx(%a: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
     -> tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>> {
-  %s = fusion.sum %a [0] : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, stream, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>>
+  %s = fusion.sum %a [0] : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>>
   return %s : tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>>
 }
 

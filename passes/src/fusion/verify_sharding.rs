@@ -7,6 +7,8 @@
 //! - a `didx` axis has the extent of its mesh (one slice per device);
 //! - the distributed tensors of an op live on one mesh: only `fusion.set`
 //!   moves a tensor between meshes;
+//! - a function argument has no `stream` axis: stream schedules how an op
+//!   computes its result, and an argument is computed already;
 //! - an axis that an op reduces (the reduced axes of `sum`/`amax`, the
 //!   contraction axis of `matmul`/`linear`) is not `stream`: a stream axis
 //!   schedules independent slices, and a reduction's slices are not.
@@ -122,6 +124,17 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
     let Some(dist) = Dist::of_type(r#type) else {
         return true;
     };
+    if what.starts_with("function argument")
+        && let Some(axis) = dist.find(ParallelType::Stream)
+    {
+        emit_error(
+            location,
+            &format!(
+                "{what} has stream axis {axis}; stream schedules how an op computes its result, and an argument is computed already"
+            ),
+        );
+        return false;
+    }
     let Some(&devices) = meshes.get(&dist.mesh) else {
         emit_error(
             location,
@@ -159,9 +172,17 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
             meshes,
         );
     }
+    let is_function = op.name().as_string_ref().as_str() == Ok("func.func");
     for region in op.regions() {
         let mut block = region.first_block();
+        let mut entry = true;
         while let Some(current) = block {
+            let kind = if is_function && entry {
+                "function argument"
+            } else {
+                "argument"
+            };
+            entry = false;
             for index in 0..current.argument_count() {
                 let argument = current.argument(index).expect("index is in range");
                 // SAFETY: the value is valid.
@@ -170,7 +191,7 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
                 };
                 ok &= verify_value_type(
                     argument.r#type(),
-                    &format!("argument #{index}"),
+                    &format!("{kind} #{index}"),
                     location,
                     meshes,
                 );

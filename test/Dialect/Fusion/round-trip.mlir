@@ -149,3 +149,12 @@ func.func @single_device(%a: tensor<1x8xf16, #fusion.dist<@single, [didx, stream
     -> tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>> {
   return %a : tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>
 }
+
+// A scalar (rank-0) tensor's distribution has no axis.
+// CHECK-LABEL: func.func @scalar
+// CHECK-SAME: tensor<f32, #fusion.dist<@single, []>>
+// CHECK: fusion.sum %{{.*}} [0] : tensor<8xf32, #fusion.dist<@single, [serial]>> -> tensor<f32, #fusion.dist<@single, []>>
+func.func @scalar(%a: tensor<8xf32, #fusion.dist<@single, [serial]>>) -> tensor<f32, #fusion.dist<@single, []>> {
+  %s = fusion.sum %a [0] : tensor<8xf32, #fusion.dist<@single, [serial]>> -> tensor<f32, #fusion.dist<@single, []>>
+  return %s : tensor<f32, #fusion.dist<@single, []>>
+}
