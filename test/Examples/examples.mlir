@@ -1,0 +1,107 @@
+// Every program in examples/ parses, verifies and passes fusion-verify-sharding,
+// and keeps its ops (in order) through hir-opt.
+
+// RUN: hir-opt --fusion-verify-sharding %examples/ag_linear.mlir | FileCheck %s --check-prefix=AG_LINEAR
+// RUN: hir-opt --fusion-verify-sharding %examples/ag_matmul.mlir | FileCheck %s --check-prefix=AG_MATMUL
+// RUN: %mlir_opt --load-dialect-plugin=%hir_plugin %examples/ag_matmul.mlir | FileCheck %s --check-prefix=AG_MATMUL
+// RUN: hir-opt --fusion-verify-sharding %examples/allgather.mlir | FileCheck %s --check-prefix=ALLGATHER
+// RUN: hir-opt --fusion-verify-sharding %examples/allreduce.mlir | FileCheck %s --check-prefix=ALLREDUCE
+// RUN: hir-opt --fusion-verify-sharding %examples/binary.mlir | FileCheck %s --check-prefix=BINARY
+// RUN: hir-opt --fusion-verify-sharding %examples/inputs_not_stream.mlir | FileCheck %s --check-prefix=INPUTS_NOT_STREAM
+// RUN: hir-opt --fusion-verify-sharding %examples/linear.mlir | FileCheck %s --check-prefix=LINEAR
+// RUN: hir-opt --fusion-verify-sharding %examples/matmul.mlir | FileCheck %s --check-prefix=MATMUL
+// RUN: hir-opt --fusion-verify-sharding %examples/matmul_allreduce.mlir | FileCheck %s --check-prefix=MATMUL_ALLREDUCE
+// RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER
+// RUN: hir-opt --fusion-verify-sharding %examples/reduce_scatter.mlir | FileCheck %s --check-prefix=REDUCE_SCATTER
+// RUN: hir-opt --fusion-verify-sharding %examples/reduction.mlir | FileCheck %s --check-prefix=REDUCTION
+// RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
+// RUN: hir-opt --fusion-verify-sharding %examples/set.mlir | FileCheck %s --check-prefix=SET
+// RUN: hir-opt --fusion-verify-sharding %examples/three_sets.mlir | FileCheck %s --check-prefix=THREE_SETS
+// RUN: hir-opt --fusion-verify-sharding %examples/two_sets.mlir | FileCheck %s --check-prefix=TWO_SETS
+
+// AG_LINEAR: fusion.mesh
+// AG_LINEAR-LABEL: func.func @ag_linear
+// AG_LINEAR: fusion.linear
+// AG_LINEAR: return
+
+// AG_MATMUL: fusion.mesh
+// AG_MATMUL-LABEL: func.func @ag_matmul
+// AG_MATMUL: fusion.matmul
+// AG_MATMUL: return
+
+// ALLGATHER: fusion.mesh
+// ALLGATHER-LABEL: func.func @allgather
+// ALLGATHER: fusion.set
+// ALLGATHER: return
+
+// ALLREDUCE: fusion.mesh
+// ALLREDUCE-LABEL: func.func @allreduce
+// ALLREDUCE: fusion.sum
+// ALLREDUCE: return
+
+// BINARY: fusion.mesh
+// BINARY-LABEL: func.func @binary
+// BINARY: fusion.add
+// BINARY: return
+
+// INPUTS_NOT_STREAM: fusion.mesh
+// INPUTS_NOT_STREAM-LABEL: func.func @inputs_not_stream
+// INPUTS_NOT_STREAM: fusion.set
+// INPUTS_NOT_STREAM: return
+
+// LINEAR: fusion.mesh
+// LINEAR-LABEL: func.func @linear
+// LINEAR: fusion.linear
+// LINEAR: return
+
+// MATMUL: fusion.mesh
+// MATMUL-LABEL: func.func @matmul
+// MATMUL: fusion.matmul
+// MATMUL: return
+
+// MATMUL_ALLREDUCE: fusion.mesh
+// MATMUL_ALLREDUCE-LABEL: func.func @matmul_allreduce
+// MATMUL_ALLREDUCE: fusion.broadcast
+// MATMUL_ALLREDUCE: fusion.matmul
+// MATMUL_ALLREDUCE: fusion.sum
+// MATMUL_ALLREDUCE: return
+
+// MATMUL_REDUCE_SCATTER: fusion.mesh
+// MATMUL_REDUCE_SCATTER-LABEL: func.func @matmul_reduce_scatter
+// MATMUL_REDUCE_SCATTER: fusion.broadcast
+// MATMUL_REDUCE_SCATTER: fusion.matmul
+// MATMUL_REDUCE_SCATTER: fusion.sum
+// MATMUL_REDUCE_SCATTER: return
+
+// REDUCE_SCATTER: fusion.mesh
+// REDUCE_SCATTER-LABEL: func.func @reduce_scatter
+// REDUCE_SCATTER: fusion.sum
+// REDUCE_SCATTER: return
+
+// REDUCTION: fusion.mesh
+// REDUCTION-LABEL: func.func @reduction
+// REDUCTION: fusion.sum
+// REDUCTION: return
+
+// RESHARD_NO_STREAM: fusion.mesh
+// RESHARD_NO_STREAM-LABEL: func.func @reshard_no_stream
+// RESHARD_NO_STREAM: fusion.set
+// RESHARD_NO_STREAM: return
+
+// SET: fusion.mesh
+// SET-LABEL: func.func @set
+// SET: fusion.set
+// SET: return
+
+// THREE_SETS: fusion.mesh
+// THREE_SETS-LABEL: func.func @three_sets
+// THREE_SETS: fusion.set
+// THREE_SETS: fusion.set
+// THREE_SETS: fusion.set
+// THREE_SETS: return
+
+// TWO_SETS: fusion.mesh
+// TWO_SETS-LABEL: func.func @two_sets
+// TWO_SETS: fusion.set
+// TWO_SETS: fusion.set
+// TWO_SETS: return
