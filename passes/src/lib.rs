@@ -1,9 +1,10 @@
 //! HIR's passes, written in Rust on melior, one pass a file, grouped by stage
-//! (`fusion/`, later `host/` and `conversion/`). [`register_all`] makes each
+//! (`fusion/`, `host/`, later `conversion/`). [`register_all`] makes each
 //! nameable in textual pipelines and on `hir-opt`'s command line.
 
 mod diagnostics;
 pub mod fusion;
+pub mod host;
 mod registry;
 
 pub use registry::{PASSES, PassInfo, register_all};

@@ -2,7 +2,7 @@
 //! (through the C++ shim `hirRegisterPass`, since the C API cannot register
 //! a pass by name).
 
-use crate::fusion;
+use crate::{fusion, host};
 use melior::pass::Pass;
 use std::{ffi::c_void, sync::Once};
 
@@ -15,10 +15,16 @@ pub struct PassInfo {
 }
 
 /// Every HIR pass, in pipeline order.
-pub const PASSES: &[PassInfo] = &[PassInfo {
-    argument: fusion::verify_sharding::ARGUMENT,
-    create: fusion::verify_sharding::create,
-}];
+pub const PASSES: &[PassInfo] = &[
+    PassInfo {
+        argument: fusion::verify_sharding::ARGUMENT,
+        create: fusion::verify_sharding::create,
+    },
+    PassInfo {
+        argument: host::insert_dealloc::ARGUMENT,
+        create: host::insert_dealloc::create,
+    },
+];
 
 unsafe extern "C" fn create_registered(user_data: *mut c_void) -> mlir_sys::MlirPass {
     // SAFETY: `user_data` is the `PassInfo` given at registration, a `'static`.

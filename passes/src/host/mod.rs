@@ -1,0 +1,3 @@
+//! Passes over host programs (`host` and `comm` on buffers).
+
+pub mod insert_dealloc;
