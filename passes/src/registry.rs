@@ -10,6 +10,8 @@ use std::{ffi::c_void, sync::Once};
 pub struct PassInfo {
     /// The name pipelines and `hir-opt` flags use.
     pub argument: &'static str,
+    /// The op it runs on (`builtin.module`, `func.func`).
+    pub anchor: &'static str,
     /// Creates a fresh instance.
     pub create: fn() -> Pass,
 }
@@ -18,10 +20,12 @@ pub struct PassInfo {
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
         argument: fusion::verify_sharding::ARGUMENT,
+        anchor: fusion::verify_sharding::ANCHOR,
         create: fusion::verify_sharding::create,
     },
     PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
+        anchor: host::insert_dealloc::ANCHOR,
         create: host::insert_dealloc::create,
     },
 ];
@@ -62,7 +66,10 @@ mod tests {
         hir_dialects::register_all(&context);
         for info in PASSES {
             let manager = PassManager::new(&context);
-            let pipeline = format!("builtin.module({},canonicalize)", info.argument);
+            let pipeline = match info.anchor {
+                "builtin.module" => format!("builtin.module({},canonicalize)", info.argument),
+                anchor => format!("builtin.module({anchor}({},canonicalize))", info.argument),
+            };
             melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &pipeline)
                 .unwrap_or_else(|error| panic!("{pipeline} does not parse: {error}"));
         }

@@ -32,6 +32,8 @@ use melior::{
 };
 use std::collections::HashMap;
 
+/// The op the pass runs on.
+pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-verify-sharding";
 
 #[repr(align(8))]
@@ -46,7 +48,7 @@ pub fn create() -> Pass {
         "VerifySharding",
         ARGUMENT,
         "Check tensor distributions against their meshes and across each op",
-        "builtin.module",
+        ANCHOR,
         &[],
     )
 }

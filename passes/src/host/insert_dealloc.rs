@@ -37,6 +37,8 @@ use mlir_sys::{
     mlirValueGetFirstUse,
 };
 
+/// The op the pass runs on.
+pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "host-insert-dealloc";
 
 #[repr(align(8))]
@@ -51,7 +53,7 @@ pub fn create() -> Pass {
         "InsertDealloc",
         ARGUMENT,
         "Free every host.alloc after its last use",
-        "func.func",
+        ANCHOR,
         &[],
     )
 }
