@@ -24,6 +24,16 @@ pub const PASSES: &[PassInfo] = &[
         create: fusion::verify_sharding::create,
     },
     PassInfo {
+        argument: fusion::propagate_sharding::ARGUMENT,
+        anchor: fusion::propagate_sharding::ANCHOR,
+        create: fusion::propagate_sharding::create,
+    },
+    PassInfo {
+        argument: fusion::insert_resharding::ARGUMENT,
+        anchor: fusion::insert_resharding::ANCHOR,
+        create: fusion::insert_resharding::create,
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         anchor: host::insert_dealloc::ANCHOR,
         create: host::insert_dealloc::create,

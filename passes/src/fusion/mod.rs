@@ -1,3 +1,6 @@
 //! Passes over `fusion` programs.
 
+mod axis_map;
+pub mod insert_resharding;
+pub mod propagate_sharding;
 pub mod verify_sharding;

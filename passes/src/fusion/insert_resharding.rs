@@ -1,0 +1,326 @@
+//! `fusion-insert-resharding`: isolates every resharding into its own
+//! `fusion.set`, so that no compute op reads an operand distributed otherwise
+//! than its result implies.
+//!
+//! For each compute op (not `set`) whose result and operand are annotated,
+//! the distribution the op needs for the operand is read off the result
+//! through the op's axis map (`axis_map`): the result's mesh, and on each
+//! axis that maps to the result, the result's parallel type; an axis that the
+//! op reduces keeps the operand's. `stream` is a schedule, not a placement:
+//! it compares as `serial`, and a set inherits the result's `stream` axes so
+//! that it runs in the same stream loop as the op. Where the needed
+//! distribution differs from the operand's, `%r = fusion.set %operand` to it
+//! is inserted before the op, which then reads `%r`.
+//!
+//! A reduction across devices is the op itself, not a resharding of its
+//! operand (it lowers to an allreduce, or a reduce-scatter when the result is
+//! `didx`-sharded): when an op reduces a `didx` axis (a reduced axis of
+//! `sum`/`amax`, the contraction `K` of `matmul`/`linear`), its reduced axes
+//! stay `didx` on every operand (the other side of a contraction is split to
+//! match) and a `didx` axis of the result needs no `didx` in the operand. A
+//! `sum`/`amax` that reduces a `didx` axis and others is split into a local
+//! reduction over the others followed by the cross-device one alone.
+//!
+//! Runs on `builtin.module` (every function) or on one `func.func`.
+//!
+//! ```mlir
+//! %c = fusion.matmul %a, %b : tensor<4x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>,
+//!                             tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>
+//!                          -> tensor<4x4x16xf32, #fusion.dist<@tp, [stream, serial, serial]>>
+//! ```
+//! becomes
+//! ```mlir
+//! %0 = fusion.set %a : tensor<4x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+//!                   -> tensor<4x4x8xf32, #fusion.dist<@tp, [stream, serial, serial]>>
+//! %c = fusion.matmul %0, %b : tensor<4x4x8xf32, #fusion.dist<@tp, [stream, serial, serial]>>,
+//!                             tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>
+//!                          -> tensor<4x4x16xf32, #fusion.dist<@tp, [stream, serial, serial]>>
+//! ```
+//! and `fusion.sum %x [0, 2]` of `x: [didx, serial, serial]` becomes
+//! `%p = fusion.sum %x [2]` (local, `p: [didx, serial]`) then
+//! `fusion.sum %p [0]` (across devices).
+
+use super::axis_map;
+use crate::diagnostics::emit_error;
+use hir_dialects::{
+    dist::{Dist, ParallelType},
+    fusion,
+};
+use melior::{
+    Context,
+    ir::{
+        BlockLike, Operation, OperationRef, Value, ValueLike,
+        attribute::DenseI64ArrayAttribute,
+        operation::{OperationLike, OperationMutLike},
+        r#type::{RankedTensorType, ShapedTypeLike, TypeId},
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+use std::collections::HashMap;
+
+/// The op the pass is listed under; it also runs on `func.func`.
+pub const ANCHOR: &str = "builtin.module";
+pub const ARGUMENT: &str = "fusion-insert-resharding";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass, op-agnostic so that it runs on a module or a function.
+pub fn create() -> Pass {
+    create_external(
+        InsertResharding,
+        TypeId::create(&PASS_ID),
+        "InsertResharding",
+        ARGUMENT,
+        "Isolate every resharding into its own fusion.set",
+        "",
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct InsertResharding;
+
+impl<'c> RunExternalPass<'c> for InsertResharding {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, op: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = op.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        let ok = match axis_map::name(&op).as_str() {
+            "builtin.module" => {
+                let meshes = axis_map::meshes(op);
+                axis_map::body(op)
+                    .into_iter()
+                    .filter(|function| axis_map::name(function) == "func.func")
+                    .all(|function| isolate_all(context, function, &meshes))
+            }
+            // Meshes are symbols of the enclosing module, which nothing changes.
+            "func.func" => {
+                let meshes = op.parent_operation().map(axis_map::meshes);
+                isolate_all(context, op, &meshes.unwrap_or_default())
+            }
+            other => {
+                emit_error(
+                    op.location(),
+                    &format!("{ARGUMENT} runs on builtin.module or func.func, not '{other}'"),
+                );
+                false
+            }
+        };
+        if !ok {
+            pass.signal_failure();
+        }
+    }
+}
+
+fn isolate_all<'c>(
+    context: &'c Context,
+    function: OperationRef<'c, '_>,
+    meshes: &HashMap<String, usize>,
+) -> bool {
+    axis_map::nested(function)
+        .into_iter()
+        .all(|op| isolate(context, op, meshes))
+}
+
+/// Inserts the sets `op` needs; false after an error.
+fn isolate<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    meshes: &HashMap<String, usize>,
+) -> bool {
+    let name = axis_map::name(&op);
+    if name == "fusion.set" {
+        return true;
+    }
+    let Some(mapping) = axis_map::operand_axes(&op) else {
+        return true;
+    };
+    let Some(result) = Dist::of_type(op.result(0).expect("one result").r#type()) else {
+        return true;
+    };
+    let operands: Vec<Value<'c, 'a>> = op.operands().collect();
+    let dists: Vec<Option<Dist>> = operands
+        .iter()
+        .map(|operand| Dist::of_type(operand.r#type()))
+        .collect();
+
+    // The reduction across devices gets an op of its own: the other reduced
+    // axes are reduced locally first.
+    if let ("fusion.sum" | "fusion.amax", Some(input)) = (name.as_str(), &dists[0]) {
+        let reduced: Vec<usize> = axis_map::reduced(&mapping[0]).collect();
+        if let Some(&sharded) = reduced
+            .iter()
+            .find(|&&axis| input.axes[axis] == ParallelType::DIDx)
+            && reduced.len() > 1
+        {
+            let local = split(context, op, &mapping[0], sharded, &result);
+            return isolate(context, local, meshes) && isolate(context, op, meshes);
+        }
+    }
+
+    // Whether the op reduces a didx axis of an operand: a reduction across devices.
+    let across_devices = (0..operands.len()).any(|index| {
+        dists[index].as_ref().is_some_and(|dist| {
+            axis_map::reduced(&mapping[index]).any(|axis| dist.axes[axis] == ParallelType::DIDx)
+        })
+    });
+
+    // One set per distinct (operand, distribution), shared by repeated operands.
+    let mut inserted: Vec<(Value<'c, 'a>, Dist, Value<'c, 'a>)> = Vec::new();
+    for (index, operand) in operands.iter().enumerate() {
+        let Some(dist) = &dists[index] else {
+            continue;
+        };
+        let needed = Dist {
+            mesh: result.mesh.clone(),
+            axes: (0..dist.axes.len())
+                .map(|axis| match mapping[index][axis] {
+                    // A reduce-scatter shards the result, not the operand.
+                    Some(to) if across_devices && result.axes[to] == ParallelType::DIDx => {
+                        ParallelType::Serial
+                    }
+                    Some(to) => result.axes[to],
+                    None if across_devices => ParallelType::DIDx,
+                    None => dist.axes[axis],
+                })
+                .collect(),
+        };
+        if placement(&needed) == placement(dist) {
+            continue;
+        }
+        if let Some(axis) = needed.find(ParallelType::DIDx) {
+            let extent = axis_map::shape(operand.r#type()).expect("a tensor")[axis];
+            if let Some(&devices) = meshes.get(&needed.mesh)
+                && devices as i64 != extent
+            {
+                emit_error(
+                    op.location(),
+                    &format!(
+                        "cannot reshard operand #{index} of '{name}' to {}: didx axis {axis} has extent {extent}, but mesh '@{}' has {devices} devices",
+                        needed.to_attribute(context),
+                        needed.mesh
+                    ),
+                );
+                return false;
+            }
+        }
+        let resharded = match inserted
+            .iter()
+            .find(|(value, dist, _)| value == operand && *dist == needed)
+        {
+            Some(&(_, _, resharded)) => resharded,
+            None => {
+                let r#type = axis_map::with_dist(context, operand.r#type(), &needed);
+                let set = fusion::SetOperation::builder(context, op.location())
+                    .input(*operand)
+                    .result(r#type)
+                    .build();
+                let resharded = first_result(insert_before(op, set.into()));
+                inserted.push((*operand, needed, resharded));
+                resharded
+            }
+        };
+        axis_map::mutable(op).set_operand(index, resharded);
+    }
+    true
+}
+
+/// Where a distribution places data: `stream` schedules, it does not place.
+fn placement(dist: &Dist) -> Dist {
+    Dist {
+        mesh: dist.mesh.clone(),
+        axes: dist
+            .axes
+            .iter()
+            .map(|&axis| match axis {
+                ParallelType::Stream => ParallelType::Serial,
+                other => other,
+            })
+            .collect(),
+    }
+}
+
+/// Inserts `new` before `op`.
+fn insert_before<'c, 'a>(op: OperationRef<'c, 'a>, new: Operation<'c>) -> OperationRef<'c, 'a> {
+    let block = op.block().expect("a fusion op sits in a block");
+    block.insert_operation_before(op, new)
+}
+
+/// The value an op inserted here defines.
+fn first_result<'c, 'a>(op: OperationRef<'c, 'a>) -> Value<'c, 'a> {
+    op.result(0).expect("one result").into()
+}
+
+/// Splits a `sum`/`amax` that reduces its operand's `didx` axis `sharded`
+/// and others into a local reduction over the others, inserted before `op`
+/// and returned, and `op` reducing `sharded` alone. The partial result is
+/// on the result's mesh, `didx` where the operand is and, on the kept axes,
+/// as the result but never `didx` (the cross-device step scatters).
+fn split<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    mapping: &[Option<usize>],
+    sharded: usize,
+    result: &Dist,
+) -> OperationRef<'c, 'a> {
+    let input = op.operand(0).expect("one operand");
+    let input_type = input.r#type();
+    let shape = axis_map::shape(input_type).expect("a tensor");
+    let local: Vec<usize> = (0..shape.len())
+        .filter(|&axis| mapping[axis].is_none() && axis != sharded)
+        .collect();
+
+    let kept: Vec<usize> = (0..shape.len())
+        .filter(|axis| !local.contains(axis))
+        .collect();
+    let partial = Dist {
+        mesh: result.mesh.clone(),
+        axes: kept
+            .iter()
+            .map(|&axis| match mapping[axis] {
+                None => ParallelType::DIDx,
+                Some(to) if result.axes[to] == ParallelType::DIDx => ParallelType::Serial,
+                Some(to) => result.axes[to],
+            })
+            .collect(),
+    };
+    let element = RankedTensorType::try_from(input_type)
+        .expect("a tensor")
+        .element();
+    let partial_shape: Vec<i64> = kept.iter().map(|&axis| shape[axis]).collect();
+    let partial_type = axis_map::tensor(context, &partial_shape, element, &partial);
+    let local_axes: Vec<i64> = local.iter().map(|&axis| axis as i64).collect();
+    let local_axes = DenseI64ArrayAttribute::new(context, &local_axes);
+    let local_op: Operation = if axis_map::name(&op) == "fusion.sum" {
+        fusion::SumOperation::builder(context, op.location())
+            .input(input)
+            .axes(local_axes.into())
+            .result(partial_type)
+            .build()
+            .into()
+    } else {
+        fusion::AmaxOperation::builder(context, op.location())
+            .input(input)
+            .axes(local_axes.into())
+            .result(partial_type)
+            .build()
+            .into()
+    };
+    let local = insert_before(op, local_op);
+
+    let mut op_mut = axis_map::mutable(op);
+    op_mut.set_operand(0, first_result(local));
+    let position = kept
+        .iter()
+        .position(|&axis| axis == sharded)
+        .expect("the didx axis is kept");
+    op_mut.set_inherent_attribute(
+        "axes",
+        DenseI64ArrayAttribute::new(context, &[position as i64]).into(),
+    );
+    local
+}

@@ -1,0 +1,129 @@
+// fusion-propagate-sharding fills the distributions left unannotated, from
+// producers to consumers and back; annotated values are kept as written.
+// RUN: hir-opt %s -split-input-file --fusion-propagate-sharding | FileCheck %s
+// A second run finds nothing left to infer.
+// RUN: hir-opt %s -split-input-file --fusion-propagate-sharding | hir-opt -split-input-file --fusion-propagate-sharding | FileCheck %s
+
+fusion.mesh @tp = [0, 1, 2, 3]
+fusion.mesh @other = [4, 5]
+
+// Forward through pointwise ops, to the function's result type.
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+// CHECK-SAME: -> tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: %[[N:.*]] = fusion.neg %[[A]] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: %[[S:.*]] = fusion.add %[[N]], %[[A]] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: return %[[S]] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
+func.func @forward(%a: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<4x8xf32> {
+  %n = fusion.neg %a : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32>
+  %s = fusion.add %n, %a : tensor<4x8xf32>, tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// Backward from an annotated result to the arguments; the result's stream
+// axis is a schedule and is not propagated.
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xbf16, #fusion.dist<@tp, [serial, serial]>>, %[[Y:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>)
+// CHECK-NEXT: %[[C:.*]] = fusion.cast %[[X]] : tensor<4x8xbf16, #fusion.dist<@tp, [serial, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>
+// CHECK-NEXT: fusion.mul %[[C]], %[[Y]] : {{.*}} -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
+func.func @backward(%x: tensor<4x8xbf16>, %y: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> {
+  %c = fusion.cast %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %m = fusion.mul %c, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  return %m : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
+}
+
+// A reduction drops the reduced axes forward; backward, a reduced axis
+// nothing else constrains is serial.
+// CHECK-LABEL: func.func @reductions
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>, %[[Y:[^:]+]]: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+// CHECK-SAME: -> (tensor<2x4xf32, #fusion.dist<@tp, [serial, didx]>>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>)
+// CHECK-NEXT: %[[S:.*]] = fusion.sum %[[X]] [1] : tensor<2x8x4xf32, #fusion.dist<@tp, [serial, serial, didx]>> -> tensor<2x4xf32, #fusion.dist<@tp, [serial, didx]>>
+// CHECK-NEXT: %[[M:.*]] = fusion.amax %[[Y]] [1] : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: return %[[S]], %[[M]]
+func.func @reductions(%x: tensor<2x8x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>, %y: tensor<4x8x16xf32>)
+    -> (tensor<2x4xf32>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>) {
+  %s = fusion.sum %x [1] : tensor<2x8x4xf32, #fusion.dist<@tp, [serial, serial, didx]>> -> tensor<2x4xf32>
+  %m = fusion.amax %y [1] : tensor<4x8x16xf32> -> tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %s, %m : tensor<2x4xf32>, tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>
+}
+
+// A broadcast inserts serial axes forward and drops them backward.
+// CHECK-LABEL: func.func @broadcasts
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>, %[[Y:[^:]+]]: tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>)
+// CHECK-NEXT: fusion.broadcast %[[X]] [0, 2] : tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x4x3x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>
+// CHECK-NEXT: fusion.broadcast %[[Y]] [1] : tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x4x16xf32, #fusion.dist<@tp, [didx, serial, stream]>>
+func.func @broadcasts(%x: tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>>, %y: tensor<4x16xf32>)
+    -> (tensor<2x4x3x16xf32>, tensor<4x4x16xf32, #fusion.dist<@tp, [didx, serial, stream]>>) {
+  %bx = fusion.broadcast %x [0, 2] : tensor<4x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x4x3x16xf32>
+  %by = fusion.broadcast %y [1] : tensor<4x16xf32> -> tensor<4x4x16xf32, #fusion.dist<@tp, [didx, serial, stream]>>
+  return %bx, %by : tensor<2x4x3x16xf32>, tensor<4x4x16xf32, #fusion.dist<@tp, [didx, serial, stream]>>
+}
+
+// matmul: batch and M from lhs, N from rhs's last axis, and K tied across the
+// two sides; linear: N from the weight and the bias.
+// CHECK-LABEL: func.func @contractions
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<2x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>, %[[B:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>,
+// CHECK-SAME: %[[W:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, %[[BIAS:[^:]+]]: tensor<4xf32, #fusion.dist<@tp, [didx]>>)
+// CHECK-NEXT: %[[C:.*]] = fusion.matmul %[[A]], %[[B]] : {{.*}} -> tensor<2x4x8xf32, #fusion.dist<@tp, [serial, serial, serial]>>
+// CHECK-NEXT: %[[Y:.*]] = fusion.linear %[[C]], %[[W]], %[[BIAS]] : {{.*}} -> tensor<2x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>
+// CHECK-NEXT: return %[[Y]]
+func.func @contractions(%a: tensor<2x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>, %b: tensor<4x8xf32>,
+                        %w: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, %bias: tensor<4xf32>) -> tensor<2x4x4xf32> {
+  %c = fusion.matmul %a, %b : tensor<2x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>, tensor<4x8xf32> -> tensor<2x4x8xf32>
+  %y = fusion.linear %c, %w, %bias : tensor<2x4x8xf32>, tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<4xf32> -> tensor<2x4x4xf32>
+  return %y : tensor<2x4x4xf32>
+}
+
+// A batched rhs maps its batch axes to the result's; backward, lhs gets batch
+// and M from the result, rhs N.
+// CHECK-LABEL: func.func @batched
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<4x2x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %[[B:[^:]+]]: tensor<4x8x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+// CHECK-NEXT: fusion.matmul %[[A]], %[[B]]
+func.func @batched(%a: tensor<4x2x8xf32>, %b: tensor<4x8x4xf32>) -> tensor<4x2x4xf32, #fusion.dist<@tp, [didx, serial, stream]>> {
+  %c = fusion.matmul %a, %b : tensor<4x2x8xf32>, tensor<4x8x4xf32> -> tensor<4x2x4xf32, #fusion.dist<@tp, [didx, serial, stream]>>
+  return %c : tensor<4x2x4xf32, #fusion.dist<@tp, [didx, serial, stream]>>
+}
+
+// The mesh comes from the neighbour, through a set too.
+// CHECK-LABEL: func.func @mesh_from_neighbour
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>>)
+// CHECK-NEXT: %[[C:.*]] = fusion.set %[[X]] : tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>>
+// CHECK-NEXT: %[[Y:.*]] = fusion.set %[[C]] : tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>>
+// CHECK-NEXT: return %[[Y]]
+func.func @mesh_from_neighbour(%x: tensor<2x8xf32>) -> tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>> {
+  %c = fusion.set %x : tensor<2x8xf32> -> tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>>
+  %y = fusion.set %c : tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %y : tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
+// Functions with no fusion op and no annotated tensor, and declarations, are
+// left alone.
+// CHECK-LABEL: func.func private @declaration(tensor<4xf32>)
+// CHECK-LABEL: func.func @not_a_fusion
+// CHECK-SAME: (%{{.*}}: tensor<4xf32>) -> tensor<4xf32>
+func.func private @declaration(tensor<4xf32>)
+func.func @not_a_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A value connected to nothing annotated, in a module of one mesh, is serial
+// on it (here an unused argument).
+// A didx is not propagated to an axis whose extent is not the mesh size (an
+// annotation verify-sharding rejects, but the pass does not rely on it).
+fusion.mesh @dev = [0, 1]
+// CHECK-LABEL: func.func @unannotated
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, %{{.*}}: tensor<8xf32, #fusion.dist<@dev, [serial]>>, %{{.*}}: index)
+// CHECK-SAME: -> tensor<8xf32, #fusion.dist<@dev, [serial]>>
+// CHECK-NEXT: fusion.sum %[[X]] [0] : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<8xf32, #fusion.dist<@dev, [serial]>>
+func.func @unannotated(%x: tensor<4x8xf32>, %unused: tensor<8xf32>, %i: index) -> tensor<8xf32> {
+  %s = fusion.sum %x [0] : tensor<4x8xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+// CHECK-LABEL: func.func @extent_is_not_the_mesh_size
+// CHECK-NEXT: fusion.neg %{{.*}} : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>
+func.func @extent_is_not_the_mesh_size(%x: tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>>) -> tensor<4x8xf32> {
+  %n = fusion.neg %x : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
