@@ -19,14 +19,15 @@
 //! func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>) { ... }
 //! ```
 
+use super::axis_map;
 use crate::diagnostics::emit_error;
 use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     ir::{
         BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-        attribute::{DenseI64ArrayAttribute, StringAttribute},
+        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, WalkOrder, WalkResult},
-        r#type::{RankedTensorType, TypeId},
+        r#type::TypeId,
     },
     pass::{ExternalPass, Pass, RunExternalPass, create_external},
 };
@@ -69,55 +70,14 @@ impl<'c> RunExternalPass<'c> for VerifySharding {
 /// Mesh name to number of devices.
 type Meshes = HashMap<String, usize>;
 
-fn collect_meshes(module: OperationRef) -> Meshes {
-    let mut meshes = Meshes::new();
-    let Some(body) = module
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
-        return meshes;
-    };
-    let mut op = body.first_operation();
-    while let Some(current) = op {
-        if current.name().as_string_ref().as_str() == Ok("fusion.mesh") {
-            let name = current
-                .attribute("sym_name")
-                .ok()
-                .and_then(|attr| StringAttribute::try_from(attr).ok())
-                .map(|attr| attr.value().to_owned());
-            let size = current
-                .attribute("devices")
-                .ok()
-                .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
-                .map(|attr| attr.len());
-            if let (Some(name), Some(size)) = (name, size) {
-                meshes.insert(name, size);
-            }
-        }
-        op = current.next_in_block();
-    }
-    meshes
-}
-
 fn verify_module(module: OperationRef) -> bool {
-    let meshes = collect_meshes(module);
+    let meshes = axis_map::meshes(module);
     let mut ok = true;
     module.walk(WalkOrder::PreOrder, |op| {
         ok &= verify_op(&op, &meshes);
         WalkResult::Advance
     });
     ok
-}
-
-fn shape(tensor: RankedTensorType) -> Vec<i64> {
-    use melior::ir::r#type::ShapedTypeLike;
-    (0..tensor.rank())
-        .map(|axis| match tensor.dim_size(axis) {
-            Ok(melior::ir::r#type::DimSize::Static(extent)) => extent as i64,
-            _ => -1,
-        })
-        .collect()
 }
 
 /// Checks one distributed value's type against the meshes; `what` names the
@@ -147,9 +107,8 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
         );
         return false;
     };
-    let tensor = RankedTensorType::try_from(r#type).expect("a dist encodes a ranked tensor");
     if let Some(axis) = dist.find(ParallelType::DIDx) {
-        let extent = shape(tensor)[axis];
+        let extent = axis_map::shape(r#type).map_or(-1, |shape| shape[axis]);
         if extent != devices as i64 {
             emit_error(
                 location,
@@ -240,8 +199,8 @@ fn reduced_axes(op: &OperationRef, name: &str) -> Vec<(usize, usize)> {
     let rank = |index: usize| {
         op.operand(index)
             .ok()
-            .and_then(|value| RankedTensorType::try_from(value.r#type()).ok())
-            .map(|tensor| shape(tensor).len())
+            .and_then(|value| axis_map::shape(value.r#type()))
+            .map(|shape| shape.len())
             .unwrap_or(0)
     };
     match name {
