@@ -25,7 +25,6 @@ use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     ir::{
         BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, WalkOrder, WalkResult},
         r#type::TypeId,
     },
@@ -133,7 +132,7 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
             meshes,
         );
     }
-    let is_function = op.name().as_string_ref().as_str() == Ok("func.func");
+    let is_function = axis_map::name(op) == "func.func";
     for region in op.regions() {
         let mut block = region.first_block();
         let mut entry = true;
@@ -171,8 +170,7 @@ fn dists<'c>(types: impl Iterator<Item = Type<'c>>) -> Vec<Dist> {
 }
 
 fn verify_single_mesh(op: &OperationRef) -> bool {
-    let name = op.name();
-    let name = name.as_string_ref().as_str().unwrap_or_default();
+    let name = axis_map::name(op);
     if !name.starts_with("fusion.") || name == "fusion.set" {
         return true;
     }
@@ -194,42 +192,16 @@ fn verify_single_mesh(op: &OperationRef) -> bool {
     true
 }
 
-/// The axes of operand `operand` that `op` reduces.
-fn reduced_axes(op: &OperationRef, name: &str) -> Vec<(usize, usize)> {
-    let rank = |index: usize| {
-        op.operand(index)
-            .ok()
-            .and_then(|value| axis_map::shape(value.r#type()))
-            .map(|shape| shape.len())
-            .unwrap_or(0)
-    };
-    match name {
-        "fusion.sum" | "fusion.amax" => op
-            .attribute("axes")
-            .ok()
-            .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok())
-            .map(|axes| {
-                (0..axes.len())
-                    .filter_map(|i| axes.element(i).ok())
-                    .map(|axis| (0, axis as usize))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        // lhs [.., M, K] x rhs [.., K, N]
-        "fusion.matmul" => vec![
-            (0, rank(0).saturating_sub(1)),
-            (1, rank(1).saturating_sub(2)),
-        ],
-        // input [.., K], weight [N, K]
-        "fusion.linear" => vec![(0, rank(0).saturating_sub(1)), (1, 1)],
-        _ => Vec::new(),
-    }
-}
-
 fn verify_reduced_axes(op: &OperationRef) -> bool {
-    let name = op.name();
-    let name = name.as_string_ref().as_str().unwrap_or_default();
-    for (operand, axis) in reduced_axes(op, name) {
+    let Some(operand_axes) = axis_map::operand_axes(op) else {
+        return true;
+    };
+    let name = axis_map::name(op);
+    let reduced = operand_axes
+        .iter()
+        .enumerate()
+        .flat_map(|(operand, axes)| axis_map::reduced(axes).map(move |axis| (operand, axis)));
+    for (operand, axis) in reduced {
         let Some(dist) = op
             .operand(operand)
             .ok()
