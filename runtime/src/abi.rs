@@ -1,0 +1,342 @@
+//! The C ABI between a lowered host program and the runtime. [`Entry`] is the
+//! single source of truth for its symbols: `convert-host-to-llvm` and
+//! `convert-comm-to-llvm` declare and call them by [`Entry::name`], and the
+//! JIT set-up registers [`Entry::all`].
+//!
+//! Conventions:
+//! - Buffers travel as unranked memrefs (`memref<*xT>`) through
+//!   `llvm.emit_c_interface`: the callee is `_mlir_ciface_<name>` and receives
+//!   a pointer to `{ i64 rank; void *descriptor }`, the descriptor being the
+//!   ranked `{ T *allocated, *aligned; i64 offset, sizes[rank], strides[rank] }`.
+//!   Entries that take buffers are suffixed with their element types, since
+//!   a declaration has one type.
+//! - Streams and requests are `i64` handles (stream 0 is the caller's).
+//! - Teams and axis lists are `memref<*xi64>` constants.
+//! - Attributes are `i64`: reduce kinds and backends by their [`ReduceKind`]
+//!   and [`Backend`] codes.
+//! - The calling thread's rank is set by the launcher; no entry takes it.
+
+use std::fmt;
+
+/// An element type of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    BF16,
+    F16,
+}
+
+impl DType {
+    pub const ALL: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+    /// The MLIR spelling, also the symbol suffix.
+    pub const fn mlir(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
+        }
+    }
+
+    /// The type of an MLIR element type spelled `name`.
+    pub fn from_mlir(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|dtype| dtype.mlir() == name)
+    }
+
+    pub const fn size(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::BF16 | DType::F16 => 2,
+        }
+    }
+}
+
+/// How a reduction combines values; the code is the `i64` the entries take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum ReduceKind {
+    Sum = 0,
+    Prod = 1,
+    Max = 2,
+    Min = 3,
+    Avg = 4,
+}
+
+/// How data moves between ranks; the code is the `i64` the entries take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum Backend {
+    Nccl = 0,
+    Cuda = 1,
+}
+
+/// Elementwise binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+impl Binary {
+    pub const ALL: [Binary; 6] = [
+        Binary::Add,
+        Binary::Sub,
+        Binary::Mul,
+        Binary::Div,
+        Binary::Max,
+        Binary::Min,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Binary::Add => "add",
+            Binary::Sub => "sub",
+            Binary::Mul => "mul",
+            Binary::Div => "div",
+            Binary::Max => "max",
+            Binary::Min => "min",
+        }
+    }
+}
+
+/// Reductions over axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    Sum,
+    Amax,
+}
+
+impl Reduction {
+    pub const ALL: [Reduction; 2] = [Reduction::Sum, Reduction::Amax];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Amax => "amax",
+        }
+    }
+}
+
+/// Collectives; every one returns a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Collective {
+    Allgather,
+    Allreduce,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    Gather,
+    Scatter,
+    Alltoall,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 8] = [
+        Collective::Allgather,
+        Collective::Allreduce,
+        Collective::ReduceScatter,
+        Collective::Broadcast,
+        Collective::Reduce,
+        Collective::Gather,
+        Collective::Scatter,
+        Collective::Alltoall,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Collective::Allgather => "allgather",
+            Collective::Allreduce => "allreduce",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::Broadcast => "broadcast",
+            Collective::Reduce => "reduce",
+            Collective::Gather => "gather",
+            Collective::Scatter => "scatter",
+            Collective::Alltoall => "alltoall",
+        }
+    }
+}
+
+/// One entry point of the runtime. The C signature of each is on its variant
+/// (`buf` is a pointer to an unranked memref descriptor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entry {
+    /// `i64 ()`: the current stream.
+    GetCurrentStream,
+    /// `void (i64 stream)`.
+    SetCurrentStream,
+    /// `i64 (i64 index)`: stream `index mod pool size` of the pool.
+    StreamFromPool,
+    /// `void (i64 stream)`: the current stream waits for `stream`'s work so far.
+    SyncStream,
+    /// `i64 ()`: the calling rank.
+    Rank,
+    /// `i64 ()`: the number of ranks.
+    NumDevices,
+    /// `ptr (i64 site, i64 bytes)`: a buffer, the same one for the same site
+    /// and size on every call.
+    Alloc,
+    /// `void (ptr)`: returns a buffer to the cache.
+    Dealloc,
+    /// `void (buf in, buf out)`.
+    Copy(DType),
+    /// `void (buf in, buf out)`.
+    Neg(DType),
+    /// `void (buf in, buf out)`: from the first type to the second.
+    Cast(DType, DType),
+    /// `void (buf lhs, buf rhs, buf out)`.
+    Binary(Binary, DType),
+    /// `void (buf in, buf out, buf axes)`.
+    Reduction(Reduction, DType),
+    /// `void (buf in, buf out, buf axes)`: `axes` are the new axes of `out`.
+    Broadcast(DType),
+    /// `void (buf lhs, buf rhs, buf out)`.
+    Matmul(DType),
+    /// `void (buf in, buf weight, buf out)`.
+    Linear(DType),
+    /// `void (buf in, buf weight, buf bias, buf out)`.
+    LinearBias(DType),
+    /// `i64 (buf in, buf out, i64 kind, i64 root, i64 axis, buf team, i64 backend)`:
+    /// a request. `kind`, `root` and `axis` are 0 where the collective has none.
+    Collective(Collective, DType),
+    /// `i64 (buf buffer, i64 peer, buf team, i64 backend)`: a request.
+    Send(DType),
+    /// `i64 (buf buffer, i64 peer, buf team, i64 backend)`: a request.
+    Recv(DType),
+    /// `void ()`.
+    StartCoalescing,
+    /// `i64 ()`: the group's request.
+    EndCoalescing,
+    /// `void (i64 request)`: the current stream waits for the request.
+    Wait,
+    /// `void (buf buffer, buf team)`: exchanges the buffer's IPC handle.
+    ShareMemHandle(DType),
+    /// `void (buf team, i64 backend)`: the host waits for the whole team.
+    Barrier,
+}
+
+impl Entry {
+    /// Every entry, for the JIT to register.
+    pub fn all() -> Vec<Entry> {
+        use Entry::*;
+        let mut all = vec![
+            GetCurrentStream,
+            SetCurrentStream,
+            StreamFromPool,
+            SyncStream,
+            Rank,
+            NumDevices,
+            Alloc,
+            Dealloc,
+            StartCoalescing,
+            EndCoalescing,
+            Wait,
+            Barrier,
+        ];
+        for dtype in DType::ALL {
+            all.extend([
+                Copy(dtype),
+                Neg(dtype),
+                Broadcast(dtype),
+                Matmul(dtype),
+                Linear(dtype),
+                LinearBias(dtype),
+                Send(dtype),
+                Recv(dtype),
+                ShareMemHandle(dtype),
+            ]);
+            all.extend(DType::ALL.map(|to| Cast(dtype, to)));
+            all.extend(self::Binary::ALL.map(|op| Binary(op, dtype)));
+            all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
+            all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
+        }
+        all
+    }
+
+    /// Whether the entry takes buffers, so that it is called through
+    /// `_mlir_ciface_<name>`.
+    pub const fn takes_buffers(self) -> bool {
+        !matches!(
+            self,
+            Entry::GetCurrentStream
+                | Entry::SetCurrentStream
+                | Entry::StreamFromPool
+                | Entry::SyncStream
+                | Entry::Rank
+                | Entry::NumDevices
+                | Entry::Alloc
+                | Entry::Dealloc
+                | Entry::StartCoalescing
+                | Entry::EndCoalescing
+                | Entry::Wait
+        )
+    }
+
+    /// The symbol the host program declares, e.g. `hir_rt_matmul_bf16`.
+    pub fn name(self) -> String {
+        self.to_string()
+    }
+
+    /// The symbol the runtime defines: `name`, behind `_mlir_ciface_` for
+    /// entries that take buffers.
+    pub fn c_name(self) -> String {
+        if self.takes_buffers() {
+            format!("_mlir_ciface_{self}")
+        } else {
+            self.to_string()
+        }
+    }
+}
+
+impl fmt::Display for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Entry::*;
+        f.write_str("hir_rt_")?;
+        match *self {
+            GetCurrentStream => f.write_str("get_current_stream"),
+            SetCurrentStream => f.write_str("set_current_stream"),
+            StreamFromPool => f.write_str("stream_from_pool"),
+            SyncStream => f.write_str("sync_stream"),
+            Rank => f.write_str("rank"),
+            NumDevices => f.write_str("num_devices"),
+            Alloc => f.write_str("alloc"),
+            Dealloc => f.write_str("dealloc"),
+            Copy(t) => write!(f, "copy_{}", t.mlir()),
+            Neg(t) => write!(f, "neg_{}", t.mlir()),
+            Cast(from, to) => write!(f, "cast_{}_{}", from.mlir(), to.mlir()),
+            Binary(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
+            Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
+            Broadcast(t) => write!(f, "broadcast_to_{}", t.mlir()),
+            Matmul(t) => write!(f, "matmul_{}", t.mlir()),
+            Linear(t) => write!(f, "linear_{}", t.mlir()),
+            LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
+            Collective(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
+            Send(t) => write!(f, "send_{}", t.mlir()),
+            Recv(t) => write!(f, "recv_{}", t.mlir()),
+            StartCoalescing => f.write_str("start_coalescing"),
+            EndCoalescing => f.write_str("end_coalescing"),
+            Wait => f.write_str("wait"),
+            ShareMemHandle(t) => write!(f, "share_mem_handle_{}", t.mlir()),
+            Barrier => f.write_str("barrier"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_entry_has_its_own_symbol() {
+        let all = Entry::all();
+        let names: HashSet<String> = all.iter().map(|entry| entry.c_name()).collect();
+        assert_eq!(names.len(), all.len());
+        assert!(names.contains("_mlir_ciface_hir_rt_matmul_bf16"));
+        assert!(names.contains("hir_rt_get_current_stream"));
+        assert!(names.contains("_mlir_ciface_hir_rt_reduce_scatter_f16"));
+    }
+}
