@@ -5,6 +5,9 @@
 mod diagnostics;
 pub mod fusion;
 pub mod host;
+mod pipeline;
 mod registry;
 
-pub use registry::{PASSES, PassInfo, register_all};
+pub use registry::{
+    OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,
+};
