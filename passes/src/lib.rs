@@ -2,6 +2,8 @@
 //! (`fusion/`, `host/`, later `conversion/`). [`register_all`] makes each
 //! nameable in textual pipelines and on `hir-opt`'s command line.
 
+mod builders;
+pub mod conversion;
 mod diagnostics;
 pub mod fusion;
 pub mod host;

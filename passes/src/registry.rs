@@ -6,7 +6,7 @@
 //! `--help` lists them) and are parsed and checked here, once for all passes,
 //! by [`PassOptions`].
 
-use crate::{fusion, host, pipeline};
+use crate::{conversion, fusion, host, pipeline};
 use melior::{StringRef, pass::Pass};
 use mlir_sys::{MlirOpPassManager, MlirPass, MlirStringCallback, MlirStringRef};
 use std::{
@@ -56,6 +56,14 @@ impl<'a> PassOptions<'a> {
         }
     }
 
+    /// A non-negative integer option.
+    pub fn count(&self, name: &str) -> Result<usize, String> {
+        let value = self.value(name);
+        value
+            .parse::<usize>()
+            .map_err(|_| format!("option '{name}' must be a non-negative integer, not '{value}'"))
+    }
+
     /// An option that takes one of `choices`.
     pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, String> {
         let value = self.value(name);
@@ -93,6 +101,13 @@ pub struct PipelineInfo {
     pub build: fn(&PassOptions) -> Result<String, String>,
 }
 
+/// How many pool streams stream loops rotate over; 0 for the pool's size.
+pub const NUM_STREAMS: OptionInfo = OptionInfo {
+    name: "num-streams",
+    description: "Pool streams a stream loop rotates over (0: all the pool has)",
+    default: "0",
+};
+
 /// Every HIR pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
@@ -115,6 +130,24 @@ pub const PASSES: &[PassInfo] = &[
         anchor: "",
         options: &[],
         create: |_| Ok(fusion::insert_resharding::create()),
+    },
+    PassInfo {
+        argument: conversion::fusion_to_host::ARGUMENT,
+        description: "Bufferize a fusion program into host compute and communication",
+        anchor: conversion::fusion_to_host::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::fusion_to_host::create()),
+    },
+    PassInfo {
+        argument: host::stream_parallelize::ARGUMENT,
+        description: "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
+        anchor: host::stream_parallelize::ANCHOR,
+        options: &[NUM_STREAMS],
+        create: |options| {
+            Ok(host::stream_parallelize::create(
+                options.count(NUM_STREAMS.name)?,
+            ))
+        },
     },
     PassInfo {
         argument: host::insert_dealloc::ARGUMENT,

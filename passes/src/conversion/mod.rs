@@ -1,0 +1,3 @@
+//! Passes that change the level of the IR: `fusion` to `host` and `comm`.
+
+pub mod fusion_to_host;
