@@ -75,13 +75,24 @@ static LogicalResult verifySameElementTypes(Operation *op, ArrayRef<ShapedType> 
   return success();
 }
 
-LogicalResult hir::verifyMatmul(Operation *op, ShapedType lhs, ShapedType rhs,
-                                ShapedType result) {
-  if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return op->emitOpError() << "operands need rank 2 or more, got " << lhs.getRank()
-                             << " and " << rhs.getRank();
+LogicalResult hir::verifyMatmul(Operation *op, ShapedType lhs, ShapedType rhs, ShapedType result,
+                                bool allowVectorLhs) {
+  bool vectorLhs = allowVectorLhs && lhs.getRank() == 1 && rhs.getRank() == 2;
+  if ((lhs.getRank() < 2 && !vectorLhs) || rhs.getRank() < 2)
+    return op->emitOpError() << "operands need rank 2 or more"
+                             << (allowVectorLhs ? " (or a [K] lhs with a [K, N] rhs)" : "")
+                             << ", got " << lhs.getRank() << " and " << rhs.getRank();
   if (failed(verifySameElementTypes(op, {lhs, rhs, result})))
     return failure();
+  if (vectorLhs) {
+    if (lhs.getDimSize(0) != rhs.getDimSize(0))
+      return op->emitOpError() << "contraction extents differ: lhs has K = " << lhs.getDimSize(0)
+                               << ", rhs has K = " << rhs.getDimSize(0);
+    if (result.getShape() != rhs.getShape().drop_front())
+      return op->emitOpError() << "result shape " << shapeStr(result.getShape()) << " is not "
+                               << shapeStr(rhs.getShape().drop_front());
+    return success();
+  }
   ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
   ArrayRef<int64_t> batch = a.drop_back(2);
   if (b.size() > 2 && b.drop_back(2) != batch)

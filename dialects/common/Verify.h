@@ -40,9 +40,10 @@ mlir::LogicalResult verifyReduction(mlir::Operation *op, mlir::ShapedType input,
 mlir::LogicalResult verifyBroadcast(mlir::Operation *op, mlir::ShapedType input,
                                     mlir::ShapedType result, llvm::ArrayRef<int64_t> axes);
 
-/// lhs [B..., M, K] x rhs [K, N] or [B..., K, N] -> result [B..., M, N].
+/// lhs [B..., M, K] x rhs [K, N] or [B..., K, N] -> result [B..., M, N]; with
+/// `allowVectorLhs`, also [K] x [K, N] -> [N] (one row of a stream-sliced matmul).
 mlir::LogicalResult verifyMatmul(mlir::Operation *op, mlir::ShapedType lhs, mlir::ShapedType rhs,
-                                 mlir::ShapedType result);
+                                 mlir::ShapedType result, bool allowVectorLhs = false);
 
 /// input [B..., K], weight [N, K], bias [N] -> result [B..., N].
 mlir::LogicalResult verifyLinear(mlir::Operation *op, mlir::ShapedType input,

@@ -295,7 +295,8 @@ def Host_MatmulOp : Host_ComputeOp<"matmul"> {
   let summary = "matrix product into a buffer";
   let description = [{
     `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, `output` is
-    `[B..., M, N]`; one element type, accumulation in f32.
+    `[B..., M, N]`; one element type, accumulation in f32. A `[K]` lhs with a
+    `[K, N]` rhs gives an `[N]` output (a row of a matmul sliced along M).
 
     ```mlir
     host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)

@@ -142,7 +142,8 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult MatmulOp::verify() {
-  return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getOutput()));
+  return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getOutput()),
+                      /*allowVectorLhs=*/true);
 }
 
 LogicalResult LinearOp::verify() {

@@ -89,6 +89,7 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
                     context,
                     meshes: &meshes,
                     buffers: HashMap::new(),
+                    mappings: HashMap::new(),
                 }
                 .function(function)
                 .is_ok();
@@ -125,6 +126,8 @@ struct Lowering<'c, 'm> {
     /// Tensor value to the buffer holding it and what the tensor was (the
     /// arguments' types change in place).
     buffers: HashMap<usize, (Value<'c, 'm>, Tensor<'c>)>,
+    /// Each fusion op's axis map, read before the arguments change type.
+    mappings: HashMap<usize, Vec<Vec<Option<usize>>>>,
 }
 
 /// What a fusion tensor is: its global shape, element type and distribution.
@@ -208,6 +211,11 @@ impl<'c, 'm> Lowering<'c, 'm> {
             return Ok(());
         }
 
+        for op in &ops {
+            if let Some(mapping) = axis_map::operand_axes(op) {
+                self.mappings.insert(op.to_raw().ptr as usize, mapping);
+            }
+        }
         // Arguments hold their local shard in place; results become out-params.
         for index in 0..entry.argument_count() {
             let argument = entry.argument(index).expect("in range");
@@ -332,8 +340,8 @@ impl<'c, 'm> Lowering<'c, 'm> {
         self.buffers
             .insert(key(result), (destination, output.clone()));
 
-        let mapping = axis_map::operand_axes(&op);
-        let across_devices = mapping.as_ref().is_some_and(|mapping| {
+        let mapping = self.mappings.get(&(op.to_raw().ptr as usize));
+        let across_devices = mapping.is_some_and(|mapping| {
             inputs.iter().zip(mapping).any(|(input, axes)| {
                 axis_map::reduced(axes).any(|axis| input.dist.axes[axis] == ParallelType::DIDx)
             })

@@ -361,15 +361,20 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
             Ok(vec![input, Some(axis)])
         }
         "host.matmul" => {
-            if axis + 2 >= output_rank {
+            // A rank-2 rhs is shared by every batch and row.
+            let shared_rhs = ranks[1] == 2;
+            if axis + 1 == output_rank || (axis + 2 == output_rank && !shared_rhs) {
                 return Err(format!(
-                    "the stream axis {axis} is a row or column axis of the matmul's \
-                     [..., M, N] output; only batch axes can be stream-parallel"
+                    "the stream axis {axis} of the matmul's [..., M, N] output is {}; \
+                     only batch axes, and M with a [K, N] rhs, can be stream-parallel",
+                    if axis + 1 == output_rank {
+                        "N"
+                    } else {
+                        "M, with a batched rhs"
+                    }
                 ));
             }
-            // A rank-2 rhs is shared by every batch.
-            let rhs = (ranks[1] > 2).then_some(axis);
-            Ok(vec![Some(axis), rhs, Some(axis)])
+            Ok(vec![Some(axis), (!shared_rhs).then_some(axis), Some(axis)])
         }
         "host.linear" => {
             if axis + 1 >= output_rank {

@@ -350,7 +350,7 @@ func.func @f(%a: memref<16xf16>, %b: memref<8x16xf32>) {
 
 // matmul: operands have rank 2 or more.
 func.func @f(%a: memref<8x64xf32>, %b: memref<64xf32>, %c: memref<8xf32>) {
-  // expected-error @+1 {{'host.matmul' op operands need rank 2 or more, got 2 and 1}}
+  // expected-error @+1 {{'host.matmul' op operands need rank 2 or more (or a [K] lhs with a [K, N] rhs), got 2 and 1}}
   host.matmul ins(%a, %b : memref<8x64xf32>, memref<64xf32>) outs(%c : memref<8xf32>)
   return
 }
