@@ -32,7 +32,7 @@ void HostDialect::initialize() {
 
 LogicalResult HostDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
   if (attribute.getName() != kStreamAxisAttrName)
-    return op->emitError() << "unknown host attribute '" << attribute.getName() << "'";
+    return op->emitError() << "unknown host attribute '" << attribute.getName().getValue() << "'";
   auto axis = dyn_cast<IntegerAttr>(attribute.getValue());
   if (!axis || !axis.getType().isSignlessInteger(64))
     return op->emitError() << "'" << kStreamAxisAttrName << "' must be an i64 axis";

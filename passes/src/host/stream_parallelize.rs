@@ -450,6 +450,14 @@ fn slice<'c, 'a>(
                 .filter(|&new| new != axis)
                 .map(|new| (new - usize::from(new > axis)) as i64)
                 .collect();
+            if shifted.is_empty() {
+                // Sliced along its only new axis, the broadcast is a copy.
+                let operands: Vec<Value> = op.operands().collect();
+                at_op.op("host.copy", location, &operands, &[], &[]);
+                // SAFETY: the op has no results and nothing refers to it.
+                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+                return Ok(());
+            }
             op_mut.set_inherent_attribute(
                 "axes",
                 DenseI64ArrayAttribute::new(context, &shifted).into(),

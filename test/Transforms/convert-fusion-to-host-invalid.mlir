@@ -1,0 +1,63 @@
+// RUN: hir-opt --convert-fusion-to-host --split-input-file --verify-diagnostics %s
+
+// A tensor without a distribution: propagation has not run.
+fusion.mesh @dev = [0]
+// expected-error @+1 {{tensor tensor<8xf32> has no #fusion.dist: run fusion-propagate-sharding first}}
+func.func @no_dist(%a: tensor<8xf32>) -> tensor<8xf32> {
+  return %a : tensor<8xf32>
+}
+
+// -----
+
+// Sharded data cannot move between meshes (only unsharded data is broadcast).
+fusion.mesh @a = [0, 1]
+fusion.mesh @b = [2, 3]
+func.func @sharded_mesh_change(%x: tensor<2x8xf32, #fusion.dist<@a, [didx, serial]>>)
+    -> tensor<2x8xf32, #fusion.dist<@b, [didx, serial]>> {
+  // expected-error @+1 {{resharding from @a to @b moves sharded data between meshes, which is not supported}}
+  %y = fusion.set %x : tensor<2x8xf32, #fusion.dist<@a, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@b, [didx, serial]>>
+  return %y : tensor<2x8xf32, #fusion.dist<@b, [didx, serial]>>
+}
+
+// -----
+
+// A cross-device sum that also reduces a local axis: insert-resharding splits it.
+fusion.mesh @tp = [0, 1]
+func.func @unsplit(%x: tensor<2x4x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+    -> tensor<4xf32, #fusion.dist<@tp, [serial]>> {
+  // expected-error @+1 {{'fusion.sum' reduces didx axis 0 with other axes: run fusion-insert-resharding first}}
+  %y = fusion.sum %x [0, 2] : tensor<2x4x8xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<4xf32, #fusion.dist<@tp, [serial]>>
+  return %y : tensor<4xf32, #fusion.dist<@tp, [serial]>>
+}
+
+// -----
+
+// Only fusion ops are bufferized.
+fusion.mesh @dev = [0]
+func.func private @external(tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf32, #fusion.dist<@dev, [serial]>>
+func.func @call(%x: tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf32, #fusion.dist<@dev, [serial]>> {
+  // expected-error @+1 {{'func.call' on tensors cannot be bufferized: only fusion ops can}}
+  %y = func.call @external(%x) : (tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf32, #fusion.dist<@dev, [serial]>>
+  return %y : tensor<8xf32, #fusion.dist<@dev, [serial]>>
+}
+
+// -----
+
+// A mesh the module does not define (fusion-verify-sharding also says so).
+func.func @undefined_mesh(%x: tensor<2x8xf32, #fusion.dist<@nowhere, [didx, serial]>>)
+    -> tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>> {
+  // expected-error @+1 {{mesh '@nowhere' is not defined}}
+  %y = fusion.set %x : tensor<2x8xf32, #fusion.dist<@nowhere, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>>
+  return %y : tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>>
+}
+
+// -----
+
+// Several blocks are not bufferized.
+fusion.mesh @dev = [0]
+// expected-error @+1 {{functions with several blocks are not supported}}
+func.func @blocks(%x: tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf32, #fusion.dist<@dev, [serial]>> {
+  cf.br ^next
+^next:
+  return %x : tensor<8xf32, #fusion.dist<@dev, [serial]>>
+}

@@ -1,0 +1,179 @@
+// RUN: hir-opt --convert-fusion-to-host --split-input-file %s | FileCheck %s
+
+// Meshes become teams: no fusion op is left.
+// CHECK-NOT: fusion.
+
+// Pointwise and reduction on one device: destination-passing style into the
+// out-param; the intermediate gets a host.alloc; stream axes are marked.
+// CHECK-LABEL: func.func @pointwise(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4xf32>) {
+// CHECK-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
+// CHECK-NEXT: host.add ins([[ARG0]], [[ARG1]] : memref<4x8xf32>, memref<4x8xf32>) outs([[BUF]] : memref<4x8xf32>)
+// CHECK-NEXT: host.sum [1] ins([[BUF]] : memref<4x8xf32>) outs([[ARG2]] : memref<4xf32>) {host.stream_axis = 0 : i64}
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @pointwise(%a: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                     %b: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>)
+    -> tensor<4xf32, #fusion.dist<@dev, [stream]>> {
+  %c = fusion.add %a, %b : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>
+  %d = fusion.sum %c [1] : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4xf32, #fusion.dist<@dev, [stream]>>
+  return %d : tensor<4xf32, #fusion.dist<@dev, [stream]>>
+}
+
+// -----
+
+// Returning an argument, and one value twice: copies into the out-params.
+// CHECK-LABEL: func.func @returns(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[ARG3:%[a-zA-Z0-9_]+]]: memref<8xf32>) {
+// CHECK-NEXT: host.neg ins([[ARG0]] : memref<8xf32>) outs([[ARG2]] : memref<8xf32>)
+// CHECK-NEXT: host.copy ins([[ARG0]] : memref<8xf32>) outs([[ARG1]] : memref<8xf32>)
+// CHECK-NEXT: host.copy ins([[ARG2]] : memref<8xf32>) outs([[ARG3]] : memref<8xf32>)
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @returns(%a: tensor<8xf32, #fusion.dist<@dev, [serial]>>)
+    -> (tensor<8xf32, #fusion.dist<@dev, [serial]>>, tensor<8xf32, #fusion.dist<@dev, [serial]>>,
+        tensor<8xf32, #fusion.dist<@dev, [serial]>>) {
+  %n = fusion.neg %a : tensor<8xf32, #fusion.dist<@dev, [serial]>> -> tensor<8xf32, #fusion.dist<@dev, [serial]>>
+  return %a, %n, %n : tensor<8xf32, #fusion.dist<@dev, [serial]>>, tensor<8xf32, #fusion.dist<@dev, [serial]>>, tensor<8xf32, #fusion.dist<@dev, [serial]>>
+}
+
+// -----
+
+// didx -> not sharded: allgather along the didx axis, then a wait.
+// CHECK-LABEL: func.func @allgather(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<2x8xf32>) {
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1] : memref<1x8xf32> into memref<2x8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @allgather(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>> {
+  %b = fusion.set %a : tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %b : tensor<2x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
+// -----
+
+// Not sharded -> didx: each rank copies its own slice, no communication. The
+// team is not 0..D-1, so the rank's position in it is computed.
+// CHECK-LABEL: func.func @local_slice(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x2x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x1x8xf32>) {
+// CHECK-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C3:%[a-zA-Z0-9_]+]] = arith.constant 3 : index
+// CHECK-NEXT: [[V1:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C3]] : index
+// CHECK-NEXT: [[C00:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[V2:%[a-zA-Z0-9_]+]] = arith.select [[V1]], [[C00]], [[C0]] : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: [[V3:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C1]] : index
+// CHECK-NEXT: [[C11:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.select [[V3]], [[C11]], [[V2]] : index
+// CHECK-NEXT: [[C02:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[V4]]{{\]}} : memref<4x2x8xf32> to memref<4x8xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[C02]]{{\]}} : memref<4x1x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: host.copy ins([[VIEW]] : memref<4x8xf32, strided<[16, 1], offset: ?>>) outs([[VIEW_1]] : memref<4x8xf32, strided<[8, 1], offset: ?>>) {host.stream_axis = 0 : i64}
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [3, 1]
+func.func @local_slice(%a: tensor<4x2x8xf32, #fusion.dist<@tp, [serial, serial, serial]>>)
+    -> tensor<4x2x8xf32, #fusion.dist<@tp, [stream, didx, serial]>> {
+  %b = fusion.set %a : tensor<4x2x8xf32, #fusion.dist<@tp, [serial, serial, serial]>> -> tensor<4x2x8xf32, #fusion.dist<@tp, [stream, didx, serial]>>
+  return %b : tensor<4x2x8xf32, #fusion.dist<@tp, [stream, didx, serial]>>
+}
+
+// -----
+
+// didx moves from axis 0 to axis 1: allgather into a temporary, then the local slice.
+// CHECK-LABEL: func.func @move_didx(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x2xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<2x1xf32>) {
+// CHECK-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<2x2xf32>
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[BUF]] team [0, 1] : memref<1x2xf32> into memref<2x2xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF]][1]{{\[}}[[RANK]]{{\]}} : memref<2x2xf32> to memref<2xf32, strided<[2], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[C0]]{{\]}} : memref<2x1xf32> to memref<2xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.copy ins([[VIEW]] : memref<2xf32, strided<[2], offset: ?>>) outs([[VIEW_1]] : memref<2xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @move_didx(%a: tensor<2x2xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<2x2xf32, #fusion.dist<@tp, [serial, didx]>> {
+  %b = fusion.set %a : tensor<2x2xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x2xf32, #fusion.dist<@tp, [serial, didx]>>
+  return %b : tensor<2x2xf32, #fusion.dist<@tp, [serial, didx]>>
+}
+
+// -----
+
+// Mesh change of unsharded data: a broadcast from the source mesh's device.
+// CHECK-LABEL: func.func @mesh_change(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<8xf32>) {
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.broadcast [[ARG0]] into [[ARG1]] root 0 team [0, 1, 2] : memref<8xf32> into memref<8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @first = [0]
+fusion.mesh @rest = [1, 2]
+func.func @mesh_change(%a: tensor<8xf32, #fusion.dist<@first, [serial]>>)
+    -> tensor<8xf32, #fusion.dist<@rest, [serial]>> {
+  %b = fusion.set %a : tensor<8xf32, #fusion.dist<@first, [serial]>> -> tensor<8xf32, #fusion.dist<@rest, [serial]>>
+  return %b : tensor<8xf32, #fusion.dist<@rest, [serial]>>
+}
+
+// -----
+
+// A sum over the didx axis: the extent-1 local axis is viewed away, then an
+// allreduce; amax into a didx-sharded result is a max reduce-scatter.
+// CHECK-LABEL: func.func @reductions(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x4x2xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x2xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x1xf32>) {
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0]]{{\]}} : memref<1x4x2xf32> to memref<4x2xf32, strided<[2, 1], offset: ?>>
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW]] into [[ARG1]] sum team [0, 1] {host.stream_axis = 0 : i64} : memref<4x2xf32, strided<[2, 1], offset: ?>> into memref<4x2xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: [[C00:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C00]]{{\]}} : memref<1x4x2xf32> to memref<4x2xf32, strided<[2, 1], offset: ?>>
+// CHECK-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_1]] into [[ARG2]] max axis 1 team [0, 1] : memref<4x2xf32, strided<[2, 1], offset: ?>> into memref<4x1xf32>
+// CHECK-NEXT: comm.wait [[REQ_1]]
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @reductions(%a: tensor<2x4x2xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+    -> (tensor<4x2xf32, #fusion.dist<@tp, [stream, serial]>>, tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>) {
+  %s = fusion.sum %a [0] : tensor<2x4x2xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<4x2xf32, #fusion.dist<@tp, [stream, serial]>>
+  %m = fusion.amax %a [0] : tensor<2x4x2xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>
+  return %s, %m : tensor<4x2xf32, #fusion.dist<@tp, [stream, serial]>>, tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>
+}
+
+// -----
+
+// A matmul whose contraction axis is sharded: the local product into a
+// partial buffer, then an allreduce.
+// CHECK-LABEL: func.func @contraction(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
+// CHECK-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
+// CHECK-NEXT: host.matmul ins([[ARG0]], [[ARG1]] : memref<4x1xf32>, memref<1x8xf32>) outs([[BUF]] : memref<4x8xf32>)
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[BUF]] into [[ARG2]] sum team [0, 1] : memref<4x8xf32> into memref<4x8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @contraction(%a: tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>,
+                       %b: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>> {
+  %c = fusion.matmul %a, %b : tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>, tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %c : tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
+// -----
+
+// Functions without tensors are left alone.
+// CHECK-LABEL: func.func @untouched(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8xf32>) {
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+func.func @untouched(%a: memref<8xf32>) {
+  return
+}
