@@ -478,4 +478,22 @@ mod tests {
         assert_eq!(table.len(), Entry::all().len());
         assert_eq!(symbols().len(), table.len());
     }
+
+    #[test]
+    fn panics_stop_at_the_boundary_and_fail_the_rank() {
+        let world = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+        let error = world
+            .run(|device| {
+                work(Entry::Wait, (), |_| panic!("boom"));
+                assert!(device.failed());
+                // Later work is skipped; queries still answer.
+                assert_eq!(hir_rt_alloc(0, 8), std::ptr::null_mut());
+                assert_eq!(hir_rt_stream_from_pool(3), 1);
+            })
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "rank 0: hir_rt_wait: internal error: boom"
+        );
+    }
 }

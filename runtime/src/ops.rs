@@ -22,7 +22,7 @@ impl Team {
         for &rank in ranks {
             if rank < 0 || rank as usize >= world {
                 return Err(Error::Invalid(format!(
-                    "team rank {rank} is not a rank of the {world} of the run"
+                    "team rank {rank} is out of range for a run of {world} ranks"
                 )));
             }
             if std::mem::replace(&mut seen[rank as usize], true) {

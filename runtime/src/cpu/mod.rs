@@ -227,8 +227,10 @@ struct Host {
     /// Per queue, the clock of its last task.
     clocks: Vec<Clock>,
     races: Tracker,
-    /// Request `r` is `requests[r - 1]`; `None` while its group is open.
+    /// Request `retired + i + 1` is `requests[i]`; `None` while its group is
+    /// open. A request does not outlive the synchronize that completes it.
     requests: Vec<Option<Event>>,
+    retired: i64,
     group: Option<Group>,
     comm_queues: HashMap<Team, usize>,
     /// Per team, the collectives, barriers and handle exchanges posted so far.
@@ -242,6 +244,18 @@ struct Host {
     /// This rank's buffers shared with some team, and its peers' it mapped.
     exported: Vec<Region>,
     mapped: HashMap<usize, Vec<Region>>,
+}
+
+impl Host {
+    /// Issues a request, complete at `event` (`None`: not yet known).
+    fn issue(&mut self, event: Option<Event>) -> usize {
+        self.requests.push(event);
+        self.requests.len() - 1
+    }
+
+    fn handle(&self, index: usize) -> Request {
+        self.retired + index as Request + 1
+    }
 }
 
 fn next(counters: &mut HashMap<Team, u64>, team: &Team) -> u64 {
@@ -280,6 +294,7 @@ impl CpuDevice {
                 queues,
                 races: Tracker::default(),
                 requests: Vec::new(),
+                retired: 0,
                 group: None,
                 comm_queues: HashMap::new(),
                 collectives: HashMap::new(),
@@ -317,8 +332,13 @@ impl CpuDevice {
         for (index, queue) in host.queues.iter().enumerate() {
             queue.wait_for(race::entry(&host.clocks[index], index));
         }
-        // Everything tracked is done: no later access can race with it.
+        // Everything tracked is done: no later access can race with it, and
+        // every request is complete.
         host.races.clear();
+        if host.group.is_none() {
+            host.retired += host.requests.len() as Request;
+            host.requests.clear();
+        }
     }
 
     /// The event of `queue`'s last task so far.
@@ -408,8 +428,8 @@ impl CpuDevice {
     }
 
     fn request(host: &mut Host, event: Event) -> Request {
-        host.requests.push(Some(event));
-        host.requests.len() as Request
+        let index = host.issue(Some(event));
+        host.handle(index)
     }
 
     /// Runs a host-blocking step, traced on the host track.
@@ -503,7 +523,8 @@ impl CpuDevice {
             }
             group.posts.push(post);
             group.accesses.push(access);
-            return Ok(group.request as Request + 1);
+            let request = group.request;
+            return Ok(host.handle(request));
         }
         let queue = match backend {
             Backend::Nccl => self.comm_queue(host, &team),
@@ -635,9 +656,9 @@ impl Device for CpuDevice {
         if host.group.is_some() {
             return Err(Error::Invalid("coalescing groups do not nest".into()));
         }
-        host.requests.push(None);
+        let request = host.issue(None);
         host.group = Some(Group {
-            request: host.requests.len() - 1,
+            request,
             team: None,
             posts: Vec::new(),
             accesses: Vec::new(),
@@ -662,15 +683,19 @@ impl Device for CpuDevice {
             }
         };
         host.requests[group.request] = Some(event);
-        Ok(group.request as Request + 1)
+        Ok(host.handle(group.request))
     }
 
     fn wait(&self, request: Request) -> Result<()> {
         let mut host = lock(&self.host);
-        let event = usize::try_from(request - 1)
+        let event = usize::try_from(request - host.retired - 1)
             .ok()
             .and_then(|index| host.requests.get(index))
-            .ok_or_else(|| Error::Invalid(format!("request {request} was never posted")))?
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "request {request} is unknown (requests do not outlive a synchronize)"
+                ))
+            })?
             .clone()
             .ok_or_else(|| {
                 Error::Invalid(format!(
