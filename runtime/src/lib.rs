@@ -9,6 +9,10 @@
 //! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
 //!
+//! `docs/Runtime.md` documents the ABI conventions, the launcher API and the
+//! cpu backend's model (streams, events, collectives, transfers, race
+//! detection, timeouts).
+//!
 //! A launcher, in short:
 //!
 //! ```no_run
