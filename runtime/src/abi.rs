@@ -62,12 +62,44 @@ pub enum ReduceKind {
     Avg = 4,
 }
 
+impl ReduceKind {
+    pub const ALL: [ReduceKind; 5] = [
+        ReduceKind::Sum,
+        ReduceKind::Prod,
+        ReduceKind::Max,
+        ReduceKind::Min,
+        ReduceKind::Avg,
+    ];
+
+    /// The kind an entry's `i64` argument names.
+    pub fn from_code(code: i64) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| *kind as i64 == code)
+    }
+}
+
 /// How data moves between ranks; the code is the `i64` the entries take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i64)]
 pub enum Backend {
     Nccl = 0,
     Cuda = 1,
+}
+
+impl Backend {
+    /// The spelling of the `comm` dialect (`on cuda`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Nccl => "nccl",
+            Backend::Cuda => "cuda",
+        }
+    }
+
+    /// The backend an entry's `i64` argument names.
+    pub fn from_code(code: i64) -> Option<Self> {
+        [Backend::Nccl, Backend::Cuda]
+            .into_iter()
+            .find(|backend| *backend as i64 == code)
+    }
 }
 
 /// Elementwise binary operations.
@@ -206,7 +238,8 @@ pub enum Entry {
     Send(DType),
     /// `i64 (buf buffer, i64 peer, buf team, i64 backend)`: a request.
     Recv(DType),
-    /// `void ()`.
+    /// `void ()`: opens a group; until `EndCoalescing`, `Send` and `Recv`
+    /// return the group's request.
     StartCoalescing,
     /// `i64 ()`: the group's request.
     EndCoalescing,
