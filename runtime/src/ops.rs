@@ -153,6 +153,16 @@ impl Kernel {
             }
             KernelOp::Matmul => {
                 let rhs = &self.inputs[1].sizes;
+                // A [K] lhs is one row of a matmul sliced along M.
+                if input.len() == 1 && rhs.len() == 2 {
+                    if input[0] != rhs[0] {
+                        return Err(invalid(format!(
+                            "lhs {input:?} and rhs {rhs:?} contract {} with {}",
+                            input[0], rhs[0]
+                        )));
+                    }
+                    return same_shape("output", output, &rhs[1..]);
+                }
                 if input.len() < 2 || (rhs.len() != 2 && rhs.len() != input.len()) {
                     return Err(invalid(format!(
                         "lhs {input:?} must be [B.., M, K] and rhs {rhs:?} [K, N] or [B.., K, N]"

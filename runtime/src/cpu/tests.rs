@@ -795,6 +795,17 @@ fn compute_kernels_on_strided_views() {
                 &mut product,
             );
             assert_eq!(got, [5.0, 14.0, 23.0, 32.0]);
+            // A [K] lhs (a matmul row): [3] x [3, 2].
+            let mut row = array(DType::F32, &[3], |e| e as f32 + 1.0);
+            let mut cols = array(DType::F32, &[3, 2], |e| e as f32);
+            let mut out_row = array(DType::F32, &[2], |_| 0.0);
+            let got = run(
+                KernelOp::Matmul,
+                vec![view(&mut row), view(&mut cols)],
+                &mut out_row,
+            );
+            // [1, 2, 3] @ [[0, 1], [2, 3], [4, 5]].
+            assert_eq!(got, [16.0, 22.0]);
             let mut w = array(DType::F32, &[2, 3], |e| e as f32);
             let mut bias = array(DType::F32, &[2], |e| e as f32 * 100.0);
             let mut lin = array(DType::F32, &[2, 2], |_| 0.0);
