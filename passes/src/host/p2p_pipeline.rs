@@ -126,13 +126,13 @@ use melior::{
         RegionLike, Type, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
         operation::{OperationLike, OperationMutLike, OperationRefMut, OperationResult},
-        r#type::{IntegerType, MemRefType, ShapedTypeLike, TypeId, TypeLike},
+        r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeId, TypeLike},
     },
     pass::{ExternalPass, Pass, RunExternalPass, create_external},
 };
 use mlir_sys::{
     mlirMemRefTypeGetStridesAndOffset, mlirOpOperandGetNextUse, mlirOpOperandGetOwner,
-    mlirOpOperandIsNull, mlirOperationDestroy, mlirValueGetFirstUse,
+    mlirOpOperandIsNull, mlirOperationDestroy, mlirShapedTypeGetDynamicSize, mlirValueGetFirstUse,
 };
 
 /// The op the pass runs on.
@@ -269,6 +269,16 @@ enum Collective {
     ReduceScatter(Combine),
 }
 
+impl Collective {
+    /// The operand the stream loop slices.
+    const fn sliced_name(self) -> &'static str {
+        match self {
+            Collective::Allgather => "output",
+            Collective::ReduceScatter(_) => "input",
+        }
+    }
+}
+
 /// A collective the pass replaces by a ring in a stream loop.
 struct Ring<'c, 'a> {
     collective: Collective,
@@ -286,14 +296,16 @@ struct Ring<'c, 'a> {
     at: OperationRef<'c, 'a>,
 }
 
-/// Every stream loop with a ring, and its rings; nothing when an error was
-/// emitted.
-#[allow(clippy::type_complexity)]
+/// Every stream loop with a ring, and its rings.
+type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>)>;
+
+/// The rings of `function`, grouped by loop; nothing when an error was
+/// emitted (then the function is left as it is).
 fn plan<'c, 'a>(
     context: &'c Context,
     function: OperationRef<'c, 'a>,
-) -> Result<Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>)>, Reported> {
-    let mut loops: Vec<(StreamLoop, Vec<Ring>)> = Vec::new();
+) -> Result<Plan<'c, 'a>, Reported> {
+    let mut loops: Plan = Vec::new();
     let mut failed = false;
     for op in nested(function) {
         match match_collective(context, op) {
@@ -346,220 +358,119 @@ fn match_collective<'c, 'a>(
     let Some(stream_loop) = loops.pop() else {
         return Ok(None);
     };
+
     let error = |message: String| {
         emit_error(op.location(), &message);
-        Err(Reported)
+        Reported
     };
-    let collective = match op_name.as_str() {
-        "comm.allgather" => Collective::Allgather,
-        "comm.reduce_scatter" => match integer_attribute(&op, "kind") {
-            // `Comm_ReduceKind` codes.
-            Some(0) => Collective::ReduceScatter(Combine::Sum),
-            Some(2) => Collective::ReduceScatter(Combine::Max),
-            _ => {
-                return error(format!(
-                    "'{op_name}' has no ring for its reduce kind: the ring combines the partial \
-                     blocks with host.sum or host.amax (kinds 'sum' and 'max')"
-                ));
-            }
-        },
-        _ => {
-            return error(format!(
-                "'{op_name}' communicates along axis {axis}, the axis a stream loop runs over; \
-                 host-p2p-pipeline makes rings of comm.allgather and comm.reduce_scatter only"
-            ));
-        }
-    };
+    let collective = collective_of(&op, &op_name, axis).map_err(error)?;
     if !loops.is_empty() {
-        return error(format!(
+        return Err(error(format!(
             "'{op_name}' is sliced along axis {axis} by {} stream loops; a ring runs in one",
             loops.len() + 1
-        ));
+        )));
     }
-    let (what, order) = match collective {
-        Collective::Allgather => ("output", "before the stream loop that reads"),
-        Collective::ReduceScatter(_) => ("input", "after the stream loop that writes"),
+    let (input, output) = (
+        op.operand(0).expect("a collective has an input"),
+        op.operand(1).expect("a collective has an output"),
+    );
+    let (sliced, own) = match collective {
+        Collective::Allgather => (output, input),
+        Collective::ReduceScatter(_) => (input, output),
     };
-    let next_to_loop = op.block() == stream_loop.op.block()
-        && match collective {
-            Collective::Allgather => op.is_before_in_block(stream_loop.op),
-            Collective::ReduceScatter(_) => stream_loop.op.is_before_in_block(op),
-        };
-    if !next_to_loop {
-        return error(format!(
-            "'{op_name}' must come {order} its {what} along axis {axis}, in the same block"
-        ));
+    let what = collective.sliced_name();
+    let (first, last) = match collective {
+        Collective::Allgather => (op, stream_loop.op),
+        Collective::ReduceScatter(_) => (stream_loop.op, op),
+    };
+    if op.block() != stream_loop.op.block() || !first.is_before_in_block(last) {
+        return Err(error(format!(
+            "'{op_name}' must come {} its {what} along axis {axis}, in the same block",
+            match collective {
+                Collective::Allgather => "before the stream loop that reads",
+                Collective::ReduceScatter(_) => "after the stream loop that writes",
+            }
+        )));
     }
-
-    let team_attribute = op.attribute("team").expect("a collective has a team");
-    let team = DenseI64ArrayAttribute::try_from(team_attribute).expect("the team is an array");
-    let team: Vec<i64> = (0..team.len())
-        .map(|index| team.element(index).expect("in range"))
-        .collect();
-    let size = team.len() as i64;
-    if !team.iter().copied().eq(0..size) {
-        return error(format!(
-            "team {team:?} is not the whole mesh in order, ranks 0 to {}: the ring takes \
-             position r in the team to be rank r",
-            size - 1
-        ));
-    }
+    let team = op.attribute("team").expect("a collective has a team");
+    let size = whole_mesh(team).map_err(error)?;
     let bounds = (
         constant(stream_loop.lower),
         constant(stream_loop.upper),
         constant(stream_loop.op.operand(2).expect("scf.for has a step")),
     );
     if bounds != (Some(0), Some(size), Some(1)) {
-        return error(format!(
+        return Err(error(format!(
             "the stream loop must run from 0 to {size} step 1, one step per rank of the team"
-        ));
+        )));
     }
-    let (input, output) = (
-        op.operand(0).expect("a collective has an input"),
-        op.operand(1).expect("a collective has an output"),
-    );
-    let (sliced_buffer, other) = match collective {
-        Collective::Allgather => (output, input),
-        Collective::ReduceScatter(_) => (input, output),
-    };
-    let Some(own_view) = view_type(context, other.r#type(), axis) else {
-        return error(format!(
-            "the buffers of '{op_name}' need strided layouts for the ring to take views of them"
-        ));
-    };
-    let extent = MemRefType::try_from(sliced_buffer.r#type())
-        .ok()
-        .and_then(|r#type| r#type.dim_size(axis as usize).ok())
-        .and_then(|extent| match extent {
-            melior::ir::r#type::DimSize::Static(extent) => Some(extent as i64),
-            melior::ir::r#type::DimSize::Dynamic => None,
-        });
-    if extent != Some(size) {
-        return error(format!(
+    if static_shape(sliced.r#type()).and_then(|shape| shape.get(axis as usize).copied())
+        != Some(size)
+    {
+        return Err(error(format!(
             "axis {axis} of the {what} must have extent {size}, one slice per rank of the team"
-        ));
+        )));
     }
-
+    let own_view = view_type(context, own.r#type(), axis).ok_or_else(|| {
+        error(format!(
+            "the buffers of '{op_name}' need strided layouts for the ring to take views of them"
+        ))
+    })?;
     let request = op.result(0).expect("a collective has a request");
     let wait = match users(request.into()).as_slice() {
         [wait] if name(wait) == "comm.wait" && wait.block() == op.block() => *wait,
         _ => {
-            return error(format!(
+            return Err(error(format!(
                 "the request of '{op_name}' must be waited for by one comm.wait in its block and \
                  used nowhere else"
-            ));
+            )));
         }
     };
 
     // Between the collective and the loop the ring has not run: nothing may
     // use its buffers there. In the loop, the slices are the ring's.
     let block = op.block().expect("a collective is in a block");
-    let (first, last) = match collective {
-        Collective::Allgather => (op, stream_loop.op),
-        Collective::ReduceScatter(_) => (stream_loop.op, op),
-    };
-    let mut views = Vec::new();
     let buffers = if input == output {
         vec![input]
     } else {
         vec![input, output]
     };
+    let mut views = Vec::new();
     for buffer in buffers {
         for user in users(buffer) {
-            if user == op {
-                continue;
-            }
             let in_loop = ancestor_in(user, stream_loop.body);
-            if buffer == sliced_buffer
-                && let Some(ancestor) = in_loop
-            {
-                if ancestor != user || !is_select_of(user, axis, stream_loop.index) {
-                    emit_error(
-                        user.location(),
-                        &format!(
-                            "'{}' uses the {what} of '{op_name}' in its stream loop otherwise \
-                             than as a host.select along axis {axis} at the loop index in the \
-                             loop body; the ring moves those slices",
-                            name(&user)
-                        ),
-                    );
-                    return Err(Reported);
-                }
-                views.push(user);
-                continue;
-            }
             let between = ancestor_in(user, block)
                 .is_some_and(|at| first.is_before_in_block(at) && at.is_before_in_block(last));
-            if in_loop.is_some() || between {
-                emit_error(
-                    user.location(),
-                    &format!(
-                        "'{}' uses a buffer of '{op_name}' {}, where the ring moves it",
-                        name(&user),
-                        if in_loop.is_some() {
-                            "in its stream loop"
-                        } else {
-                            "between it and its stream loop"
-                        }
-                    ),
-                );
-                return Err(Reported);
-            }
+            let message = if buffer == sliced && in_loop.is_some() {
+                if is_select_of(user, axis, stream_loop.index) && in_loop == Some(user) {
+                    views.push(user);
+                    continue;
+                }
+                format!(
+                    "uses the {what} of '{op_name}' in its stream loop otherwise than as a \
+                     host.select along axis {axis} at the loop index in the loop body; the ring \
+                     moves those slices"
+                )
+            } else if user != op && (in_loop.is_some() || between) {
+                format!(
+                    "uses a buffer of '{op_name}' {}, where the ring moves it",
+                    if in_loop.is_some() {
+                        "in its stream loop"
+                    } else {
+                        "between it and its stream loop"
+                    }
+                )
+            } else {
+                continue;
+            };
+            emit_error(user.location(), &format!("'{}' {message}", name(&user)));
+            return Err(Reported);
         }
     }
-    views.sort_by(|a, b| {
-        if a.is_before_in_block(*b) {
-            std::cmp::Ordering::Less
-        } else {
-            std::cmp::Ordering::Greater
-        }
-    });
-    let view = *views
-        .first()
-        .expect("the loop was found through one of its selects");
-
-    // The step's stream: from its switch to the next one. The slices and
-    // every use of them must be there, on the stream the ring moves them on.
-    let (start, end) = step_segment(&stream_loop).ok_or_else(|| {
-        emit_error(
-            stream_loop.op.location(),
-            "the stream loop never switches to host.stream_from_pool of its index, the stream \
-             a ring step runs on",
-        );
-        Reported
-    })?;
-    let mut last_use = view;
-    for &select in &views {
-        for user in std::iter::once(select).chain(users(select.result(0).expect("a view").into())) {
-            let at = ancestor_in(user, stream_loop.body).expect("uses of a view are in its loop");
-            let on_step_stream =
-                start.is_before_in_block(at) && end.is_none_or(|end| at.is_before_in_block(end));
-            if !on_step_stream {
-                emit_error(
-                    user.location(),
-                    &format!(
-                        "'{}' uses a slice of the {what} of '{op_name}' off the step's stream: \
-                         slices must be taken and used between host.set_current_stream to \
-                         host.stream_from_pool of the loop index and the next stream switch",
-                        name(&user)
-                    ),
-                );
-                return Err(Reported);
-            }
-            if last_use.is_before_in_block(at) {
-                last_use = at;
-            }
-        }
-    }
-    // The allgather's slice arrives before anything reads it; the
-    // reduce-scatter's partial leaves after everything has written it.
-    let after = match collective {
-        Collective::Allgather => view,
-        Collective::ReduceScatter(_) => last_use,
-    };
-    let at = after
-        .next_in_block()
-        .expect("a loop body ends with scf.yield");
+    let views: Vec<_> = block_ops(stream_loop.body)
+        .filter(|op| views.contains(op))
+        .collect();
+    let at = step_position(&stream_loop, &views, collective, &op_name)?;
 
     Ok(Some((
         stream_loop,
@@ -570,12 +481,105 @@ fn match_collective<'c, 'a>(
             input,
             output,
             axis,
-            team: team_attribute,
-            view: view.result(0).expect("a view").into(),
+            team,
+            view: views[0].result(0).expect("a view").into(),
             own_view,
             at,
         },
     )))
+}
+
+/// What a collective with a sliced operand along `axis` becomes: an error
+/// for those with no ring.
+fn collective_of(op: &OperationRef, op_name: &str, axis: i64) -> Result<Collective, String> {
+    match op_name {
+        "comm.allgather" => Ok(Collective::Allgather),
+        "comm.reduce_scatter" => match integer_attribute(op, "kind") {
+            // `Comm_ReduceKind` codes.
+            Some(0) => Ok(Collective::ReduceScatter(Combine::Sum)),
+            Some(2) => Ok(Collective::ReduceScatter(Combine::Max)),
+            _ => Err(format!(
+                "'{op_name}' has no ring for its reduce kind: the ring combines the partial \
+                 blocks with host.sum or host.amax (kinds 'sum' and 'max')"
+            )),
+        },
+        _ => Err(format!(
+            "'{op_name}' communicates along axis {axis}, the axis a stream loop runs over; \
+             host-p2p-pipeline makes rings of comm.allgather and comm.reduce_scatter only"
+        )),
+    }
+}
+
+/// The size of `team` if it is the whole mesh in order, `[0, 1, ..., D-1]`:
+/// the ring takes a position in the team to be the rank `host.rank` returns.
+fn whole_mesh(team: Attribute) -> Result<i64, String> {
+    let team = DenseI64ArrayAttribute::try_from(team).expect("a team is an i64 array");
+    let ranks: Vec<i64> = (0..team.len())
+        .map(|index| team.element(index).expect("in range"))
+        .collect();
+    let size = ranks.len() as i64;
+    if ranks.iter().copied().eq(0..size) {
+        Ok(size)
+    } else {
+        Err(format!(
+            "team {ranks:?} is not the whole mesh in order, ranks 0 to {}: the ring takes \
+             position r in the team to be rank r",
+            size - 1
+        ))
+    }
+}
+
+/// Where a ring step goes in the loop body, given the loop's selects of the
+/// sliced buffer (`views`, in order): the allgather's slice arrives right
+/// after the first select, before anything reads it; the reduce-scatter's
+/// partial leaves after the last use of any select, once everything has
+/// written it. The selects and their uses must all run on the step's stream,
+/// the one the ring moves data on.
+fn step_position<'c, 'a>(
+    stream_loop: &StreamLoop<'c, 'a>,
+    views: &[OperationRef<'c, 'a>],
+    collective: Collective,
+    op_name: &str,
+) -> Result<OperationRef<'c, 'a>, Reported> {
+    let Some((start, end)) = step_segment(stream_loop) else {
+        emit_error(
+            stream_loop.op.location(),
+            "the stream loop never switches to host.stream_from_pool of its index, the stream \
+             a ring step runs on",
+        );
+        return Err(Reported);
+    };
+    let mut last_use = views[0];
+    for &view in views {
+        for user in std::iter::once(view).chain(users(view.result(0).expect("a view").into())) {
+            let at = ancestor_in(user, stream_loop.body).expect("a view is used where it is");
+            let on_step_stream =
+                start.is_before_in_block(at) && end.is_none_or(|end| at.is_before_in_block(end));
+            if !on_step_stream {
+                emit_error(
+                    user.location(),
+                    &format!(
+                        "'{}' uses a slice of the {} of '{op_name}' off the step's stream: \
+                         slices must be taken and used between host.set_current_stream to \
+                         host.stream_from_pool of the loop index and the next stream switch",
+                        name(&user),
+                        collective.sliced_name()
+                    ),
+                );
+                return Err(Reported);
+            }
+            if last_use.is_before_in_block(at) {
+                last_use = at;
+            }
+        }
+    }
+    let after = match collective {
+        Collective::Allgather => views[0],
+        Collective::ReduceScatter(_) => last_use,
+    };
+    Ok(after
+        .next_in_block()
+        .expect("a loop body ends with scf.yield"))
 }
 
 /// The loop index only picks the step's stream and the slices: any other use
@@ -661,7 +665,7 @@ fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
 // Rewriting
 //===----------------------------------------------------------------------===//
 
-/// Where new ops go: right before `anchor`.
+/// Where new ops go: right before `anchor`, located at `location`.
 #[derive(Clone, Copy)]
 struct Cursor<'c, 'a> {
     context: &'c Context,
@@ -676,6 +680,11 @@ impl<'c, 'a> Cursor<'c, 'a> {
             anchor,
             location: anchor.location(),
         }
+    }
+
+    /// The ops of a ring are located at the collective they replace.
+    fn located(self, location: Location<'c>) -> Self {
+        Self { location, ..self }
     }
 
     fn insert(self, op: impl Into<Operation<'c>>) -> OperationRef<'c, 'a> {
@@ -796,7 +805,7 @@ fn allgather_ring<'c, 'a>(
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
 ) {
-    let before_loop = Cursor::before(context, stream_loop.op);
+    let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
     let own = before_loop.value(select(
         before_loop,
         ring.input,
@@ -811,7 +820,7 @@ fn allgather_ring<'c, 'a>(
             ring,
         ));
     }
-    let cursor = Cursor::before(context, ring.at);
+    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
     cursor.insert(exchange(
         cursor,
         backend,
@@ -839,14 +848,9 @@ fn reduce_scatter_ring<'c, 'a>(
     ring: &Ring<'c, 'a>,
     combine: Combine,
 ) {
-    let before_loop = Cursor::before(context, stream_loop.op);
+    let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
     let partials = MemRefType::try_from(ring.input.r#type()).expect("a memref input");
-    let shape: Vec<i64> = (0..partials.rank())
-        .map(|axis| match partials.dim_size(axis) {
-            Ok(melior::ir::r#type::DimSize::Static(extent)) => extent as i64,
-            _ => unreachable!("reduce-scatter buffers have static shapes"),
-        })
-        .collect();
+    let shape = static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
     let received_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
     let received = before_loop.value(
         host::AllocOperation::builder(context, before_loop.location)
@@ -860,7 +864,7 @@ fn reduce_scatter_ring<'c, 'a>(
             ring,
         ));
     }
-    let cursor = Cursor::before(context, ring.at);
+    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
     let slot_type =
         view_type(context, received_type.into(), ring.axis).expect("an identity layout is strided");
     let slot = cursor.value(select(cursor, received, ring.axis, step.partner, slot_type));
@@ -1039,26 +1043,38 @@ fn select<'c>(
 /// The type of a `host.select` of `source` along `axis` (as
 /// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
 /// offset dynamic.
+fn static_shape(r#type: Type) -> Option<Vec<i64>> {
+    let r#type = MemRefType::try_from(r#type).ok()?;
+    (0..r#type.rank())
+        .map(|axis| match r#type.dim_size(axis).ok()? {
+            DimSize::Static(extent) => Some(extent as i64),
+            DimSize::Dynamic => None,
+        })
+        .collect()
+}
+
 fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
     let source = MemRefType::try_from(source).ok()?;
     let mut strides = vec![0; source.rank()];
-    let mut offset = 0;
+    let mut source_offset = 0;
     // SAFETY: `strides` has one element per axis.
     let strided = unsafe {
-        mlirMemRefTypeGetStridesAndOffset(source.to_raw(), strides.as_mut_ptr(), &mut offset)
+        mlirMemRefTypeGetStridesAndOffset(source.to_raw(), strides.as_mut_ptr(), &mut source_offset)
     };
     if strided.value == 0 {
         return None;
     }
     let mut shape: Vec<i64> = (0..source.rank())
         .map(|axis| match source.dim_size(axis) {
-            Ok(melior::ir::r#type::DimSize::Static(extent)) => extent as i64,
-            _ => i64::MIN,
+            Ok(DimSize::Static(extent)) => extent as i64,
+            // SAFETY: a constant of MLIR's.
+            _ => unsafe { mlirShapedTypeGetDynamicSize() },
         })
         .collect();
     shape.remove(axis as usize);
     strides.remove(axis as usize);
-    let layout = StridedLayoutAttribute::new(context, i64::MIN, &strides);
+    let offset = MemRefType::dynamic_stride_or_offset();
+    let layout = StridedLayoutAttribute::new(context, offset, &strides);
     Some(
         MemRefType::new(
             source.element(),
