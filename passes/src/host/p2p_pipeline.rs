@@ -263,6 +263,7 @@ enum Combine {
     Max,
 }
 
+/// The collectives that have a ring.
 #[derive(Clone, Copy)]
 enum Collective {
     Allgather,
@@ -1043,6 +1044,7 @@ fn select<'c>(
 /// The type of a `host.select` of `source` along `axis` (as
 /// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
 /// offset dynamic.
+/// The shape of a memref type whose extents are all static.
 fn static_shape(r#type: Type) -> Option<Vec<i64>> {
     let r#type = MemRefType::try_from(r#type).ok()?;
     (0..r#type.rank())
