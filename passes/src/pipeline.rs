@@ -1,24 +1,35 @@
 //! `hir-lower`: the named pipeline from a `fusion` program to the host
 //! program, with its options passed through to the passes that take them.
 
-use crate::registry::{NUM_STREAMS, PassOptions, PipelineInfo};
+use crate::registry::{NUM_STREAMS, OptionInfo, PassOptions, PipelineInfo};
+
+/// Whether and how stream-sliced collectives along the stream axis become rings.
+const P2P: OptionInfo = OptionInfo {
+    name: "p2p",
+    description: "Ring pipelines for collectives along the stream axis: none, nccl or cuda",
+    default: "none",
+};
 
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[NUM_STREAMS],
+    options: &[NUM_STREAMS, P2P],
     build: build_hir_lower,
 };
 
 fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let num_streams = options.count(NUM_STREAMS.name)?;
-    let passes = [
+    let p2p = options.choice(P2P.name, &["none", "nccl", "cuda"])?;
+    let mut passes = vec![
         "fusion-propagate-sharding".to_owned(),
         "fusion-verify-sharding".to_owned(),
         "fusion-insert-resharding".to_owned(),
         "convert-fusion-to-host".to_owned(),
         format!("func.func(host-stream-parallelize{{num-streams={num_streams}}})"),
-        "func.func(host-insert-dealloc)".to_owned(),
     ];
+    if p2p != "none" {
+        passes.push(format!("func.func(host-p2p-pipeline{{backend={p2p}}})"));
+    }
+    passes.push("func.func(host-insert-dealloc)".to_owned());
     Ok(passes.join(","))
 }

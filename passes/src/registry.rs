@@ -150,6 +150,22 @@ pub const PASSES: &[PassInfo] = &[
         },
     },
     PassInfo {
+        argument: host::p2p_pipeline::ARGUMENT,
+        description: "Turn collectives over a stream loop's axis into P2P ring pipelines",
+        anchor: host::p2p_pipeline::ANCHOR,
+        options: &[OptionInfo {
+            name: "backend",
+            description: "How the ring moves data: nccl (coalesced send/recv) or cuda (CUDA-IPC copies)",
+            default: "nccl",
+        }],
+        create: |options| {
+            let backend = options.choice("backend", &host::p2p_pipeline::Backend::NAMES)?;
+            let backend = host::p2p_pipeline::Backend::from_name(backend)
+                .expect("the choice is one of the names");
+            Ok(host::p2p_pipeline::create(backend))
+        },
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,

@@ -5,19 +5,6 @@
 
 // OPTION: hir-lower: option 'num-streams' must be a non-negative integer, not '-1'
 
-// The stream axis is the axis the allgather gathers (DIDx -> Stream on the
-// same axis): each iteration would need one rank's shard, which a collective
-// cannot deliver; host-p2p-pipeline builds that as a ring.
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @gather_along_stream(%a: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
-    -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> {
-  // expected-error @+1 {{the stream axis 0 is the axis 'comm.allgather' exchanges across ranks}}
-  %b = fusion.set %a : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
-  return %b : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
-}
-
-// -----
-
 // A matmul cannot be stream-parallel along its output columns.
 fusion.mesh @dev = [0]
 func.func @matmul_columns(%a: tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>,

@@ -3,16 +3,6 @@
 
 // OPTION: host-stream-parallelize: option 'num-streams' must be a non-negative integer, not 'two'
 
-// A collective cannot work on one slice of the axis it gathers.
-func.func @gathered_axis(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
-  // expected-error @+1 {{the stream axis 0 is the axis 'comm.allgather' exchanges across ranks}}
-  %0 = comm.allgather %a into %g team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<1x8xf32> into memref<4x8xf32>
-  comm.wait %0
-  return
-}
-
-// -----
-
 func.func @matmul_columns(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
   // expected-error @+1 {{the stream axis 1 of the matmul's [..., M, N] output is N}}
   host.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>) {host.stream_axis = 1 : i64}

@@ -293,3 +293,43 @@ func.func @collectives(%a: memref<4x1x8xf32>, %g: memref<4x2x8xf32>, %r: memref<
   comm.wait %1
   return
 }
+
+// -----
+
+// An allgather along the stream axis has no per-slice form: it runs whole
+// before the loop that reads its slices (host-p2p-pipeline makes a ring of it),
+// and a reduce-scatter along it after the loop that writes them.
+// CHECK-LABEL: func.func @whole_collectives(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[ARG3:%[a-zA-Z0-9_]+]]: memref<1x8xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1] : memref<1x8xf32> into memref<2x8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C2:%[a-zA-Z0-9_]+]] = arith.constant 2 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: scf.for [[I:%[a-zA-Z0-9_]+]] = [[C0]] to [[C2]] step [[C1]] {
+// CHECK-NEXT: [[S:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I]] : !host.stream
+// CHECK-NEXT: host.set_current_stream [[S]]
+// CHECK-NEXT: host.sync_stream [[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C2]] step [[C1]] {
+// CHECK-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
+// CHECK-NEXT: host.set_current_stream [[S_1]]
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.neg ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: host.set_current_stream [[MAIN]]
+// CHECK-NEXT: host.sync_stream [[S_1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[ARG2]] into [[ARG3]] sum team [0, 1] : memref<2x8xf32> into memref<1x8xf32>
+// CHECK-NEXT: comm.wait [[REQ_1]]
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+func.func @whole_collectives(%a: memref<1x8xf32>, %g: memref<2x8xf32>, %p: memref<2x8xf32>, %r: memref<1x8xf32>) {
+  %0 = comm.allgather %a into %g team [0, 1] {host.stream_axis = 0 : i64} : memref<1x8xf32> into memref<2x8xf32>
+  comm.wait %0
+  host.neg ins(%g : memref<2x8xf32>) outs(%p : memref<2x8xf32>) {host.stream_axis = 0 : i64}
+  %1 = comm.reduce_scatter %p into %r sum team [0, 1] {host.stream_axis = 0 : i64} : memref<2x8xf32> into memref<1x8xf32>
+  comm.wait %1
+  return
+}

@@ -1,4 +1,5 @@
 //! Passes over host programs (`host` and `comm` on buffers).
 
 pub mod insert_dealloc;
+pub mod p2p_pipeline;
 pub mod stream_parallelize;

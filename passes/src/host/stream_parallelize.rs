@@ -37,12 +37,17 @@
 //! }
 //! ```
 //!
+//! A collective that gathers or scatters along the stream axis (`didx` ->
+//! `stream` on the same axis) has no per-slice form: iteration i needs one
+//! rank's shard. It runs whole, outside the loops: an allgather before the
+//! loop that reads its slices, a reduce-scatter after the loop that writes
+//! them; `host-p2p-pipeline` turns it into a ring inside the loop.
+//!
 //! `num-streams=N` rotates iterations over the first N streams of the pool
 //! (`stream_from_pool (i mod N)`); 0, the default, leaves the rotation to the
-//! pool's size. A marked op that cannot be sliced (the stream axis is the
-//! axis a communication gathers or scatters, the contraction or output
-//! column of a matmul, an operand whose extent differs from the loop's)
-//! is a located error.
+//! pool's size. A marked op that cannot be sliced (the output columns of a
+//! matmul, an operand whose extent differs from the loop's) is a located
+//! error.
 
 use crate::{
     builders::{self, Builder},
@@ -135,7 +140,15 @@ fn parallelize<'c, 'a>(
         if joined.contains(&op) {
             continue;
         }
-        if let Some(axis) = builders::stream_axis(&op) {
+        if let Some(axis) = builders::stream_axis(&op)
+            && exchanges_along(&op, axis)
+        {
+            // No slice of the stream axis is one collective: it runs whole,
+            // before the loop that reads it or after the loop that writes it
+            // (host-p2p-pipeline makes a ring of it).
+            let _ = axis_map::mutable(op).remove_discardable_attribute(builders::STREAM_AXIS);
+            open = false;
+        } else if let Some(axis) = builders::stream_axis(&op) {
             let written = written_buffer(&op).expect("verified: the op writes a buffer");
             let extent = builders::buffer_shape(written.r#type())[axis];
             let mut unit = Unit {
@@ -338,14 +351,7 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
         | "comm.reduce_scatter"
         | "comm.gather"
         | "comm.scatter"
-        | "comm.alltoall" => match exchanged_axis(op) {
-            gathered if gathered == axis => Err(format!(
-                "the stream axis {axis} is the axis '{name}' exchanges across ranks: \
-                     a collective cannot work on one slice of it (host-p2p-pipeline turns \
-                     an allgather along the stream axis into a ring)"
-            )),
-            _ => Ok(same),
-        },
+        | "comm.alltoall" => Ok(same),
         "host.sum" | "host.amax" => {
             let reduced = axes(op);
             let input_axis = (0..ranks[0])
@@ -489,6 +495,14 @@ fn axes(op: &OperationRef) -> Vec<usize> {
     (0..axes.len())
         .map(|index| axes.element(index).expect("in range") as usize)
         .collect()
+}
+
+/// Whether `op` is a collective that gathers or scatters along `axis`.
+fn exchanges_along(op: &OperationRef, axis: usize) -> bool {
+    matches!(
+        axis_map::name(op).as_str(),
+        "comm.allgather" | "comm.reduce_scatter" | "comm.gather" | "comm.scatter" | "comm.alltoall"
+    ) && exchanged_axis(op) == axis
 }
 
 /// The axis a collective gathers or scatters along (`axis`, 0 when absent).

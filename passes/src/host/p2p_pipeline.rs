@@ -1,0 +1,1301 @@
+//! `host-p2p-pipeline{backend=nccl|cuda}`: turns a collective whose
+//! communicated axis is the axis of a stream loop into a ring of
+//! point-to-point transfers fused into that loop.
+//!
+//! A stream loop (`scf.for %i` whose body takes `host.stream_from_pool %i`
+//! and switches to it) cannot run a collective slice by slice along the axis
+//! the collective communicates over: slice `j` of an allgather's output is
+//! rank `j`'s shard, and slice `j` of a reduce-scatter's input goes to rank
+//! `j` alone. Such a collective therefore stays whole next to the loop, on
+//! the caller's stream, and the loop does not overlap it. This pass splits it
+//! into one transfer per step, run on the step's stream:
+//!
+//! - an **allgather** before a stream loop that reads its output slice by
+//!   slice along the gathered axis (DIDx -> Stream on one axis, seed 000);
+//! - a **reduce-scatter** after a stream loop that writes its input slice by
+//!   slice along the scattered axis (the partial products of a GEMM).
+//!
+//! # The ring
+//!
+//! Positions are ranks in the team, which must be the whole mesh in order
+//! (`team [0, 1, ..., D-1]`), so a position is also the global rank that
+//! `host.rank` returns and that `comm.send`/`comm.recv` take as their peer.
+//! The loop runs `D` steps; at step `i` the rank at position `r` works on
+//!
+//! - slice `(r + i) mod D` ([`slice`]), whose owner is that position, and
+//! - its partner `(D + r - i) mod D` ([`partner`]), the rank whose slice at
+//!   step `i` is `r`'s own: `slice(partner(r, i), i) = r`.
+//!
+//! Every `host.select` the loop takes at its index now takes the slice, so
+//! step `i` computes slice `(r + i) mod D`; the index only picks the step's
+//! stream. At step 0 the slice is the rank's own (`slice = r`, a local
+//! copy); at each other step the rank receives from one rank and sends to
+//! another, and over the `D` steps it meets every rank once each way.
+//!
+//! - allgather: receive slice `s` of the output from its owner `s`, send the
+//!   local shard (the input at index 0 of the gathered axis) to the partner.
+//! - reduce-scatter: send the partial block `s` (the input's slice) to its
+//!   owner `s`, receive the partner's partial of this rank's block into slot
+//!   `partner` of a buffer shaped as the input; after the loop, `host.sum`
+//!   (`host.amax` for `max`) of that buffer over the scattered axis is the
+//!   output. Slots are distinct per step, so steps on different streams never
+//!   write the same memory.
+//!
+//! # Backends
+//!
+//! - `nccl`: each step's receive and send are one coalescing group
+//!   (`ncclGroupStart`/`ncclGroupEnd`), whose request the step waits for.
+//!   NCCL matches the group's pair whatever the order of the peers' posts;
+//!   every rank posts the groups in step order.
+//! - `cuda`: the buffers are shared once before the loop
+//!   (`comm.share_mem_handles`, cached by the runtime per buffer). A `cuda`
+//!   receive only marks its slot free and never blocks the stream; its request
+//!   completes when the data is there. A `cuda` send makes the stream wait
+//!   until the receiver's slot is free, then copies. Each step posts the
+//!   receive, then the send, then waits for both. It cannot deadlock: the
+//!   only waits are (a) a send for its receiver's receive, which is the first
+//!   thing the receiver posts in that step, after nothing that waits, and
+//!   (b) a wait for a receive, on a send whose only wait is (a). No chain of
+//!   waits is longer than two, so none closes into a cycle. Steps sharing a
+//!   pool stream run in step order on every rank, and the host never blocks,
+//!   so every rank posts every step.
+//!
+//! # What is an error and what is left alone
+//!
+//! A collective whose communicated buffer no stream loop slices along the
+//! communicated axis is left alone: either it is already a stream-sliced
+//! collective of a pipeline (the slices are along another axis), or there is
+//! no pipeline. Once a stream loop slices along that axis the ring is what
+//! was asked for, and what prevents it is a located error: a collective
+//! other than allgather or reduce-scatter (gather, scatter, all-to-all), a
+//! team that is not the whole mesh in order, a loop that does not run `D`
+//! steps from 0 by 1, a buffer with more than one slice per rank, a
+//! reduce-scatter kind with no host combination (`prod`, `min`, `avg`), a
+//! collective not next to its loop or whose request is used otherwise than
+//! by one `comm.wait`, buffers used between the two, a loop that uses the
+//! index for anything but the stream and slices, or slices used off the
+//! step's stream.
+//!
+//! ```mlir
+//! %r = comm.allgather %a into %g team [0, 1, 2, 3]
+//!     : memref<1x128x64xbf16> into memref<4x128x64xbf16>
+//! comm.wait %r
+//! scf.for %i = %c0 to %c4 step %c1 {                  // the stream loop
+//!   %s = host.stream_from_pool %i : !host.stream
+//!   host.set_current_stream %s
+//!   %gi = host.select %g[0][%i] : ...
+//!   host.matmul ins(%gi, %b : ...) outs(...)
+//!   ...
+//! }
+//! ```
+//! becomes, with `backend=nccl`,
+//! ```mlir
+//! %rank = host.rank : index
+//! %own = host.select %a[0][%c0] : ...
+//! scf.for %i = %c0 to %c4 step %c1 {
+//!   %0 = arith.addi %rank, %i : index
+//!   %slice = arith.remui %0, %c4 : index               // (rank + i) mod 4
+//!   %1 = arith.addi %c4, %rank : index
+//!   %2 = arith.subi %1, %i : index
+//!   %partner = arith.remui %2, %c4 : index             // (4 + rank - i) mod 4
+//!   %local = arith.cmpi eq, %slice, %rank : index
+//!   %s = host.stream_from_pool %i : !host.stream
+//!   host.set_current_stream %s
+//!   %gi = host.select %g[0][%slice] : ...
+//!   scf.if %local {
+//!     host.copy ins(%own : ...) outs(%gi : ...)
+//!   } else {
+//!     comm.start_coalescing
+//!     %3 = comm.recv %gi from %slice team [0, 1, 2, 3] : ...
+//!     %4 = comm.send %own to %partner team [0, 1, 2, 3] : ...
+//!     %5 = comm.end_coalescing
+//!     comm.wait %5
+//!   }
+//!   host.matmul ins(%gi, %b : ...) outs(...)
+//!   ...
+//! }
+//! ```
+
+use crate::diagnostics::emit_error;
+use hir_dialects::{comm, host};
+use melior::{
+    Context,
+    dialect::{arith, scf},
+    ir::{
+        Attribute, Block, BlockLike, BlockRef, Location, Operation, OperationRef, Region,
+        RegionLike, Type, Value, ValueLike,
+        attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
+        operation::{OperationLike, OperationMutLike, OperationRefMut, OperationResult},
+        r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeId, TypeLike},
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+use mlir_sys::{
+    mlirMemRefTypeGetStridesAndOffset, mlirOpOperandGetNextUse, mlirOpOperandGetOwner,
+    mlirOpOperandIsNull, mlirOperationDestroy, mlirShapedTypeGetDynamicSize, mlirValueGetFirstUse,
+};
+
+/// The op the pass runs on.
+pub const ANCHOR: &str = "func.func";
+pub const ARGUMENT: &str = "host-p2p-pipeline";
+
+/// How the ring's transfers move data (the `backend` option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// NCCL send/recv, coalesced per step.
+    Nccl,
+    /// CUDA-IPC copies between buffers shared before the loop.
+    Cuda,
+}
+
+impl Backend {
+    /// The option's values, as the option and `comm`'s `on` spell them.
+    pub const NAMES: [&'static str; 2] = ["nccl", "cuda"];
+
+    /// The backend the option spells `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "nccl" => Some(Backend::Nccl),
+            "cuda" => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+
+    /// The value of `comm`'s `Comm_Backend` enum attribute.
+    const fn code(self) -> i64 {
+        match self {
+            Backend::Nccl => 0,
+            Backend::Cuda => 1,
+        }
+    }
+}
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass (anchored on `func.func`) moving data with `backend`.
+pub fn create(backend: Backend) -> Pass {
+    create_external(
+        P2pPipeline { backend },
+        TypeId::create(&PASS_ID),
+        "P2pPipeline",
+        ARGUMENT,
+        "Turn collectives over a stream loop's axis into P2P ring pipelines",
+        ANCHOR,
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct P2pPipeline {
+    backend: Backend,
+}
+
+impl<'c> RunExternalPass<'c> for P2pPipeline {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = function.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        match plan(context, function) {
+            Ok(loops) => {
+                for (stream_loop, rings) in loops {
+                    rewrite(context, self.backend, &stream_loop, &rings);
+                }
+            }
+            Err(Reported) => pass.signal_failure(),
+        }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// The ring schedule
+//===----------------------------------------------------------------------===//
+
+/// The index arithmetic the ring's formulas are written in: emitted as
+/// `arith` ops on `index` values by the pass, evaluated on integers by the
+/// schedule test, so that both read the same formulas.
+trait RingArith: Copy {
+    /// `arith.addi`.
+    fn add(self, other: Self) -> Self;
+    /// `arith.subi`; the formulas only subtract where the result is not negative.
+    fn sub(self, other: Self) -> Self;
+    /// `arith.remui`.
+    fn rem(self, other: Self) -> Self;
+}
+
+/// The slice the rank at `position` works on at `step` of a ring of `size`,
+/// which is also the position of the slice's owner: `(position + step) mod size`.
+fn slice<T: RingArith>(position: T, step: T, size: T) -> T {
+    position.add(step).rem(size)
+}
+
+/// The rank whose slice at `step` is `position`'s own, the one `position`
+/// sends its shard to (allgather) or receives its block from
+/// (reduce-scatter): `(size + position - step) mod size`, with
+/// `step < size` so that the difference is not negative.
+fn partner<T: RingArith>(position: T, step: T, size: T) -> T {
+    size.add(position).sub(step).rem(size)
+}
+
+//===----------------------------------------------------------------------===//
+// Matching
+//===----------------------------------------------------------------------===//
+
+/// An error was emitted.
+struct Reported;
+
+/// A loop over a stream axis, `scf.for %i = %c0 to %cD step %c1`.
+struct StreamLoop<'c, 'a> {
+    op: OperationRef<'c, 'a>,
+    body: BlockRef<'c, 'a>,
+    index: Value<'c, 'a>,
+    lower: Value<'c, 'a>,
+    upper: Value<'c, 'a>,
+}
+
+/// How a reduce-scatter's ring combines the partial blocks it received.
+#[derive(Clone, Copy)]
+enum Combine {
+    Sum,
+    Max,
+}
+
+/// The collectives that have a ring.
+#[derive(Clone, Copy)]
+enum Collective {
+    Allgather,
+    ReduceScatter(Combine),
+}
+
+impl Collective {
+    /// The operand the stream loop slices.
+    const fn sliced_name(self) -> &'static str {
+        match self {
+            Collective::Allgather => "output",
+            Collective::ReduceScatter(_) => "input",
+        }
+    }
+}
+
+/// A collective the pass replaces by a ring in a stream loop.
+struct Ring<'c, 'a> {
+    collective: Collective,
+    op: OperationRef<'c, 'a>,
+    wait: OperationRef<'c, 'a>,
+    input: Value<'c, 'a>,
+    output: Value<'c, 'a>,
+    axis: i64,
+    team: Attribute<'c>,
+    /// The loop's view of the sliced buffer the ring moves: the first select.
+    view: Value<'c, 'a>,
+    /// The type of the view of the rank's own slice of the other buffer.
+    own_view: Type<'c>,
+    /// The ring's step goes right before this op of the loop's body.
+    at: OperationRef<'c, 'a>,
+}
+
+/// Every stream loop with a ring, and its rings.
+type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>)>;
+
+/// The rings of `function`, grouped by loop; nothing when an error was
+/// emitted (then the function is left as it is).
+fn plan<'c, 'a>(
+    context: &'c Context,
+    function: OperationRef<'c, 'a>,
+) -> Result<Plan<'c, 'a>, Reported> {
+    let mut loops: Plan = Vec::new();
+    let mut failed = false;
+    for op in nested(function) {
+        match match_collective(context, op) {
+            Ok(Some((stream_loop, ring))) => {
+                match loops
+                    .iter_mut()
+                    .find(|(known, _)| known.op == stream_loop.op)
+                {
+                    Some((_, rings)) => rings.push(ring),
+                    None => loops.push((stream_loop, vec![ring])),
+                }
+            }
+            Ok(None) => {}
+            Err(Reported) => failed = true,
+        }
+    }
+    for (stream_loop, _) in &loops {
+        failed |= check_index_uses(stream_loop).is_err();
+    }
+    if failed { Err(Reported) } else { Ok(loops) }
+}
+
+/// The ring `op` becomes, `None` if it is not a collective over a stream
+/// loop's axis.
+fn match_collective<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
+    let op_name = name(&op);
+    // The operands a stream loop could slice along the communicated axis.
+    let sliced: &[usize] = match op_name.as_str() {
+        "comm.allgather" | "comm.gather" => &[1],
+        "comm.reduce_scatter" | "comm.scatter" => &[0],
+        "comm.alltoall" => &[0, 1],
+        _ => return Ok(None),
+    };
+    // `axis` is absent where it has its default, 0.
+    let axis = integer_attribute(&op, "axis").unwrap_or(0);
+    let mut loops: Vec<StreamLoop> = Vec::new();
+    for &operand in sliced {
+        let buffer = op.operand(operand).expect("a collective has two operands");
+        for user in users(buffer) {
+            if let Some(stream_loop) = slicing_loop(user, axis)
+                && !loops.iter().any(|known| known.op == stream_loop.op)
+            {
+                loops.push(stream_loop);
+            }
+        }
+    }
+    let Some(stream_loop) = loops.pop() else {
+        return Ok(None);
+    };
+
+    let error = |message: String| {
+        emit_error(op.location(), &message);
+        Reported
+    };
+    let collective = collective_of(&op, &op_name, axis).map_err(error)?;
+    if !loops.is_empty() {
+        return Err(error(format!(
+            "'{op_name}' is sliced along axis {axis} by {} stream loops; a ring runs in one",
+            loops.len() + 1
+        )));
+    }
+    let (input, output) = (
+        op.operand(0).expect("a collective has an input"),
+        op.operand(1).expect("a collective has an output"),
+    );
+    let (sliced, own) = match collective {
+        Collective::Allgather => (output, input),
+        Collective::ReduceScatter(_) => (input, output),
+    };
+    let what = collective.sliced_name();
+    let (first, last) = match collective {
+        Collective::Allgather => (op, stream_loop.op),
+        Collective::ReduceScatter(_) => (stream_loop.op, op),
+    };
+    if op.block() != stream_loop.op.block() || !first.is_before_in_block(last) {
+        return Err(error(format!(
+            "'{op_name}' must come {} its {what} along axis {axis}, in the same block",
+            match collective {
+                Collective::Allgather => "before the stream loop that reads",
+                Collective::ReduceScatter(_) => "after the stream loop that writes",
+            }
+        )));
+    }
+    let team = op.attribute("team").expect("a collective has a team");
+    let size = whole_mesh(team).map_err(error)?;
+    let bounds = (
+        constant(stream_loop.lower),
+        constant(stream_loop.upper),
+        constant(stream_loop.op.operand(2).expect("scf.for has a step")),
+    );
+    if bounds != (Some(0), Some(size), Some(1)) {
+        return Err(error(format!(
+            "the stream loop must run from 0 to {size} step 1, one step per rank of the team"
+        )));
+    }
+    if static_shape(sliced.r#type()).and_then(|shape| shape.get(axis as usize).copied())
+        != Some(size)
+    {
+        return Err(error(format!(
+            "axis {axis} of the {what} must have extent {size}, one slice per rank of the team"
+        )));
+    }
+    let own_view = view_type(context, own.r#type(), axis).ok_or_else(|| {
+        error(format!(
+            "the buffers of '{op_name}' need strided layouts for the ring to take views of them"
+        ))
+    })?;
+    let request = op.result(0).expect("a collective has a request");
+    let wait = match users(request.into()).as_slice() {
+        [wait] if name(wait) == "comm.wait" && wait.block() == op.block() => *wait,
+        _ => {
+            return Err(error(format!(
+                "the request of '{op_name}' must be waited for by one comm.wait in its block and \
+                 used nowhere else"
+            )));
+        }
+    };
+
+    // Between the collective and the loop the ring has not run: nothing may
+    // use its buffers there. In the loop, the slices are the ring's.
+    let block = op.block().expect("a collective is in a block");
+    let buffers = if input == output {
+        vec![input]
+    } else {
+        vec![input, output]
+    };
+    let mut views = Vec::new();
+    for buffer in buffers {
+        for user in users(buffer) {
+            let in_loop = ancestor_in(user, stream_loop.body);
+            let between = ancestor_in(user, block)
+                .is_some_and(|at| first.is_before_in_block(at) && at.is_before_in_block(last));
+            let message = if buffer == sliced && in_loop.is_some() {
+                if is_select_of(user, axis, stream_loop.index) && in_loop == Some(user) {
+                    views.push(user);
+                    continue;
+                }
+                format!(
+                    "uses the {what} of '{op_name}' in its stream loop otherwise than as a \
+                     host.select along axis {axis} at the loop index in the loop body; the ring \
+                     moves those slices"
+                )
+            } else if user != op && (in_loop.is_some() || between) {
+                format!(
+                    "uses a buffer of '{op_name}' {}, where the ring moves it",
+                    if in_loop.is_some() {
+                        "in its stream loop"
+                    } else {
+                        "between it and its stream loop"
+                    }
+                )
+            } else {
+                continue;
+            };
+            emit_error(user.location(), &format!("'{}' {message}", name(&user)));
+            return Err(Reported);
+        }
+    }
+    let views: Vec<_> = block_ops(stream_loop.body)
+        .filter(|op| views.contains(op))
+        .collect();
+    let at = step_position(&stream_loop, &views, collective, &op_name)?;
+
+    Ok(Some((
+        stream_loop,
+        Ring {
+            collective,
+            op,
+            wait,
+            input,
+            output,
+            axis,
+            team,
+            view: views[0].result(0).expect("a view").into(),
+            own_view,
+            at,
+        },
+    )))
+}
+
+/// What a collective with a sliced operand along `axis` becomes: an error
+/// for those with no ring.
+fn collective_of(op: &OperationRef, op_name: &str, axis: i64) -> Result<Collective, String> {
+    match op_name {
+        "comm.allgather" => Ok(Collective::Allgather),
+        "comm.reduce_scatter" => match integer_attribute(op, "kind") {
+            // `Comm_ReduceKind` codes.
+            Some(0) => Ok(Collective::ReduceScatter(Combine::Sum)),
+            Some(2) => Ok(Collective::ReduceScatter(Combine::Max)),
+            _ => Err(format!(
+                "'{op_name}' has no ring for its reduce kind: the ring combines the partial \
+                 blocks with host.sum or host.amax (kinds 'sum' and 'max')"
+            )),
+        },
+        _ => Err(format!(
+            "'{op_name}' communicates along axis {axis}, the axis a stream loop runs over; \
+             host-p2p-pipeline makes rings of comm.allgather and comm.reduce_scatter only"
+        )),
+    }
+}
+
+/// The size of `team` if it is the whole mesh in order, `[0, 1, ..., D-1]`:
+/// the ring takes a position in the team to be the rank `host.rank` returns.
+fn whole_mesh(team: Attribute) -> Result<i64, String> {
+    let team = DenseI64ArrayAttribute::try_from(team).expect("a team is an i64 array");
+    let ranks: Vec<i64> = (0..team.len())
+        .map(|index| team.element(index).expect("in range"))
+        .collect();
+    let size = ranks.len() as i64;
+    if ranks.iter().copied().eq(0..size) {
+        Ok(size)
+    } else {
+        Err(format!(
+            "team {ranks:?} is not the whole mesh in order, ranks 0 to {}: the ring takes \
+             position r in the team to be rank r",
+            size - 1
+        ))
+    }
+}
+
+/// Where a ring step goes in the loop body, given the loop's selects of the
+/// sliced buffer (`views`, in order): the allgather's slice arrives right
+/// after the first select, before anything reads it; the reduce-scatter's
+/// partial leaves after the last use of any select, once everything has
+/// written it. The selects and their uses must all run on the step's stream,
+/// the one the ring moves data on.
+fn step_position<'c, 'a>(
+    stream_loop: &StreamLoop<'c, 'a>,
+    views: &[OperationRef<'c, 'a>],
+    collective: Collective,
+    op_name: &str,
+) -> Result<OperationRef<'c, 'a>, Reported> {
+    let Some((start, end)) = step_segment(stream_loop) else {
+        emit_error(
+            stream_loop.op.location(),
+            "the stream loop never switches to host.stream_from_pool of its index, the stream \
+             a ring step runs on",
+        );
+        return Err(Reported);
+    };
+    let mut last_use = views[0];
+    for &view in views {
+        for user in std::iter::once(view).chain(users(view.result(0).expect("a view").into())) {
+            let at = ancestor_in(user, stream_loop.body).expect("a view is used where it is");
+            let on_step_stream =
+                start.is_before_in_block(at) && end.is_none_or(|end| at.is_before_in_block(end));
+            if !on_step_stream {
+                emit_error(
+                    user.location(),
+                    &format!(
+                        "'{}' uses a slice of the {} of '{op_name}' off the step's stream: \
+                         slices must be taken and used between host.set_current_stream to \
+                         host.stream_from_pool of the loop index and the next stream switch",
+                        name(&user),
+                        collective.sliced_name()
+                    ),
+                );
+                return Err(Reported);
+            }
+            if last_use.is_before_in_block(at) {
+                last_use = at;
+            }
+        }
+    }
+    let after = match collective {
+        Collective::Allgather => views[0],
+        Collective::ReduceScatter(_) => last_use,
+    };
+    Ok(after
+        .next_in_block()
+        .expect("a loop body ends with scf.yield"))
+}
+
+/// The loop index only picks the step's stream and the slices: any other use
+/// would read a slice index as a step. An error for each other use.
+fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported> {
+    let mut result = Ok(());
+    for user in users(stream_loop.index) {
+        let name = name(&user);
+        let picks = name == "host.stream_from_pool"
+            || (name == "host.select" && user.operand(1).ok() == Some(stream_loop.index));
+        if !picks {
+            emit_error(
+                user.location(),
+                &format!(
+                    "'{name}' uses the index of a stream loop that becomes a ring, where the index \
+                     is a step and no longer a slice; only host.stream_from_pool and host.select \
+                     may use it"
+                ),
+            );
+            result = Err(Reported);
+        }
+    }
+    result
+}
+
+/// The stream loop `user` is a select of at its index along `axis`, if any.
+fn slicing_loop<'c, 'a>(user: OperationRef<'c, 'a>, axis: i64) -> Option<StreamLoop<'c, 'a>> {
+    if name(&user) != "host.select" || integer_attribute(&user, "axis") != Some(axis) {
+        return None;
+    }
+    let index = user.operand(1).ok()?;
+    let op =
+        std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
+            name(op) == "scf.for"
+                && op
+                    .region(0)
+                    .ok()
+                    .and_then(|region| region.first_block())
+                    .and_then(|body| body.argument(0).ok())
+                    .is_some_and(|argument| Value::from(argument) == index)
+        })?;
+    let body = op.region(0).ok()?.first_block()?;
+    let stream_loop = StreamLoop {
+        op,
+        body,
+        index,
+        lower: op.operand(0).ok()?,
+        upper: op.operand(1).ok()?,
+    };
+    block_ops(body)
+        .any(|op| is_stream_from_pool(&op, index))
+        .then_some(stream_loop)
+}
+
+/// The `host.set_current_stream` to the step's stream, and the next switch
+/// if any: the part of the body that runs on the step's stream.
+fn step_segment<'c, 'a>(
+    stream_loop: &StreamLoop<'c, 'a>,
+) -> Option<(OperationRef<'c, 'a>, Option<OperationRef<'c, 'a>>)> {
+    let mut ops = block_ops(stream_loop.body).skip_while(|op| {
+        !(name(op) == "host.set_current_stream"
+            && op
+                .operand(0)
+                .ok()
+                .and_then(|stream| OperationResult::try_from(stream).ok())
+                .is_some_and(|stream| is_stream_from_pool(&stream.owner(), stream_loop.index)))
+    });
+    let start = ops.next()?;
+    Some((start, ops.find(|op| name(op) == "host.set_current_stream")))
+}
+
+fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
+    name(op) == "host.stream_from_pool" && op.operand(0).ok() == Some(index)
+}
+
+fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
+    name(&op) == "host.select"
+        && integer_attribute(&op, "axis") == Some(axis)
+        && op.operand(1).ok() == Some(index)
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+/// Where new ops go: right before `anchor`, located at `location`.
+#[derive(Clone, Copy)]
+struct Cursor<'c, 'a> {
+    context: &'c Context,
+    anchor: OperationRef<'c, 'a>,
+    location: Location<'c>,
+}
+
+impl<'c, 'a> Cursor<'c, 'a> {
+    fn before(context: &'c Context, anchor: OperationRef<'c, 'a>) -> Self {
+        Self {
+            context,
+            anchor,
+            location: anchor.location(),
+        }
+    }
+
+    /// The ops of a ring are located at the collective they replace.
+    fn located(self, location: Location<'c>) -> Self {
+        Self { location, ..self }
+    }
+
+    fn insert(self, op: impl Into<Operation<'c>>) -> OperationRef<'c, 'a> {
+        let block = self.anchor.block().expect("an anchor is in a block");
+        block.insert_operation_before(self.anchor, op.into())
+    }
+
+    fn value(self, op: impl Into<Operation<'c>>) -> Value<'c, 'a> {
+        self.insert(op).result(0).expect("one result").into()
+    }
+}
+
+/// An `index` value the ring formulas are emitted on.
+#[derive(Clone, Copy)]
+struct Emitted<'c, 'a> {
+    value: Value<'c, 'a>,
+    cursor: Cursor<'c, 'a>,
+}
+
+impl<'c, 'a> Emitted<'c, 'a> {
+    fn binary(
+        self,
+        other: Self,
+        build: fn(Value<'c, '_>, Value<'c, '_>, Location<'c>) -> Operation<'c>,
+    ) -> Self {
+        let value = self
+            .cursor
+            .value(build(self.value, other.value, self.cursor.location));
+        Self { value, ..self }
+    }
+}
+
+impl RingArith for Emitted<'_, '_> {
+    fn add(self, other: Self) -> Self {
+        self.binary(other, arith::addi)
+    }
+
+    fn sub(self, other: Self) -> Self {
+        self.binary(other, arith::subi)
+    }
+
+    fn rem(self, other: Self) -> Self {
+        self.binary(other, arith::remui)
+    }
+}
+
+/// The ring indices of a step, emitted at the top of the loop body.
+struct Step<'c, 'a> {
+    slice: Value<'c, 'a>,
+    partner: Value<'c, 'a>,
+    /// `slice == rank`: the step whose slice is the rank's own.
+    local: Value<'c, 'a>,
+}
+
+fn rewrite<'c, 'a>(
+    context: &'c Context,
+    backend: Backend,
+    stream_loop: &StreamLoop<'c, 'a>,
+    rings: &[Ring<'c, 'a>],
+) {
+    let index = Type::index(context);
+    let before_loop = Cursor::before(context, stream_loop.op);
+    let rank = before_loop.value(
+        host::RankOperation::builder(context, before_loop.location)
+            .rank(index)
+            .build(),
+    );
+    let top = Cursor::before(
+        context,
+        stream_loop
+            .body
+            .first_operation()
+            .expect("scf.for has a body"),
+    );
+    let at = |value| Emitted { value, cursor: top };
+    let slice = slice(at(rank), at(stream_loop.index), at(stream_loop.upper)).value;
+    let partner = partner(at(rank), at(stream_loop.index), at(stream_loop.upper)).value;
+    let local = top.value(arith::cmpi(
+        context,
+        arith::CmpiPredicate::Eq,
+        slice,
+        rank,
+        top.location,
+    ));
+    // Every slice the loop takes at its index, it now takes at the step's slice.
+    for user in users(stream_loop.index) {
+        if name(&user) == "host.select" {
+            mutable(user).set_operand(1, slice);
+        }
+    }
+    let step = Step {
+        slice,
+        partner,
+        local,
+    };
+    for ring in rings {
+        match ring.collective {
+            Collective::Allgather => allgather_ring(context, backend, stream_loop, &step, ring),
+            Collective::ReduceScatter(combine) => {
+                reduce_scatter_ring(context, backend, stream_loop, &step, ring, combine)
+            }
+        }
+        // SAFETY: the wait and the collective are live, the wait has no
+        // results, and the wait was the request's only user.
+        unsafe {
+            mlirOperationDestroy(ring.wait.to_raw());
+            mlirOperationDestroy(ring.op.to_raw());
+        }
+    }
+}
+
+/// Receives slice `slice` of the output from its owner, sends the local
+/// shard to the partner; at the local step, copies it.
+fn allgather_ring<'c, 'a>(
+    context: &'c Context,
+    backend: Backend,
+    stream_loop: &StreamLoop<'c, 'a>,
+    step: &Step<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+) {
+    let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
+    let own = before_loop.value(select(
+        before_loop,
+        ring.input,
+        ring.axis,
+        stream_loop.lower,
+        ring.own_view,
+    ));
+    if backend == Backend::Cuda {
+        before_loop.insert(share_mem_handles(
+            before_loop,
+            &[ring.input, ring.output],
+            ring,
+        ));
+    }
+    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
+    cursor.insert(exchange(
+        cursor,
+        backend,
+        step,
+        ring,
+        Transfer {
+            buffer: ring.view,
+            peer: step.slice,
+        },
+        Transfer {
+            buffer: own,
+            peer: step.partner,
+        },
+    ));
+}
+
+/// Sends the partial block `slice` to its owner, receives the partner's
+/// partial of this rank's block into its slot; after the loop, combines the
+/// slots into the output.
+fn reduce_scatter_ring<'c, 'a>(
+    context: &'c Context,
+    backend: Backend,
+    stream_loop: &StreamLoop<'c, 'a>,
+    step: &Step<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+    combine: Combine,
+) {
+    let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
+    let partials = MemRefType::try_from(ring.input.r#type()).expect("a memref input");
+    let shape = static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
+    let received_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
+    let received = before_loop.value(
+        host::AllocOperation::builder(context, before_loop.location)
+            .result(received_type.into())
+            .build(),
+    );
+    if backend == Backend::Cuda {
+        before_loop.insert(share_mem_handles(
+            before_loop,
+            &[ring.input, received],
+            ring,
+        ));
+    }
+    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
+    let slot_type =
+        view_type(context, received_type.into(), ring.axis).expect("an identity layout is strided");
+    let slot = cursor.value(select(cursor, received, ring.axis, step.partner, slot_type));
+    cursor.insert(exchange(
+        cursor,
+        backend,
+        step,
+        ring,
+        Transfer {
+            buffer: slot,
+            peer: step.partner,
+        },
+        Transfer {
+            buffer: ring.view,
+            peer: step.slice,
+        },
+    ));
+
+    let after_loop = Cursor::before(context, ring.op);
+    let output = after_loop.value(select(
+        after_loop,
+        ring.output,
+        ring.axis,
+        stream_loop.lower,
+        ring.own_view,
+    ));
+    let axes: Attribute = DenseI64ArrayAttribute::new(context, &[ring.axis]).into();
+    let location = after_loop.location;
+    after_loop.insert(match combine {
+        Combine::Sum => Operation::from(
+            host::SumOperation::builder(context, location)
+                .axes(axes)
+                .input(received)
+                .output(output)
+                .build(),
+        ),
+        Combine::Max => host::AmaxOperation::builder(context, location)
+            .axes(axes)
+            .input(received)
+            .output(output)
+            .build()
+            .into(),
+    });
+}
+
+/// A buffer and the rank it goes to or comes from.
+struct Transfer<'c, 'a> {
+    buffer: Value<'c, 'a>,
+    peer: Value<'c, 'a>,
+}
+
+/// `scf.if %local { copy } else { receive, send, wait }`: at the local step
+/// the sent buffer is the received one's content.
+fn exchange<'c, 'a>(
+    cursor: Cursor<'c, 'a>,
+    backend: Backend,
+    step: &Step<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+    receive: Transfer<'c, 'a>,
+    send: Transfer<'c, 'a>,
+) -> Operation<'c> {
+    let (context, location) = (cursor.context, cursor.location);
+    let request = Type::parse(context, "!comm.request").expect("the comm dialect is loaded");
+    let on: Attribute =
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
+
+    let copy = Block::new(&[]);
+    copy.append_operation(
+        host::CopyOperation::builder(context, location)
+            .input(send.buffer)
+            .output(receive.buffer)
+            .build()
+            .into(),
+    );
+    copy.append_operation(scf::r#yield(&[], location));
+
+    let transfers = Block::new(&[]);
+    if backend == Backend::Nccl {
+        transfers.append_operation(
+            comm::StartCoalescingOperation::builder(context, location)
+                .build()
+                .into(),
+        );
+    }
+    let received = request_of(
+        transfers.append_operation(
+            comm::RecvOperation::builder(context, location)
+                .request(request)
+                .buffer(receive.buffer)
+                .peer(receive.peer)
+                .team(ring.team)
+                .backend(on)
+                .build()
+                .into(),
+        ),
+    );
+    let sent = request_of(
+        transfers.append_operation(
+            comm::SendOperation::builder(context, location)
+                .request(request)
+                .buffer(send.buffer)
+                .peer(send.peer)
+                .team(ring.team)
+                .backend(on)
+                .build()
+                .into(),
+        ),
+    );
+    let waited = match backend {
+        Backend::Nccl => vec![request_of(
+            transfers.append_operation(
+                comm::EndCoalescingOperation::builder(context, location)
+                    .request(request)
+                    .build()
+                    .into(),
+            ),
+        )],
+        Backend::Cuda => vec![received, sent],
+    };
+    for request in waited {
+        transfers.append_operation(
+            comm::WaitOperation::builder(context, location)
+                .request(request)
+                .build()
+                .into(),
+        );
+    }
+    transfers.append_operation(scf::r#yield(&[], location));
+
+    let region = |block| {
+        let region = Region::new();
+        region.append_block(block);
+        region
+    };
+    scf::r#if(step.local, &[], region(copy), region(transfers), location)
+}
+
+/// The request a transfer returns.
+fn request_of<'c, 'b>(op: OperationRef<'c, 'b>) -> Value<'c, 'b> {
+    op.result(0).expect("a transfer has a request").into()
+}
+
+fn share_mem_handles<'c>(
+    cursor: Cursor<'c, '_>,
+    buffers: &[Value<'c, '_>],
+    ring: &Ring<'c, '_>,
+) -> Operation<'c> {
+    comm::ShareMemHandlesOperation::builder(cursor.context, cursor.location)
+        .buffers(buffers)
+        .team(ring.team)
+        .build()
+        .into()
+}
+
+/// `host.select %source[axis][%index]`, of type `view` (see [`view_type`]).
+fn select<'c>(
+    cursor: Cursor<'c, '_>,
+    source: Value<'c, '_>,
+    axis: i64,
+    index: Value<'c, '_>,
+    view: Type<'c>,
+) -> Operation<'c> {
+    let context = cursor.context;
+    host::SelectOperation::builder(context, cursor.location)
+        .result(view)
+        .source(source)
+        .index(index)
+        .axis(IntegerAttribute::new(
+            IntegerType::new(context, 64).into(),
+            axis,
+        ))
+        .build()
+        .into()
+}
+
+/// The type of a `host.select` of `source` along `axis` (as
+/// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
+/// offset dynamic.
+/// The shape of a memref type whose extents are all static.
+fn static_shape(r#type: Type) -> Option<Vec<i64>> {
+    let r#type = MemRefType::try_from(r#type).ok()?;
+    (0..r#type.rank())
+        .map(|axis| match r#type.dim_size(axis).ok()? {
+            DimSize::Static(extent) => Some(extent as i64),
+            DimSize::Dynamic => None,
+        })
+        .collect()
+}
+
+fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
+    let source = MemRefType::try_from(source).ok()?;
+    let mut strides = vec![0; source.rank()];
+    let mut source_offset = 0;
+    // SAFETY: `strides` has one element per axis.
+    let strided = unsafe {
+        mlirMemRefTypeGetStridesAndOffset(source.to_raw(), strides.as_mut_ptr(), &mut source_offset)
+    };
+    if strided.value == 0 {
+        return None;
+    }
+    let mut shape: Vec<i64> = (0..source.rank())
+        .map(|axis| match source.dim_size(axis) {
+            Ok(DimSize::Static(extent)) => extent as i64,
+            // SAFETY: a constant of MLIR's.
+            _ => unsafe { mlirShapedTypeGetDynamicSize() },
+        })
+        .collect();
+    shape.remove(axis as usize);
+    strides.remove(axis as usize);
+    let offset = MemRefType::dynamic_stride_or_offset();
+    let layout = StridedLayoutAttribute::new(context, offset, &strides);
+    Some(
+        MemRefType::new(
+            source.element(),
+            &shape,
+            Some(layout.into()),
+            source.memory_space(),
+        )
+        .into(),
+    )
+}
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+/// The op's name, e.g. `host.select`.
+fn name(op: &OperationRef) -> String {
+    op.name()
+        .as_string_ref()
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The value of an integer attribute of `op`.
+fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i64> {
+    let attribute = op.attribute(attribute).ok()?;
+    Some(IntegerAttribute::try_from(attribute).ok()?.value())
+}
+
+/// The value of an `arith.constant` of integer type.
+fn constant(value: Value) -> Option<i64> {
+    let op = OperationResult::try_from(value).ok()?.owner();
+    (name(&op) == "arith.constant").then(|| integer_attribute(&op, "value"))?
+}
+
+/// The ops that use `value`, each once.
+fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut users: Vec<OperationRef> = Vec::new();
+    // SAFETY: `value` is live; its use list is only read.
+    unsafe {
+        let mut operand = mlirValueGetFirstUse(value.to_raw());
+        while !mlirOpOperandIsNull(operand) {
+            let user = OperationRef::from_raw(mlirOpOperandGetOwner(operand));
+            if !users.contains(&user) {
+                users.push(user);
+            }
+            operand = mlirOpOperandGetNextUse(operand);
+        }
+    }
+    users
+}
+
+/// The ancestor of `op` (or `op` itself) in `block`.
+fn ancestor_in<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    block: BlockRef<'c, 'a>,
+) -> Option<OperationRef<'c, 'a>> {
+    let mut current = op;
+    while current.block() != Some(block) {
+        current = current.parent_operation()?;
+    }
+    Some(current)
+}
+
+/// The ops of `block`, in order.
+fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> impl Iterator<Item = OperationRef<'c, 'a>> {
+    std::iter::successors(block.first_operation(), |op| op.next_in_block())
+}
+
+/// Every op nested in `op`, in program order.
+fn nested<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut ops = Vec::new();
+    for region in op.regions() {
+        for block in std::iter::successors(region.first_block(), |block| block.next_in_region()) {
+            for nested_op in block_ops(block) {
+                ops.push(nested_op);
+                ops.extend(nested(nested_op));
+            }
+        }
+    }
+    ops
+}
+
+/// `op` as a handle that may change it.
+fn mutable<'c, 'a>(op: OperationRef<'c, 'a>) -> OperationRefMut<'c, 'a> {
+    // SAFETY: `op` is live, and a pass holds the IR it runs on exclusively.
+    unsafe { OperationRefMut::from_raw(op.to_raw()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formulas on integers, with `arith.subi` on `index` checked not to
+    /// go below zero (the pass emits `remui` after it).
+    impl RingArith for u64 {
+        fn add(self, other: Self) -> Self {
+            self + other
+        }
+
+        fn sub(self, other: Self) -> Self {
+            self.checked_sub(other)
+                .expect("the ring formulas never subtract below zero")
+        }
+
+        fn rem(self, other: Self) -> Self {
+            self % other
+        }
+    }
+
+    /// A message posted at one step: from which rank to which, and what.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    struct Message {
+        from: u64,
+        to: u64,
+    }
+
+    /// The sends and receives every rank posts at `step`, sorted, and the
+    /// ranks that copy locally; `receive_from` and `send_to` say what a rank
+    /// does at a step.
+    fn post(
+        size: u64,
+        step: u64,
+        receive_from: fn(u64, u64, u64) -> u64,
+        send_to: fn(u64, u64, u64) -> u64,
+    ) -> (Vec<Message>, Vec<Message>, Vec<u64>) {
+        let (mut sends, mut receives, mut local) = (Vec::new(), Vec::new(), Vec::new());
+        for rank in 0..size {
+            // The pass's local test, `slice == rank`.
+            if slice(rank, step, size) == rank {
+                assert_eq!(step, 0, "only step 0 is local");
+                assert_eq!(partner(rank, step, size), rank);
+                local.push(rank);
+                continue;
+            }
+            let (from, to) = (receive_from(rank, step, size), send_to(rank, step, size));
+            assert!(from < size && to < size && from != rank && to != rank);
+            receives.push(Message { from, to: rank });
+            sends.push(Message { from: rank, to });
+        }
+        sends.sort();
+        receives.sort();
+        (sends, receives, local)
+    }
+
+    #[test]
+    fn allgather_ring_gathers_every_slice_once() {
+        for size in 1..=8 {
+            // gathered[rank][slice]: whose shard is there.
+            let mut gathered = vec![vec![None; size as usize]; size as usize];
+            for step in 0..size {
+                // Receive slice `slice` from its owner, send the own shard to the partner.
+                let (sends, receives, local) = post(size, step, slice, partner);
+                assert_eq!(
+                    sends, receives,
+                    "size {size}, step {step}: unmatched transfers"
+                );
+                assert_eq!(local.len() as u64, if step == 0 { size } else { 0 });
+                for rank in local {
+                    // The copy of the own shard into the step's slice.
+                    gathered[rank as usize][slice(rank, step, size) as usize] = Some(rank);
+                }
+                for Message { from, to } in sends {
+                    // `to` stores what arrives in its slice of this step.
+                    let into = slice(to, step, size);
+                    assert_eq!(into, from, "the slice received is the sender's shard");
+                    let slot = &mut gathered[to as usize][into as usize];
+                    assert_eq!(
+                        *slot, None,
+                        "size {size}: rank {to} gets slice {into} twice"
+                    );
+                    *slot = Some(from);
+                }
+            }
+            for (rank, slices) in gathered.iter().enumerate() {
+                let expected: Vec<_> = (0..size).map(Some).collect();
+                assert_eq!(slices, &expected, "size {size}: rank {rank}");
+            }
+        }
+    }
+
+    #[test]
+    fn reduce_scatter_ring_brings_every_partial_once() {
+        for size in 1..=8 {
+            // slots[rank][source]: which block of which rank's partials is there.
+            let mut slots = vec![vec![None; size as usize]; size as usize];
+            for step in 0..size {
+                // Receive from the partner into its slot, send block `slice` to its owner.
+                let (sends, receives, local) = post(size, step, partner, slice);
+                assert_eq!(
+                    sends, receives,
+                    "size {size}, step {step}: unmatched transfers"
+                );
+                for rank in local {
+                    // The copy of the step's block into the partner's slot.
+                    let slot = partner(rank, step, size) as usize;
+                    slots[rank as usize][slot] = Some((rank, slice(rank, step, size)));
+                }
+                for Message { from, to } in sends {
+                    let block = slice(from, step, size);
+                    let slot = partner(to, step, size);
+                    assert_eq!(slot, from, "the slot is the sender's");
+                    let slot = &mut slots[to as usize][slot as usize];
+                    assert_eq!(
+                        *slot, None,
+                        "size {size}: rank {to} gets {from}'s block twice"
+                    );
+                    *slot = Some((from, block));
+                }
+            }
+            // Slot q of rank r holds rank q's partial of block r: their
+            // combination over the slots is block r of the reduce-scatter.
+            for (rank, slots) in slots.iter().enumerate() {
+                let expected: Vec<_> = (0..size)
+                    .map(|source| Some((source, rank as u64)))
+                    .collect();
+                assert_eq!(slots, &expected, "size {size}: rank {rank}");
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+// hir-lower on the P2P examples (seeds 000 and 001): without p2p the allgather
+// along the stream axis runs whole before the loop; with p2p=nccl it is a ring
+// of coalesced send/recv, with p2p=cuda a ring of CUDA-IPC copies.
+//
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P-NCCL
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P-CUDA
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P-NCCL
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P-CUDA
+
+// ----- allgather_p2p.mlir
+
+// ALLGATHER-P2P-LABEL: func.func @allgather_p2p(
+// ALLGATHER-P2P-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x64xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x64xf32>) {
+// ALLGATHER-P2P-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1, 2, 3] : memref<1x64xf32> into memref<4x64xf32>
+// ALLGATHER-P2P-NEXT: comm.wait [[REQ]]
+// ALLGATHER-P2P-NEXT: return
+// ALLGATHER-P2P-NEXT: }
+
+// ALLGATHER-P2P-NCCL-LABEL: func.func @allgather_p2p(
+// ALLGATHER-P2P-NCCL-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x64xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x64xf32>) {
+// ALLGATHER-P2P-NCCL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1, 2, 3] : memref<1x64xf32> into memref<4x64xf32>
+// ALLGATHER-P2P-NCCL-NEXT: comm.wait [[REQ]]
+// ALLGATHER-P2P-NCCL-NEXT: return
+// ALLGATHER-P2P-NCCL-NEXT: }
+
+// ALLGATHER-P2P-CUDA-LABEL: func.func @allgather_p2p(
+// ALLGATHER-P2P-CUDA-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x64xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x64xf32>) {
+// ALLGATHER-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1, 2, 3] : memref<1x64xf32> into memref<4x64xf32>
+// ALLGATHER-P2P-CUDA-NEXT: comm.wait [[REQ]]
+// ALLGATHER-P2P-CUDA-NEXT: return
+// ALLGATHER-P2P-CUDA-NEXT: }
+
+// ----- ag_matmul_p2p.mlir
+
+// AG-MATMUL-P2P-LABEL: func.func @ag_matmul_p2p(
+// AG-MATMUL-P2P-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x256x2048xbf16>) {
+// AG-MATMUL-P2P-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// AG-MATMUL-P2P-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[BUF]] team [0, 1, 2, 3] : memref<1x256x1024xbf16> into memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-NEXT: comm.wait [[REQ]]
+// AG-MATMUL-P2P-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-P2P-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-MATMUL-P2P-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-P2P-NEXT: scf.for [[I:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NEXT: [[S:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I]] : !host.stream
+// AG-MATMUL-P2P-NEXT: host.set_current_stream [[S]]
+// AG-MATMUL-P2P-NEXT: host.sync_stream [[MAIN]]
+// AG-MATMUL-P2P-NEXT: }
+// AG-MATMUL-P2P-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
+// AG-MATMUL-P2P-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
+// AG-MATMUL-P2P-NEXT: host.matmul ins([[VIEW]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_1]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-NEXT: }
+// AG-MATMUL-P2P-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-NEXT: return
+// AG-MATMUL-P2P-NEXT: }
+
+// AG-MATMUL-P2P-NCCL-LABEL: func.func @ag_matmul_p2p(
+// AG-MATMUL-P2P-NCCL-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x256x2048xbf16>) {
+// AG-MATMUL-P2P-NCCL-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// AG-MATMUL-P2P-NCCL-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-NCCL-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-P2P-NCCL-NEXT: scf.for [[I:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NCCL-NEXT: [[S:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I]] : !host.stream
+// AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[S]]
+// AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[MAIN]]
+// AG-MATMUL-P2P-NCCL-NEXT: }
+// AG-MATMUL-P2P-NCCL-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0]]{{\]}} : memref<1x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-NCCL-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NCCL-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.addi [[RANK]], [[I_1]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[V5:%[a-zA-Z0-9_]+]] = arith.remui [[V4]], [[C4]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[V6:%[a-zA-Z0-9_]+]] = arith.addi [[C4]], [[RANK]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[V7:%[a-zA-Z0-9_]+]] = arith.subi [[V6]], [[I_1]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[V8:%[a-zA-Z0-9_]+]] = arith.remui [[V7]], [[C4]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[V9:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[V5]], [[RANK]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
+// AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-NCCL-NEXT: scf.if [[V9]] {
+// AG-MATMUL-P2P-NCCL-NEXT: host.copy ins([[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) outs([[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>)
+// AG-MATMUL-P2P-NCCL-NEXT: } else {
+// AG-MATMUL-P2P-NCCL-NEXT: comm.start_coalescing
+// AG-MATMUL-P2P-NCCL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-NCCL-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-NCCL-NEXT: [[REQ_2:%[a-zA-Z0-9_]+]] = comm.end_coalescing
+// AG-MATMUL-P2P-NCCL-NEXT: comm.wait [[REQ_2]]
+// AG-MATMUL-P2P-NCCL-NEXT: }
+// AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
+// AG-MATMUL-P2P-NCCL-NEXT: host.matmul ins([[VIEW_1]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-NCCL-NEXT: }
+// AG-MATMUL-P2P-NCCL-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-NCCL-NEXT: return
+// AG-MATMUL-P2P-NCCL-NEXT: }
+
+// AG-MATMUL-P2P-CUDA-LABEL: func.func @ag_matmul_p2p(
+// AG-MATMUL-P2P-CUDA-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x256x2048xbf16>) {
+// AG-MATMUL-P2P-CUDA-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-CUDA-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[I:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[S:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0]]{{\]}} : memref<1x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: comm.share_mem_handles [[ARG0]], [[BUF]] team [0, 1, 2, 3] : memref<1x256x1024xbf16>, memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.addi [[RANK]], [[I_1]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V5:%[a-zA-Z0-9_]+]] = arith.remui [[V4]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V6:%[a-zA-Z0-9_]+]] = arith.addi [[C4]], [[RANK]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V7:%[a-zA-Z0-9_]+]] = arith.subi [[V6]], [[I_1]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V8:%[a-zA-Z0-9_]+]] = arith.remui [[V7]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V9:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[V5]], [[RANK]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: scf.if [[V9]] {
+// AG-MATMUL-P2P-CUDA-NEXT: host.copy ins([[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) outs([[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>)
+// AG-MATMUL-P2P-CUDA-NEXT: } else {
+// AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
+// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[VIEW_1]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
+// AG-MATMUL-P2P-CUDA-NEXT: return
+// AG-MATMUL-P2P-CUDA-NEXT: }

@@ -1,0 +1,336 @@
+// RUN: hir-opt %s --split-input-file --host-p2p-pipeline | FileCheck %s --check-prefixes=CHECK,NCCL
+// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=nccl}))' | FileCheck %s --check-prefixes=CHECK,NCCL
+// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=cuda}))' | FileCheck %s --check-prefixes=CHECK,CUDA
+
+// The inputs are host programs whose collective communicates along the axis
+// of a stream loop, so that the loop cannot slice it: an allgather stays
+// before the loop that reads its output slice by slice, a reduce-scatter after
+// the loop that writes its input slice by slice. The ring at step %i of rank
+// %rank works on slice (%rank + %i) mod 4 and meets partner (4 + %rank - %i)
+// mod 4; at the step whose slice is its own (%i = 0) it copies.
+
+// DIDx -> Stream on one axis (seed 001's AllgatherP2p): in [DIDx(4), 8] ->
+// out [Stream(4), 8]. Slice s of the gathered buffer comes from rank s.
+// CHECK-LABEL: func.func @allgather
+// CHECK-SAME: (%[[IN:.*]]: memref<1x8xf32>, %[[OUT:.*]]: memref<4x8xf32>)
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[G:.*]] = host.alloc : memref<4x8xf32>
+// CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[C4]] step %[[C1]] {
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[J]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[PS]]
+// CHECK-NEXT: host.sync_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[RANK:.*]] = host.rank : index
+// CHECK-NEXT: %[[OWN:.*]] = host.select %[[IN]][0][%[[C0]]] : memref<1x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CUDA-NEXT: comm.share_mem_handles %[[IN]], %[[G]] team [0, 1, 2, 3] : memref<1x8xf32>, memref<4x8xf32>
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step %[[C1]] {
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[I]] : index
+// CHECK-NEXT: %[[SLICE:.*]] = arith.remui %[[SUM]], %[[C4]] : index
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[C4]], %[[RANK]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[I]] : index
+// CHECK-NEXT: %[[PARTNER:.*]] = arith.remui %[[BACK]], %[[C4]] : index
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
+// CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[OWN]] : memref<8xf32, strided<[1], offset: ?>>) outs(%[[GI]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: } else {
+// NCCL-NEXT: comm.start_coalescing
+// NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8xf32, strided<[1], offset: ?>>
+// NCCL-NEXT: comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] : memref<8xf32, strided<[1], offset: ?>>
+// NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: comm.wait %[[GROUP]]
+// CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] on cuda : memref<8xf32, strided<[1], offset: ?>>
+// CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda : memref<8xf32, strided<[1], offset: ?>>
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[OI:.*]] = host.select %[[OUT]][0][%[[SLICE]]]
+// CHECK-NEXT: host.copy ins(%[[GI]] : {{.*}}) outs(%[[OI]] : {{.*}})
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8xf32>
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
+  comm.wait %r
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    host.sync_stream %main
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// AG+GEMM (seed 000): A [DIDx(4), 8, 16], B [16, 32] -> C [Stream(4), 8, 32].
+// Step %i multiplies slice (%rank + %i) mod 4 of A as soon as it arrived, on
+// the step's stream, while later slices are in flight.
+// CHECK-LABEL: func.func @ag_matmul
+// CHECK-SAME: (%[[A:.*]]: memref<1x8x16xbf16>, %[[B:.*]]: memref<16x32xbf16>, %[[C:.*]]: memref<4x8x32xbf16>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[G:.*]] = host.alloc : memref<4x8x16xbf16>
+// CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: scf.for
+// CHECK: host.sync_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[RANK:.*]] = host.rank : index
+// CHECK-NEXT: %[[OWN:.*]] = host.select %[[A]][0][%[[C0]]] : memref<1x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
+// CUDA-NEXT: comm.share_mem_handles %[[A]], %[[G]] team [0, 1, 2, 3] : memref<1x8x16xbf16>, memref<4x8x16xbf16>
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[I]] : index
+// CHECK-NEXT: %[[SLICE:.*]] = arith.remui %[[SUM]], %[[C4]] : index
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[C4]], %[[RANK]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[I]] : index
+// CHECK-NEXT: %[[PARTNER:.*]] = arith.remui %[[BACK]], %[[C4]] : index
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
+// CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]]
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[OWN]] : {{.*}}) outs(%[[GI]] : {{.*}})
+// CHECK-NEXT: } else {
+// NCCL-NEXT: comm.start_coalescing
+// NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8x16xbf16, strided<[16, 1], offset: ?>>
+// NCCL-NEXT: comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] : memref<8x16xbf16, strided<[16, 1], offset: ?>>
+// NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: comm.wait %[[GROUP]]
+// CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[CI:.*]] = host.select %[[C]][0][%[[SLICE]]]
+// CHECK-NEXT: host.matmul ins(%[[GI]], %[[B]] : {{.*}}) outs(%[[CI]] : {{.*}})
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref<4x8x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8x16xbf16>
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8x16xbf16> into memref<4x8x16xbf16>
+  comm.wait %r
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    host.sync_stream %main
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
+    %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
+    host.matmul ins(%gi, %b : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<16x32xbf16>)
+                outs(%ci : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// GEMM+RS: C = sum_d A_d @ B_d with C [DIDx(4), 8, 32]; each rank's partial
+// products P [Stream(4), 8, 32] hold one block per rank. Step %i computes
+// block (%rank + %i) mod 4 and sends it to its owner while receiving the
+// partner's partial of this rank's block into the partner's slot; the slots
+// are summed after the loop.
+// CHECK-LABEL: func.func @matmul_reduce_scatter
+// CHECK-SAME: (%[[A:.*]]: memref<4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[P:.*]] = host.alloc : memref<4x8x32xf32>
+// CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: scf.for
+// CHECK: host.sync_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[RANK:.*]] = host.rank : index
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
+// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<4x8x32xf32>, memref<4x8x32xf32>
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[I]] : index
+// CHECK-NEXT: %[[SLICE:.*]] = arith.remui %[[SUM]], %[[C4]] : index
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[C4]], %[[RANK]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[I]] : index
+// CHECK-NEXT: %[[PARTNER:.*]] = arith.remui %[[BACK]], %[[C4]] : index
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
+// CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[AI:.*]] = host.select %[[A]][0][%[[SLICE]]]
+// CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][0][%[[SLICE]]]
+// CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
+// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[PARTNER]]] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[PI]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
+// CHECK-NEXT: } else {
+// NCCL-NEXT: comm.start_coalescing
+// NCCL-NEXT: comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
+// NCCL-NEXT: comm.send %[[PI]] to %[[SLICE]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
+// NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: comm.wait %[[GROUP]]
+// CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: %[[SEND:.*]] = comm.send %[[PI]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: }
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
+// CHECK-NEXT: return
+func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = host.alloc : memref<4x8x32xf32>
+  %main = host.get_current_stream : !host.stream
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    host.sync_stream %main
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+    %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
+                outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
+  comm.wait %r
+  return
+}
+
+// -----
+
+// Along a non-leading axis, over two ranks: an allgather of columns and a
+// `max` reduce-scatter, combined by host.amax. An AG and an RS on one loop
+// share its ring indices.
+// CHECK-LABEL: func.func @columns
+// CHECK-SAME: (%[[IN:.*]]: memref<8x1xf16>, %[[OUT:.*]]: memref<8x1xf16>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[G:.*]] = host.alloc : memref<8x2xf16>
+// CHECK-NEXT: %[[P:.*]] = host.alloc : memref<8x2xf16>
+// CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: %[[RANK:.*]] = host.rank : index
+// CHECK-NEXT: %[[OWN:.*]] = host.select %[[IN]][1][%[[C0]]] : memref<8x1xf16> to memref<8xf16, strided<[1], offset: ?>>
+// CUDA-NEXT: comm.share_mem_handles %[[IN]], %[[G]] team [0, 1]
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<8x2xf16>
+// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1]
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C2]] step
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[I]] : index
+// CHECK-NEXT: %[[SLICE:.*]] = arith.remui %[[SUM]], %[[C2]] : index
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[C2]], %[[RANK]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[I]] : index
+// CHECK-NEXT: %[[PARTNER:.*]] = arith.remui %[[BACK]], %[[C2]] : index
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
+// CHECK-NOT: arith.
+// CHECK: host.set_current_stream
+// CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][1][%[[SLICE]]] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[OWN]] : {{.*}}) outs(%[[GI]] : {{.*}})
+// CHECK: comm.recv %[[GI]] from %[[SLICE]] team [0, 1]
+// CHECK-NEXT: comm.send %[[OWN]] to %[[PARTNER]] team [0, 1]
+// CHECK: %[[PI:.*]] = host.select %[[P]][1][%[[SLICE]]]
+// CHECK-NEXT: host.neg ins(%[[GI]] : {{.*}}) outs(%[[PI]] : {{.*}})
+// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][1][%[[PARTNER]]] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[PI]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
+// CHECK: comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1]
+// CHECK-NEXT: comm.send %[[PI]] to %[[SLICE]] team [0, 1]
+// CHECK: host.sync_stream
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[OUT]][1][%[[C0]]] : memref<8x1xf16> to memref<8xf16, strided<[1], offset: ?>>
+// CHECK-NEXT: host.amax [1] ins(%[[SLOTS]] : memref<8x2xf16>) outs(%[[MINE]] : {{.*}})
+// CHECK-NEXT: return
+func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %g = host.alloc : memref<8x2xf16>
+  %p = host.alloc : memref<8x2xf16>
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %in into %g axis 1 team [0, 1] : memref<8x1xf16> into memref<8x2xf16>
+  comm.wait %r
+  scf.for %i = %c0 to %c2 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[1][%i] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
+    %pi = host.select %p[1][%i] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
+    host.neg ins(%gi : memref<8xf16, strided<[2], offset: ?>>) outs(%pi : memref<8xf16, strided<[2], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  %q = comm.reduce_scatter %p into %out max axis 1 team [0, 1] : memref<8x2xf16> into memref<8x1xf16>
+  comm.wait %q
+  return
+}
+
+// -----
+
+// Left alone: a stream-sliced collective of a collective pipeline (DESIGN
+// §2.2: sliced along the stream axis, gathered along another), and a
+// collective no stream loop slices.
+// CHECK-LABEL: func.func @collective_pipeline
+// CHECK-NOT: host.rank
+// CHECK: %[[R:.*]] = comm.allgather
+// CHECK-NEXT: comm.wait %[[R]]
+// CHECK-NOT: comm.send
+// CHECK: return
+func.func @collective_pipeline(%a: memref<4x1x8xf32>, %g: memref<4x4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[0][%i] : memref<4x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    %gi = host.select %g[0][%i] : memref<4x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    %r = comm.allgather %ai into %gi team [0, 1, 2, 3]
+        : memref<1x8xf32, strided<[8, 1], offset: ?>> into memref<4x8xf32, strided<[8, 1], offset: ?>>
+    comm.wait %r
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @no_stream_loop
+// CHECK-NEXT: %[[R:.*]] = comm.reduce_scatter
+// CHECK-NEXT: comm.wait %[[R]]
+// CHECK-NEXT: return
+func.func @no_stream_loop(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
+  %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8xf32> into memref<1x8xf32>
+  comm.wait %r
+  return
+}
