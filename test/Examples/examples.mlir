@@ -5,6 +5,8 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/ag_matmul.mlir | FileCheck %s --check-prefix=AG_MATMUL
 // RUN: %mlir_opt --load-dialect-plugin=%hir_plugin %examples/ag_matmul.mlir | FileCheck %s --check-prefix=AG_MATMUL
 // RUN: hir-opt --fusion-verify-sharding %examples/allgather.mlir | FileCheck %s --check-prefix=ALLGATHER
+// RUN: hir-opt --fusion-verify-sharding %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER_P2P
+// RUN: hir-opt --fusion-verify-sharding %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG_MATMUL_P2P
 // RUN: hir-opt --fusion-verify-sharding %examples/allreduce.mlir | FileCheck %s --check-prefix=ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/binary.mlir | FileCheck %s --check-prefix=BINARY
 // RUN: hir-opt --fusion-verify-sharding %examples/inputs_not_stream.mlir | FileCheck %s --check-prefix=INPUTS_NOT_STREAM
@@ -105,3 +107,13 @@
 // TWO_SETS: fusion.set
 // TWO_SETS: fusion.set
 // TWO_SETS: return
+
+// ALLGATHER_P2P: fusion.mesh
+// ALLGATHER_P2P-LABEL: func.func @allgather_p2p
+// ALLGATHER_P2P: fusion.set
+// ALLGATHER_P2P: return
+
+// AG_MATMUL_P2P: fusion.mesh
+// AG_MATMUL_P2P-LABEL: func.func @ag_matmul_p2p
+// AG_MATMUL_P2P: fusion.matmul
+// AG_MATMUL_P2P: return
