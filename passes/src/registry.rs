@@ -2,7 +2,7 @@
 //! (through the C++ shim `hirRegisterPass`, since the C API cannot register
 //! a pass by name).
 
-use crate::{fusion, host};
+use crate::{conversion, fusion, host};
 use melior::pass::Pass;
 use std::{ffi::c_void, sync::Once};
 
@@ -38,6 +38,16 @@ pub const PASSES: &[PassInfo] = &[
         anchor: host::insert_dealloc::ANCHOR,
         create: host::insert_dealloc::create,
     },
+    PassInfo {
+        argument: conversion::comm_to_llvm::ARGUMENT,
+        anchor: conversion::comm_to_llvm::ANCHOR,
+        create: conversion::comm_to_llvm::create,
+    },
+    PassInfo {
+        argument: conversion::host_to_llvm::ARGUMENT,
+        anchor: conversion::host_to_llvm::ANCHOR,
+        create: conversion::host_to_llvm::create,
+    },
 ];
 
 unsafe extern "C" fn create_registered(user_data: *mut c_void) -> mlir_sys::MlirPass {
@@ -46,10 +56,12 @@ unsafe extern "C" fn create_registered(user_data: *mut c_void) -> mlir_sys::Mlir
     (info.create)().to_raw()
 }
 
-/// Registers every HIR pass with MLIR's global pass registry; idempotent.
+/// Registers every HIR pass, and the upstream ones of
+/// [`conversion::LLVM_PIPELINE`], with MLIR's global pass registry; idempotent.
 pub fn register_all() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
+        conversion::register_upstream();
         for info in PASSES {
             // SAFETY: `info` is `'static`; the callback only reads it.
             unsafe {
