@@ -32,8 +32,4 @@ void hirRegisterAllDialects(MlirDialectRegistry registry) {
                index::IndexDialect>();
 }
 
-void hirRegisterPass(HirPassFactory factory, void *userData) {
-  registerPass([factory, userData]() { return std::unique_ptr<Pass>(unwrap(factory(userData))); });
-}
-
 void hirRegisterUpstreamPasses() { registerTransformsPasses(); }

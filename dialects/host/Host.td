@@ -23,6 +23,13 @@ def Host_Dialect : Dialect {
     (an event record on one, a wait on the other).
   }];
   let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Set by convert-fusion-to-host on a host or comm op whose output has a
+    /// stream axis: the axis (of the buffer the op writes) that
+    /// host-stream-parallelize loops over. Consumed by that pass.
+    static constexpr ::llvm::StringLiteral kStreamAxisAttrName = "host.stream_axis";
+  }];
 }
 
 def Host_StreamResource : Resource<"::hir::StreamResource">;

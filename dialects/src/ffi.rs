@@ -2,13 +2,60 @@
 //! (`hir-c/*.h`).
 
 use mlir_sys::{
-    MlirAttribute, MlirContext, MlirDialectHandle, MlirDialectRegistry, MlirPass, MlirStringRef,
-    MlirType,
+    MlirAttribute, MlirContext, MlirDialectHandle, MlirDialectRegistry, MlirOpPassManager,
+    MlirPass, MlirStringCallback, MlirStringRef, MlirType,
 };
 use std::ffi::{c_char, c_int, c_void};
 
-/// Creates a fresh pass each time a pipeline asks for one.
-pub type PassFactory = unsafe extern "C" fn(user_data: *mut c_void) -> MlirPass;
+/// One option of a registered pass or pipeline (`HirPassOption`).
+#[repr(C)]
+pub struct PassOption {
+    pub name: *const c_char,
+    pub description: *const c_char,
+    pub default_value: *const c_char,
+}
+
+/// Creates a pass from option values, or reports an error and returns null.
+pub type PassCreate = unsafe extern "C" fn(
+    user_data: *mut c_void,
+    values: *const MlirStringRef,
+    num_values: isize,
+    on_error: MlirStringCallback,
+    error_user_data: *mut c_void,
+) -> MlirPass;
+
+/// A pass with options (`HirPassInfo`).
+#[repr(C)]
+pub struct PassInfo {
+    pub argument: *const c_char,
+    pub description: *const c_char,
+    pub anchor: *const c_char,
+    pub options: *const PassOption,
+    pub num_options: isize,
+    pub create: PassCreate,
+    pub user_data: *mut c_void,
+}
+
+/// Adds a pipeline's passes to a pass manager, or reports an error.
+pub type PipelineBuild = unsafe extern "C" fn(
+    user_data: *mut c_void,
+    pass_manager: MlirOpPassManager,
+    values: *const MlirStringRef,
+    num_values: isize,
+    on_error: MlirStringCallback,
+    error_user_data: *mut c_void,
+) -> bool;
+
+/// A named pipeline with options (`HirPipelineInfo`).
+#[repr(C)]
+pub struct PipelineInfo {
+    pub argument: *const c_char,
+    pub description: *const c_char,
+    pub options: *const PassOption,
+    pub num_options: isize,
+    pub build: PipelineBuild,
+    pub user_data: *mut c_void,
+}
 
 unsafe extern "C" {
     pub fn mlirGetDialectHandle__fusion__() -> MlirDialectHandle;
@@ -32,7 +79,8 @@ unsafe extern "C" {
     pub fn hirCommRequestTypeGet(ctx: MlirContext) -> MlirType;
 
     pub fn hirRegisterAllDialects(registry: MlirDialectRegistry);
-    pub fn hirRegisterPass(factory: PassFactory, user_data: *mut c_void);
+    pub fn hirRegisterPass(info: *const PassInfo);
+    pub fn hirRegisterPassPipeline(info: *const PipelineInfo);
     pub fn hirRegisterUpstreamPasses();
     pub fn hirOptMain(argc: c_int, argv: *mut *mut c_char) -> c_int;
 }

@@ -2,10 +2,14 @@
 //! (`fusion/`, `host/`, `conversion/`). [`register_all`] makes each
 //! nameable in textual pipelines and on `hir-opt`'s command line.
 
+mod builders;
 pub mod conversion;
 mod diagnostics;
 pub mod fusion;
 pub mod host;
+mod pipeline;
 mod registry;
 
-pub use registry::{PASSES, PassInfo, register_all};
+pub use registry::{
+    OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,
+};

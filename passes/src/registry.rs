@@ -1,75 +1,305 @@
-//! The list of HIR's passes and their registration with MLIR's pass registry
-//! (through the C++ shim `hirRegisterPass`, since the C API cannot register
-//! a pass by name).
+//! The list of HIR's passes and pipelines, and their registration with MLIR's
+//! pass registry through the C++ shim `hirRegisterPass` (the C API can
+//! neither register a pass by name nor give an external pass options).
+//!
+//! Options are strings on the C++ side (so that `arg{opt=value}` parses and
+//! `--help` lists them) and are parsed and checked here, once for all passes,
+//! by [`PassOptions`].
 
-use crate::{conversion, fusion, host};
-use melior::pass::Pass;
-use std::{ffi::c_void, sync::Once};
+use crate::{conversion, fusion, host, pipeline};
+use melior::{StringRef, pass::Pass};
+use mlir_sys::{MlirOpPassManager, MlirPass, MlirStringCallback, MlirStringRef};
+use std::{
+    ffi::{CString, c_char, c_void},
+    sync::Once,
+};
+
+/// An option of a pass or pipeline.
+pub struct OptionInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub default: &'static str,
+}
+
+/// The option values a pass or pipeline is created with, in declaration order.
+pub struct PassOptions<'a> {
+    declared: &'static [OptionInfo],
+    values: Vec<&'a str>,
+}
+
+impl<'a> PassOptions<'a> {
+    /// The declared defaults.
+    pub fn defaults(declared: &'static [OptionInfo]) -> Self {
+        Self {
+            declared,
+            values: declared.iter().map(|option| option.default).collect(),
+        }
+    }
+
+    fn value(&self, name: &str) -> &'a str {
+        let index = self
+            .declared
+            .iter()
+            .position(|option| option.name == name)
+            .unwrap_or_else(|| panic!("option '{name}' is not declared"));
+        self.values[index]
+    }
+
+    /// A positive integer option.
+    pub fn positive(&self, name: &str) -> Result<usize, String> {
+        let value = self.value(name);
+        match value.parse::<usize>() {
+            Ok(number) if number > 0 => Ok(number),
+            _ => Err(format!(
+                "option '{name}' must be a positive integer, not '{value}'"
+            )),
+        }
+    }
+
+    /// A non-negative integer option.
+    pub fn count(&self, name: &str) -> Result<usize, String> {
+        let value = self.value(name);
+        value
+            .parse::<usize>()
+            .map_err(|_| format!("option '{name}' must be a non-negative integer, not '{value}'"))
+    }
+
+    /// An option that takes one of `choices`.
+    pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, String> {
+        let value = self.value(name);
+        choices
+            .iter()
+            .find(|&&choice| choice == value)
+            .copied()
+            .ok_or_else(|| {
+                format!(
+                    "option '{name}' must be one of {}, not '{value}'",
+                    choices.join("|")
+                )
+            })
+    }
+}
 
 /// A pass as the registry knows it.
 pub struct PassInfo {
     /// The name pipelines and `hir-opt` flags use.
     pub argument: &'static str,
-    /// The op it runs on (`builtin.module`, `func.func`).
+    pub description: &'static str,
+    /// The op it runs on (`builtin.module`, `func.func`), empty for any op.
     pub anchor: &'static str,
-    /// Creates a fresh instance.
-    pub create: fn() -> Pass,
+    pub options: &'static [OptionInfo],
+    /// Creates a fresh instance, or says why the options are invalid.
+    pub create: fn(&PassOptions) -> Result<Pass, String>,
 }
+
+/// A named pipeline: its passes as a textual pipeline built from its options.
+pub struct PipelineInfo {
+    pub argument: &'static str,
+    pub description: &'static str,
+    pub options: &'static [OptionInfo],
+    /// The pipeline's elements (as `mlirOpPassManagerAddPipeline` takes them).
+    pub build: fn(&PassOptions) -> Result<String, String>,
+}
+
+/// How many pool streams stream loops rotate over; 0 for the pool's size.
+pub const NUM_STREAMS: OptionInfo = OptionInfo {
+    name: "num-streams",
+    description: "Pool streams a stream loop rotates over (0: all the pool has)",
+    default: "0",
+};
 
 /// Every HIR pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
         argument: fusion::verify_sharding::ARGUMENT,
+        description: "Check distributions against meshes and across each op",
         anchor: fusion::verify_sharding::ANCHOR,
-        create: fusion::verify_sharding::create,
+        options: &[],
+        create: |_| Ok(fusion::verify_sharding::create()),
     },
     PassInfo {
         argument: fusion::propagate_sharding::ARGUMENT,
+        description: "Infer the distributions of unannotated tensors from their neighbours",
         anchor: fusion::propagate_sharding::ANCHOR,
-        create: fusion::propagate_sharding::create,
+        options: &[],
+        create: |_| Ok(fusion::propagate_sharding::create()),
     },
     PassInfo {
         argument: fusion::insert_resharding::ARGUMENT,
-        anchor: fusion::insert_resharding::ANCHOR,
-        create: fusion::insert_resharding::create,
+        description: "Isolate every resharding into its own fusion.set",
+        anchor: "",
+        options: &[],
+        create: |_| Ok(fusion::insert_resharding::create()),
+    },
+    PassInfo {
+        argument: conversion::fusion_to_host::ARGUMENT,
+        description: "Bufferize a fusion program into host compute and communication",
+        anchor: conversion::fusion_to_host::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::fusion_to_host::create()),
+    },
+    PassInfo {
+        argument: host::stream_parallelize::ARGUMENT,
+        description: "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
+        anchor: host::stream_parallelize::ANCHOR,
+        options: &[NUM_STREAMS],
+        create: |options| {
+            Ok(host::stream_parallelize::create(
+                options.count(NUM_STREAMS.name)?,
+            ))
+        },
     },
     PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
+        description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,
-        create: host::insert_dealloc::create,
+        options: &[],
+        create: |_| Ok(host::insert_dealloc::create()),
     },
     PassInfo {
         argument: conversion::comm_to_llvm::ARGUMENT,
+        description: "Lower comm ops to calls of the runtime's C ABI",
         anchor: conversion::comm_to_llvm::ANCHOR,
-        create: conversion::comm_to_llvm::create,
+        options: &[],
+        create: |_| Ok(conversion::comm_to_llvm::create()),
     },
     PassInfo {
         argument: conversion::host_to_llvm::ARGUMENT,
+        description: "Lower host ops to calls of the runtime's C ABI",
         anchor: conversion::host_to_llvm::ANCHOR,
-        create: conversion::host_to_llvm::create,
+        options: &[],
+        create: |_| Ok(conversion::host_to_llvm::create()),
     },
 ];
 
-unsafe extern "C" fn create_registered(user_data: *mut c_void) -> mlir_sys::MlirPass {
-    // SAFETY: `user_data` is the `PassInfo` given at registration, a `'static`.
-    let info = unsafe { &*(user_data as *const PassInfo) };
-    (info.create)().to_raw()
+/// Every HIR pipeline.
+pub const PIPELINES: &[PipelineInfo] = &[pipeline::HIR_LOWER];
+
+fn c_string(text: &str) -> *const c_char {
+    // Registered strings live as long as the process's registry.
+    CString::new(text)
+        .expect("registry strings hold no NUL")
+        .into_raw()
 }
 
-/// Registers every HIR pass, and the upstream ones of
+fn c_options(options: &'static [OptionInfo]) -> *const hir_dialects::ffi::PassOption {
+    let options: Vec<_> = options
+        .iter()
+        .map(|option| hir_dialects::ffi::PassOption {
+            name: c_string(option.name),
+            description: c_string(option.description),
+            default_value: c_string(option.default),
+        })
+        .collect();
+    options.leak().as_ptr()
+}
+
+/// The option values the C++ side passes, as `PassOptions`.
+///
+/// # Safety
+/// `values` points to `declared.len()` valid string refs.
+unsafe fn read_options<'a>(
+    declared: &'static [OptionInfo],
+    values: *const MlirStringRef,
+) -> Result<PassOptions<'a>, String> {
+    let values = (0..declared.len())
+        // SAFETY: the caller guarantees `declared.len()` values.
+        .map(|index| unsafe { StringRef::from_raw(*values.add(index)) }.as_str())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| "option values must be UTF-8".to_owned())?;
+    Ok(PassOptions { declared, values })
+}
+
+fn report(message: &str, on_error: MlirStringCallback, user_data: *mut c_void) {
+    if let Some(on_error) = on_error {
+        // SAFETY: the callback only reads the string during the call.
+        unsafe { on_error(StringRef::new(message).to_raw(), user_data) };
+    }
+}
+
+unsafe extern "C" fn create_pass(
+    user_data: *mut c_void,
+    values: *const MlirStringRef,
+    _num_values: isize,
+    on_error: MlirStringCallback,
+    error_user_data: *mut c_void,
+) -> MlirPass {
+    // SAFETY: `user_data` is the `'static` `PassInfo` given at registration,
+    // and the shim passes one value per declared option.
+    let info = unsafe { &*(user_data as *const PassInfo) };
+    match unsafe { read_options(info.options, values) }.and_then(|options| (info.create)(&options))
+    {
+        Ok(pass) => pass.to_raw(),
+        Err(message) => {
+            report(&message, on_error, error_user_data);
+            MlirPass {
+                ptr: std::ptr::null_mut(),
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn build_pipeline(
+    user_data: *mut c_void,
+    pass_manager: MlirOpPassManager,
+    values: *const MlirStringRef,
+    _num_values: isize,
+    on_error: MlirStringCallback,
+    error_user_data: *mut c_void,
+) -> bool {
+    // SAFETY: as in `create_pass`, for the `'static` `PipelineInfo`.
+    let info = unsafe { &*(user_data as *const PipelineInfo) };
+    let elements = match unsafe { read_options(info.options, values) }
+        .and_then(|options| (info.build)(&options))
+    {
+        Ok(elements) => elements,
+        Err(message) => {
+            report(&message, on_error, error_user_data);
+            return false;
+        }
+    };
+    // SAFETY: the pass manager is live during the call; errors go to `on_error`.
+    let result = unsafe {
+        mlir_sys::mlirOpPassManagerAddPipeline(
+            pass_manager,
+            StringRef::new(&elements).to_raw(),
+            on_error,
+            error_user_data,
+        )
+    };
+    result.value != 0
+}
+
+/// Registers every HIR pass and pipeline, and the upstream passes of
 /// [`conversion::LLVM_PIPELINE`], with MLIR's global pass registry; idempotent.
 pub fn register_all() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         conversion::register_upstream();
         for info in PASSES {
-            // SAFETY: `info` is `'static`; the callback only reads it.
-            unsafe {
-                hir_dialects::ffi::hirRegisterPass(
-                    create_registered,
-                    info as *const PassInfo as *mut c_void,
-                )
-            };
+            let c_info = Box::leak(Box::new(hir_dialects::ffi::PassInfo {
+                argument: c_string(info.argument),
+                description: c_string(info.description),
+                anchor: c_string(info.anchor),
+                options: c_options(info.options),
+                num_options: info.options.len() as isize,
+                create: create_pass,
+                user_data: info as *const PassInfo as *mut c_void,
+            }));
+            // SAFETY: `c_info` and everything it points to are leaked, hence `'static`.
+            unsafe { hir_dialects::ffi::hirRegisterPass(c_info) };
+        }
+        for info in PIPELINES {
+            let c_info = Box::leak(Box::new(hir_dialects::ffi::PipelineInfo {
+                argument: c_string(info.argument),
+                description: c_string(info.description),
+                options: c_options(info.options),
+                num_options: info.options.len() as isize,
+                build: build_pipeline,
+                user_data: info as *const PipelineInfo as *mut c_void,
+            }));
+            // SAFETY: as above.
+            unsafe { hir_dialects::ffi::hirRegisterPassPipeline(c_info) };
         }
     });
 }
@@ -79,21 +309,69 @@ mod tests {
     use super::*;
     use melior::{Context, pass::PassManager};
 
-    #[test]
-    fn every_pass_is_nameable_in_a_textual_pipeline() {
+    fn context() -> Context {
         register_all();
+        // MLIR's registry is not thread-safe and tests run in parallel.
+        static UPSTREAM: Once = Once::new();
         // SAFETY: registration has no preconditions.
-        unsafe { hir_dialects::ffi::hirRegisterUpstreamPasses() };
+        UPSTREAM.call_once(|| unsafe { hir_dialects::ffi::hirRegisterUpstreamPasses() });
         let context = Context::new();
         hir_dialects::register_all(&context);
+        context
+    }
+
+    fn parses(context: &Context, pipeline: &str) -> Result<(), String> {
+        let manager = PassManager::new(context);
+        melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), pipeline)
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn every_pass_is_nameable_in_a_textual_pipeline() {
+        let context = context();
         for info in PASSES {
-            let manager = PassManager::new(&context);
             let pipeline = match info.anchor {
-                "builtin.module" => format!("builtin.module({},canonicalize)", info.argument),
+                "builtin.module" | "" => {
+                    format!("builtin.module({},canonicalize)", info.argument)
+                }
                 anchor => format!("builtin.module({anchor}({},canonicalize))", info.argument),
             };
-            melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &pipeline)
+            parses(&context, &pipeline)
                 .unwrap_or_else(|error| panic!("{pipeline} does not parse: {error}"));
         }
+    }
+
+    #[test]
+    fn every_pipeline_builds_with_its_defaults() {
+        let context = context();
+        for info in PIPELINES {
+            (info.build)(&PassOptions::defaults(info.options))
+                .unwrap_or_else(|error| panic!("{}: {error}", info.argument));
+            let pipeline = format!("builtin.module({})", info.argument);
+            parses(&context, &pipeline)
+                .unwrap_or_else(|error| panic!("{pipeline} does not parse: {error}"));
+        }
+    }
+
+    #[test]
+    fn options_are_checked() {
+        const OPTIONS: &[OptionInfo] = &[OptionInfo {
+            name: "n",
+            description: "",
+            default: "0",
+        }];
+        let options = PassOptions::defaults(OPTIONS);
+        assert!(
+            options
+                .positive("n")
+                .unwrap_err()
+                .contains("positive integer")
+        );
+        assert!(
+            options
+                .choice("n", &["nccl", "cuda"])
+                .unwrap_err()
+                .contains("nccl|cuda")
+        );
     }
 }

@@ -1,8 +1,9 @@
-//! Conversions out of HIR's dialects: `host` and `comm` ops to calls of the
-//! runtime's C ABI, then, with upstream passes, everything to the LLVM
-//! dialect ([`LLVM_PIPELINE`]).
+//! Passes that change the level of the IR: `fusion` to `host` and `comm`;
+//! `host` and `comm` ops to calls of the runtime's C ABI, then, with
+//! upstream passes, everything to the LLVM dialect ([`LLVM_PIPELINE`]).
 
 pub mod comm_to_llvm;
+pub mod fusion_to_host;
 pub mod host_to_llvm;
 mod runtime_calls;
 

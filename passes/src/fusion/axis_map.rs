@@ -135,6 +135,15 @@ pub fn tensor<'c>(context: &'c Context, shape: &[i64], element: Type<'c>, dist: 
 
 /// Mesh name to number of devices, from the `fusion.mesh` ops of `module`.
 pub fn meshes(module: OperationRef) -> HashMap<String, usize> {
+    mesh_devices(module)
+        .into_iter()
+        .map(|(mesh, devices)| (mesh, devices.len()))
+        .collect()
+}
+
+/// Mesh name to its devices (global ranks, in mesh order), from the
+/// `fusion.mesh` ops of `module`.
+pub fn mesh_devices(module: OperationRef) -> HashMap<String, Vec<i64>> {
     let mut meshes = HashMap::new();
     for op in body(module) {
         if name(&op) != "fusion.mesh" {
@@ -149,7 +158,10 @@ pub fn meshes(module: OperationRef) -> HashMap<String, usize> {
             .ok()
             .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok());
         if let (Some(symbol), Some(devices)) = (symbol, devices) {
-            meshes.insert(symbol.value().to_owned(), devices.len());
+            let devices = (0..devices.len())
+                .map(|index| devices.element(index).expect("in range"))
+                .collect();
+            meshes.insert(symbol.value().to_owned(), devices);
         }
     }
     meshes

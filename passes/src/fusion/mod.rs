@@ -1,6 +1,6 @@
 //! Passes over `fusion` programs.
 
-mod axis_map;
+pub(crate) mod axis_map;
 pub mod insert_resharding;
 pub mod propagate_sharding;
 pub mod verify_sharding;

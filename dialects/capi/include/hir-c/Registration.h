@@ -13,11 +13,55 @@ extern "C" {
    lowers through (func, arith, scf, cf, memref, llvm, index). */
 MLIR_CAPI_EXPORTED void hirRegisterAllDialects(MlirDialectRegistry registry);
 
-/* Makes a pass nameable in textual pipelines and on the mlir-opt command
-   line: `factory(userData)` creates a fresh instance (e.g. an external pass
-   written in Rust) each time a pipeline asks for one. */
-typedef MlirPass (*HirPassFactory)(void *userData);
-MLIR_CAPI_EXPORTED void hirRegisterPass(HirPassFactory factory, void *userData);
+/* One option of a registered pass or pipeline: a string value the Rust side
+   parses and checks. */
+typedef struct {
+  const char *name;
+  const char *description;
+  const char *defaultValue;
+} HirPassOption;
+
+/* Creates a pass from its option values (in declaration order), or returns a
+   null pass after reporting why the values are invalid through `onError`. */
+typedef MlirPass (*HirPassCreate)(void *userData, const MlirStringRef *values,
+                                  intptr_t numValues, MlirStringCallback onError,
+                                  void *errorUserData);
+
+/* A pass written outside C++ (e.g. an external pass in Rust), with options. */
+typedef struct {
+  const char *argument;
+  const char *description;
+  /* The op it runs on, e.g. "func.func"; empty for any op. */
+  const char *anchor;
+  const HirPassOption *options;
+  intptr_t numOptions;
+  HirPassCreate create;
+  void *userData;
+} HirPassInfo;
+
+/* Makes the pass nameable in textual pipelines (`arg{opt=value}`) and on the
+   mlir-opt command line, with its options listed by --help. Option values are
+   checked when the pipeline is parsed. `info` and the strings it points to
+   must outlive the process's use of the registry. */
+MLIR_CAPI_EXPORTED void hirRegisterPass(const HirPassInfo *info);
+
+/* Adds a pipeline's passes to `passManager` from its option values; returns
+   false after reporting an error through `onError`. */
+typedef bool (*HirPipelineBuild)(void *userData, MlirOpPassManager passManager,
+                                 const MlirStringRef *values, intptr_t numValues,
+                                 MlirStringCallback onError, void *errorUserData);
+
+/* A named pipeline with options, as mlir's PassPipelineRegistration. */
+typedef struct {
+  const char *argument;
+  const char *description;
+  const HirPassOption *options;
+  intptr_t numOptions;
+  HirPipelineBuild build;
+  void *userData;
+} HirPipelineInfo;
+
+MLIR_CAPI_EXPORTED void hirRegisterPassPipeline(const HirPipelineInfo *info);
 
 /* Registers the upstream passes hir-opt offers (canonicalize, cse, ...). */
 MLIR_CAPI_EXPORTED void hirRegisterUpstreamPasses(void);

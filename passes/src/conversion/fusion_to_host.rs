@@ -1,0 +1,652 @@
+//! `convert-fusion-to-host`: bufferizes a `fusion` program into the host
+//! program every rank runs.
+//!
+//! - **Buffers.** A tensor becomes a memref holding the local shard: a `didx`
+//!   axis of extent D over a mesh of D devices is held with extent 1. Function
+//!   arguments keep their position; each result becomes a trailing argument,
+//!   preallocated by the caller, and the function returns nothing. Every
+//!   other value gets a `host.alloc`.
+//! - **Compute** becomes the host op of the same name in destination-passing
+//!   style, writing into the value's buffer.
+//! - **Resharding** (a `fusion.set` whose input and output are placed
+//!   differently; `stream` places nothing) becomes communication followed by
+//!   `comm.wait`:
+//!
+//!   | from | to | lowering |
+//!   |---|---|---|
+//!   | placed alike | | `host.copy` |
+//!   | `didx` on axis k | not sharded | `comm.allgather` along k |
+//!   | not sharded | `didx` on axis k | local: each rank copies its slice of k |
+//!   | `didx` on axis k | `didx` on axis j | allgather along k, then the local slice of j |
+//!   | mesh A, not sharded | mesh B, not sharded | `comm.broadcast` from A's first device to B |
+//!
+//! - **Reduction across devices** (an op that reduces a `didx` axis of its
+//!   operand: `sum`/`amax` of that axis alone, a contraction over a `didx` K)
+//!   becomes the local part followed by `comm.allreduce`, or
+//!   `comm.reduce_scatter` along the result's `didx` axis when it has one.
+//!
+//! An op whose result has a `stream` axis is marked `host.stream_axis = k`
+//! (the axis of the buffer it writes) for `host-stream-parallelize`. Meshes
+//! become teams; the `fusion.mesh` ops are erased. Anything else, such as
+//! a mesh change of sharded data or a value with no distribution, is a
+//! located error. Expects `fusion-propagate-sharding`, `fusion-verify-sharding`
+//! and `fusion-insert-resharding` to have run.
+
+use crate::{
+    builders::{self, Builder},
+    diagnostics::emit_error,
+    fusion::axis_map,
+};
+use hir_dialects::dist::{Dist, ParallelType};
+use melior::{
+    Context,
+    ir::{
+        Attribute, BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
+        attribute::{ArrayAttribute, DenseI64ArrayAttribute, TypeAttribute},
+        operation::OperationLike,
+        r#type::{FunctionType, RankedTensorType, ShapedTypeLike, TypeId},
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+use std::collections::HashMap;
+
+/// The op the pass runs on: meshes are symbols of the module.
+pub const ANCHOR: &str = "builtin.module";
+pub const ARGUMENT: &str = "convert-fusion-to-host";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass (anchored on `builtin.module`).
+pub fn create() -> Pass {
+    create_external(
+        ConvertFusionToHost,
+        TypeId::create(&PASS_ID),
+        "ConvertFusionToHost",
+        ARGUMENT,
+        "Bufferize a fusion program into host compute and communication",
+        ANCHOR,
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct ConvertFusionToHost;
+
+impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = module.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        let meshes = axis_map::mesh_devices(module);
+        let mut ok = true;
+        for function in axis_map::body(module) {
+            if axis_map::name(&function) == "func.func" {
+                ok &= Lowering {
+                    context,
+                    meshes: &meshes,
+                    buffers: HashMap::new(),
+                }
+                .function(function)
+                .is_ok();
+            }
+        }
+        if !ok {
+            return pass.signal_failure();
+        }
+        for op in axis_map::body(module) {
+            if axis_map::name(&op) == "fusion.mesh" {
+                // SAFETY: no op refers to meshes any more.
+                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+            }
+        }
+    }
+}
+
+/// An error, already emitted.
+struct Emitted;
+
+fn error<T>(location: Location, message: impl AsRef<str>) -> Result<T, Emitted> {
+    emit_error(location, message.as_ref());
+    Err(Emitted)
+}
+
+/// A key for a value in maps (values are compared by identity).
+fn key(value: Value) -> usize {
+    value.to_raw().ptr as usize
+}
+
+struct Lowering<'c, 'm> {
+    context: &'c Context,
+    meshes: &'m HashMap<String, Vec<i64>>,
+    /// Tensor value to the buffer holding it and what the tensor was (the
+    /// arguments' types change in place).
+    buffers: HashMap<usize, (Value<'c, 'm>, Tensor<'c>)>,
+}
+
+/// What a fusion tensor is: its global shape, element type and distribution.
+#[derive(Clone)]
+struct Tensor<'c> {
+    shape: Vec<i64>,
+    element: Type<'c>,
+    dist: Dist,
+}
+
+impl<'c> Tensor<'c> {
+    fn of(value: Value<'c, '_>, location: Location<'c>) -> Result<Self, Emitted> {
+        let r#type = value.r#type();
+        let Ok(tensor) = RankedTensorType::try_from(r#type) else {
+            return error(location, format!("expected a tensor, got {type}"));
+        };
+        let Some(shape) = axis_map::shape(r#type) else {
+            return error(location, format!("tensor {type} must have a static shape"));
+        };
+        let Some(dist) = Dist::of_type(r#type) else {
+            return error(
+                location,
+                format!("tensor {type} has no #fusion.dist: run fusion-propagate-sharding first"),
+            );
+        };
+        Ok(Self {
+            shape,
+            element: tensor.element(),
+            dist,
+        })
+    }
+
+    /// The shape of the local shard.
+    fn local_shape(&self) -> Vec<i64> {
+        self.shape
+            .iter()
+            .zip(&self.dist.axes)
+            .map(|(&extent, &axis)| {
+                if axis == ParallelType::DIDx {
+                    1
+                } else {
+                    extent
+                }
+            })
+            .collect()
+    }
+
+    fn buffer_type(&self) -> Type<'c> {
+        builders::buffer_type(&self.local_shape(), self.element)
+    }
+
+    fn didx(&self) -> Option<usize> {
+        self.dist.find(ParallelType::DIDx)
+    }
+
+    fn stream(&self) -> Option<usize> {
+        self.dist.find(ParallelType::Stream)
+    }
+}
+
+impl<'c, 'm> Lowering<'c, 'm> {
+    fn function(&mut self, function: OperationRef<'c, 'm>) -> Result<(), Emitted> {
+        let location = function.location();
+        let region = function.region(0).expect("a function has a body");
+        let Some(entry) = region.first_block() else {
+            return Ok(()); // a declaration
+        };
+        if entry.next_in_region().is_some() {
+            return error(location, "functions with several blocks are not supported");
+        }
+        let ops = axis_map::body(function);
+        let returned = *ops.last().expect("a block ends with a terminator");
+        let has_tensors = (0..entry.argument_count())
+            .any(|index| is_tensor(entry.argument(index).expect("in range").r#type()))
+            || returned.operands().any(|value| is_tensor(value.r#type()));
+        if !has_tensors
+            && ops
+                .iter()
+                .all(|op| !axis_map::name(op).starts_with("fusion."))
+        {
+            return Ok(());
+        }
+
+        // Arguments hold their local shard in place; results become out-params.
+        for index in 0..entry.argument_count() {
+            let argument = entry.argument(index).expect("in range");
+            let tensor = Tensor::of(argument.into(), location)?;
+            argument.set_type(tensor.buffer_type());
+            self.buffers
+                .insert(key(argument.into()), (argument.into(), tensor));
+        }
+        let mut outputs = Vec::new();
+        let mut destinations: HashMap<usize, Value<'c, 'm>> = HashMap::new();
+        for value in returned.operands() {
+            let tensor = Tensor::of(value, returned.location())?;
+            let output = entry.add_argument(tensor.buffer_type(), location);
+            let produced_here =
+                value.is_operation_result() && !destinations.contains_key(&key(value));
+            if produced_here {
+                destinations.insert(key(value), output);
+            }
+            outputs.push((value, output, tensor, produced_here));
+        }
+
+        for &op in &ops[..ops.len() - 1] {
+            let name = axis_map::name(&op);
+            if name.starts_with("fusion.") {
+                self.op(op, &destinations)?;
+            } else if op.operands().any(|value| is_tensor(value.r#type()))
+                || op.results().any(|value| is_tensor(value.r#type()))
+            {
+                return error(
+                    op.location(),
+                    format!("'{name}' on tensors cannot be bufferized: only fusion ops can"),
+                );
+            }
+        }
+
+        // Results not written in place (arguments, values returned twice) are copied.
+        let at_return = Builder::before(self.context, returned);
+        for (value, output, tensor, produced_here) in outputs {
+            if !produced_here {
+                let copy = at_return.op(
+                    "host.copy",
+                    returned.location(),
+                    &[self.buffers[&key(value)].0, output],
+                    &[],
+                    &[],
+                );
+                if let Some(axis) = tensor.stream() {
+                    builders::set_stream_axis(self.context, copy, axis);
+                }
+            }
+        }
+        at_return.op("func.return", returned.location(), &[], &[], &[]);
+        for op in ops.into_iter().rev() {
+            if op == returned || axis_map::name(&op).starts_with("fusion.") {
+                // SAFETY: the op's results are no longer used: their users
+                // are fusion ops erased before it, or the old return.
+                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+            }
+        }
+
+        let inputs: Vec<Type> = (0..entry.argument_count())
+            .map(|index| entry.argument(index).expect("in range").r#type())
+            .collect();
+        let function_type = FunctionType::new(self.context, &inputs, &[]);
+        let mut function_mut = axis_map::mutable(function);
+        melior::ir::operation::OperationMutLike::set_attribute(
+            &mut function_mut,
+            "function_type",
+            TypeAttribute::new(function_type.into()).into(),
+        );
+        // Result attributes described results that are now arguments.
+        let _ = melior::ir::operation::OperationMutLike::remove_attribute(
+            &mut function_mut,
+            "res_attrs",
+        );
+        if function.has_attribute("arg_attrs") {
+            let mut attrs: Vec<Attribute> = Vec::new();
+            let existing = ArrayAttribute::try_from(function.attribute("arg_attrs").expect("has"))
+                .expect("arg_attrs is an array");
+            for index in 0..existing.len() {
+                attrs.push(existing.element(index).expect("in range"));
+            }
+            let empty = Attribute::parse(self.context, "{}").expect("an empty dictionary");
+            attrs.resize(inputs.len(), empty);
+            melior::ir::operation::OperationMutLike::set_attribute(
+                &mut function_mut,
+                "arg_attrs",
+                ArrayAttribute::new(self.context, &attrs).into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Lowers one fusion op in front of it.
+    fn op(
+        &mut self,
+        op: OperationRef<'c, 'm>,
+        destinations: &HashMap<usize, Value<'c, 'm>>,
+    ) -> Result<(), Emitted> {
+        let location = op.location();
+        let name = axis_map::name(&op);
+        if name == "fusion.mesh" {
+            return Ok(());
+        }
+        let builder = Builder::before(self.context, op);
+        let result: Value = op
+            .result(0)
+            .expect("fusion compute ops have a result")
+            .into();
+        let output = Tensor::of(result, location)?;
+        let mut inputs = Vec::new();
+        let mut operands = Vec::new();
+        for operand in op.operands() {
+            let (buffer, tensor) = &self.buffers[&key(operand)];
+            inputs.push(tensor.clone());
+            operands.push(*buffer);
+        }
+        let destination = match destinations.get(&key(result)) {
+            Some(&output) => output,
+            None => builder.alloc(output.buffer_type(), location),
+        };
+        self.buffers
+            .insert(key(result), (destination, output.clone()));
+
+        let mapping = axis_map::operand_axes(&op);
+        let across_devices = mapping.as_ref().is_some_and(|mapping| {
+            inputs.iter().zip(mapping).any(|(input, axes)| {
+                axis_map::reduced(axes).any(|axis| input.dist.axes[axis] == ParallelType::DIDx)
+            })
+        });
+        if name == "fusion.set" {
+            return self.set(
+                &builder,
+                location,
+                operands[0],
+                &inputs[0],
+                destination,
+                &output,
+            );
+        }
+        if across_devices {
+            return self.across_devices(&builder, op, &operands, &inputs, destination, &output);
+        }
+        let written = self.compute(&builder, op, &operands, destination)?;
+        if let Some(axis) = output.stream() {
+            builders::set_stream_axis(self.context, written, axis);
+        }
+        Ok(())
+    }
+
+    /// The host op computing `op` on local buffers into `output`.
+    fn compute(
+        &self,
+        builder: &Builder<'c, 'm>,
+        op: OperationRef<'c, 'm>,
+        operands: &[Value<'c, 'm>],
+        output: Value<'c, 'm>,
+    ) -> Result<OperationRef<'c, 'm>, Emitted> {
+        let name = axis_map::name(&op);
+        let host_name = name.replacen("fusion.", "host.", 1);
+        let mut buffers = operands.to_vec();
+        buffers.push(output);
+        let attributes: Vec<(&str, Attribute)> = match name.as_str() {
+            "fusion.neg" | "fusion.cast" | "fusion.add" | "fusion.sub" | "fusion.mul"
+            | "fusion.div" | "fusion.max" | "fusion.min" | "fusion.matmul" | "fusion.linear" => {
+                Vec::new()
+            }
+            "fusion.sum" | "fusion.amax" | "fusion.broadcast" => {
+                vec![("axes", op.attribute("axes").expect("verified"))]
+            }
+            _ => return error(op.location(), format!("'{name}' has no host lowering")),
+        };
+        Ok(builder.op(&host_name, op.location(), &buffers, &attributes, &[]))
+    }
+
+    /// A resharding `set` from `input` (held in `source`) to `output`.
+    fn set(
+        &self,
+        builder: &Builder<'c, 'm>,
+        location: Location<'c>,
+        source: Value<'c, 'm>,
+        input: &Tensor<'c>,
+        destination: Value<'c, 'm>,
+        output: &Tensor<'c>,
+    ) -> Result<(), Emitted> {
+        let stream = output.stream();
+        if input.dist.mesh != output.dist.mesh {
+            if input.didx().is_some() || output.didx().is_some() {
+                return error(
+                    location,
+                    format!(
+                        "resharding from @{} to @{} moves sharded data between meshes, which is not supported",
+                        input.dist.mesh, output.dist.mesh
+                    ),
+                );
+            }
+            let from = self.devices(&input.dist.mesh, location)?;
+            let to = self.devices(&output.dist.mesh, location)?;
+            let root = from[0];
+            let mut team = vec![root];
+            team.extend(to.iter().copied().filter(|&rank| rank != root));
+            let broadcast = builder.op(
+                "comm.broadcast",
+                location,
+                &[source, destination],
+                &[
+                    ("team", builders::team(self.context, &team)),
+                    ("root", builders::i64_attribute(self.context, root)),
+                ],
+                &[builders::request_type(self.context)],
+            );
+            return self.wait(builder, broadcast, stream, location);
+        }
+
+        let team = self.devices(&output.dist.mesh, location)?;
+        match (input.didx(), output.didx()) {
+            (from, to) if from == to => {
+                let copy = builder.op("host.copy", location, &[source, destination], &[], &[]);
+                if let Some(axis) = stream {
+                    builders::set_stream_axis(self.context, copy, axis);
+                }
+                Ok(())
+            }
+            (Some(axis), None) => {
+                let gather = self.allgather(builder, source, destination, axis, &team, location);
+                self.wait(builder, gather, stream, location)
+            }
+            (None, Some(axis)) => {
+                self.local_slice(builder, source, destination, axis, &team, stream, location)
+            }
+            (Some(from), Some(to)) => {
+                let mut gathered_shape = input.local_shape();
+                gathered_shape[from] = input.shape[from];
+                let gathered = builder.alloc(
+                    builders::buffer_type(&gathered_shape, input.element),
+                    location,
+                );
+                let gather = self.allgather(builder, source, gathered, from, &team, location);
+                self.wait(builder, gather, stream, location)?;
+                self.local_slice(builder, gathered, destination, to, &team, stream, location)
+            }
+            (None, None) => unreachable!("equal placements are copies"),
+        }
+    }
+
+    fn allgather(
+        &self,
+        builder: &Builder<'c, 'm>,
+        source: Value<'c, 'm>,
+        destination: Value<'c, 'm>,
+        axis: usize,
+        team: &[i64],
+        location: Location<'c>,
+    ) -> OperationRef<'c, 'm> {
+        builder.op(
+            "comm.allgather",
+            location,
+            &[source, destination],
+            &[
+                ("team", builders::team(self.context, team)),
+                ("axis", builders::i64_attribute(self.context, axis as i64)),
+            ],
+            &[builders::request_type(self.context)],
+        )
+    }
+
+    /// Each rank copies its own slice along `axis` of the unsharded `source`
+    /// into its shard `destination` (extent 1 along `axis`).
+    #[allow(clippy::too_many_arguments)]
+    fn local_slice(
+        &self,
+        builder: &Builder<'c, 'm>,
+        source: Value<'c, 'm>,
+        destination: Value<'c, 'm>,
+        axis: usize,
+        team: &[i64],
+        stream: Option<usize>,
+        location: Location<'c>,
+    ) -> Result<(), Emitted> {
+        if stream == Some(axis) {
+            return error(
+                location,
+                format!("axis {axis} cannot be both the stream axis and the didx axis"),
+            );
+        }
+        let position = self.team_position(builder, team, location);
+        let zero = builder.index(0, location);
+        let slice = builder.select(source, axis, position, location);
+        let shard = builder.select(destination, axis, zero, location);
+        let copy = builder.op("host.copy", location, &[slice, shard], &[], &[]);
+        if let Some(stream) = stream {
+            // The slices have lost `axis`.
+            builders::set_stream_axis(self.context, copy, stream - usize::from(stream > axis));
+        }
+        Ok(())
+    }
+
+    /// This rank's position in `team`, as an index.
+    fn team_position(
+        &self,
+        builder: &Builder<'c, 'm>,
+        team: &[i64],
+        location: Location<'c>,
+    ) -> Value<'c, 'm> {
+        let index = Type::index(self.context);
+        let rank = builders::result(builder.op("host.rank", location, &[], &[], &[index]));
+        if team
+            .iter()
+            .enumerate()
+            .all(|(position, &rank)| position as i64 == rank)
+        {
+            return rank;
+        }
+        // The sum over positions p of (rank == team[p] ? p : 0).
+        let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();
+        let mut position = builder.index(0, location);
+        for (index_in_team, &member) in team.iter().enumerate() {
+            let member = builder.index(member, location);
+            let equal = builders::result(builder.op(
+                "arith.cmpi",
+                location,
+                &[rank, member],
+                &[("predicate", builders::i64_attribute(self.context, 0))],
+                &[i1],
+            ));
+            let candidate = builder.index(index_in_team as i64, location);
+            position = builders::result(builder.op(
+                "arith.select",
+                location,
+                &[equal, candidate, position],
+                &[],
+                &[index],
+            ));
+        }
+        position
+    }
+
+    /// A reduction of a `didx` axis: the local part, then the collective.
+    fn across_devices(
+        &self,
+        builder: &Builder<'c, 'm>,
+        op: OperationRef<'c, 'm>,
+        operands: &[Value<'c, 'm>],
+        inputs: &[Tensor<'c>],
+        destination: Value<'c, 'm>,
+        output: &Tensor<'c>,
+    ) -> Result<(), Emitted> {
+        let location = op.location();
+        let name = axis_map::name(&op);
+        let team = self.devices(&output.dist.mesh, location)?;
+        let (partial, kind) = match name.as_str() {
+            "fusion.sum" | "fusion.amax" => {
+                let axes =
+                    DenseI64ArrayAttribute::try_from(op.attribute("axes").expect("verified"))
+                        .expect("verified");
+                let sharded = inputs[0].didx().expect("a reduction across devices");
+                if axes.len() != 1 {
+                    return error(
+                        location,
+                        format!(
+                            "'{name}' reduces didx axis {sharded} with other axes: run fusion-insert-resharding first"
+                        ),
+                    );
+                }
+                // Summing the extent-1 local axis is the identity: view it away.
+                let zero = builder.index(0, location);
+                let view = builder.select(operands[0], sharded, zero, location);
+                let kind = if name == "fusion.sum" { 0 } else { 2 };
+                (view, kind)
+            }
+            "fusion.matmul" | "fusion.linear" => {
+                // Each rank's product over its part of K, at the result's global
+                // shape where the collective scatters.
+                let mut shape = output.local_shape();
+                if let Some(axis) = output.didx() {
+                    shape[axis] = output.shape[axis];
+                }
+                let partial =
+                    builder.alloc(builders::buffer_type(&shape, output.element), location);
+                let local = self.compute(builder, op, operands, partial)?;
+                if let Some(axis) = output.stream() {
+                    builders::set_stream_axis(self.context, local, axis);
+                }
+                (partial, 0)
+            }
+            _ => {
+                return error(location, format!("'{name}' cannot reduce across devices"));
+            }
+        };
+        let kind = builders::i32_attribute(self.context, kind);
+        let team_attribute = builders::team(self.context, &team);
+        let request = builders::request_type(self.context);
+        let collective = match output.didx() {
+            None => builder.op(
+                "comm.allreduce",
+                location,
+                &[partial, destination],
+                &[("team", team_attribute), ("kind", kind)],
+                &[request],
+            ),
+            Some(axis) => builder.op(
+                "comm.reduce_scatter",
+                location,
+                &[partial, destination],
+                &[
+                    ("team", team_attribute),
+                    ("kind", kind),
+                    ("axis", builders::i64_attribute(self.context, axis as i64)),
+                ],
+                &[request],
+            ),
+        };
+        self.wait(builder, collective, output.stream(), location)
+    }
+
+    /// `comm.wait` on the request of `communication`, which is marked with
+    /// the stream axis.
+    fn wait(
+        &self,
+        builder: &Builder<'c, 'm>,
+        communication: OperationRef<'c, 'm>,
+        stream: Option<usize>,
+        location: Location<'c>,
+    ) -> Result<(), Emitted> {
+        if let Some(axis) = stream {
+            builders::set_stream_axis(self.context, communication, axis);
+        }
+        builder.wait(builders::result(communication), location);
+        Ok(())
+    }
+
+    fn devices(&self, mesh: &str, location: Location<'c>) -> Result<Vec<i64>, Emitted> {
+        match self.meshes.get(mesh) {
+            Some(devices) => Ok(devices.clone()),
+            None => error(location, format!("mesh '@{mesh}' is not defined")),
+        }
+    }
+}
+
+fn is_tensor(r#type: Type) -> bool {
+    RankedTensorType::try_from(r#type).is_ok()
+}

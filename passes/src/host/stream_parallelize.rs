@@ -1,0 +1,487 @@
+//! `host-stream-parallelize{num-streams=N}`: turns every host or comm op
+//! marked `host.stream_axis = k` (by `convert-fusion-to-host`) into an
+//! `scf.for` over axis k of the buffer it writes, each iteration on its own
+//! stream of the pool, so that iterations overlap.
+//!
+//! The body of iteration `i` selects slice `i` of every buffer operand along
+//! the axis that maps to the stream axis (identity for pointwise ops, copies
+//! and communications; the kept axes of a reduction; the input axes of a
+//! broadcast, whose new axes are not sliced; the batch axes of matmul and
+//! linear, whose shared operands are not sliced), and renumbers the axis
+//! attributes the slicing shifts. Consecutive marked ops over the same extent
+//! share one loop; views, allocations and constants between them are not
+//! work and stay in front of the loop; any other op closes the loop.
+//!
+//! Each loop is preceded by one that makes every pool stream wait for the
+//! caller's stream (hoisted so that no iteration's work waits on a sync
+//! queued behind another iteration's), and each iteration ends by making the
+//! caller's stream wait for its stream:
+//!
+//! ```mlir
+//! %main = host.get_current_stream : !host.stream
+//! scf.for %i = %c0 to %c4 step %c1 {
+//!   %s = host.stream_from_pool %i : !host.stream
+//!   host.set_current_stream %s
+//!   host.sync_stream %main
+//! }
+//! scf.for %i = %c0 to %c4 step %c1 {
+//!   %s = host.stream_from_pool %i : !host.stream
+//!   host.set_current_stream %s
+//!   %ai = host.select %a[0][%i] : ...
+//!   %gi = host.select %g[0][%i] : ...
+//!   %r = comm.allgather %ai into %gi team [0, 1, 2, 3] : ...
+//!   comm.wait %r
+//!   ...
+//!   host.set_current_stream %main
+//!   host.sync_stream %s
+//! }
+//! ```
+//!
+//! `num-streams=N` rotates iterations over the first N streams of the pool
+//! (`stream_from_pool (i mod N)`); 0, the default, leaves the rotation to the
+//! pool's size. A marked op that cannot be sliced (the stream axis is the
+//! axis a communication gathers or scatters, the contraction or output
+//! column of a matmul, an operand whose extent differs from the loop's)
+//! is a located error.
+
+use crate::{
+    builders::{self, Builder},
+    diagnostics::emit_error,
+    fusion::axis_map,
+};
+use melior::{
+    Context,
+    ir::{
+        Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+        attribute::DenseI64ArrayAttribute,
+        operation::{OperationLike, OperationMutLike},
+        r#type::{MemRefType, TypeId},
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+
+/// The op the pass runs on.
+pub const ANCHOR: &str = "func.func";
+pub const ARGUMENT: &str = "host-stream-parallelize";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass; `num_streams` is 0 for the pool's size.
+pub fn create(num_streams: usize) -> Pass {
+    create_external(
+        StreamParallelize { num_streams },
+        TypeId::create(&PASS_ID),
+        "StreamParallelize",
+        ARGUMENT,
+        "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
+        ANCHOR,
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct StreamParallelize {
+    num_streams: usize,
+}
+
+impl<'c> RunExternalPass<'c> for StreamParallelize {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = function.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        if parallelize(context, function, self.num_streams).is_err() {
+            pass.signal_failure();
+        }
+    }
+}
+
+/// An error, already emitted.
+struct Emitted;
+
+fn error<T>(location: Location, message: impl AsRef<str>) -> Result<T, Emitted> {
+    emit_error(location, message.as_ref());
+    Err(Emitted)
+}
+
+/// A marked op and the `comm.wait`s on its request, which go with it.
+struct Unit<'c, 'a> {
+    ops: Vec<OperationRef<'c, 'a>>,
+    axis: usize,
+    extent: i64,
+}
+
+fn parallelize<'c, 'a>(
+    context: &'c Context,
+    function: OperationRef<'c, 'a>,
+    num_streams: usize,
+) -> Result<(), Emitted> {
+    for op in axis_map::nested(function) {
+        if builders::stream_axis(&op).is_some() && op.parent_operation() != Some(function) {
+            return error(
+                op.location(),
+                "a stream-parallel op must be at the top level of its function",
+            );
+        }
+    }
+    let ops = axis_map::body(function);
+    let mut groups: Vec<Vec<Unit>> = Vec::new();
+    let mut open = false;
+    let mut joined = Vec::new();
+    for &op in &ops {
+        if joined.contains(&op) {
+            continue;
+        }
+        if let Some(axis) = builders::stream_axis(&op) {
+            let written = written_buffer(&op).expect("verified: the op writes a buffer");
+            let extent = builders::buffer_shape(written.r#type())[axis];
+            let mut unit = Unit {
+                ops: vec![op],
+                axis,
+                extent,
+            };
+            // The waits on its request complete it inside the same iteration.
+            if let Ok(request) = op.result(0) {
+                for &user in &ops {
+                    if axis_map::name(&user) == "comm.wait"
+                        && user.operand(0).ok() == Some(request.into())
+                    {
+                        unit.ops.push(user);
+                        joined.push(user);
+                    }
+                }
+            }
+            match groups.last_mut() {
+                Some(group) if open && group[0].extent == extent => group.push(unit),
+                _ => groups.push(vec![unit]),
+            }
+            open = true;
+        } else if !is_setup(&op) {
+            open = false;
+        }
+    }
+    if groups.is_empty() {
+        return Ok(());
+    }
+
+    let entry = function
+        .region(0)
+        .expect("a function has a body")
+        .first_block()
+        .expect("a function with ops has a block");
+    let first = entry.first_operation().expect("the body has ops");
+    let location = function.location();
+    let main = builders::result(Builder::before(context, first).op(
+        "host.get_current_stream",
+        location,
+        &[],
+        &[],
+        &[builders::stream_type(context)],
+    ));
+    for group in groups {
+        emit_loops(context, &group, main, num_streams)?;
+    }
+    Ok(())
+}
+
+/// Ops that do no work (views, allocations, constants, ranks): they may sit
+/// between the ops of one loop and stay in front of it.
+fn is_setup(op: &OperationRef) -> bool {
+    matches!(
+        axis_map::name(op).as_str(),
+        "host.alloc"
+            | "host.select"
+            | "host.rank"
+            | "host.num_devices"
+            | "arith.constant"
+            | "arith.cmpi"
+            | "arith.select"
+    )
+}
+
+/// The buffer an op writes: its last buffer operand.
+fn written_buffer<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
+    op.operands()
+        .filter(|value| MemRefType::try_from(value.r#type()).is_ok())
+        .last()
+}
+
+/// The sync loop and the work loop of `group`, after its last op.
+fn emit_loops<'c, 'a>(
+    context: &'c Context,
+    group: &[Unit<'c, 'a>],
+    main: Value<'c, 'a>,
+    num_streams: usize,
+) -> Result<(), Emitted> {
+    let last = *group
+        .last()
+        .expect("groups are not empty")
+        .ops
+        .last()
+        .expect("units are not empty");
+    let location = group[0].ops[0].location();
+    let after = last.next_in_block().expect("a terminator follows");
+    let outside = Builder::before(context, after);
+    let lower = outside.index(0, location);
+    let upper = outside.index(group[0].extent, location);
+    let step = outside.index(1, location);
+    let modulus = (num_streams > 0).then(|| outside.index(num_streams as i64, location));
+
+    // Every pool stream waits for the caller's stream, before any work.
+    let sync = new_loop(context, &outside, lower, upper, step, location);
+    let stream = pool_stream(context, &sync.body, sync.index, modulus, location);
+    sync.body
+        .op("host.set_current_stream", location, &[stream], &[], &[]);
+    sync.body
+        .op("host.sync_stream", location, &[main], &[], &[]);
+
+    let work = new_loop(context, &outside, lower, upper, step, location);
+    let stream = pool_stream(context, &work.body, work.index, modulus, location);
+    work.body
+        .op("host.set_current_stream", location, &[stream], &[], &[]);
+    for unit in group {
+        for &op in &unit.ops {
+            axis_map::mutable(op).move_before(work.terminator);
+            if builders::stream_axis(&op).is_some() {
+                slice(context, op, unit.axis, unit.extent, work.index)?;
+            }
+        }
+    }
+    work.body
+        .op("host.set_current_stream", location, &[main], &[], &[]);
+    work.body
+        .op("host.sync_stream", location, &[stream], &[], &[]);
+    Ok(())
+}
+
+struct Loop<'c, 'a> {
+    index: Value<'c, 'a>,
+    body: Builder<'c, 'a>,
+    terminator: OperationRef<'c, 'a>,
+}
+
+/// An empty `scf.for %i = lower to upper step step`.
+fn new_loop<'c, 'a>(
+    context: &'c Context,
+    builder: &Builder<'c, 'a>,
+    lower: Value<'c, 'a>,
+    upper: Value<'c, 'a>,
+    step: Value<'c, 'a>,
+    location: Location<'c>,
+) -> Loop<'c, 'a> {
+    let block = Block::new(&[(Type::index(context), location)]);
+    block.append_operation(melior::dialect::scf::r#yield(&[], location));
+    let region = Region::new();
+    region.append_block(block);
+    let op = builder.insert(melior::dialect::scf::r#for(
+        lower, upper, step, region, location,
+    ));
+    let body = op
+        .region(0)
+        .expect("a loop has a body")
+        .first_block()
+        .expect("with a block");
+    let terminator = body.terminator().expect("ends with a yield");
+    Loop {
+        index: body.argument(0).expect("the induction variable").into(),
+        body: Builder::before(context, terminator),
+        terminator,
+    }
+}
+
+/// `host.stream_from_pool` for iteration `index`, rotated over `modulus` streams.
+fn pool_stream<'c, 'a>(
+    context: &'c Context,
+    builder: &Builder<'c, 'a>,
+    index: Value<'c, 'a>,
+    modulus: Option<Value<'c, 'a>>,
+    location: Location<'c>,
+) -> Value<'c, 'a> {
+    let index = match modulus {
+        Some(modulus) => builders::result(builder.op(
+            "arith.remui",
+            location,
+            &[index, modulus],
+            &[],
+            &[Type::index(context)],
+        )),
+        None => index,
+    };
+    builders::result(builder.op(
+        "host.stream_from_pool",
+        location,
+        &[index],
+        &[],
+        &[builders::stream_type(context)],
+    ))
+}
+
+/// For each buffer operand of `op`, the axis that maps to the stream axis
+/// `axis` of its output, `None` for an operand that every iteration shares.
+fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, String> {
+    let name = axis_map::name(op);
+    let ranks: Vec<usize> = op
+        .operands()
+        .filter_map(|value| MemRefType::try_from(value.r#type()).ok())
+        .map(|memref| builders::buffer_shape(memref.into()).len())
+        .collect();
+    let output_rank = *ranks.last().expect("the op writes a buffer");
+    let same = vec![Some(axis); ranks.len()];
+    match name.as_str() {
+        "host.copy" | "host.neg" | "host.cast" | "host.add" | "host.sub" | "host.mul"
+        | "host.div" | "host.max" | "host.min" => Ok(same),
+        "comm.allreduce" | "comm.broadcast" | "comm.reduce" => Ok(same),
+        "comm.allgather"
+        | "comm.reduce_scatter"
+        | "comm.gather"
+        | "comm.scatter"
+        | "comm.alltoall" => match exchanged_axis(op) {
+            gathered if gathered == axis => Err(format!(
+                "the stream axis {axis} is the axis '{name}' exchanges across ranks: \
+                     a collective cannot work on one slice of it (host-p2p-pipeline turns \
+                     an allgather along the stream axis into a ring)"
+            )),
+            _ => Ok(same),
+        },
+        "host.sum" | "host.amax" => {
+            let reduced = axes(op);
+            let input_axis = (0..ranks[0])
+                .filter(|input_axis| !reduced.contains(input_axis))
+                .nth(axis)
+                .expect("the output axis is a kept input axis");
+            Ok(vec![Some(input_axis), Some(axis)])
+        }
+        "host.broadcast" => {
+            let new = axes(op);
+            let input = (!new.contains(&axis))
+                .then(|| axis - new.iter().filter(|&&new_axis| new_axis < axis).count());
+            Ok(vec![input, Some(axis)])
+        }
+        "host.matmul" => {
+            if axis + 2 >= output_rank {
+                return Err(format!(
+                    "the stream axis {axis} is a row or column axis of the matmul's \
+                     [..., M, N] output; only batch axes can be stream-parallel"
+                ));
+            }
+            // A rank-2 rhs is shared by every batch.
+            let rhs = (ranks[1] > 2).then_some(axis);
+            Ok(vec![Some(axis), rhs, Some(axis)])
+        }
+        "host.linear" => {
+            if axis + 1 >= output_rank {
+                return Err(format!(
+                    "the stream axis {axis} is the output-feature axis of the linear; \
+                     only batch axes can be stream-parallel"
+                ));
+            }
+            let mut axes = vec![None; ranks.len()];
+            axes[0] = Some(axis);
+            axes[ranks.len() - 1] = Some(axis);
+            Ok(axes)
+        }
+        _ => Err(format!("'{name}' cannot be stream-parallelized")),
+    }
+}
+
+/// Slices the operands of `op`, now in the loop body, at `index` and
+/// renumbers the axis attributes the slicing shifts.
+fn slice<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    axis: usize,
+    extent: i64,
+    index: Value<'c, 'a>,
+) -> Result<(), Emitted> {
+    let location = op.location();
+    let operand_axes = match operand_axes(&op, axis) {
+        Ok(axes) => axes,
+        Err(message) => return error(location, message),
+    };
+    let at_op = Builder::before(context, op);
+    let buffers: Vec<(usize, Value)> = op
+        .operands()
+        .enumerate()
+        .filter(|(_, value)| MemRefType::try_from(value.r#type()).is_ok())
+        .collect();
+    for ((position, buffer), operand_axis) in buffers.into_iter().zip(operand_axes.iter()) {
+        let Some(operand_axis) = *operand_axis else {
+            continue;
+        };
+        let operand_extent = builders::buffer_shape(buffer.r#type())[operand_axis];
+        if operand_extent != extent {
+            return error(
+                location,
+                format!(
+                    "operand #{position} has extent {operand_extent} along axis {operand_axis}, \
+                     but the stream loop runs {extent} iterations"
+                ),
+            );
+        }
+        let slice = at_op.select(buffer, operand_axis, index, location);
+        axis_map::mutable(op).set_operand(position, slice);
+    }
+    let mut op_mut = axis_map::mutable(op);
+    let _ = op_mut.remove_discardable_attribute(builders::STREAM_AXIS);
+    let name = axis_map::name(&op);
+    match name.as_str() {
+        "host.sum" | "host.amax" => {
+            let input_axis = operand_axes[0].expect("reductions slice their input");
+            let shifted: Vec<i64> = axes(&op)
+                .into_iter()
+                .map(|reduced| (reduced - usize::from(reduced > input_axis)) as i64)
+                .collect();
+            op_mut.set_inherent_attribute(
+                "axes",
+                DenseI64ArrayAttribute::new(context, &shifted).into(),
+            );
+        }
+        "host.broadcast" => {
+            let shifted: Vec<i64> = axes(&op)
+                .into_iter()
+                .filter(|&new| new != axis)
+                .map(|new| (new - usize::from(new > axis)) as i64)
+                .collect();
+            op_mut.set_inherent_attribute(
+                "axes",
+                DenseI64ArrayAttribute::new(context, &shifted).into(),
+            );
+        }
+        "comm.allgather"
+        | "comm.reduce_scatter"
+        | "comm.gather"
+        | "comm.scatter"
+        | "comm.alltoall" => {
+            let exchanged = exchanged_axis(&op);
+            op_mut.set_inherent_attribute(
+                "axis",
+                builders::i64_attribute(
+                    context,
+                    (exchanged - usize::from(exchanged > axis)) as i64,
+                ),
+            );
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The `axes` attribute of a reduction or broadcast.
+fn axes(op: &OperationRef) -> Vec<usize> {
+    let axes = DenseI64ArrayAttribute::try_from(op.attribute("axes").expect("verified"))
+        .expect("verified");
+    (0..axes.len())
+        .map(|index| axes.element(index).expect("in range") as usize)
+        .collect()
+}
+
+/// The axis a collective gathers or scatters along (`axis`, 0 when absent).
+fn exchanged_axis(op: &OperationRef) -> usize {
+    op.attribute("axis")
+        .ok()
+        .and_then(|attribute| melior::ir::attribute::IntegerAttribute::try_from(attribute).ok())
+        .map_or(0, |axis| axis.value() as usize)
+}
