@@ -62,12 +62,44 @@ pub enum ReduceKind {
     Avg = 4,
 }
 
+impl ReduceKind {
+    pub const ALL: [ReduceKind; 5] = [
+        ReduceKind::Sum,
+        ReduceKind::Prod,
+        ReduceKind::Max,
+        ReduceKind::Min,
+        ReduceKind::Avg,
+    ];
+
+    /// The kind an entry's `i64` argument names.
+    pub fn from_code(code: i64) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| *kind as i64 == code)
+    }
+}
+
 /// How data moves between ranks; the code is the `i64` the entries take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i64)]
 pub enum Backend {
     Nccl = 0,
     Cuda = 1,
+}
+
+impl Backend {
+    /// The spelling of the `comm` dialect (`on cuda`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Nccl => "nccl",
+            Backend::Cuda => "cuda",
+        }
+    }
+
+    /// The backend an entry's `i64` argument names.
+    pub fn from_code(code: i64) -> Option<Self> {
+        [Backend::Nccl, Backend::Cuda]
+            .into_iter()
+            .find(|backend| *backend as i64 == code)
+    }
 }
 
 /// Elementwise binary operations.

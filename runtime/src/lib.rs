@@ -1,4 +1,42 @@
 //! HIR's runtime: the C-ABI functions that JIT'd host programs call (streams,
 //! buffers, compute, communication), and the backends behind them.
+//!
+//! - [`abi`]: the entries and their C signatures, the single source of truth
+//!   shared with the lowering; [`ffi`]: their definitions and [`symbols`] for
+//!   the JIT to register.
+//! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
+//!   a launcher [`enter`]s before calling the program.
+//! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
+//! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
+//!
+//! A launcher, in short:
+//!
+//! ```no_run
+//! use hir_runtime::cpu::{Config, World};
+//! let world = World::new(Config::new(4, 2)).unwrap();
+//! // Register hir_runtime::symbols() with the JIT, then on every rank:
+//! let outputs = world.run(|device| device.rank()).unwrap();
+//! # let _ = outputs;
+//! ```
 
 pub mod abi;
+pub mod cpu;
+pub mod device;
+pub mod error;
+pub mod ffi;
+pub mod memref;
+pub mod npy;
+pub mod ops;
+pub mod trace;
+
+pub use device::{Device, enter};
+pub use error::{Error, RankError, RunError};
+pub use ffi::symbols;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Locks, ignoring poisoning: no lock is held across user code, and a panic
+/// in the runtime is already recorded as the rank's error.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

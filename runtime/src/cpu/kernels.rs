@@ -1,0 +1,234 @@
+//! The cpu backend's compute: every kernel reads its strided inputs into
+//! contiguous f32 (the accumulation type of every dtype), computes, and
+//! writes the output view rounding once to its element type.
+
+use crate::abi::{Binary, DType, Reduction};
+use crate::memref::View;
+use crate::ops::{Kernel, KernelOp};
+use half::{bf16, f16};
+
+/// An element type the runtime computes on, through f32.
+trait Element: Copy {
+    fn to_f32(self) -> f32;
+    fn from_f32(value: f32) -> Self;
+}
+
+impl Element for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn from_f32(value: f32) -> Self {
+        value
+    }
+}
+
+impl Element for bf16 {
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+    fn from_f32(value: f32) -> Self {
+        bf16::from_f32(value)
+    }
+}
+
+impl Element for f16 {
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    fn from_f32(value: f32) -> Self {
+        f16::from_f32(value)
+    }
+}
+
+fn load_as<T: Element>(view: &View) -> Vec<f32> {
+    let base = view.ptr.cast::<T>();
+    view.offsets()
+        // SAFETY: the offsets stay inside the view the program passed.
+        .map(|offset| unsafe { base.add(offset).read_unaligned() }.to_f32())
+        .collect()
+}
+
+fn store_as<T: Element>(view: &View, values: &[f32]) {
+    let base = view.ptr.cast::<T>();
+    for (offset, &value) in view.offsets().zip(values) {
+        // SAFETY: as in `load_as`.
+        unsafe { base.add(offset).write_unaligned(T::from_f32(value)) };
+    }
+}
+
+/// The view's elements in row-major order, as f32.
+pub(crate) fn load(view: &View) -> Vec<f32> {
+    match view.dtype {
+        DType::F32 => load_as::<f32>(view),
+        DType::BF16 => load_as::<bf16>(view),
+        DType::F16 => load_as::<f16>(view),
+    }
+}
+
+/// Writes `values` (row-major) into the view, rounding to its element type.
+pub(crate) fn store(view: &View, values: &[f32]) {
+    debug_assert_eq!(values.len(), view.numel());
+    match view.dtype {
+        DType::F32 => store_as::<f32>(view, values),
+        DType::BF16 => store_as::<bf16>(view, values),
+        DType::F16 => store_as::<f16>(view, values),
+    }
+}
+
+/// Copies `from` into `to` element by element in row-major order, bit for
+/// bit; both have one element type and count.
+pub(crate) fn copy(from: &View, to: &View) {
+    debug_assert_eq!((from.dtype, from.numel()), (to.dtype, to.numel()));
+    let size = from.dtype.size();
+    for (src, dst) in from.offsets().zip(to.offsets()) {
+        // SAFETY: both offsets stay inside their views; overlapping views are
+        // copied element by element as the program ordered them.
+        unsafe { std::ptr::copy(from.ptr.add(src * size), to.ptr.add(dst * size), size) };
+    }
+}
+
+/// Propagates NaN like `torch.maximum`: a NaN operand gives NaN.
+fn max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+fn min(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+pub(crate) fn binary(op: Binary, a: f32, b: f32) -> f32 {
+    match op {
+        Binary::Add => a + b,
+        Binary::Sub => a - b,
+        Binary::Mul => a * b,
+        Binary::Div => a / b,
+        Binary::Max => max(a, b),
+        Binary::Min => min(a, b),
+    }
+}
+
+/// Row-major strides of a contiguous shape.
+fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
+    View::contiguous(DType::F32, std::ptr::null_mut(), sizes).strides
+}
+
+/// For each element of `full` (row-major), the row-major index of the element
+/// of `sizes` (its axes without `dropped`) it maps to.
+fn projection(full: &[usize], dropped: &[usize]) -> Vec<usize> {
+    let kept: Vec<usize> = (0..full.len())
+        .filter(|axis| !dropped.contains(axis))
+        .collect();
+    let kept_sizes: Vec<usize> = kept.iter().map(|&axis| full[axis]).collect();
+    let kept_strides = contiguous_strides(&kept_sizes);
+    let mut strides = vec![0; full.len()];
+    for (&axis, &stride) in kept.iter().zip(&kept_strides) {
+        strides[axis] = stride;
+    }
+    View {
+        dtype: DType::F32,
+        ptr: std::ptr::null_mut(),
+        sizes: full.to_vec(),
+        strides,
+    }
+    .offsets()
+    .collect()
+}
+
+/// `c[b] = a[b] @ w[b]` for `a [batch, m, k]`, `w [batch or 1, k, n]`.
+fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0f32; batch * m * n];
+    let w_batch = w.len() / (k * n).max(1);
+    for b in 0..batch {
+        let wb = &w[(b % w_batch.max(1)) * k * n..][..k * n];
+        for i in 0..m {
+            let row = &mut c[(b * m + i) * n..][..n];
+            for (p, &x) in a[(b * m + i) * k..][..k].iter().enumerate() {
+                // Rows of `w` stream through, which vectorizes.
+                for (out, &y) in row.iter_mut().zip(&wb[p * n..][..n]) {
+                    *out += x * y;
+                }
+            }
+        }
+    }
+    c
+}
+
+/// Runs a validated kernel.
+pub(crate) fn run(kernel: &Kernel) {
+    let out = &kernel.output;
+    let input = &kernel.inputs[0];
+    if out.numel() == 0 {
+        return;
+    }
+    match &kernel.op {
+        KernelOp::Copy => copy(input, out),
+        KernelOp::Neg => store(out, &load(input).iter().map(|x| -x).collect::<Vec<_>>()),
+        KernelOp::Cast => store(out, &load(input)),
+        KernelOp::Binary(op) => {
+            let rhs = load(&kernel.inputs[1]);
+            let values: Vec<f32> = load(input)
+                .iter()
+                .zip(&rhs)
+                .map(|(&a, &b)| binary(*op, a, b))
+                .collect();
+            store(out, &values);
+        }
+        KernelOp::Reduce(op, axes) => {
+            let (init, combine): (f32, fn(f32, f32) -> f32) = match op {
+                Reduction::Sum => (0.0, |a, b| a + b),
+                Reduction::Amax => (f32::NEG_INFINITY, max),
+            };
+            let mut acc = vec![init; out.numel()];
+            for (value, target) in load(input).into_iter().zip(projection(&input.sizes, axes)) {
+                acc[target] = combine(acc[target], value);
+            }
+            store(out, &acc);
+        }
+        KernelOp::Broadcast(axes) => {
+            let values = load(input);
+            let spread: Vec<f32> = projection(&out.sizes, axes)
+                .into_iter()
+                .map(|source| values[source])
+                .collect();
+            store(out, &spread);
+        }
+        KernelOp::Matmul => {
+            let rhs = &kernel.inputs[1];
+            let rank = input.rank();
+            let (m, k, n) = (
+                input.sizes[rank - 2],
+                input.sizes[rank - 1],
+                rhs.sizes[rhs.rank() - 1],
+            );
+            let batch = input.sizes[..rank - 2].iter().product();
+            store(out, &matmul(&load(input), &load(rhs), batch, m, k, n));
+        }
+        KernelOp::Linear => {
+            let weight = &kernel.inputs[1];
+            let (n, k) = (weight.sizes[0], weight.sizes[1]);
+            let rows = input.numel() / k.max(1);
+            // `weight [n, k]` read transposed, as `[k, n]`.
+            let transposed = View {
+                sizes: vec![k, n],
+                strides: vec![weight.strides[1], weight.strides[0]],
+                ..weight.clone()
+            };
+            let mut values = matmul(&load(input), &load(&transposed), 1, rows, k, n);
+            if let Some(bias) = kernel.inputs.get(2) {
+                let bias = load(bias);
+                for row in values.chunks_mut(n.max(1)) {
+                    row.iter_mut().zip(&bias).for_each(|(x, b)| *x += b);
+                }
+            }
+            store(out, &values);
+        }
+    }
+}

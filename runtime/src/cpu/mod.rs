@@ -1,0 +1,749 @@
+//! The cpu backend: the reference every other backend is checked against.
+//!
+//! A [`World`] is one process: each rank is a thread running the program
+//! (through [`World::run`]), and has the caller's stream 0, a pool of streams
+//! `1..=num_streams`, and one communication queue per team it talks on (as
+//! NCCL has a stream per communicator). Each is a [`queue::Queue`], drained in
+//! order by its own worker thread, so the host enqueues and returns, and work
+//! on different streams really overlaps. See `docs/Runtime.md` for the model.
+
+mod alloc;
+mod comm;
+mod kernels;
+mod queue;
+mod race;
+pub(crate) mod sync;
+
+use crate::abi::{Backend, Collective};
+use crate::device::{Device, Request, Stream, enter};
+use crate::error::{Error, Result, RunError, panic_message};
+use crate::lock;
+use crate::memref::View;
+use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
+use crate::trace::Trace;
+use alloc::Allocator;
+use comm::{Contribution, Mailbox, Post, Region};
+use queue::Queue;
+use race::{Access, Clock, Tracker};
+use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use sync::{Faults, Hub, Waiter};
+
+/// How a [`World`] is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub ranks: usize,
+    /// Streams in each rank's pool (`host.stream_from_pool` wraps around it).
+    pub num_streams: usize,
+    /// How long a collective, transfer, barrier or handle exchange waits for
+    /// the other ranks before it fails.
+    pub timeout: Duration,
+    /// Whether to record a trace of every op (see [`World::write_chrome_trace`]).
+    pub trace: bool,
+}
+
+impl Config {
+    /// `ranks` ranks with `num_streams` pool streams each, a 30 s timeout,
+    /// no trace.
+    pub fn new(ranks: usize, num_streams: usize) -> Config {
+        Config {
+            ranks,
+            num_streams,
+            timeout: Duration::from_secs(30),
+            trace: false,
+        }
+    }
+}
+
+/// What every rank of the world shares.
+struct Shared {
+    config: Config,
+    faults: Faults,
+    trace: Option<Trace>,
+    collectives: Hub<Contribution>,
+    /// The second meeting of a collective, after every rank has read.
+    done: Hub<()>,
+    barriers: Hub<()>,
+    shares: Hub<Region>,
+    mailbox: Mailbox,
+}
+
+impl Shared {
+    fn waiter(&self) -> Waiter<'_> {
+        Waiter::new(&self.faults, self.config.timeout)
+    }
+}
+
+/// The ranks of one process, their streams, and what they share.
+pub struct World {
+    shared: Arc<Shared>,
+    devices: Vec<Arc<CpuDevice>>,
+}
+
+impl World {
+    pub fn new(config: Config) -> Result<World> {
+        if config.ranks == 0 || config.num_streams == 0 {
+            return Err(Error::Invalid(format!(
+                "a world needs at least one rank and one pool stream, got {} and {}",
+                config.ranks, config.num_streams
+            )));
+        }
+        let shared = Arc::new(Shared {
+            faults: Faults::new(config.ranks),
+            trace: config.trace.then(Trace::default),
+            collectives: Hub::default(),
+            done: Hub::default(),
+            barriers: Hub::default(),
+            shares: Hub::default(),
+            mailbox: Mailbox::default(),
+            config,
+        });
+        let devices = (0..shared.config.ranks)
+            .map(|rank| Arc::new(CpuDevice::new(rank, shared.clone())))
+            .collect();
+        Ok(World { shared, devices })
+    }
+
+    pub fn ranks(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Rank `rank`'s device, e.g. to [`enter`] it on a thread of one's own.
+    pub fn device(&self, rank: usize) -> Arc<dyn Device> {
+        self.devices[rank].clone()
+    }
+
+    /// Runs `body` on one new thread per rank, with that rank entered (so the
+    /// C-ABI entries work there), then waits for all the work it enqueued.
+    /// Returns each rank's value, or the errors of the ranks that failed
+    /// (a panic in `body` is one, in op `launcher`). Errors are sticky: once
+    /// a rank has failed, every later run fails with the same errors.
+    pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
+        let values: Vec<Option<T>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .devices
+                .iter()
+                .map(|device| {
+                    let body = &body;
+                    std::thread::Builder::new()
+                        .name(format!("hir-rank-{}", device.rank))
+                        .spawn_scoped(scope, move || {
+                            let _entered = enter(device.clone());
+                            let value = catch_unwind(AssertUnwindSafe(|| body(&**device)));
+                            let value = value
+                                .map_err(|payload| {
+                                    device.fail("launcher", Error::Panic(panic_message(&*payload)))
+                                })
+                                .ok();
+                            device.drain();
+                            value
+                        })
+                        .expect("cannot start a rank thread")
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|thread| thread.join().expect("rank threads catch their panics"))
+                .collect()
+        });
+        match self.errors() {
+            Some(errors) => Err(errors),
+            None => Ok(values.into_iter().map(|value| value.unwrap()).collect()),
+        }
+    }
+
+    /// The errors so far, first one first.
+    pub fn errors(&self) -> Option<RunError> {
+        let errors = self.shared.faults.errors();
+        (!errors.is_empty()).then_some(RunError { errors })
+    }
+
+    /// The recorded trace, when [`Config::trace`] is on.
+    pub fn trace(&self) -> Option<&Trace> {
+        self.shared.trace.as_ref()
+    }
+
+    /// Writes the trace as Chrome/Perfetto JSON.
+    pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
+        self.trace()
+            .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace"))?
+            .write_chrome_trace(path)
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        for device in &self.devices {
+            device.drain();
+        }
+        for device in &self.devices {
+            for queue in &lock(&device.host).queues {
+                queue.stop();
+            }
+        }
+    }
+}
+
+/// A point in a queue: complete once its task `number` has run. `clock` is
+/// that task's vector clock, which whoever waits for the event inherits.
+#[derive(Clone)]
+struct Event {
+    queue: usize,
+    number: u64,
+    clock: Arc<Clock>,
+}
+
+impl Event {
+    /// The event of a request that has nothing to wait for.
+    fn complete() -> Event {
+        Event {
+            queue: 0,
+            number: 0,
+            clock: Arc::default(),
+        }
+    }
+}
+
+/// A coalescing group being posted.
+struct Group {
+    /// Its request's index in `Host::requests`.
+    request: usize,
+    team: Option<Team>,
+    posts: Vec<Post>,
+    accesses: Vec<Access>,
+}
+
+type Work = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// A rank's host-side state, touched only by its host thread.
+struct Host {
+    current: usize,
+    /// Stream 0, the pool, then the communication queues.
+    queues: Vec<Arc<Queue>>,
+    /// Per queue, the clock of its last task.
+    clocks: Vec<Clock>,
+    races: Tracker,
+    /// Request `r` is `requests[r - 1]`; `None` while its group is open.
+    requests: Vec<Option<Event>>,
+    group: Option<Group>,
+    comm_queues: HashMap<Team, usize>,
+    /// Per team, the collectives, barriers and handle exchanges posted so far.
+    collectives: HashMap<Team, u64>,
+    barriers: HashMap<Team, u64>,
+    exchanges: HashMap<Team, u64>,
+    /// Per (backend, team, sender, receiver), the transfers posted so far.
+    transfers: HashMap<(Backend, Team, usize, usize), u64>,
+    /// The IPC handle cache: buffers already shared with a team.
+    shared: HashSet<(Region, Team)>,
+    /// This rank's buffers shared with some team, and its peers' it mapped.
+    exported: Vec<Region>,
+    mapped: HashMap<usize, Vec<Region>>,
+}
+
+fn next(counters: &mut HashMap<Team, u64>, team: &Team) -> u64 {
+    let counter = counters.entry(team.clone()).or_default();
+    *counter += 1;
+    *counter - 1
+}
+
+/// One rank of the cpu backend.
+pub struct CpuDevice {
+    rank: usize,
+    shared: Arc<Shared>,
+    host: Mutex<Host>,
+    allocator: Mutex<Allocator>,
+}
+
+impl CpuDevice {
+    fn new(rank: usize, shared: Arc<Shared>) -> CpuDevice {
+        let streams = shared.config.num_streams + 1;
+        let queues: Vec<Arc<Queue>> = (0..streams)
+            .map(|stream| {
+                Queue::start(format!("stream {stream}"), format!("hir-r{rank}-s{stream}"))
+            })
+            .collect();
+        if let Some(trace) = &shared.trace {
+            trace.track((rank, 0), "host");
+            for (index, queue) in queues.iter().enumerate() {
+                trace.track((rank, index + 1), &queue.name);
+            }
+        }
+        CpuDevice {
+            rank,
+            host: Mutex::new(Host {
+                current: 0,
+                clocks: vec![Clock::new(); queues.len()],
+                queues,
+                races: Tracker::default(),
+                requests: Vec::new(),
+                group: None,
+                comm_queues: HashMap::new(),
+                collectives: HashMap::new(),
+                barriers: HashMap::new(),
+                exchanges: HashMap::new(),
+                transfers: HashMap::new(),
+                shared: HashSet::new(),
+                exported: Vec::new(),
+                mapped: HashMap::new(),
+            }),
+            allocator: Mutex::new(Allocator::default()),
+            shared,
+        }
+    }
+
+    fn streams(&self) -> usize {
+        self.shared.config.num_streams + 1
+    }
+
+    fn check_stream(&self, stream: Stream) -> Result<usize> {
+        usize::try_from(stream)
+            .ok()
+            .filter(|&stream| stream < self.streams())
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "stream {stream} does not exist: streams are 0 and the pool 1..={}",
+                    self.shared.config.num_streams
+                ))
+            })
+    }
+
+    /// Waits for every queue to run what was enqueued so far.
+    fn drain(&self) {
+        let mut host = lock(&self.host);
+        for (index, queue) in host.queues.iter().enumerate() {
+            queue.wait_for(race::entry(&host.clocks[index], index));
+        }
+        // Everything tracked is done: no later access can race with it.
+        host.races.clear();
+    }
+
+    /// The event of `queue`'s last task so far.
+    fn last_event(host: &Host, queue: usize) -> Event {
+        let clock = &host.clocks[queue];
+        Event {
+            queue,
+            number: race::entry(clock, queue),
+            clock: Arc::new(clock.clone()),
+        }
+    }
+
+    /// Enqueues a task on `queue`: first it waits for `after` (also inherited
+    /// in its clock), then runs `work` (a pure wait when `None`), recording a
+    /// trace slice; its accesses are checked for races now.
+    fn post(
+        &self,
+        host: &mut Host,
+        queue: usize,
+        name: String,
+        after: Option<Event>,
+        accesses: Vec<Access>,
+        work: Option<Work>,
+    ) -> Result<Event> {
+        let mut clock = host.clocks[queue].clone();
+        if let Some(after) = &after {
+            race::join(&mut clock, &after.clock);
+        }
+        if clock.len() <= queue {
+            clock.resize(queue + 1, 0);
+        }
+        clock[queue] += 1;
+        let number = clock[queue];
+        let who = format!("{name} on {}", host.queues[queue].name);
+        host.races.access(queue, number, &clock, &who, accesses)?;
+        host.clocks[queue] = clock.clone();
+        let after = after
+            .filter(|after| after.number > 0)
+            .map(|after| (host.queues[after.queue].clone(), after.number));
+        let (shared, rank) = (self.shared.clone(), self.rank);
+        host.queues[queue].push(Box::new(move || {
+            let mut start = Instant::now();
+            if let Some((queue, number)) = after {
+                queue.wait_for(number);
+            }
+            if shared.faults.failed(rank) {
+                return;
+            }
+            let result = match work {
+                None => Ok(()),
+                Some(work) => {
+                    start = Instant::now();
+                    catch_unwind(AssertUnwindSafe(work))
+                        .unwrap_or_else(|payload| Err(Error::Panic(panic_message(&*payload))))
+                }
+            };
+            if let Some(trace) = &shared.trace {
+                let label = name.strip_prefix("hir_rt_").unwrap_or(&name);
+                trace.record((rank, queue + 1), label, start, Instant::now());
+            }
+            if let Err(error) = result {
+                shared.faults.fail(rank, &name, error);
+            }
+        }));
+        Ok(Event {
+            queue,
+            number,
+            clock: Arc::new(clock),
+        })
+    }
+
+    /// The communication queue of `team`, started on first use.
+    fn comm_queue(&self, host: &mut Host, team: &Team) -> usize {
+        if let Some(&queue) = host.comm_queues.get(team) {
+            return queue;
+        }
+        let index = host.queues.len();
+        let name = format!("comm {team}");
+        if let Some(trace) = &self.shared.trace {
+            trace.track((self.rank, index + 1), &name);
+        }
+        host.queues
+            .push(Queue::start(name, format!("hir-r{}-c{index}", self.rank)));
+        host.clocks.push(Clock::new());
+        host.comm_queues.insert(team.clone(), index);
+        index
+    }
+
+    fn request(host: &mut Host, event: Event) -> Request {
+        host.requests.push(Some(event));
+        host.requests.len() as Request
+    }
+
+    /// Runs a host-blocking step, traced on the host track.
+    fn on_host<R>(&self, name: &str, step: impl FnOnce() -> Result<R>) -> Result<R> {
+        let start = Instant::now();
+        let result = step();
+        if let Some(trace) = &self.shared.trace {
+            trace.record((self.rank, 0), name, start, Instant::now());
+        }
+        result
+    }
+
+    /// Posts `posts` (sends and receives) as one task on `queue`.
+    fn post_transfers(
+        &self,
+        host: &mut Host,
+        queue: usize,
+        name: String,
+        accesses: Vec<Access>,
+        posts: Vec<Post>,
+    ) -> Result<Event> {
+        let after = (queue != host.current).then(|| Self::last_event(host, host.current));
+        let shared = self.shared.clone();
+        let work: Work = Box::new(move || shared.mailbox.transfer(&posts, &shared.waiter()));
+        self.post(host, queue, name, after, accesses, Some(work))
+    }
+
+    fn transfer(&self, transfer: Transfer, send: bool) -> Result<Request> {
+        let Transfer {
+            buffer,
+            peer,
+            team,
+            backend,
+        } = transfer;
+        team.require(peer, "peer")?;
+        team.require(self.rank, "rank")?;
+        let (from, to) = if send {
+            (self.rank, peer)
+        } else {
+            (peer, self.rank)
+        };
+        let entry = if send {
+            crate::abi::Entry::Send(buffer.dtype)
+        } else {
+            crate::abi::Entry::Recv(buffer.dtype)
+        };
+        let access = if send {
+            Access::read(&buffer)
+        } else {
+            Access::write(&buffer)
+        };
+        let mut host = lock(&self.host);
+        let host = &mut *host;
+        if backend == Backend::Cuda {
+            if host.group.is_some() {
+                return Err(Error::Invalid(
+                    "'cuda' transfers cannot be coalesced; only 'nccl' ones can".into(),
+                ));
+            }
+            let region = buffer.footprint();
+            let inside = |&(start, end): &Region| start <= region.start && region.end <= end;
+            if region.end > region.start && !host.exported.iter().any(inside) {
+                return Err(Error::Invalid(format!(
+                    "buffer ({} bytes at {:#x}) was not shared with share_mem_handle before a 'cuda' transfer",
+                    region.end - region.start,
+                    region.start
+                )));
+            }
+        }
+        let counter = host
+            .transfers
+            .entry((backend, team.clone(), from, to))
+            .or_default();
+        let number = *counter;
+        *counter += 1;
+        let post = Post {
+            key: (backend, team.clone(), from, to, number),
+            send,
+            buffer,
+            mapped: match (backend, send) {
+                (Backend::Cuda, true) => host.mapped.get(&peer).cloned().unwrap_or_default(),
+                _ => Vec::new(),
+            },
+        };
+        if let Some(group) = &mut host.group {
+            if group.team.get_or_insert_with(|| team.clone()) != &team {
+                return Err(Error::Invalid(format!(
+                    "a coalescing group spans teams {} and {team}; the cpu backend groups one team",
+                    group.team.as_ref().unwrap()
+                )));
+            }
+            group.posts.push(post);
+            group.accesses.push(access);
+            return Ok(group.request as Request + 1);
+        }
+        let queue = match backend {
+            Backend::Nccl => self.comm_queue(host, &team),
+            // A CUDA-IPC copy runs on the current stream.
+            Backend::Cuda => host.current,
+        };
+        let event = self.post_transfers(host, queue, entry.name(), vec![access], vec![post])?;
+        Ok(Self::request(host, event))
+    }
+}
+
+impl Device for CpuDevice {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn num_devices(&self) -> usize {
+        self.shared.config.ranks
+    }
+
+    fn failed(&self) -> bool {
+        self.shared.faults.failed(self.rank)
+    }
+
+    fn fail(&self, op: &str, error: Error) {
+        self.shared.faults.fail(self.rank, op, error);
+    }
+
+    fn current_stream(&self) -> Stream {
+        lock(&self.host).current as Stream
+    }
+
+    fn set_current_stream(&self, stream: Stream) -> Result<()> {
+        let stream = self.check_stream(stream)?;
+        lock(&self.host).current = stream;
+        Ok(())
+    }
+
+    fn stream_from_pool(&self, index: i64) -> Stream {
+        1 + index.rem_euclid(self.shared.config.num_streams as i64)
+    }
+
+    fn sync_stream(&self, stream: Stream) -> Result<()> {
+        let stream = self.check_stream(stream)?;
+        let mut host = lock(&self.host);
+        let event = Self::last_event(&host, stream);
+        if stream == host.current || event.number == 0 {
+            return Ok(());
+        }
+        let current = host.current;
+        let name = format!("sync_stream({stream})");
+        self.post(&mut host, current, name, Some(event), Vec::new(), None)?;
+        Ok(())
+    }
+
+    fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
+        lock(&self.allocator).alloc(site, bytes)
+    }
+
+    fn dealloc(&self, ptr: *mut u8) -> Result<()> {
+        lock(&self.allocator).dealloc(ptr)
+    }
+
+    fn compute(&self, kernel: Kernel) -> Result<()> {
+        kernel.validate()?;
+        let mut accesses: Vec<Access> = kernel.inputs.iter().map(Access::read).collect();
+        accesses.push(Access::write(&kernel.output));
+        let name = kernel.entry().name();
+        let work: Work = Box::new(move || {
+            kernels::run(&kernel);
+            Ok(())
+        });
+        let mut host = lock(&self.host);
+        let current = host.current;
+        self.post(&mut host, current, name, None, accesses, Some(work))?;
+        Ok(())
+    }
+
+    fn collective(&self, op: CollectiveOp) -> Result<Request> {
+        op.validate()?;
+        let Some(position) = op.team.position(self.rank) else {
+            // Not in the team: nothing to do, and nothing to wait for.
+            return Ok(Self::request(&mut lock(&self.host), Event::complete()));
+        };
+        let root = op.rooted().then(|| op.team.position(op.root)).flatten();
+        let is_root = root == Some(position);
+        let mut accesses = Vec::new();
+        if !matches!(op.op, Collective::Broadcast | Collective::Scatter) || is_root {
+            accesses.push(Access::read(&op.input));
+        }
+        if !matches!(op.op, Collective::Gather | Collective::Reduce) || is_root {
+            accesses.push(Access::write(&op.output));
+        }
+        let mut host = lock(&self.host);
+        let host = &mut *host;
+        if host.group.is_some() {
+            return Err(Error::Invalid(
+                "a collective inside a coalescing group: groups hold sends and receives".into(),
+            ));
+        }
+        let number = next(&mut host.collectives, &op.team);
+        let queue = self.comm_queue(host, &op.team);
+        let after = Some(Self::last_event(host, host.current));
+        let (shared, rank, name) = (self.shared.clone(), self.rank, op.entry().name());
+        let work: Work = Box::new(move || {
+            comm::collective(
+                &shared.collectives,
+                &shared.done,
+                &shared.waiter(),
+                rank,
+                number,
+                &op,
+            )
+        });
+        let event = self.post(host, queue, name, after, accesses, Some(work))?;
+        Ok(Self::request(host, event))
+    }
+
+    fn send(&self, transfer: Transfer) -> Result<Request> {
+        self.transfer(transfer, true)
+    }
+
+    fn recv(&self, transfer: Transfer) -> Result<Request> {
+        self.transfer(transfer, false)
+    }
+
+    fn start_coalescing(&self) -> Result<()> {
+        let mut host = lock(&self.host);
+        if host.group.is_some() {
+            return Err(Error::Invalid("coalescing groups do not nest".into()));
+        }
+        host.requests.push(None);
+        host.group = Some(Group {
+            request: host.requests.len() - 1,
+            team: None,
+            posts: Vec::new(),
+            accesses: Vec::new(),
+        });
+        Ok(())
+    }
+
+    fn end_coalescing(&self) -> Result<Request> {
+        let mut host = lock(&self.host);
+        let host = &mut *host;
+        let Some(group) = host.group.take() else {
+            return Err(Error::Invalid(
+                "closes no group: no start_coalescing before it".into(),
+            ));
+        };
+        let event = match group.team {
+            None => Event::complete(),
+            Some(team) => {
+                let queue = self.comm_queue(host, &team);
+                let name = "hir_rt_end_coalescing".to_string();
+                self.post_transfers(host, queue, name, group.accesses, group.posts)?
+            }
+        };
+        host.requests[group.request] = Some(event);
+        Ok(group.request as Request + 1)
+    }
+
+    fn wait(&self, request: Request) -> Result<()> {
+        let mut host = lock(&self.host);
+        let event = usize::try_from(request - 1)
+            .ok()
+            .and_then(|index| host.requests.get(index))
+            .ok_or_else(|| Error::Invalid(format!("request {request} was never posted")))?
+            .clone()
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "request {request} is of a coalescing group that has not ended: \
+                     wait for the group's end_coalescing request"
+                ))
+            })?;
+        let current = host.current;
+        if event.number == 0 || event.queue == current {
+            return Ok(());
+        }
+        self.post(
+            &mut host,
+            current,
+            "wait".into(),
+            Some(event),
+            Vec::new(),
+            None,
+        )?;
+        Ok(())
+    }
+
+    fn share_mem_handle(&self, buffer: View, team: Team) -> Result<()> {
+        let Some(position) = team.position(self.rank) else {
+            return Ok(());
+        };
+        let footprint = buffer.footprint();
+        let region = (footprint.start, footprint.end);
+        let mut host = lock(&self.host);
+        if host.shared.contains(&(region, team.clone())) {
+            return Ok(());
+        }
+        let number = next(&mut host.exchanges, &team);
+        let regions = self.on_host("share_mem_handle", || {
+            let key = ("share_mem_handle", team.clone(), number);
+            self.shared
+                .shares
+                .meet(key, position, region, &self.shared.waiter())
+        })?;
+        for (&peer, &peer_region) in team.ranks().iter().zip(regions.iter()) {
+            if peer != self.rank {
+                host.mapped.entry(peer).or_default().push(peer_region);
+            }
+        }
+        host.exported.push(region);
+        host.shared.insert((region, team));
+        Ok(())
+    }
+
+    fn barrier(&self, team: Team, backend: Backend) -> Result<()> {
+        if backend != Backend::Nccl {
+            return Err(Error::Invalid(
+                "a barrier runs on the 'nccl' backend".into(),
+            ));
+        }
+        let Some(position) = team.position(self.rank) else {
+            return Ok(());
+        };
+        let number = next(&mut lock(&self.host).barriers, &team);
+        self.on_host("barrier", || {
+            let key = ("barrier", team.clone(), number);
+            self.shared
+                .barriers
+                .meet(key, position, (), &self.shared.waiter())
+                .map(drop)
+        })
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.drain();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

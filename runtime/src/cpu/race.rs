@@ -1,0 +1,128 @@
+//! Race detection over one rank's queues, by vector clocks. Every task gets,
+//! when the host enqueues it, the clock of its queue: entry `q` counts the
+//! tasks of queue `q` it is ordered after (its own queue's, plus all it
+//! inherits through events: `sync_stream`, `wait`, and a communication
+//! waiting for the stream that posted it). A task `a` of queue `q` numbered
+//! `n` happens before task `b` iff `b`'s clock has entry `q` >= `n`.
+//!
+//! The tracker keeps the accesses of past tasks; a new access that overlaps
+//! one of them, with at least one a write, and does not happen after it is a
+//! race, whatever the timing: a missing `comm.wait` or `host.sync_stream` is
+//! caught even when the run happens to get away with it. Checks happen on the
+//! host at enqueue time, so they are deterministic.
+
+use crate::error::{Error, Result};
+use crate::memref::{Footprint, View};
+use std::sync::Arc;
+
+/// Per queue, how many of its tasks are ordered before.
+pub(crate) type Clock = Vec<u64>;
+
+pub(crate) fn entry(clock: &Clock, queue: usize) -> u64 {
+    clock.get(queue).copied().unwrap_or(0)
+}
+
+pub(crate) fn join(clock: &mut Clock, other: &Clock) {
+    if clock.len() < other.len() {
+        clock.resize(other.len(), 0);
+    }
+    for (mine, &theirs) in clock.iter_mut().zip(other) {
+        *mine = (*mine).max(theirs);
+    }
+}
+
+/// A view an op reads or writes.
+pub(crate) struct Access {
+    pub view: View,
+    pub write: bool,
+}
+
+impl Access {
+    pub fn read(view: &View) -> Access {
+        Access {
+            view: view.clone(),
+            write: false,
+        }
+    }
+
+    pub fn write(view: &View) -> Access {
+        Access {
+            view: view.clone(),
+            write: true,
+        }
+    }
+}
+
+struct Record {
+    queue: usize,
+    number: u64,
+    /// `hir_rt_allgather_f32 on comm [0, 1]`.
+    who: Arc<str>,
+    view: View,
+    footprint: Footprint,
+    write: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Tracker {
+    records: Vec<Record>,
+}
+
+impl Tracker {
+    /// Checks the accesses of task `number` of `queue` (named `who`), whose
+    /// clock is `clock`, then records them.
+    pub fn access(
+        &mut self,
+        queue: usize,
+        number: u64,
+        clock: &Clock,
+        who: &str,
+        accesses: Vec<Access>,
+    ) -> Result<()> {
+        let footprints: Vec<Footprint> = accesses.iter().map(|a| a.view.footprint()).collect();
+        for (access, footprint) in accesses.iter().zip(&footprints) {
+            let conflict = self.records.iter().find(|record| {
+                record.queue != queue
+                    && entry(clock, record.queue) < record.number
+                    && (record.write || access.write)
+                    && record.footprint.overlaps(footprint)
+            });
+            if let Some(record) = conflict {
+                return Err(Error::Race(format!(
+                    "{who} {} {} bytes at {:#x} while {} may still {} them, and no event orders \
+                     the two (a missing comm.wait or host.sync_stream?)",
+                    if access.write { "writes" } else { "reads" },
+                    footprint.end - footprint.start,
+                    footprint.start,
+                    record.who,
+                    if record.write { "write" } else { "read" },
+                )));
+            }
+        }
+        let who: Arc<str> = who.into();
+        for (access, footprint) in accesses.into_iter().zip(footprints) {
+            // A later access of the same view from the same queue races with
+            // whatever the earlier one raced with: keep only the later one
+            // (a read does not stand in for a write).
+            self.records.retain(|record| {
+                !(record.queue == queue
+                    && record.view == access.view
+                    && (access.write || !record.write))
+            });
+            self.records.push(Record {
+                queue,
+                number,
+                who: who.clone(),
+                view: access.view,
+                footprint,
+                write: access.write,
+            });
+        }
+        Ok(())
+    }
+
+    /// Forgets every access: the host has waited for all of them.
+    pub fn clear(&mut self) {
+        self.records.clear();
+    }
+}

@@ -1,0 +1,916 @@
+//! The cpu backend driven the way JIT'd code drives it (through the C-ABI
+//! symbols, with descriptors built here) and through the Rust API.
+
+use super::*;
+use crate::abi::{Binary, DType, Entry, ReduceKind, Reduction};
+use crate::memref::UnrankedMemRef;
+use crate::memref::tests::Descriptor;
+use crate::npy::Array;
+use crate::ops::KernelOp;
+use std::sync::Barrier;
+
+type Buf = *const UnrankedMemRef;
+type CollectiveFn = unsafe extern "C" fn(Buf, Buf, i64, i64, i64, Buf, i64) -> i64;
+type TransferFn = unsafe extern "C" fn(Buf, i64, Buf, i64) -> i64;
+type UnaryFn = unsafe extern "C" fn(Buf, Buf);
+type BinaryFn = unsafe extern "C" fn(Buf, Buf, Buf);
+
+/// The address the JIT would call for `entry`, as a function of type `F`.
+fn symbol<F: Copy>(entry: Entry) -> F {
+    let name = entry.c_name();
+    let (_, address) = crate::symbols()
+        .into_iter()
+        .find(|(symbol, _)| *symbol == name)
+        .unwrap();
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut ()>());
+    // SAFETY: `F` is the entry's C signature, as `abi::Entry` documents it.
+    unsafe { std::mem::transmute_copy(&address) }
+}
+
+fn world(ranks: usize, streams: usize) -> World {
+    world_with(ranks, streams, Duration::from_secs(5))
+}
+
+fn world_with(ranks: usize, streams: usize, timeout: Duration) -> World {
+    World::new(Config {
+        timeout,
+        trace: true,
+        ..Config::new(ranks, streams)
+    })
+    .unwrap()
+}
+
+fn array(dtype: DType, shape: &[usize], values: impl Fn(usize) -> f32) -> Array {
+    let n = shape.iter().product();
+    Array::from_f32(dtype, shape, &(0..n).map(values).collect::<Vec<_>>())
+}
+
+fn view(array: &mut Array) -> View {
+    View::contiguous(array.dtype, array.data.as_mut_ptr(), &array.shape)
+}
+
+fn team_descriptor(ranks: &mut [i64]) -> Box<Descriptor> {
+    Descriptor::new(ranks.as_mut_ptr().cast(), 0, &[ranks.len()], &[1])
+}
+
+fn team(ranks: &[usize]) -> Team {
+    Team::new(&ranks.iter().map(|&r| r as i64).collect::<Vec<_>>(), 4).unwrap()
+}
+
+fn kernel(op: KernelOp, inputs: Vec<View>, output: View) -> Kernel {
+    Kernel { op, inputs, output }
+}
+
+fn fold(kind: ReduceKind, values: &[f32]) -> f32 {
+    let mut acc = values[0];
+    for &v in &values[1..] {
+        acc = match kind {
+            ReduceKind::Sum | ReduceKind::Avg => acc + v,
+            ReduceKind::Prod => acc * v,
+            ReduceKind::Max => acc.max(v),
+            ReduceKind::Min => acc.min(v),
+        };
+    }
+    if kind == ReduceKind::Avg {
+        acc /= values.len() as f32;
+    }
+    acc
+}
+
+/// What position `j` of a team of `n` holds after `op`, from the inputs in
+/// team order, as `[2, width]` row-major arrays; `None` if not written.
+fn expected(
+    op: Collective,
+    kind: ReduceKind,
+    root: usize,
+    j: usize,
+    inputs: &[Vec<f32>],
+    width: usize,
+) -> Option<Vec<f32>> {
+    let n = inputs.len();
+    let at = |i: usize, row: usize, col: usize, w: usize| inputs[i][row * w + col];
+    let mut out = Vec::new();
+    match op {
+        Collective::Allgather | Collective::Gather => {
+            if op == Collective::Gather && j != root {
+                return None;
+            }
+            for row in 0..2 {
+                for col in 0..n * width {
+                    out.push(at(col / width, row, col % width, width));
+                }
+            }
+        }
+        Collective::Allreduce | Collective::Reduce => {
+            if op == Collective::Reduce && j != root {
+                return None;
+            }
+            for e in 0..2 * width {
+                let all: Vec<f32> = inputs.iter().map(|input| input[e]).collect();
+                out.push(fold(kind, &all));
+            }
+        }
+        Collective::ReduceScatter => {
+            for row in 0..2 {
+                for col in 0..width {
+                    let all: Vec<f32> = (0..n)
+                        .map(|i| at(i, row, j * width + col, n * width))
+                        .collect();
+                    out.push(fold(kind, &all));
+                }
+            }
+        }
+        Collective::Broadcast => out = inputs[root].clone(),
+        Collective::Scatter => {
+            for row in 0..2 {
+                for col in 0..width {
+                    out.push(at(root, row, j * width + col, n * width));
+                }
+            }
+        }
+        Collective::Alltoall => {
+            for row in 0..2 {
+                for col in 0..n * width {
+                    out.push(at(col / width, row, j * width + col % width, n * width));
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `[input, output]` shapes of the `[2, width]`-based test of `op` on `n` ranks.
+fn shapes(op: Collective, n: usize, width: usize) -> [Vec<usize>; 2] {
+    let (small, big) = (vec![2, width], vec![2, n * width]);
+    match op {
+        Collective::Allgather | Collective::Gather => [small, big],
+        Collective::ReduceScatter | Collective::Scatter => [big, small],
+        Collective::Alltoall => [big.clone(), big],
+        _ => [small.clone(), small],
+    }
+}
+
+#[test]
+fn every_collective_in_every_dtype_through_the_c_abi() {
+    // Rank 3 is outside the team, whose order is not the ranks'.
+    let world = world(4, 1);
+    let members = [2usize, 0, 1];
+    let width = 2;
+    let root_position = 2; // rank 1
+    let input_of = |rank: usize, e: usize| rank as f32 * 0.5 + e as f32 * 0.25 - 1.0;
+    for dtype in DType::ALL {
+        for op in Collective::ALL {
+            for kind in [
+                ReduceKind::Sum,
+                ReduceKind::Prod,
+                ReduceKind::Max,
+                ReduceKind::Min,
+                ReduceKind::Avg,
+            ] {
+                let reducing = matches!(
+                    op,
+                    Collective::Allreduce | Collective::ReduceScatter | Collective::Reduce
+                );
+                if !reducing && kind != ReduceKind::Sum {
+                    continue;
+                }
+                let [in_shape, out_shape] = shapes(op, members.len(), width);
+                let outputs = world
+                    .run(|device| {
+                        let rank = device.rank();
+                        let mut input = array(dtype, &in_shape, |e| input_of(rank, e));
+                        let mut output = array(dtype, &out_shape, |_| 99.0);
+                        let (i, o) = (
+                            Descriptor::of(&view(&mut input)),
+                            Descriptor::of(&view(&mut output)),
+                        );
+                        let mut ranks = members.map(|r| r as i64);
+                        let team = team_descriptor(&mut ranks);
+                        let entry: CollectiveFn = symbol(Entry::Collective(op, dtype));
+                        let root = members[root_position] as i64;
+                        let request =
+                            unsafe { entry(i.ptr(), o.ptr(), kind as i64, root, 1, team.ptr(), 0) };
+                        crate::ffi::hir_rt_wait(request);
+                        device.synchronize().unwrap();
+                        output
+                    })
+                    .unwrap();
+                let inputs: Vec<Vec<f32>> = members
+                    .iter()
+                    .map(|&rank| {
+                        let n = in_shape.iter().product();
+                        array(dtype, &in_shape, |e| input_of(rank, e)).to_f32()[..n].to_vec()
+                    })
+                    .collect();
+                for (rank, output) in outputs.iter().enumerate() {
+                    let want = match members.iter().position(|&m| m == rank) {
+                        Some(j) => expected(op, kind, root_position, j, &inputs, width),
+                        None => None,
+                    };
+                    let want = want.map_or_else(
+                        || array(dtype, &out_shape, |_| 99.0),
+                        |values| Array::from_f32(dtype, &out_shape, &values),
+                    );
+                    assert_eq!(
+                        output.to_f32(),
+                        want.to_f32(),
+                        "{op:?} {kind:?} {dtype:?} rank {rank}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_allreduce_may_be_in_place() {
+    let world = world(3, 1);
+    let sums = world
+        .run(|device| {
+            let mut buffer = array(DType::F32, &[4], |e| (device.rank() * 10 + e) as f32);
+            let op = CollectiveOp {
+                op: Collective::Allreduce,
+                kind: ReduceKind::Sum,
+                root: 0,
+                axis: 0,
+                team: team(&[0, 1, 2]),
+                backend: Backend::Nccl,
+                input: view(&mut buffer),
+                output: view(&mut buffer),
+            };
+            let request = device.collective(op).unwrap();
+            device.wait(request).unwrap();
+            device.synchronize().unwrap();
+            buffer.to_f32()
+        })
+        .unwrap();
+    assert!(sums.iter().all(|sum| sum == &[30.0, 33.0, 36.0, 39.0]));
+}
+
+#[test]
+fn mismatched_collectives_fail_naming_rank_and_op() {
+    let world = world(2, 1);
+    let error = world
+        .run(|device| {
+            let n = 2 + device.rank();
+            let mut input = array(DType::BF16, &[n], |_| 1.0);
+            let mut output = array(DType::BF16, &[n], |_| 0.0);
+            let op = CollectiveOp {
+                op: Collective::Allreduce,
+                kind: ReduceKind::Sum,
+                root: 0,
+                axis: 0,
+                team: team(&[0, 1]),
+                backend: Backend::Nccl,
+                input: view(&mut input),
+                output: view(&mut output),
+            };
+            device.collective(op).unwrap();
+            device.synchronize().unwrap();
+        })
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("hir_rt_allreduce_bf16"), "{message}");
+    assert!(
+        message.contains("rank 1 posted hir_rt_allreduce_bf16 of [3]"),
+        "{message}"
+    );
+    assert_eq!(error.errors.len(), 2);
+}
+
+#[test]
+fn a_recv_with_no_sender_times_out_naming_rank_and_op() {
+    let world = world_with(2, 1, Duration::from_millis(200));
+    let started = Instant::now();
+    let error = world
+        .run(|device| {
+            if device.rank() == 1 {
+                let mut buffer = array(DType::F32, &[8], |_| 0.0);
+                let request = device
+                    .recv(Transfer {
+                        buffer: view(&mut buffer),
+                        peer: 0,
+                        team: team(&[0, 1]),
+                        backend: Backend::Nccl,
+                    })
+                    .unwrap();
+                device.wait(request).unwrap();
+                device.synchronize().unwrap();
+            }
+        })
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let first = error.first();
+    assert_eq!((first.rank, first.op.as_str()), (1, "hir_rt_recv_f32"));
+    assert!(
+        first
+            .to_string()
+            .contains("timed out after 200ms waiting for rank 0 to post the matching send"),
+        "{first}"
+    );
+    // Errors are sticky.
+    assert!(world.run(|_| ()).is_err());
+}
+
+/// A ring step: every rank sends its buffer to the next and receives from the
+/// previous, in one coalescing group, sends first or receives first.
+fn ring(world: &World, sends_first: bool, via_c_abi: bool) {
+    let n = world.ranks();
+    let received = world
+        .run(|device| {
+            let rank = device.rank();
+            let (next, prev) = ((rank + 1) % n, (rank + n - 1) % n);
+            let mut mine = array(DType::F16, &[3, 2], |e| (rank * 10 + e) as f32);
+            let mut theirs = array(DType::F16, &[3, 2], |_| -1.0);
+            let (mine_view, theirs_view) = (view(&mut mine), view(&mut theirs));
+            let members: Vec<usize> = (0..n).collect();
+            let request = if via_c_abi {
+                let (m, t) = (Descriptor::of(&mine_view), Descriptor::of(&theirs_view));
+                let mut ranks: Vec<i64> = (0..n as i64).collect();
+                let team = team_descriptor(&mut ranks);
+                let send: TransferFn = symbol(Entry::Send(DType::F16));
+                let recv: TransferFn = symbol(Entry::Recv(DType::F16));
+                crate::ffi::hir_rt_start_coalescing();
+                unsafe {
+                    if sends_first {
+                        send(m.ptr(), next as i64, team.ptr(), 0);
+                        recv(t.ptr(), prev as i64, team.ptr(), 0);
+                    } else {
+                        recv(t.ptr(), prev as i64, team.ptr(), 0);
+                        send(m.ptr(), next as i64, team.ptr(), 0);
+                    }
+                }
+                crate::ffi::hir_rt_end_coalescing()
+            } else {
+                let transfer = |buffer: &View, peer| Transfer {
+                    buffer: buffer.clone(),
+                    peer,
+                    team: team(&members),
+                    backend: Backend::Nccl,
+                };
+                device.start_coalescing().unwrap();
+                if sends_first {
+                    device.send(transfer(&mine_view, next)).unwrap();
+                    device.recv(transfer(&theirs_view, prev)).unwrap();
+                } else {
+                    device.recv(transfer(&theirs_view, prev)).unwrap();
+                    device.send(transfer(&mine_view, next)).unwrap();
+                }
+                device.end_coalescing().unwrap()
+            };
+            device.wait(request).unwrap();
+            device.synchronize().unwrap();
+            theirs.to_f32()
+        })
+        .unwrap();
+    for (rank, values) in received.iter().enumerate() {
+        let prev = (rank + n - 1) % n;
+        let want: Vec<f32> = (0..6).map(|e| (prev * 10 + e) as f32).collect();
+        assert_eq!(values, &want, "rank {rank}");
+    }
+}
+
+#[test]
+fn coalesced_rings_complete_in_either_order() {
+    let world = world(3, 1);
+    ring(&world, true, true);
+    ring(&world, false, true);
+    ring(&world, true, false);
+    ring(&world, false, false);
+}
+
+#[test]
+fn an_uncoalesced_ring_of_sends_deadlocks_like_nccl_and_times_out() {
+    let world = world_with(2, 1, Duration::from_millis(200));
+    let error = world
+        .run(|device| {
+            let peer = 1 - device.rank();
+            let mut a = array(DType::F32, &[4], |_| 1.0);
+            let mut b = array(DType::F32, &[4], |_| 0.0);
+            let transfer = |buffer: View| Transfer {
+                buffer,
+                peer,
+                team: team(&[0, 1]),
+                backend: Backend::Nccl,
+            };
+            let sent = device.send(transfer(view(&mut a))).unwrap();
+            let received = device.recv(transfer(view(&mut b))).unwrap();
+            device.wait(sent).unwrap();
+            device.wait(received).unwrap();
+            device.synchronize().unwrap();
+        })
+        .unwrap_err();
+    assert_eq!(error.first().op, "hir_rt_send_f32");
+    assert!(
+        error.to_string().contains("to post the matching recv"),
+        "{error}"
+    );
+}
+
+#[test]
+fn cuda_transfers_write_the_mapped_peer_buffer() {
+    let world = world(2, 2);
+    let received = world
+        .run(|device| {
+            let rank = device.rank();
+            let peer = 1 - rank;
+            let mut out = array(DType::BF16, &[2, 4], |e| (rank * 100 + e) as f32);
+            let mut into = array(DType::BF16, &[2, 4], |_| 0.0);
+            let (o, i) = (
+                Descriptor::of(&view(&mut out)),
+                Descriptor::of(&view(&mut into)),
+            );
+            let mut ranks = [0i64, 1];
+            let team = team_descriptor(&mut ranks);
+            let share = crate::ffi::_mlir_ciface_hir_rt_share_mem_handle_bf16;
+            let send: TransferFn = symbol(Entry::Send(DType::BF16));
+            let recv: TransferFn = symbol(Entry::Recv(DType::BF16));
+            unsafe {
+                share(o.ptr(), team.ptr());
+                share(i.ptr(), team.ptr());
+                // A second share of a buffer hits the handle cache.
+                share(i.ptr(), team.ptr());
+                // Transfers run on the current stream: send on stream 1,
+                // receive on stream 2, and join both on stream 0.
+                crate::ffi::hir_rt_set_current_stream(1);
+                let sent = send(o.ptr(), peer as i64, team.ptr(), Backend::Cuda as i64);
+                crate::ffi::hir_rt_set_current_stream(2);
+                let got = recv(i.ptr(), peer as i64, team.ptr(), Backend::Cuda as i64);
+                crate::ffi::hir_rt_set_current_stream(0);
+                crate::ffi::hir_rt_wait(sent);
+                crate::ffi::hir_rt_wait(got);
+            }
+            device.synchronize().unwrap();
+            into.to_f32()
+        })
+        .unwrap();
+    for (rank, values) in received.iter().enumerate() {
+        let want: Vec<f32> = (0..8).map(|e| ((1 - rank) * 100 + e) as f32).collect();
+        assert_eq!(values, &want);
+    }
+}
+
+#[test]
+fn a_cuda_transfer_needs_the_peer_buffer_mapped() {
+    let world = world_with(2, 1, Duration::from_millis(500));
+    let error = world
+        .run(|device| {
+            let rank = device.rank();
+            let mut buffer = array(DType::F32, &[4], |_| 1.0);
+            let buffer = view(&mut buffer);
+            // Each rank exports its buffer to a team of its own: the sender
+            // (rank 0) never maps the receiver's buffer.
+            device
+                .share_mem_handle(buffer.clone(), team(&[rank]))
+                .unwrap();
+            let transfer = Transfer {
+                buffer,
+                peer: 1 - rank,
+                team: team(&[0, 1]),
+                backend: Backend::Cuda,
+            };
+            let request = if rank == 0 {
+                device.send(transfer)
+            } else {
+                device.recv(transfer)
+            };
+            device.wait(request.unwrap()).unwrap();
+            device.synchronize().unwrap();
+        })
+        .unwrap_err();
+    assert_eq!(error.errors.len(), 2);
+    let message = error.first().to_string();
+    assert!(
+        message.contains("rank 1's recv buffer (16 bytes at"),
+        "{message}"
+    );
+    assert!(message.contains("is not mapped on rank 0: share it with share_mem_handle first"));
+}
+
+#[test]
+fn a_cuda_transfer_needs_its_own_buffer_shared() {
+    let world = world(1, 1);
+    world
+        .run(|device| {
+            let mut buffer = array(DType::F32, &[4], |_| 1.0);
+            let transfer = Transfer {
+                buffer: view(&mut buffer),
+                peer: 0,
+                team: team(&[0]),
+                backend: Backend::Cuda,
+            };
+            let error = device.send(transfer).unwrap_err().to_string();
+            assert!(
+                error.contains("was not shared with share_mem_handle"),
+                "{error}"
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn one_stream_runs_in_order_and_streams_run_concurrently() {
+    let world = world(2, 2);
+    let gate = Barrier::new(2);
+    let results = world
+        .run(|device| {
+            let rank = device.rank();
+            let mut total = array(DType::F32, &[16], |_| 0.0);
+            let mut ones = array(DType::F32, &[16], |_| 1.0);
+            let mut gathered = array(DType::F32, &[2], |_| 0.0);
+            let mut mine = array(DType::F32, &[1], |_| rank as f32);
+            let (total, ones) = (view(&mut total), view(&mut ones));
+            if rank == 0 {
+                // An allgather on stream 1 cannot complete before rank 1 joins ...
+                device.set_current_stream(1).unwrap();
+                let op = CollectiveOp {
+                    op: Collective::Allgather,
+                    kind: ReduceKind::Sum,
+                    root: 0,
+                    axis: 0,
+                    team: team(&[0, 1]),
+                    backend: Backend::Nccl,
+                    input: view(&mut mine),
+                    output: view(&mut gathered),
+                };
+                let request = device.collective(op).unwrap();
+                device.wait(request).unwrap();
+                // ... while 50 dependent adds on stream 2 run in order.
+                device.set_current_stream(2).unwrap();
+                for _ in 0..50 {
+                    let add = KernelOp::Binary(Binary::Add);
+                    device
+                        .compute(kernel(
+                            add,
+                            vec![total.clone(), ones.clone()],
+                            total.clone(),
+                        ))
+                        .unwrap();
+                }
+                let host = lock(&devices_of(&world)[0].host);
+                host.queues[2].wait_for(50);
+                drop(host);
+                gate.wait();
+            } else {
+                gate.wait();
+                let op = CollectiveOp {
+                    op: Collective::Allgather,
+                    kind: ReduceKind::Sum,
+                    root: 0,
+                    axis: 0,
+                    team: team(&[0, 1]),
+                    backend: Backend::Nccl,
+                    input: view(&mut mine),
+                    output: view(&mut gathered),
+                };
+                let request = device.collective(op).unwrap();
+                device.wait(request).unwrap();
+            }
+            device.synchronize().unwrap();
+            (crate::cpu::kernels::load(&total), gathered.to_f32())
+        })
+        .unwrap();
+    assert_eq!(results[0].0, vec![50.0; 16]);
+    assert_eq!(results[0].1, [0.0, 1.0]);
+    assert_eq!(results[1].1, [0.0, 1.0]);
+}
+
+fn devices_of(world: &World) -> &[Arc<CpuDevice>] {
+    &world.devices
+}
+
+/// Stream 1 writes `b` from `a`; stream 2 then reads `b`, after a
+/// `sync_stream` or without one.
+fn producer_consumer(with_sync: bool) -> Result<Vec<f32>, RunError> {
+    let world = world(1, 2);
+    world
+        .run(|device| {
+            let mut a = array(DType::F32, &[64], |e| e as f32);
+            let mut b = array(DType::F32, &[64], |_| 0.0);
+            let mut c = array(DType::F32, &[64], |_| 0.0);
+            let (a, b, c_view) = (view(&mut a), view(&mut b), view(&mut c));
+            let neg: UnaryFn = symbol(Entry::Neg(DType::F32));
+            let (a, b, c_desc) = (
+                Descriptor::of(&a),
+                Descriptor::of(&b),
+                Descriptor::of(&c_view),
+            );
+            unsafe {
+                crate::ffi::hir_rt_set_current_stream(1);
+                neg(a.ptr(), b.ptr());
+                crate::ffi::hir_rt_set_current_stream(2);
+                if with_sync {
+                    crate::ffi::hir_rt_sync_stream(1);
+                }
+                neg(b.ptr(), c_desc.ptr());
+            }
+            device.synchronize().unwrap();
+            c.to_f32()
+        })
+        .map(|mut values| values.remove(0))
+}
+
+#[test]
+fn sync_stream_orders_streams_and_a_missing_one_is_a_race() {
+    let values = producer_consumer(true).unwrap();
+    assert_eq!(values, (0..64).map(|e| e as f32).collect::<Vec<_>>());
+    let error = producer_consumer(false).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "rank 0: hir_rt_neg_f32: data race: hir_rt_neg_f32 on stream 2 reads 256 bytes"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("while hir_rt_neg_f32 on stream 1 may still write them"),
+        "{message}"
+    );
+}
+
+/// An allgather then a matmul reading its output on the same stream, with or
+/// without the `comm.wait` between them.
+fn allgather_then_matmul(with_wait: bool) -> Result<Vec<Vec<f32>>, RunError> {
+    let world = world(2, 1);
+    world.run(|device| {
+        let rank = device.rank();
+        let mut a = array(DType::BF16, &[1, 2, 3], |e| (rank * 6 + e) as f32);
+        let mut gathered = array(DType::BF16, &[2, 2, 3], |_| 0.0);
+        let mut w = array(DType::BF16, &[3, 2], |e| e as f32);
+        let mut c = array(DType::BF16, &[2, 2, 2], |_| 0.0);
+        let op = CollectiveOp {
+            op: Collective::Allgather,
+            kind: ReduceKind::Sum,
+            root: 0,
+            axis: 0,
+            team: team(&[0, 1]),
+            backend: Backend::Nccl,
+            input: view(&mut a),
+            output: view(&mut gathered),
+        };
+        let request = device.collective(op).unwrap();
+        if with_wait {
+            device.wait(request).unwrap();
+        }
+        let matmul = kernel(
+            KernelOp::Matmul,
+            vec![view(&mut gathered), view(&mut w)],
+            view(&mut c),
+        );
+        if let Err(error) = device.compute(matmul) {
+            device.fail("hir_rt_matmul_bf16", error);
+        }
+        device.synchronize().unwrap();
+        c.to_f32()
+    })
+}
+
+#[test]
+fn comm_wait_orders_a_collective_and_a_missing_one_is_a_race() {
+    let products = allgather_then_matmul(true).unwrap();
+    // Rows of the gathered [4, 3] matrix times [[0, 1], [2, 3], [4, 5]].
+    let want = [10.0, 13.0, 28.0, 40.0, 46.0, 67.0, 64.0, 94.0];
+    assert!(products.iter().all(|p| p == &want), "{products:?}");
+    let error = allgather_then_matmul(false).unwrap_err();
+    let message = error.first().to_string();
+    assert!(
+        message.contains("hir_rt_matmul_bf16 on stream 0 reads 24 bytes")
+            && message.contains("while hir_rt_allgather_bf16 on comm [0, 1] may still write them"),
+        "{message}"
+    );
+}
+
+#[test]
+fn disjoint_slices_on_concurrent_streams_do_not_race() {
+    // Each pool stream negates its own slice along the middle axis of a
+    // [4, 2, 8] buffer: interleaved memory, no overlap.
+    let world = world(1, 2);
+    let values = world
+        .run(|device| {
+            let mut x = array(DType::F16, &[4, 2, 8], |e| e as f32);
+            let full = view(&mut x);
+            let main = device.current_stream();
+            for i in 0..2 {
+                device
+                    .set_current_stream(device.stream_from_pool(i))
+                    .unwrap();
+                device.sync_stream(main).unwrap();
+                let slice = View {
+                    ptr: full.ptr.wrapping_add(i as usize * 8 * 2),
+                    sizes: vec![4, 8],
+                    strides: vec![16, 1],
+                    ..full.clone()
+                };
+                device
+                    .compute(kernel(KernelOp::Neg, vec![slice.clone()], slice))
+                    .unwrap();
+            }
+            device.set_current_stream(main).unwrap();
+            for i in 0..2 {
+                device.sync_stream(device.stream_from_pool(i)).unwrap();
+            }
+            device
+                .compute(kernel(KernelOp::Neg, vec![full.clone()], full))
+                .unwrap();
+            device.synchronize().unwrap();
+            x.to_f32()
+        })
+        .unwrap();
+    assert_eq!(values[0], (0..64).map(|e| e as f32).collect::<Vec<_>>());
+}
+
+#[test]
+fn compute_kernels_on_strided_views() {
+    let world = world(1, 1);
+    world
+        .run(|device| {
+            let run = |op: KernelOp, inputs: Vec<View>, output: &mut Array| {
+                device.compute(kernel(op, inputs, view(output))).unwrap();
+                device.synchronize().unwrap();
+                output.to_f32()
+            };
+            // x: [2, 3] viewed transposed from a [3, 2] buffer.
+            let mut storage = array(DType::F32, &[3, 2], |e| e as f32 - 2.0);
+            let x = View {
+                sizes: vec![2, 3],
+                strides: vec![1, 2],
+                ..view(&mut storage)
+            };
+            let xt = [-2.0, 0.0, 2.0, -1.0, 1.0, 3.0];
+            let mut y = array(DType::BF16, &[2, 3], |_| 0.0);
+            assert_eq!(run(KernelOp::Cast, vec![x.clone()], &mut y), xt);
+            let mut out = array(DType::F32, &[2, 3], |_| 0.0);
+            assert_eq!(
+                run(KernelOp::Neg, vec![x.clone()], &mut out),
+                xt.map(|v| -v)
+            );
+            let mut other = array(DType::F32, &[2, 3], |e| e as f32);
+            let other = view(&mut other);
+            for (op, f) in [
+                (Binary::Sub, (|a, b| a - b) as fn(f32, f32) -> f32),
+                (Binary::Div, |a, b| a / b),
+                (Binary::Max, f32::max),
+                (Binary::Min, f32::min),
+            ] {
+                let want: Vec<f32> = xt
+                    .iter()
+                    .enumerate()
+                    .map(|(e, &v)| f(v, e as f32))
+                    .collect();
+                let got = run(
+                    KernelOp::Binary(op),
+                    vec![x.clone(), other.clone()],
+                    &mut out,
+                );
+                assert_eq!(got, want, "{op:?}");
+            }
+            let mut sums = array(DType::F32, &[3], |_| 0.0);
+            assert_eq!(
+                run(
+                    KernelOp::Reduce(Reduction::Sum, vec![0]),
+                    vec![x.clone()],
+                    &mut sums
+                ),
+                [-3.0, 1.0, 5.0]
+            );
+            let mut maxes = array(DType::F32, &[2], |_| 0.0);
+            assert_eq!(
+                run(
+                    KernelOp::Reduce(Reduction::Amax, vec![1]),
+                    vec![x.clone()],
+                    &mut maxes
+                ),
+                [2.0, 3.0]
+            );
+            let mut spread = array(DType::F32, &[2, 2, 3], |_| 0.0);
+            let got = run(KernelOp::Broadcast(vec![1]), vec![x.clone()], &mut spread);
+            assert_eq!(got, [&xt[..3], &xt[..3], &xt[3..], &xt[3..]].concat());
+            // Batched matmul: [2, 2, 3] x [2, 3, 1] and linear with bias.
+            let mut lhs = array(DType::F16, &[2, 2, 3], |e| e as f32);
+            let mut rhs = array(DType::F16, &[2, 3, 1], |e| (e % 3) as f32);
+            let mut product = array(DType::F16, &[2, 2, 1], |_| 0.0);
+            let got = run(
+                KernelOp::Matmul,
+                vec![view(&mut lhs), view(&mut rhs)],
+                &mut product,
+            );
+            assert_eq!(got, [5.0, 14.0, 23.0, 32.0]);
+            let mut w = array(DType::F32, &[2, 3], |e| e as f32);
+            let mut bias = array(DType::F32, &[2], |e| e as f32 * 100.0);
+            let mut lin = array(DType::F32, &[2, 2], |_| 0.0);
+            let got = run(
+                KernelOp::Linear,
+                vec![x.clone(), view(&mut w), view(&mut bias)],
+                &mut lin,
+            );
+            // x @ w^T + bias, x rows [-2, 0, 2] and [-1, 1, 3].
+            assert_eq!(got, [4.0, 104.0, 7.0, 116.0]);
+            let bad = kernel(KernelOp::Matmul, vec![x.clone(), x.clone()], view(&mut lin));
+            assert!(
+                device
+                    .compute(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("contract 3 with 2")
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn an_error_skips_the_rest_of_the_rank_and_names_the_op() {
+    let world = world(1, 1);
+    let error = world
+        .run(|device| {
+            let mut a = array(DType::F32, &[4], |e| e as f32);
+            let mut b = array(DType::F32, &[5], |_| 0.0);
+            let mut c = array(DType::F32, &[4], |_| 0.0);
+            let (a, b, c_view) = (
+                Descriptor::of(&view(&mut a)),
+                Descriptor::of(&view(&mut b)),
+                Descriptor::of(&view(&mut c)),
+            );
+            let copy: UnaryFn = symbol(Entry::Copy(DType::F32));
+            let add: BinaryFn = symbol(Entry::Binary(Binary::Add, DType::F32));
+            unsafe {
+                copy(a.ptr(), b.ptr());
+                add(a.ptr(), a.ptr(), c_view.ptr());
+            }
+            device.synchronize().unwrap();
+            assert_eq!(c.to_f32(), [0.0; 4]);
+        })
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "rank 0: hir_rt_copy_f32: output has shape [5], expected [4]"
+    );
+}
+
+#[test]
+fn alloc_caches_by_site_and_barrier_meets() {
+    let world = world(2, 1);
+    let pointers = world
+        .run(|device| {
+            let a = crate::ffi::hir_rt_alloc(1, 1000);
+            crate::ffi::hir_rt_dealloc(a);
+            let again = crate::ffi::hir_rt_alloc(1, 1000);
+            let mut ranks = [1i64, 0];
+            let team = team_descriptor(&mut ranks);
+            unsafe { crate::ffi::_mlir_ciface_hir_rt_barrier(team.ptr(), 0) };
+            assert!(!device.failed());
+            (a as usize, again as usize)
+        })
+        .unwrap();
+    for (a, again) in pointers {
+        assert_eq!(a, again);
+        assert_eq!(a % 64, 0);
+    }
+}
+
+#[test]
+fn the_trace_has_a_track_per_rank_and_stream() {
+    let world = world(2, 1);
+    world
+        .run(|device| {
+            let mut a = array(DType::F32, &[4], |_| 1.0);
+            let mut b = array(DType::F32, &[4], |_| 0.0);
+            device.set_current_stream(1).unwrap();
+            device
+                .compute(kernel(KernelOp::Copy, vec![view(&mut a)], view(&mut b)))
+                .unwrap();
+            let op = CollectiveOp {
+                op: Collective::Allreduce,
+                kind: ReduceKind::Max,
+                root: 0,
+                axis: 0,
+                team: team(&[0, 1]),
+                backend: Backend::Nccl,
+                input: view(&mut a),
+                output: view(&mut b),
+            };
+            let request = device.collective(op).unwrap();
+            device.wait(request).unwrap();
+            device.synchronize().unwrap();
+        })
+        .unwrap();
+    let json = world.trace().unwrap().to_chrome_json();
+    for rank in 0..2 {
+        assert!(json.contains(&format!(r#""pid":{rank},"args":{{"name":"rank {rank}"}}"#)));
+        assert!(json.contains(&format!(
+            r#""pid":{rank},"tid":2,"args":{{"name":"stream 1"}}"#
+        )));
+        assert!(json.contains(&format!(
+            r#""pid":{rank},"tid":3,"args":{{"name":"comm [0, 1]"}}"#
+        )));
+        assert!(json.contains(&format!(
+            r#"{{"ph":"X","name":"copy_f32","pid":{rank},"tid":2,"#
+        )));
+        assert!(json.contains(&format!(
+            r#"{{"ph":"X","name":"allreduce_f32","pid":{rank},"tid":3,"#
+        )));
+    }
+    let path = std::env::temp_dir().join(format!("hir-trace-{}.json", std::process::id()));
+    world.write_chrome_trace(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), json);
+    std::fs::remove_file(path).unwrap();
+}

@@ -1,0 +1,481 @@
+//! The C-ABI functions a lowered host program calls, one per [`Entry`], and
+//! [`symbols`] for the JIT to register. Each decodes its arguments and calls
+//! the calling thread's [`Device`] (see [`crate::device::enter`]).
+//!
+//! No panic crosses this boundary: each call runs under `catch_unwind`, and a
+//! failure (error or panic) is recorded as the rank's error in the entry's op;
+//! once a rank has failed, its later calls skip their work and return 0 (a
+//! null pointer for `alloc`). Calling an entry on a thread without a device is
+//! a launcher bug: the process aborts with a message rather than guess a rank.
+
+use crate::abi::{Backend, Collective, DType, Entry, ReduceKind};
+use crate::device::{Device, current};
+use crate::error::{Error, Result, panic_message};
+use crate::memref::{UnrankedMemRef, View, read_i64s};
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// A `memref<*xT>` argument through `llvm.emit_c_interface`.
+type Buf = *const UnrankedMemRef;
+
+/// Every runtime symbol and its address, for `ExecutionEngine::register_symbol`.
+pub fn symbols() -> Vec<(String, *mut ())> {
+    table()
+        .into_iter()
+        .map(|(name, _, address)| (name.to_string(), address))
+        .collect()
+}
+
+/// Runs `body` on the calling thread's device, recording its failure in the
+/// rank's error. `skip_failed` skips the body once the rank has failed.
+fn call<R>(
+    entry: Entry,
+    skipped: R,
+    skip_failed: bool,
+    body: impl FnOnce(&dyn Device) -> Result<R>,
+) -> R {
+    let Some(device) = current() else {
+        eprintln!(
+            "hir runtime: {entry} called on a thread that has no rank; \
+             the launcher must run the program inside hir_runtime::device::enter"
+        );
+        std::process::abort();
+    };
+    if skip_failed && device.failed() {
+        return skipped;
+    }
+    let error = match catch_unwind(AssertUnwindSafe(|| body(&*device))) {
+        Ok(Ok(value)) => return value,
+        Ok(Err(error)) => error,
+        Err(payload) => Error::Panic(panic_message(&*payload)),
+    };
+    device.fail(&entry.name(), error);
+    skipped
+}
+
+/// A call that does work (and is skipped on a failed rank).
+fn work<R>(entry: Entry, skipped: R, body: impl FnOnce(&dyn Device) -> Result<R>) -> R {
+    call(entry, skipped, true, body)
+}
+
+/// A query of the rank's state: answered even on a failed rank, so that the
+/// program's control flow stays what it would have been.
+fn query(entry: Entry, body: impl FnOnce(&dyn Device) -> i64) -> i64 {
+    call(entry, 0, false, |device| Ok(body(device)))
+}
+
+unsafe fn view(buf: Buf, dtype: DType) -> Result<View> {
+    // SAFETY: the entry's caller passes valid descriptors.
+    unsafe { View::from_unranked(buf, dtype) }
+}
+
+unsafe fn team(buf: Buf, device: &dyn Device) -> Result<Team> {
+    // SAFETY: as `view`.
+    Team::new(&unsafe { read_i64s(buf) }?, device.num_devices())
+}
+
+fn non_negative(value: i64, what: &str) -> Result<usize> {
+    usize::try_from(value).map_err(|_| Error::Invalid(format!("{what} {value} is negative")))
+}
+
+fn backend(code: i64) -> Result<Backend> {
+    Backend::from_code(code).ok_or_else(|| Error::Invalid(format!("unknown backend code {code}")))
+}
+
+/// The compute entries: `bufs` are the inputs then the output.
+unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
+    work(entry, (), |device| {
+        let (op, dtype, out_dtype) = match entry {
+            Entry::Copy(t) => (KernelOp::Copy, t, t),
+            Entry::Neg(t) => (KernelOp::Neg, t, t),
+            Entry::Cast(from, to) => (KernelOp::Cast, from, to),
+            Entry::Binary(op, t) => (KernelOp::Binary(op), t, t),
+            Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
+            Entry::Broadcast(t) => (KernelOp::Broadcast(Vec::new()), t, t),
+            Entry::Matmul(t) => (KernelOp::Matmul, t, t),
+            Entry::Linear(t) | Entry::LinearBias(t) => (KernelOp::Linear, t, t),
+            _ => unreachable!("{entry} is not a compute entry"),
+        };
+        let op = match (op, axes) {
+            (KernelOp::Reduce(op, _), Some(axes)) => {
+                KernelOp::Reduce(op, unsafe { axis_list(axes) }?)
+            }
+            (KernelOp::Broadcast(_), Some(axes)) => {
+                KernelOp::Broadcast(unsafe { axis_list(axes) }?)
+            }
+            (op, _) => op,
+        };
+        let (output, inputs) = bufs.split_last().expect("compute entries take buffers");
+        let inputs = inputs
+            .iter()
+            .map(|&buf| unsafe { view(buf, dtype) })
+            .collect::<Result<Vec<_>>>()?;
+        let output = unsafe { view(*output, out_dtype) }?;
+        device.compute(Kernel { op, inputs, output })
+    })
+}
+
+unsafe fn axis_list(buf: Buf) -> Result<Vec<usize>> {
+    unsafe { read_i64s(buf) }?
+        .into_iter()
+        .map(|axis| non_negative(axis, "axis"))
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn collective(
+    entry: Entry,
+    input: Buf,
+    output: Buf,
+    kind: i64,
+    root: i64,
+    axis: i64,
+    team_buf: Buf,
+    backend_code: i64,
+) -> i64 {
+    work(entry, 0, |device| {
+        let Entry::Collective(op, dtype) = entry else {
+            unreachable!("{entry} is not a collective")
+        };
+        let reducing = matches!(
+            op,
+            Collective::Allreduce | Collective::ReduceScatter | Collective::Reduce
+        );
+        let kind = if reducing {
+            ReduceKind::from_code(kind)
+                .ok_or_else(|| Error::Invalid(format!("unknown reduction kind code {kind}")))?
+        } else {
+            ReduceKind::Sum
+        };
+        device.collective(CollectiveOp {
+            op,
+            kind,
+            root: non_negative(root, "root")?,
+            axis: non_negative(axis, "axis")?,
+            team: unsafe { team(team_buf, device) }?,
+            backend: backend(backend_code)?,
+            input: unsafe { view(input, dtype) }?,
+            output: unsafe { view(output, dtype) }?,
+        })
+    })
+}
+
+unsafe fn transfer(entry: Entry, buffer: Buf, peer: i64, team_buf: Buf, backend_code: i64) -> i64 {
+    work(entry, 0, |device| {
+        let (Entry::Send(dtype) | Entry::Recv(dtype)) = entry else {
+            unreachable!("{entry} is not a transfer")
+        };
+        let transfer = Transfer {
+            buffer: unsafe { view(buffer, dtype) }?,
+            peer: non_negative(peer, "peer")?,
+            team: unsafe { team(team_buf, device) }?,
+            backend: backend(backend_code)?,
+        };
+        match entry {
+            Entry::Send(_) => device.send(transfer),
+            _ => device.recv(transfer),
+        }
+    })
+}
+
+unsafe fn share_mem_handle(entry: Entry, buffer: Buf, team_buf: Buf) {
+    work(entry, (), |device| {
+        let Entry::ShareMemHandle(dtype) = entry else {
+            unreachable!("{entry} is not share_mem_handle")
+        };
+        device.share_mem_handle(unsafe { view(buffer, dtype) }?, unsafe {
+            team(team_buf, device)
+        }?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_get_current_stream() -> i64 {
+    query(Entry::GetCurrentStream, |device| device.current_stream())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_set_current_stream(stream: i64) {
+    work(Entry::SetCurrentStream, (), |device| {
+        device.set_current_stream(stream)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_stream_from_pool(index: i64) -> i64 {
+    query(Entry::StreamFromPool, |device| {
+        device.stream_from_pool(index)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_sync_stream(stream: i64) {
+    work(Entry::SyncStream, (), |device| device.sync_stream(stream))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_rank() -> i64 {
+    query(Entry::Rank, |device| device.rank() as i64)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_num_devices() -> i64 {
+    query(Entry::NumDevices, |device| device.num_devices() as i64)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_alloc(site: i64, bytes: i64) -> *mut c_void {
+    work(Entry::Alloc, std::ptr::null_mut(), |device| {
+        let bytes = non_negative(bytes, "allocation size")?;
+        Ok(device.alloc(site, bytes)?.as_ptr().cast())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_dealloc(ptr: *mut c_void) {
+    work(Entry::Dealloc, (), |device| device.dealloc(ptr.cast()))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_start_coalescing() {
+    work(Entry::StartCoalescing, (), |device| {
+        device.start_coalescing()
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_end_coalescing() -> i64 {
+    work(Entry::EndCoalescing, 0, |device| device.end_coalescing())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_wait(request: i64) {
+    work(Entry::Wait, (), |device| device.wait(request))
+}
+
+/// # Safety
+/// `team` points to a valid `memref<*xi64>` descriptor.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _mlir_ciface_hir_rt_barrier(team_buf: Buf, backend_code: i64) {
+    work(Entry::Barrier, (), |device| {
+        device.barrier(unsafe { team(team_buf, device) }?, backend(backend_code)?)
+    })
+}
+
+/// Stamps out the entries that take buffers and lists them all, with their
+/// function names, for [`symbols`].
+macro_rules! entries {
+    ($($shape:ident $name:ident = $entry:expr;)*) => {
+        $(entries!(@fn $shape $name $entry);)*
+
+        /// `(symbol, entry, address)` of every entry.
+        fn table() -> Vec<(&'static str, Entry, *mut ())> {
+            let mut table: Vec<(&'static str, Entry, *mut ())> = vec![
+                ("hir_rt_get_current_stream", Entry::GetCurrentStream,
+                    hir_rt_get_current_stream as *mut ()),
+                ("hir_rt_set_current_stream", Entry::SetCurrentStream,
+                    hir_rt_set_current_stream as *mut ()),
+                ("hir_rt_stream_from_pool", Entry::StreamFromPool,
+                    hir_rt_stream_from_pool as *mut ()),
+                ("hir_rt_sync_stream", Entry::SyncStream, hir_rt_sync_stream as *mut ()),
+                ("hir_rt_rank", Entry::Rank, hir_rt_rank as *mut ()),
+                ("hir_rt_num_devices", Entry::NumDevices, hir_rt_num_devices as *mut ()),
+                ("hir_rt_alloc", Entry::Alloc, hir_rt_alloc as *mut ()),
+                ("hir_rt_dealloc", Entry::Dealloc, hir_rt_dealloc as *mut ()),
+                ("hir_rt_start_coalescing", Entry::StartCoalescing,
+                    hir_rt_start_coalescing as *mut ()),
+                ("hir_rt_end_coalescing", Entry::EndCoalescing, hir_rt_end_coalescing as *mut ()),
+                ("hir_rt_wait", Entry::Wait, hir_rt_wait as *mut ()),
+                ("_mlir_ciface_hir_rt_barrier", Entry::Barrier,
+                    _mlir_ciface_hir_rt_barrier as *mut ()),
+            ];
+            table.extend([$((stringify!($name), $entry, $name as *mut ())),*]);
+            table
+        }
+    };
+    (@fn unary $name:ident $entry:expr) => {
+        /// # Safety
+        /// The arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(input: Buf, output: Buf) {
+            unsafe { compute($entry, &[input, output], None) }
+        }
+    };
+    (@fn binary $name:ident $entry:expr) => {
+        /// # Safety
+        /// The arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(lhs: Buf, rhs: Buf, output: Buf) {
+            unsafe { compute($entry, &[lhs, rhs, output], None) }
+        }
+    };
+    (@fn ternary $name:ident $entry:expr) => {
+        /// # Safety
+        /// The arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(input: Buf, weight: Buf, bias: Buf, output: Buf) {
+            unsafe { compute($entry, &[input, weight, bias, output], None) }
+        }
+    };
+    (@fn axes $name:ident $entry:expr) => {
+        /// # Safety
+        /// The arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(input: Buf, output: Buf, axes: Buf) {
+            unsafe { compute($entry, &[input, output], Some(axes)) }
+        }
+    };
+    (@fn collective $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            input: Buf,
+            output: Buf,
+            kind: i64,
+            root: i64,
+            axis: i64,
+            team: Buf,
+            backend: i64,
+        ) -> i64 {
+            unsafe { collective($entry, input, output, kind, root, axis, team, backend) }
+        }
+    };
+    (@fn transfer $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(buffer: Buf, peer: i64, team: Buf, backend: i64) -> i64 {
+            unsafe { transfer($entry, buffer, peer, team, backend) }
+        }
+    };
+    (@fn share $name:ident $entry:expr) => {
+        /// # Safety
+        /// The arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(buffer: Buf, team: Buf) {
+            unsafe { share_mem_handle($entry, buffer, team) }
+        }
+    };
+}
+
+use crate::abi::Binary::{Add, Div, Max, Min, Mul, Sub};
+use crate::abi::Collective::{
+    Allgather, Allreduce, Alltoall, Broadcast, Gather, Reduce, ReduceScatter, Scatter,
+};
+use crate::abi::DType::{BF16, F16, F32};
+use crate::abi::Reduction::{Amax, Sum};
+
+entries! {
+    unary _mlir_ciface_hir_rt_copy_f32 = Entry::Copy(F32);
+    unary _mlir_ciface_hir_rt_copy_bf16 = Entry::Copy(BF16);
+    unary _mlir_ciface_hir_rt_copy_f16 = Entry::Copy(F16);
+    unary _mlir_ciface_hir_rt_neg_f32 = Entry::Neg(F32);
+    unary _mlir_ciface_hir_rt_neg_bf16 = Entry::Neg(BF16);
+    unary _mlir_ciface_hir_rt_neg_f16 = Entry::Neg(F16);
+    unary _mlir_ciface_hir_rt_cast_f32_f32 = Entry::Cast(F32, F32);
+    unary _mlir_ciface_hir_rt_cast_f32_bf16 = Entry::Cast(F32, BF16);
+    unary _mlir_ciface_hir_rt_cast_f32_f16 = Entry::Cast(F32, F16);
+    unary _mlir_ciface_hir_rt_cast_bf16_f32 = Entry::Cast(BF16, F32);
+    unary _mlir_ciface_hir_rt_cast_bf16_bf16 = Entry::Cast(BF16, BF16);
+    unary _mlir_ciface_hir_rt_cast_bf16_f16 = Entry::Cast(BF16, F16);
+    unary _mlir_ciface_hir_rt_cast_f16_f32 = Entry::Cast(F16, F32);
+    unary _mlir_ciface_hir_rt_cast_f16_bf16 = Entry::Cast(F16, BF16);
+    unary _mlir_ciface_hir_rt_cast_f16_f16 = Entry::Cast(F16, F16);
+    binary _mlir_ciface_hir_rt_add_f32 = Entry::Binary(Add, F32);
+    binary _mlir_ciface_hir_rt_add_bf16 = Entry::Binary(Add, BF16);
+    binary _mlir_ciface_hir_rt_add_f16 = Entry::Binary(Add, F16);
+    binary _mlir_ciface_hir_rt_sub_f32 = Entry::Binary(Sub, F32);
+    binary _mlir_ciface_hir_rt_sub_bf16 = Entry::Binary(Sub, BF16);
+    binary _mlir_ciface_hir_rt_sub_f16 = Entry::Binary(Sub, F16);
+    binary _mlir_ciface_hir_rt_mul_f32 = Entry::Binary(Mul, F32);
+    binary _mlir_ciface_hir_rt_mul_bf16 = Entry::Binary(Mul, BF16);
+    binary _mlir_ciface_hir_rt_mul_f16 = Entry::Binary(Mul, F16);
+    binary _mlir_ciface_hir_rt_div_f32 = Entry::Binary(Div, F32);
+    binary _mlir_ciface_hir_rt_div_bf16 = Entry::Binary(Div, BF16);
+    binary _mlir_ciface_hir_rt_div_f16 = Entry::Binary(Div, F16);
+    binary _mlir_ciface_hir_rt_max_f32 = Entry::Binary(Max, F32);
+    binary _mlir_ciface_hir_rt_max_bf16 = Entry::Binary(Max, BF16);
+    binary _mlir_ciface_hir_rt_max_f16 = Entry::Binary(Max, F16);
+    binary _mlir_ciface_hir_rt_min_f32 = Entry::Binary(Min, F32);
+    binary _mlir_ciface_hir_rt_min_bf16 = Entry::Binary(Min, BF16);
+    binary _mlir_ciface_hir_rt_min_f16 = Entry::Binary(Min, F16);
+    axes _mlir_ciface_hir_rt_sum_f32 = Entry::Reduction(Sum, F32);
+    axes _mlir_ciface_hir_rt_sum_bf16 = Entry::Reduction(Sum, BF16);
+    axes _mlir_ciface_hir_rt_sum_f16 = Entry::Reduction(Sum, F16);
+    axes _mlir_ciface_hir_rt_amax_f32 = Entry::Reduction(Amax, F32);
+    axes _mlir_ciface_hir_rt_amax_bf16 = Entry::Reduction(Amax, BF16);
+    axes _mlir_ciface_hir_rt_amax_f16 = Entry::Reduction(Amax, F16);
+    axes _mlir_ciface_hir_rt_broadcast_to_f32 = Entry::Broadcast(F32);
+    axes _mlir_ciface_hir_rt_broadcast_to_bf16 = Entry::Broadcast(BF16);
+    axes _mlir_ciface_hir_rt_broadcast_to_f16 = Entry::Broadcast(F16);
+    binary _mlir_ciface_hir_rt_matmul_f32 = Entry::Matmul(F32);
+    binary _mlir_ciface_hir_rt_matmul_bf16 = Entry::Matmul(BF16);
+    binary _mlir_ciface_hir_rt_matmul_f16 = Entry::Matmul(F16);
+    binary _mlir_ciface_hir_rt_linear_f32 = Entry::Linear(F32);
+    binary _mlir_ciface_hir_rt_linear_bf16 = Entry::Linear(BF16);
+    binary _mlir_ciface_hir_rt_linear_f16 = Entry::Linear(F16);
+    ternary _mlir_ciface_hir_rt_linear_bias_f32 = Entry::LinearBias(F32);
+    ternary _mlir_ciface_hir_rt_linear_bias_bf16 = Entry::LinearBias(BF16);
+    ternary _mlir_ciface_hir_rt_linear_bias_f16 = Entry::LinearBias(F16);
+    collective _mlir_ciface_hir_rt_allgather_f32 = Entry::Collective(Allgather, F32);
+    collective _mlir_ciface_hir_rt_allgather_bf16 = Entry::Collective(Allgather, BF16);
+    collective _mlir_ciface_hir_rt_allgather_f16 = Entry::Collective(Allgather, F16);
+    collective _mlir_ciface_hir_rt_allreduce_f32 = Entry::Collective(Allreduce, F32);
+    collective _mlir_ciface_hir_rt_allreduce_bf16 = Entry::Collective(Allreduce, BF16);
+    collective _mlir_ciface_hir_rt_allreduce_f16 = Entry::Collective(Allreduce, F16);
+    collective _mlir_ciface_hir_rt_reduce_scatter_f32 = Entry::Collective(ReduceScatter, F32);
+    collective _mlir_ciface_hir_rt_reduce_scatter_bf16 = Entry::Collective(ReduceScatter, BF16);
+    collective _mlir_ciface_hir_rt_reduce_scatter_f16 = Entry::Collective(ReduceScatter, F16);
+    collective _mlir_ciface_hir_rt_broadcast_f32 = Entry::Collective(Broadcast, F32);
+    collective _mlir_ciface_hir_rt_broadcast_bf16 = Entry::Collective(Broadcast, BF16);
+    collective _mlir_ciface_hir_rt_broadcast_f16 = Entry::Collective(Broadcast, F16);
+    collective _mlir_ciface_hir_rt_reduce_f32 = Entry::Collective(Reduce, F32);
+    collective _mlir_ciface_hir_rt_reduce_bf16 = Entry::Collective(Reduce, BF16);
+    collective _mlir_ciface_hir_rt_reduce_f16 = Entry::Collective(Reduce, F16);
+    collective _mlir_ciface_hir_rt_gather_f32 = Entry::Collective(Gather, F32);
+    collective _mlir_ciface_hir_rt_gather_bf16 = Entry::Collective(Gather, BF16);
+    collective _mlir_ciface_hir_rt_gather_f16 = Entry::Collective(Gather, F16);
+    collective _mlir_ciface_hir_rt_scatter_f32 = Entry::Collective(Scatter, F32);
+    collective _mlir_ciface_hir_rt_scatter_bf16 = Entry::Collective(Scatter, BF16);
+    collective _mlir_ciface_hir_rt_scatter_f16 = Entry::Collective(Scatter, F16);
+    collective _mlir_ciface_hir_rt_alltoall_f32 = Entry::Collective(Alltoall, F32);
+    collective _mlir_ciface_hir_rt_alltoall_bf16 = Entry::Collective(Alltoall, BF16);
+    collective _mlir_ciface_hir_rt_alltoall_f16 = Entry::Collective(Alltoall, F16);
+    transfer _mlir_ciface_hir_rt_send_f32 = Entry::Send(F32);
+    transfer _mlir_ciface_hir_rt_send_bf16 = Entry::Send(BF16);
+    transfer _mlir_ciface_hir_rt_send_f16 = Entry::Send(F16);
+    transfer _mlir_ciface_hir_rt_recv_f32 = Entry::Recv(F32);
+    transfer _mlir_ciface_hir_rt_recv_bf16 = Entry::Recv(BF16);
+    transfer _mlir_ciface_hir_rt_recv_f16 = Entry::Recv(F16);
+    share _mlir_ciface_hir_rt_share_mem_handle_f32 = Entry::ShareMemHandle(F32);
+    share _mlir_ciface_hir_rt_share_mem_handle_bf16 = Entry::ShareMemHandle(BF16);
+    share _mlir_ciface_hir_rt_share_mem_handle_f16 = Entry::ShareMemHandle(F16);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn every_entry_has_exactly_one_symbol() {
+        let table = table();
+        let mut by_entry: HashMap<Entry, Vec<&str>> = HashMap::new();
+        for (name, entry, address) in &table {
+            assert_eq!(
+                *name,
+                entry.c_name(),
+                "the function for {entry:?} is misnamed"
+            );
+            assert!(!address.is_null());
+            by_entry.entry(*entry).or_default().push(name);
+        }
+        for entry in Entry::all() {
+            assert_eq!(by_entry.get(&entry).map(Vec::len), Some(1), "{entry:?}");
+        }
+        assert_eq!(table.len(), Entry::all().len());
+        assert_eq!(symbols().len(), table.len());
+    }
+}

@@ -1,0 +1,271 @@
+//! `.npy` files (NumPy's format, versions 1 to 3, C order, little-endian)
+//! for a launcher's inputs and outputs.
+//!
+//! NumPy has no bf16, so bf16 arrays are written as `<f4` (every bf16 is an
+//! f32: nothing is lost, and any NumPy reads them); reading converts what the
+//! file holds (`<f4`, `<f2`, or `<f8`, rounded) to the type the program wants
+//! with [`Array::cast`]. f16 arrays are `<f2`.
+
+use crate::abi::DType;
+use crate::error::{Error, Result};
+use half::{bf16, f16};
+use std::path::Path;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// An array in memory: row-major elements of `dtype`, little-endian.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub data: Vec<u8>,
+}
+
+impl Array {
+    /// `values` rounded to `dtype`.
+    pub fn from_f32(dtype: DType, shape: &[usize], values: &[f32]) -> Array {
+        assert_eq!(shape.iter().product::<usize>(), values.len());
+        let data = match dtype {
+            DType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            DType::BF16 => values
+                .iter()
+                .flat_map(|&v| bf16::from_f32(v).to_le_bytes())
+                .collect(),
+            DType::F16 => values
+                .iter()
+                .flat_map(|&v| f16::from_f32(v).to_le_bytes())
+                .collect(),
+        };
+        Array {
+            dtype,
+            shape: shape.to_vec(),
+            data,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn to_f32(&self) -> Vec<f32> {
+        let size = self.dtype.size();
+        self.data
+            .chunks_exact(size)
+            .map(|bytes| match self.dtype {
+                DType::F32 => f32::from_le_bytes(bytes.try_into().unwrap()),
+                DType::BF16 => bf16::from_le_bytes(bytes.try_into().unwrap()).to_f32(),
+                DType::F16 => f16::from_le_bytes(bytes.try_into().unwrap()).to_f32(),
+            })
+            .collect()
+    }
+
+    /// The array in `dtype`, rounding to nearest even where it narrows.
+    pub fn cast(&self, dtype: DType) -> Array {
+        if dtype == self.dtype {
+            return self.clone();
+        }
+        Array::from_f32(dtype, &self.shape, &self.to_f32())
+    }
+
+    /// The file's bytes.
+    pub fn to_npy(&self) -> Vec<u8> {
+        let (descr, array) = match self.dtype {
+            DType::F32 => ("<f4", self.clone()),
+            DType::F16 => ("<f2", self.clone()),
+            DType::BF16 => ("<f4", self.cast(DType::F32)),
+        };
+        let shape = match self.shape.as_slice() {
+            [one] => format!("({one},)"),
+            dims => format!(
+                "({})",
+                dims.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        // Magic, version and length take 10 bytes; the data starts 64-aligned.
+        let padded = (10 + header.len() + 1).div_ceil(64) * 64;
+        header.push_str(&" ".repeat(padded - 10 - header.len() - 1));
+        header.push('\n');
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend([1, 0]);
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        bytes.extend(&array.data);
+        bytes
+    }
+
+    /// Parses a file's bytes; `<f8` data is rounded to f32.
+    pub fn from_npy(bytes: &[u8]) -> Result<Array> {
+        let bad = |why: String| Error::Invalid(format!("not a supported .npy file: {why}"));
+        if bytes.len() < 10 || &bytes[..6] != MAGIC {
+            return Err(bad("no NumPy magic string".into()));
+        }
+        let (length, start) = match bytes[6] {
+            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            2 | 3 if bytes.len() >= 12 => (
+                u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+                12,
+            ),
+            version => return Err(bad(format!("unknown version {version}"))),
+        };
+        let header = bytes
+            .get(start..start + length)
+            .ok_or_else(|| bad("the header is cut short".into()))?;
+        let header =
+            std::str::from_utf8(header).map_err(|_| bad("the header is not text".into()))?;
+        let descr = field(header, "descr")
+            .map(|value| value.trim_matches(|c| c == '\'' || c == '"'))
+            .ok_or_else(|| bad(format!("no 'descr' in {header:?}")))?;
+        if field(header, "fortran_order") != Some("False") {
+            return Err(bad(format!("only C order is supported, header {header:?}")));
+        }
+        let shape = field(header, "shape")
+            .and_then(|value| value.strip_prefix('('))
+            .and_then(|value| value.strip_suffix(')'))
+            .ok_or_else(|| bad(format!("no 'shape' in {header:?}")))?;
+        let shape = shape
+            .split(',')
+            .map(str::trim)
+            .filter(|dim| !dim.is_empty())
+            .map(|dim| dim.parse::<usize>())
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| bad(format!("bad shape ({shape})")))?;
+        let (dtype, size) = match descr {
+            "<f4" => (DType::F32, 4),
+            "<f2" => (DType::F16, 2),
+            "<f8" => (DType::F32, 8),
+            other => {
+                return Err(bad(format!(
+                    "element type '{other}'; supported: '<f4', '<f2', '<f8'"
+                )));
+            }
+        };
+        let data = &bytes[start + length..];
+        let count: usize = shape.iter().product();
+        if data.len() != count * size {
+            return Err(bad(format!(
+                "shape {shape:?} of '{descr}' needs {} bytes of data, the file has {}",
+                count * size,
+                data.len()
+            )));
+        }
+        let data = if size == 8 {
+            data.chunks_exact(8)
+                .flat_map(|b| (f64::from_le_bytes(b.try_into().unwrap()) as f32).to_le_bytes())
+                .collect()
+        } else {
+            data.to_vec()
+        };
+        Ok(Array { dtype, shape, data })
+    }
+}
+
+/// The text of `'key': value` in a header dict, up to the next top-level
+/// comma.
+fn field<'h>(header: &'h str, key: &str) -> Option<&'h str> {
+    let rest = &header[header.find(&format!("'{key}'"))? + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let mut depth = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' | '}' if depth == 0 => return Some(rest[..i].trim()),
+            _ => {}
+        }
+    }
+    None
+}
+
+pub fn read(path: &Path) -> Result<Array> {
+    let bytes = std::fs::read(path)
+        .map_err(|error| Error::Io(format!("cannot read {}: {error}", path.display())))?;
+    Array::from_npy(&bytes).map_err(|error| Error::Invalid(format!("{}: {error}", path.display())))
+}
+
+pub fn write(path: &Path, array: &Array) -> Result<()> {
+    std::fs::write(path, array.to_npy())
+        .map_err(|error| Error::Io(format!("cannot write {}: {error}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(n: usize) -> Vec<f32> {
+        (0..n).map(|i| i as f32 * 0.75 - 3.0).collect()
+    }
+
+    #[test]
+    fn round_trips_every_dtype() {
+        let dir = std::env::temp_dir().join(format!("hir-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for dtype in DType::ALL {
+            for shape in [vec![2, 3, 4], vec![5], vec![]] {
+                let n = shape.iter().product();
+                let array = Array::from_f32(dtype, &shape, &values(n));
+                let path = dir.join(format!("{}-{}.npy", dtype.mlir(), shape.len()));
+                write(&path, &array).unwrap();
+                let back = read(&path).unwrap();
+                assert_eq!(back.shape, shape);
+                assert_eq!(back.cast(dtype), array, "{dtype:?} {shape:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn headers_are_aligned_and_numpy_shaped() {
+        let bytes = Array::from_f32(DType::BF16, &[3], &[1.0, 2.0, 3.0]).to_npy();
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+        assert!(header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"));
+        assert_eq!(bytes.len(), 10 + header_len + 12);
+    }
+
+    #[test]
+    fn reads_f64_and_rejects_what_it_cannot_read() {
+        let mut bytes = Array::from_f32(DType::F32, &[2], &[0.0, 0.0]).to_npy();
+        let header_end = bytes.len() - 8;
+        let header = String::from_utf8(bytes[..header_end].to_vec()).unwrap_or_default();
+        assert!(header.is_empty() || header.contains("<f4"));
+        // The same header as f8, with f64 data.
+        let text = std::str::from_utf8(&bytes[10..header_end])
+            .unwrap()
+            .replace("<f4", "<f8");
+        bytes.truncate(10);
+        bytes.extend(text.as_bytes());
+        bytes.extend(1.5f64.to_le_bytes());
+        bytes.extend((-2.0f64).to_le_bytes());
+        assert_eq!(Array::from_npy(&bytes).unwrap().to_f32(), [1.5, -2.0]);
+
+        let error = |bytes: &[u8]| Array::from_npy(bytes).unwrap_err().to_string();
+        assert!(error(b"PK\x03\x04").contains("no NumPy magic"));
+        let good = Array::from_f32(DType::F32, &[2, 2], &[0.0; 4]).to_npy();
+        assert!(error(&good[..good.len() - 1]).contains("needs 16 bytes of data, the file has 15"));
+        let text = String::from_utf8_lossy(&good[10..good.len() - 16]).to_string();
+        let mut fortran = good[..10].to_vec();
+        fortran.extend(text.replace("False", "True ").as_bytes());
+        fortran.extend(&good[good.len() - 16..]);
+        assert!(error(&fortran).contains("only C order"));
+        let mut int = good[..10].to_vec();
+        int.extend(text.replace("<f4", "<i4").as_bytes());
+        int.extend(&good[good.len() - 16..]);
+        assert!(error(&int).contains("element type '<i4'"));
+        assert!(
+            read(Path::new("/nonexistent/a.npy"))
+                .unwrap_err()
+                .to_string()
+                .contains("cannot read")
+        );
+    }
+}

@@ -1,0 +1,325 @@
+//! The work a backend is asked to do, decoded from the C ABI and checked the
+//! same way whatever the backend: compute [`Kernel`]s, [`CollectiveOp`]s and
+//! point-to-point [`Transfer`]s, over a [`Team`].
+
+use crate::abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction};
+use crate::error::{Error, Result};
+use crate::memref::View;
+use std::fmt;
+use std::sync::Arc;
+
+/// The global ranks taking part in a communication, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Team(Arc<[usize]>);
+
+impl Team {
+    /// Checks a team as the program passed it, in a world of `world` ranks.
+    pub fn new(ranks: &[i64], world: usize) -> Result<Team> {
+        if ranks.is_empty() {
+            return Err(Error::Invalid("team is empty".into()));
+        }
+        let mut seen = vec![false; world];
+        for &rank in ranks {
+            if rank < 0 || rank as usize >= world {
+                return Err(Error::Invalid(format!(
+                    "team rank {rank} is not a rank of the {world} of the run"
+                )));
+            }
+            if std::mem::replace(&mut seen[rank as usize], true) {
+                return Err(Error::Invalid(format!(
+                    "rank {rank} appears twice in the team"
+                )));
+            }
+        }
+        Ok(Team(ranks.iter().map(|&rank| rank as usize).collect()))
+    }
+
+    pub fn ranks(&self) -> &[usize] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `rank`'s index in the team.
+    pub fn position(&self, rank: usize) -> Option<usize> {
+        self.0.iter().position(|&member| member == rank)
+    }
+
+    /// `rank`'s index, or an error naming the role it plays.
+    pub fn require(&self, rank: usize, role: &str) -> Result<usize> {
+        self.position(rank)
+            .ok_or_else(|| Error::Invalid(format!("{role} {rank} is not in the team {self}")))
+    }
+}
+
+impl fmt::Display for Team {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// A compute op on buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelOp {
+    Copy,
+    Neg,
+    /// To the output's element type.
+    Cast,
+    Binary(Binary),
+    /// Over these input axes.
+    Reduce(Reduction, Vec<usize>),
+    /// Along these new output axes.
+    Broadcast(Vec<usize>),
+    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`.
+    Matmul,
+    /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
+    Linear,
+}
+
+/// A compute op with its buffers: inputs in ABI order, then the output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    pub op: KernelOp,
+    pub inputs: Vec<View>,
+    pub output: View,
+}
+
+impl Kernel {
+    /// The entry that runs this kernel, which also names it in errors and traces.
+    pub fn entry(&self) -> Entry {
+        let dtype = self.inputs[0].dtype;
+        match &self.op {
+            KernelOp::Copy => Entry::Copy(dtype),
+            KernelOp::Neg => Entry::Neg(dtype),
+            KernelOp::Cast => Entry::Cast(dtype, self.output.dtype),
+            KernelOp::Binary(op) => Entry::Binary(*op, dtype),
+            KernelOp::Reduce(op, _) => Entry::Reduction(*op, dtype),
+            KernelOp::Broadcast(_) => Entry::Broadcast(dtype),
+            KernelOp::Matmul => Entry::Matmul(dtype),
+            KernelOp::Linear if self.inputs.len() == 3 => Entry::LinearBias(dtype),
+            KernelOp::Linear => Entry::Linear(dtype),
+        }
+    }
+
+    /// Checks the buffers' shapes and element types against the op.
+    pub fn validate(&self) -> Result<()> {
+        let arity = match self.op {
+            KernelOp::Binary(_) | KernelOp::Matmul => 2..=2,
+            KernelOp::Linear => 2..=3,
+            _ => 1..=1,
+        };
+        if !arity.contains(&self.inputs.len()) {
+            return Err(invalid(format!(
+                "takes {arity:?} inputs, got {}",
+                self.inputs.len()
+            )));
+        }
+        let dtype = self.inputs[0].dtype;
+        if self.inputs.iter().any(|input| input.dtype != dtype)
+            || (self.op != KernelOp::Cast && self.output.dtype != dtype)
+        {
+            return Err(invalid("buffers have different element types".into()));
+        }
+        let input = &self.inputs[0].sizes;
+        let output = &self.output.sizes;
+        match &self.op {
+            KernelOp::Copy | KernelOp::Neg | KernelOp::Cast | KernelOp::Binary(_) => {
+                for view in self.inputs.iter().skip(1) {
+                    same_shape("rhs", &view.sizes, input)?;
+                }
+                same_shape("output", output, input)
+            }
+            KernelOp::Reduce(_, axes) => {
+                check_axes(axes, input.len(), "reduced")?;
+                let kept: Vec<usize> = (0..input.len())
+                    .filter(|axis| !axes.contains(axis))
+                    .map(|axis| input[axis])
+                    .collect();
+                same_shape("output", output, &kept)
+            }
+            KernelOp::Broadcast(axes) => {
+                check_axes(axes, output.len(), "broadcast")?;
+                let kept: Vec<usize> = (0..output.len())
+                    .filter(|axis| !axes.contains(axis))
+                    .map(|axis| output[axis])
+                    .collect();
+                same_shape("input", input, &kept)
+            }
+            KernelOp::Matmul => {
+                let rhs = &self.inputs[1].sizes;
+                if input.len() < 2 || (rhs.len() != 2 && rhs.len() != input.len()) {
+                    return Err(invalid(format!(
+                        "lhs {input:?} must be [B.., M, K] and rhs {rhs:?} [K, N] or [B.., K, N]"
+                    )));
+                }
+                let batch = &input[..input.len() - 2];
+                if rhs.len() > 2 && rhs[..rhs.len() - 2] != *batch {
+                    return Err(invalid(format!(
+                        "rhs {rhs:?} has other batch axes than lhs {input:?}"
+                    )));
+                }
+                let (m, k) = (input[input.len() - 2], input[input.len() - 1]);
+                let (rk, n) = (rhs[rhs.len() - 2], rhs[rhs.len() - 1]);
+                if k != rk {
+                    return Err(invalid(format!(
+                        "lhs {input:?} and rhs {rhs:?} contract {k} with {rk}"
+                    )));
+                }
+                same_shape("output", output, &[batch, &[m, n]].concat())
+            }
+            KernelOp::Linear => {
+                let weight = &self.inputs[1].sizes;
+                if input.is_empty() || weight.len() != 2 || weight[1] != input[input.len() - 1] {
+                    return Err(invalid(format!(
+                        "input {input:?} must be [B.., K] and weight {weight:?} [N, K]"
+                    )));
+                }
+                if let Some(bias) = self.inputs.get(2) {
+                    same_shape("bias", &bias.sizes, &weight[..1])?;
+                }
+                same_shape(
+                    "output",
+                    output,
+                    &[&input[..input.len() - 1], &weight[..1]].concat(),
+                )
+            }
+        }
+    }
+}
+
+/// A collective as one rank posts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectiveOp {
+    pub op: Collective,
+    /// For the reducing collectives; `Sum` otherwise.
+    pub kind: ReduceKind,
+    /// Global rank, for the rooted collectives; 0 otherwise.
+    pub root: usize,
+    /// For the gathering and scattering collectives; 0 otherwise.
+    pub axis: usize,
+    pub team: Team,
+    pub backend: Backend,
+    pub input: View,
+    pub output: View,
+}
+
+impl CollectiveOp {
+    pub fn entry(&self) -> Entry {
+        Entry::Collective(self.op, self.input.dtype)
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.input.dtype
+    }
+
+    /// Whether the op has a root.
+    pub fn rooted(&self) -> bool {
+        matches!(
+            self.op,
+            Collective::Broadcast | Collective::Reduce | Collective::Gather | Collective::Scatter
+        )
+    }
+
+    /// Checks what one rank can check alone: the backend, the root and the
+    /// shapes of its own buffers.
+    pub fn validate(&self) -> Result<()> {
+        if self.backend != Backend::Nccl {
+            return Err(Error::Invalid(
+                "backend 'cuda' moves point-to-point transfers only; collectives use 'nccl'".into(),
+            ));
+        }
+        if self.rooted() {
+            self.team.require(self.root, "root")?;
+        }
+        if self.output.dtype != self.input.dtype {
+            return Err(Error::Invalid(
+                "input and output have different element types".into(),
+            ));
+        }
+        let (input, output) = (&self.input.sizes, &self.output.sizes);
+        let n = self.team.len();
+        match self.op {
+            Collective::Allreduce | Collective::Broadcast | Collective::Reduce => {
+                same_shape("output", output, input)
+            }
+            Collective::Allgather | Collective::Gather => {
+                concatenated(self.axis, n, input, output, "output")
+            }
+            Collective::ReduceScatter | Collective::Scatter => {
+                concatenated(self.axis, n, output, input, "input")
+            }
+            Collective::Alltoall => {
+                same_shape("output", output, input)?;
+                match input.get(self.axis) {
+                    Some(extent) if extent % n == 0 => Ok(()),
+                    Some(extent) => Err(Error::Invalid(format!(
+                        "team size {n} does not divide axis {} of extent {extent}",
+                        self.axis
+                    ))),
+                    None => Err(axis_out_of_range(self.axis, input.len())),
+                }
+            }
+        }
+    }
+}
+
+/// One side of a point-to-point transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub buffer: View,
+    /// Global rank.
+    pub peer: usize,
+    pub team: Team,
+    pub backend: Backend,
+}
+
+fn invalid(message: String) -> Error {
+    Error::Invalid(message)
+}
+
+fn same_shape(what: &str, got: &[usize], want: &[usize]) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{what} has shape {got:?}, expected {want:?}"
+        )))
+    }
+}
+
+fn axis_out_of_range(axis: usize, rank: usize) -> Error {
+    invalid(format!("axis {axis} is out of range for rank {rank}"))
+}
+
+fn check_axes(axes: &[usize], rank: usize, what: &str) -> Result<()> {
+    if axes.is_empty() {
+        return Err(invalid(format!("no {what} axis")));
+    }
+    for (i, &axis) in axes.iter().enumerate() {
+        if axis >= rank {
+            return Err(invalid(format!(
+                "{what} axis {axis} is out of range for rank {rank}"
+            )));
+        }
+        if axes[..i].contains(&axis) {
+            return Err(invalid(format!("{what} axis {axis} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
+/// `whole` is `n` copies of `part` along `axis`.
+fn concatenated(axis: usize, n: usize, part: &[usize], whole: &[usize], name: &str) -> Result<()> {
+    if axis >= part.len() {
+        return Err(axis_out_of_range(axis, part.len()));
+    }
+    let mut want = part.to_vec();
+    want[axis] *= n;
+    same_shape(name, whole, &want)
+}
