@@ -20,6 +20,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -33,3 +35,9 @@ void hirRegisterAllDialects(MlirDialectRegistry registry) {
 }
 
 void hirRegisterUpstreamPasses() { registerTransformsPasses(); }
+
+void hirRegisterLLVMTranslations(MlirContext context) {
+  MLIRContext &ctx = *unwrap(context);
+  registerBuiltinDialectTranslation(ctx);
+  registerLLVMDialectTranslation(ctx);
+}

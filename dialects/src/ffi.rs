@@ -82,5 +82,6 @@ unsafe extern "C" {
     pub fn hirRegisterPass(info: *const PassInfo);
     pub fn hirRegisterPassPipeline(info: *const PipelineInfo);
     pub fn hirRegisterUpstreamPasses();
+    pub fn hirRegisterLLVMTranslations(context: MlirContext);
     pub fn hirOptMain(argc: c_int, argv: *mut *mut c_char) -> c_int;
 }

@@ -1,5 +1,5 @@
 //! HIR's passes, written in Rust on melior, one pass a file, grouped by stage
-//! (`fusion/`, `host/`, later `conversion/`). [`register_all`] makes each
+//! (`fusion/`, `host/`, `conversion/`). [`register_all`] makes each
 //! nameable in textual pipelines and on `hir-opt`'s command line.
 
 mod builders;

@@ -172,6 +172,20 @@ pub const PASSES: &[PassInfo] = &[
         options: &[],
         create: |_| Ok(host::insert_dealloc::create()),
     },
+    PassInfo {
+        argument: conversion::comm_to_llvm::ARGUMENT,
+        description: "Lower comm ops to calls of the runtime's C ABI",
+        anchor: conversion::comm_to_llvm::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::comm_to_llvm::create()),
+    },
+    PassInfo {
+        argument: conversion::host_to_llvm::ARGUMENT,
+        description: "Lower host ops to calls of the runtime's C ABI",
+        anchor: conversion::host_to_llvm::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::host_to_llvm::create()),
+    },
 ];
 
 /// Every HIR pipeline.
@@ -272,11 +286,12 @@ unsafe extern "C" fn build_pipeline(
     result.value != 0
 }
 
-/// Registers every HIR pass and pipeline with MLIR's global pass registry;
-/// idempotent.
+/// Registers every HIR pass and pipeline, and the upstream passes of
+/// [`conversion::LLVM_PIPELINE`], with MLIR's global pass registry; idempotent.
 pub fn register_all() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
+        conversion::register_upstream();
         for info in PASSES {
             let c_info = Box::leak(Box::new(hir_dialects::ffi::PassInfo {
                 argument: c_string(info.argument),

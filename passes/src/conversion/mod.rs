@@ -1,3 +1,35 @@
-//! Passes that change the level of the IR: `fusion` to `host` and `comm`.
+//! Passes that change the level of the IR: `fusion` to `host` and `comm`;
+//! `host` and `comm` ops to calls of the runtime's C ABI, then, with
+//! upstream passes, everything to the LLVM dialect ([`LLVM_PIPELINE`]).
 
+pub mod comm_to_llvm;
 pub mod fusion_to_host;
+pub mod host_to_llvm;
+mod runtime_calls;
+
+use melior::pass::{conversion, memref};
+
+/// The passes, in order, that take a host program (`host`, `comm`, `scf`,
+/// `arith`, `memref`, `func`) to the LLVM dialect, as the body of a
+/// `builtin.module(...)` pipeline; a pipeline from fusion appends it.
+/// `expand-strided-metadata` turns the views of `host.select` into
+/// `memref.reinterpret_cast` and `affine.apply` (hence `lower-affine`);
+/// `reconcile-unrealized-casts` folds the casts the conversions leave
+/// between them.
+pub const LLVM_PIPELINE: &str = "convert-comm-to-llvm,convert-host-to-llvm,convert-scf-to-cf,\
+expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,\
+convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
+
+/// Registers the upstream passes [`LLVM_PIPELINE`] names, so that textual
+/// pipelines find them.
+pub fn register_upstream() {
+    conversion::register_scf_to_control_flow();
+    memref::register_expand_strided_metadata_pass();
+    conversion::register_lower_affine();
+    conversion::register_finalize_mem_ref_to_llvm();
+    conversion::register_arith_to_llvm();
+    conversion::register_index_to_llvm();
+    conversion::register_func_to_llvm();
+    conversion::register_control_flow_to_llvm();
+    conversion::register_reconcile_unrealized_casts();
+}

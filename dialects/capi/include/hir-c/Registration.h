@@ -66,6 +66,10 @@ MLIR_CAPI_EXPORTED void hirRegisterPassPipeline(const HirPipelineInfo *info);
 /* Registers the upstream passes hir-opt offers (canonicalize, cse, ...). */
 MLIR_CAPI_EXPORTED void hirRegisterUpstreamPasses(void);
 
+/* Registers with `context` the translations to LLVM IR of the builtin and
+   LLVM dialects only: what a JIT of a lowered host program needs. */
+MLIR_CAPI_EXPORTED void hirRegisterLLVMTranslations(MlirContext context);
+
 /* Runs the mlir-opt driver over all HIR dialects and every registered pass;
    returns the process exit code. */
 MLIR_CAPI_EXPORTED int hirOptMain(int argc, char **argv);

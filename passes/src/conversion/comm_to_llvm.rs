@@ -1,0 +1,240 @@
+//! `convert-comm-to-llvm`: every `comm` op becomes a call of the runtime's C
+//! ABI ([`hir_runtime::abi::Entry`]), taken to the LLVM dialect by the
+//! upstream conversions of [`super::LLVM_PIPELINE`].
+//!
+//! - Collectives call `hir_rt_<collective>_<dtype>(in, out, kind, root, axis,
+//!   team, backend)`, with 0 for the fields the collective has none of;
+//!   sends and receives `hir_rt_{send,recv}_<dtype>(buffer, peer, team,
+//!   backend)`. Buffers are cast to unranked memrefs, teams are
+//!   `memref<*xi64>` constants (`memref.global`), reduce kinds and backends
+//!   their `i64` codes ([`ReduceKind`], [`Backend`]).
+//! - `!comm.request` values become `i64` handles; a request that flows
+//!   through a non-`comm` op (a block argument, a loop result, a call) is
+//!   an error.
+//! - `comm.share_mem_handles` calls `hir_rt_share_mem_handle_<dtype>` once
+//!   per buffer.
+//!
+//! Every `comm` op is lowered or the pass fails at it: none is left.
+//!
+//! ```mlir
+//! %r = comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
+//! comm.wait %r
+//! ```
+//! becomes
+//! ```mlir
+//! memref.global "private" constant @__hir_team_0_1 : memref<2xi64> = dense<[0, 1]>
+//! ...
+//! %t = memref.get_global @__hir_team_0_1 : memref<2xi64>
+//! %r = call @hir_rt_allreduce_f32(%in, %out, %c0_i64, %c0_i64, %c0_i64, %team, %c0_i64)
+//!     : (memref<*xf32>, memref<*xf32>, i64, i64, i64, memref<*xi64>, i64) -> i64
+//! call @hir_rt_wait(%r) : (i64) -> ()
+//! ```
+
+use super::runtime_calls::{
+    DEPENDENT_DIALECTS, Failure, Handles, Result, Runtime, dtype, is_request, nested_ops, op_name,
+};
+use hir_runtime::abi::{Backend, Collective, Entry, ReduceKind};
+use melior::{
+    Context, IrRewriter,
+    ir::{
+        OperationRef, Value,
+        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
+        operation::OperationLike,
+        r#type::TypeId,
+    },
+    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+};
+
+/// The op the pass runs on: it adds declarations to the module.
+pub const ANCHOR: &str = "builtin.module";
+pub const ARGUMENT: &str = "convert-comm-to-llvm";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+/// Creates the pass (anchored on `builtin.module`).
+pub fn create() -> Pass {
+    create_external(
+        ConvertCommToLlvm,
+        TypeId::create(&PASS_ID),
+        "ConvertCommToLLVM",
+        ARGUMENT,
+        "Lower comm ops to calls of the runtime's C ABI",
+        ANCHOR,
+        &DEPENDENT_DIALECTS.map(|handle| handle()),
+    )
+}
+
+#[derive(Clone)]
+struct ConvertCommToLlvm;
+
+impl<'c> RunExternalPass<'c> for ConvertCommToLlvm {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = module.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        if let Err(failure) = convert(context, module) {
+            failure.emit();
+            pass.signal_failure();
+        }
+    }
+}
+
+fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result<'c, ()> {
+    let ops: Vec<_> = nested_ops(module)
+        .into_iter()
+        .filter(|op| op_name(op).starts_with("comm."))
+        .collect();
+    let mut requests = Handles::new("comm", "'!comm.request'", is_request);
+    requests.check(module, ARGUMENT)?;
+
+    let Some(mut runtime) = Runtime::new(context, module) else {
+        return Ok(());
+    };
+    // Requests are made before they are waited for: lower their makers first.
+    let (makers, others): (Vec<_>, Vec<_>) =
+        ops.into_iter().partition(|op| requests.makes_handle(op));
+    let rewriter = IrRewriter::new(context);
+    let rewriter = rewriter.as_rewriter_base();
+    for &op in &makers {
+        let request = lower(&mut runtime, &requests, op)?.expect("a request maker");
+        requests.record(op.result(0).expect("one result").into(), request);
+    }
+    for op in others {
+        lower(&mut runtime, &requests, op)?;
+        rewriter.erase_op(op);
+    }
+    for op in makers {
+        rewriter.erase_op(op);
+    }
+    Ok(())
+}
+
+/// An `i64` attribute of `op`, or `default` where it is absent (a default-valued one).
+fn integer<'c>(op: &OperationRef<'c, '_>, name: &str, default: i64) -> i64 {
+    op.attribute(name)
+        .ok()
+        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())
+        .map_or(default, |attribute| attribute.value())
+}
+
+/// The code of `op`'s reduce kind (`comm.ReduceKind`, an `i32` enum), 0 if it has none.
+fn reduce_kind<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
+    if !op.has_attribute("kind") {
+        return Ok(0);
+    }
+    let kind = match integer(op, "kind", -1) {
+        0 => ReduceKind::Sum,
+        1 => ReduceKind::Prod,
+        2 => ReduceKind::Max,
+        3 => ReduceKind::Min,
+        4 => ReduceKind::Avg,
+        other => {
+            return Err(Failure::new(
+                op.location(),
+                format!("'{}' op has an unknown reduce kind {other}", op_name(op)),
+            ));
+        }
+    };
+    Ok(kind as i64)
+}
+
+/// The code of `op`'s backend (`comm.Backend`, an `i32` enum, `nccl` by default).
+fn backend<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
+    let backend = match integer(op, "backend", 0) {
+        0 => Backend::Nccl,
+        1 => Backend::Cuda,
+        other => {
+            return Err(Failure::new(
+                op.location(),
+                format!("'{}' op has an unknown backend {other}", op_name(op)),
+            ));
+        }
+    };
+    Ok(backend as i64)
+}
+
+/// `op`'s team as a `memref<*xi64>` constant.
+fn team<'c, 'a>(
+    runtime: &mut Runtime<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+) -> Result<'c, Value<'c, 'a>> {
+    let team = op
+        .attribute("team")
+        .ok()
+        .and_then(|team| DenseI64ArrayAttribute::try_from(team).ok())
+        .ok_or_else(|| Failure::new(op.location(), format!("'{}' op has no team", op_name(&op))))?;
+    let ranks: Vec<i64> = (0..team.len())
+        .map(|index| team.element(index).expect("index in range"))
+        .collect();
+    runtime.list(op, "team", &ranks)
+}
+
+/// Lowers one comm op (inserting before it) and returns the request that
+/// replaces its result, if it has one.
+fn lower<'c, 'a>(
+    runtime: &mut Runtime<'c, 'a>,
+    requests: &Handles<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+) -> Result<'c, Option<Value<'c, 'a>>> {
+    let name = op_name(&op);
+    let operand = |index: usize| op.operand(index).expect("verified operand count");
+    let mnemonic = name.strip_prefix("comm.").unwrap_or_default();
+    match mnemonic {
+        "send" | "recv" => {
+            let element = dtype(&op, operand(0))?;
+            let entry = match mnemonic {
+                "send" => Entry::Send(element),
+                _ => Entry::Recv(element),
+            };
+            let arguments = [
+                runtime.buffer(op, operand(0)),
+                runtime.index_to_i64(op, operand(1)),
+                team(runtime, op)?,
+                runtime.constant(op, backend(&op)?),
+            ];
+            runtime.call(op, entry, &arguments)
+        }
+        "start_coalescing" => runtime.call(op, Entry::StartCoalescing, &[]),
+        "end_coalescing" => runtime.call(op, Entry::EndCoalescing, &[]),
+        "wait" => runtime.call(op, Entry::Wait, &[requests.get(operand(0))]),
+        "share_mem_handles" => {
+            let team = team(runtime, op)?;
+            for buffer in op.operands() {
+                let entry = Entry::ShareMemHandle(dtype(&op, buffer)?);
+                let buffer = runtime.buffer(op, buffer);
+                runtime.call(op, entry, &[buffer, team])?;
+            }
+            Ok(None)
+        }
+        "barrier" => {
+            let arguments = [team(runtime, op)?, runtime.constant(op, backend(&op)?)];
+            runtime.call(op, Entry::Barrier, &arguments)
+        }
+        collective => {
+            let Some(collective) = Collective::ALL
+                .into_iter()
+                .find(|known| known.name() == collective)
+            else {
+                return Err(Failure::new(
+                    op.location(),
+                    format!("'{name}' op has no lowering to the runtime"),
+                ));
+            };
+            let entry = Entry::Collective(collective, dtype(&op, operand(0))?);
+            let arguments = [
+                runtime.buffer(op, operand(0)),
+                runtime.buffer(op, operand(1)),
+                runtime.constant(op, reduce_kind(&op)?),
+                runtime.constant(op, integer(&op, "root", 0)),
+                runtime.constant(op, integer(&op, "axis", 0)),
+                team(runtime, op)?,
+                runtime.constant(op, backend(&op)?),
+            ];
+            runtime.call(op, entry, &arguments)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+// Every example that lowers, run on the cpu backend with --check against the
+// reference evaluation of the fusion program (single-device meshes on 1 rank,
+// the 4-device ones on 4).
+// RUN: hir-run --check -n 1 %examples/binary.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/inputs_not_stream.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/linear.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/reduction.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/set.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/three_sets.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 --num-streams 2 %examples/two_sets.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/ag_linear.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --num-streams 3 %examples/ag_matmul.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/allgather.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/matmul_allreduce.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/matmul_reduce_scatter.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --seed 5 %examples/reshard_no_stream.mlir | FileCheck %s
+
+// CHECK: ran @{{.*}} on {{[14]}} rank
+// CHECK: result0: relative error {{.*}}: ok

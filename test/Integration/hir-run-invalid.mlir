@@ -1,0 +1,40 @@
+// hir-run's errors: clear, located where there is a location, non-zero exit.
+
+// RUN: not hir-run -n 2 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=MESH
+// MESH: hir-run: error: @binary uses mesh @dev of devices [0], but -n 2 runs ranks 0..1: run it with -n 1 on devices 0..0
+
+// RUN: not hir-run --check %S/host-allreduce.mlir 2>&1 | FileCheck %s --check-prefix=HOST-CHECK
+// HOST-CHECK: hir-run: error: --check needs a fusion program
+
+// RUN: not hir-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: hir-run: error: cannot read {{.*}}does-not-exist.mlir
+
+// RUN: not hir-run %S/Inputs/syntax-error.mlir 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: syntax-error.mlir:4:3: error: custom op 'host.neg' expected 'outs'
+// SYNTAX: hir-run: error: {{.*}}syntax-error.mlir does not parse or verify
+
+// RUN: not hir-run -n 0 %s 2>&1 | FileCheck %s --check-prefix=RANKS
+// RANKS: hir-run: error: -n must be at least 1
+
+// RUN: not hir-run --backend tpu %s 2>&1 | FileCheck %s --check-prefix=BACKEND
+// BACKEND: hir-run: error: --backend takes cpu or cuda, not 'tpu'
+
+// A global input of the wrong shape: binary's result (4x8) as ag_matmul's lhs.
+// RUN: hir-run -n 1 --output-dir %t %examples/binary.mlir
+// RUN: not hir-run -n 4 --input arg0=%t/result0.npy %examples/ag_matmul.mlir 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: hir-run: error: --input arg0: {{.*}}result0.npy has shape [4, 8], but argument #0 has the global shape [4, 4, 256, 1024]
+// RUN: not hir-run -n 1 --input arg5=%t/result0.npy %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=INDEX
+// INDEX: hir-run: error: --input names arg5, but @binary takes 2 arguments
+
+// Inputs from .npy files: binary's output as both inputs of binary.
+// RUN: hir-run -n 1 --check --input arg0=%t/result0.npy --input arg1=%t/result0.npy %examples/binary.mlir | FileCheck %s --check-prefix=INPUTS
+// INPUTS: result0: relative error 0.000e0 (tolerance 1e-4 for f32): ok
+
+func.func @two(%a: memref<8xf32>) {
+  return
+}
+func.func @entries(%a: memref<8xf32>) {
+  return
+}
+// RUN: not hir-run %s 2>&1 | FileCheck %s --check-prefix=ENTRY
+// ENTRY: hir-run: error: the program has 2 public functions (@two, @entries); hir-run runs one

@@ -1,0 +1,189 @@
+//! `hir-run`'s command line.
+
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+usage: hir-run [options] prog.mlir
+
+Lowers a fusion or host program to LLVM, JIT-compiles it and runs it on N ranks.
+
+options:
+  -n N                  ranks to run (default 1)
+  --backend cpu|cuda    runtime backend (default cpu)
+  --num-streams S       streams in each rank's pool (default 4)
+  --input argI=FILE     global value of argument I from a .npy file (repeatable)
+  --seed K              seed of the random inputs (default 0)
+  --output-dir D        write the outputs there as .npy
+  --check               compare the outputs with a reference evaluation of the fusion program
+  --iters K             time K runs after the first
+  --trace FILE          write a Chrome/Perfetto trace of the runs
+  --print-ir            print the IR after each lowering stage
+  -h, --help            this help";
+
+/// A runtime backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+    Cuda,
+}
+
+#[derive(Debug)]
+pub struct Options {
+    pub ranks: usize,
+    pub backend: Backend,
+    pub num_streams: usize,
+    /// Argument index and file.
+    pub inputs: Vec<(usize, PathBuf)>,
+    pub seed: u64,
+    pub output_dir: Option<PathBuf>,
+    pub check: bool,
+    pub iters: usize,
+    pub trace: Option<PathBuf>,
+    pub print_ir: bool,
+    pub program: PathBuf,
+}
+
+/// What the command line asks for.
+pub enum Command {
+    Run(Box<Options>),
+    Help,
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
+    value
+        .parse()
+        .ok()
+        .with_context(|| format!("{flag} takes a non-negative integer, not '{value}'"))
+}
+
+fn positive(flag: &str, value: &str) -> Result<usize> {
+    match number::<usize>(flag, value)? {
+        0 => bail!("{flag} must be at least 1"),
+        count => Ok(count),
+    }
+}
+
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
+    let mut args = args.into_iter();
+    let mut options = Options {
+        ranks: 1,
+        backend: Backend::Cpu,
+        num_streams: 4,
+        inputs: Vec::new(),
+        seed: 0,
+        output_dir: None,
+        check: false,
+        iters: 0,
+        trace: None,
+        print_ir: false,
+        program: PathBuf::new(),
+    };
+    let mut program = None;
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = || -> Result<String> {
+            match &inline {
+                Some(value) => Ok(value.clone()),
+                None => args.next().with_context(|| format!("{flag} takes a value")),
+            }
+        };
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-n" => options.ranks = positive("-n", &value()?)?,
+            "--backend" => {
+                options.backend = match value()?.as_str() {
+                    "cpu" => Backend::Cpu,
+                    "cuda" => Backend::Cuda,
+                    other => bail!("--backend takes cpu or cuda, not '{other}'"),
+                }
+            }
+            "--num-streams" => options.num_streams = positive("--num-streams", &value()?)?,
+            "--input" => {
+                let value = value()?;
+                let (name, file) = value
+                    .split_once('=')
+                    .with_context(|| format!("--input takes argI=FILE, not '{value}'"))?;
+                let index = name
+                    .strip_prefix("arg")
+                    .and_then(|index| index.parse().ok())
+                    .with_context(|| {
+                        format!("--input names an argument as argI (arg0, arg1, ...), not '{name}'")
+                    })?;
+                options.inputs.push((index, PathBuf::from(file)));
+            }
+            "--seed" => options.seed = number("--seed", &value()?)?,
+            "--output-dir" => options.output_dir = Some(PathBuf::from(value()?)),
+            "--check" => options.check = true,
+            "--iters" => options.iters = number("--iters", &value()?)?,
+            "--trace" => options.trace = Some(PathBuf::from(value()?)),
+            "--print-ir" => options.print_ir = true,
+            flag if flag.starts_with('-') && flag != "-" => {
+                bail!("unknown option '{flag}'\n{USAGE}")
+            }
+            _ if program.is_some() => bail!("one program only: '{arg}' comes after the program"),
+            _ => program = Some(PathBuf::from(arg)),
+        }
+    }
+    options.program = program.with_context(|| format!("no program given\n{USAGE}"))?;
+    Ok(Command::Run(Box::new(options)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Options> {
+        match parse(args.iter().map(|arg| arg.to_string()))? {
+            Command::Run(options) => Ok(*options),
+            Command::Help => bail!("help"),
+        }
+    }
+
+    #[test]
+    fn parses_every_option() {
+        let options = run(&[
+            "-n",
+            "4",
+            "--backend=cpu",
+            "--num-streams",
+            "2",
+            "--input",
+            "arg1=b.npy",
+            "--seed",
+            "7",
+            "--output-dir",
+            "out",
+            "--check",
+            "--iters",
+            "3",
+            "--trace",
+            "t.json",
+            "--print-ir",
+            "prog.mlir",
+        ])
+        .unwrap();
+        assert_eq!(options.ranks, 4);
+        assert_eq!(options.num_streams, 2);
+        assert_eq!(options.inputs, vec![(1, PathBuf::from("b.npy"))]);
+        assert_eq!(options.seed, 7);
+        assert!(options.check && options.print_ir);
+        assert_eq!(options.iters, 3);
+        assert_eq!(options.program, PathBuf::from("prog.mlir"));
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        assert!(run(&["-n", "0", "p.mlir"]).is_err());
+        assert!(run(&["--backend", "tpu", "p.mlir"]).is_err());
+        assert!(run(&["--input", "x=f.npy", "p.mlir"]).is_err());
+        assert!(run(&["--frobnicate", "p.mlir"]).is_err());
+        assert!(run(&["-n", "2"]).is_err());
+        assert!(run(&["a.mlir", "b.mlir"]).is_err());
+    }
+}

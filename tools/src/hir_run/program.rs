@@ -1,0 +1,375 @@
+//! The program `hir-run` runs: parsing, its entry function and the global
+//! signature the fusion program gives it, and the lowering to LLVM.
+
+use anyhow::{Context as _, Result, bail};
+use hir::dialects::dist::{Dist, ParallelType};
+use hir_runtime::abi::DType;
+use melior::{
+    Context, StringRef,
+    ir::{
+        BlockLike, Module, OperationRef, RegionLike, Type, TypeLike,
+        attribute::{DenseI64ArrayAttribute, StringAttribute, TypeAttribute},
+        operation::OperationLike,
+        r#type::{DimSize, FunctionType, MemRefType, RankedTensorType, ShapedTypeLike},
+    },
+    pass::PassManager,
+};
+use std::path::Path;
+
+/// The full name of `op`, e.g. `fusion.add`.
+pub fn op_name(op: &OperationRef) -> String {
+    op.name()
+        .as_string_ref()
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The static shape of a ranked tensor or memref type.
+pub fn tensor_shape(r#type: Type) -> Option<Vec<usize>> {
+    let (rank, dim): (usize, Box<dyn Fn(usize) -> DimSize>) =
+        if let Ok(tensor) = RankedTensorType::try_from(r#type) {
+            (
+                tensor.rank(),
+                Box::new(move |axis| tensor.dim_size(axis).expect("axis in range")),
+            )
+        } else if let Ok(memref) = MemRefType::try_from(r#type) {
+            (
+                memref.rank(),
+                Box::new(move |axis| memref.dim_size(axis).expect("axis in range")),
+            )
+        } else {
+            return None;
+        };
+    (0..rank)
+        .map(|axis| match dim(axis) {
+            DimSize::Static(extent) => Some(extent as usize),
+            DimSize::Dynamic => None,
+        })
+        .collect()
+}
+
+/// The runtime's element type of a tensor or memref type.
+pub fn element_dtype(r#type: Type) -> Result<DType> {
+    // SAFETY: `r#type` is valid; the element is only read from a shaped type.
+    let element = unsafe {
+        let raw = r#type.to_raw();
+        if !mlir_sys::mlirTypeIsAShaped(raw) {
+            bail!("type {type} holds no elements");
+        }
+        Type::from_raw(mlir_sys::mlirShapedTypeGetElementType(raw))
+    };
+    DType::from_mlir(&element.to_string()).with_context(|| {
+        format!("element type {element} of {type} is not one the runtime takes (f32, bf16, f16)")
+    })
+}
+
+/// One argument or result of the entry function.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The global shape (fusion) or the per-rank one (host IR).
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+    /// Where a fusion value lives: its mesh's devices, in order, and its
+    /// `didx` axis, if any.
+    pub placement: Option<Placement>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub mesh: String,
+    pub devices: Vec<usize>,
+    pub didx: Option<usize>,
+}
+
+impl Param {
+    /// What rank `rank` holds: extent 1 along the `didx` axis.
+    pub fn local_shape(&self) -> Vec<usize> {
+        let mut shape = self.shape.clone();
+        if let Some(axis) = self.placement.as_ref().and_then(|placement| placement.didx) {
+            shape[axis] = 1;
+        }
+        shape
+    }
+}
+
+/// The entry function's parameters.
+pub struct Signature {
+    pub name: String,
+    /// Whether the program is written in fusion (global shapes) or is host IR.
+    pub fusion: bool,
+    pub inputs: Vec<Param>,
+    pub outputs: Vec<Param>,
+}
+
+/// Parses `path`; MLIR reports syntax and verifier errors located in it.
+pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
+    std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.to_string_lossy();
+    // SAFETY: the context is valid; a null module is mapped to `None`.
+    let module = unsafe {
+        Module::from_option_raw(mlir_sys::mlirModuleCreateParseFromFile(
+            context.to_raw(),
+            StringRef::new(&name).to_raw(),
+        ))
+    };
+    module.with_context(|| format!("{} does not parse or verify", path.display()))
+}
+
+fn public_functions<'c, 'a>(module: &'a Module<'c>) -> Vec<OperationRef<'c, 'a>> {
+    let mut functions = Vec::new();
+    let mut next = module.body().first_operation();
+    while let Some(op) = next {
+        let private = op
+            .attribute("sym_visibility")
+            .ok()
+            .and_then(|visibility| StringAttribute::try_from(visibility).ok())
+            .is_some_and(|visibility| visibility.value() != "public");
+        let has_body = op
+            .region(0)
+            .is_ok_and(|region| region.first_block().is_some());
+        if op_name(&op) == "func.func" && !private && has_body {
+            functions.push(op);
+        }
+        next = op.next_in_block();
+    }
+    functions
+}
+
+/// The program's entry point: its one public function with a body.
+pub fn entry<'c, 'a>(module: &'a Module<'c>) -> Result<OperationRef<'c, 'a>> {
+    match public_functions(module).as_slice() {
+        [function] => Ok(*function),
+        [] => bail!("the program has no public function to run"),
+        functions => bail!(
+            "the program has {} public functions ({}); hir-run runs one",
+            functions.len(),
+            functions
+                .iter()
+                .map(function_name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+pub fn function_name(function: &OperationRef) -> String {
+    function
+        .attribute("sym_name")
+        .ok()
+        .and_then(|name| StringAttribute::try_from(name).ok())
+        .map(|name| format!("@{}", name.value()))
+        .unwrap_or_default()
+}
+
+fn function_type<'c>(function: &OperationRef<'c, '_>) -> Result<FunctionType<'c>> {
+    function
+        .attribute("function_type")
+        .ok()
+        .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
+        .and_then(|attribute| FunctionType::try_from(attribute.value()).ok())
+        .context("the entry function has no function type")
+}
+
+/// The meshes of the module: name and devices.
+fn meshes(module: &Module) -> Vec<(String, Vec<usize>)> {
+    let mut meshes = Vec::new();
+    let mut next = module.body().first_operation();
+    while let Some(op) = next {
+        if op_name(&op) == "fusion.mesh" {
+            let name = op
+                .attribute("sym_name")
+                .ok()
+                .and_then(|name| StringAttribute::try_from(name).ok())
+                .map(|name| name.value().to_owned());
+            let devices = op
+                .attribute("devices")
+                .ok()
+                .and_then(|devices| DenseI64ArrayAttribute::try_from(devices).ok());
+            if let (Some(name), Some(devices)) = (name, devices) {
+                let devices = (0..devices.len())
+                    .map(|index| devices.element(index).expect("index in range") as usize)
+                    .collect();
+                meshes.push((name, devices));
+            }
+        }
+        next = op.next_in_block();
+    }
+    meshes
+}
+
+/// The entry function's signature: global shapes and placements for a
+/// fusion program, per-rank buffers for host IR.
+pub fn signature(module: &Module, function: &OperationRef) -> Result<Signature> {
+    let r#type = function_type(function)?;
+    let inputs: Vec<Type> = (0..r#type.input_count())
+        .map(|index| r#type.input(index).expect("in range"))
+        .collect();
+    let outputs: Vec<Type> = (0..r#type.result_count())
+        .map(|index| r#type.result(index).expect("in range"))
+        .collect();
+    let fusion = inputs
+        .iter()
+        .chain(&outputs)
+        .any(|r#type| r#type.is_ranked_tensor());
+    let meshes = meshes(module);
+    let param = |what: String, r#type: Type| -> Result<Param> {
+        let shape = tensor_shape(r#type)
+            .with_context(|| format!("{what} of type {type} has no static shape"))?;
+        let dtype = element_dtype(r#type).with_context(|| what.clone())?;
+        let placement = match Dist::of_type(r#type) {
+            Some(dist) => {
+                let devices = meshes
+                    .iter()
+                    .find(|(name, _)| *name == dist.mesh)
+                    .map(|(_, devices)| devices.clone())
+                    .with_context(|| {
+                        format!(
+                            "{what} is on mesh @{}, which the module does not declare",
+                            dist.mesh
+                        )
+                    })?;
+                Some(Placement {
+                    mesh: dist.mesh.clone(),
+                    devices,
+                    didx: dist.find(ParallelType::DIDx),
+                })
+            }
+            None => None,
+        };
+        Ok(Param {
+            shape,
+            dtype,
+            placement,
+        })
+    };
+    let name = function_name(function);
+    if !fusion && !outputs.is_empty() {
+        bail!(
+            "host function {name} returns values; host programs write their outputs into arguments"
+        );
+    }
+    Ok(Signature {
+        fusion,
+        inputs: inputs
+            .iter()
+            .enumerate()
+            .map(|(index, &r#type)| param(format!("argument #{index} of {name}"), r#type))
+            .collect::<Result<_>>()?,
+        outputs: outputs
+            .iter()
+            .enumerate()
+            .map(|(index, &r#type)| param(format!("result #{index} of {name}"), r#type))
+            .collect::<Result<_>>()?,
+        name,
+    })
+}
+
+fn run_pipeline(
+    context: &Context,
+    module: &mut Module,
+    pipeline: &str,
+    stage: &str,
+    print: bool,
+) -> Result<()> {
+    let manager = PassManager::new(context);
+    melior::utility::parse_pass_pipeline(
+        manager.as_operation_pass_manager(),
+        &format!("builtin.module({pipeline})"),
+    )
+    .map_err(|error| anyhow::anyhow!("pipeline of stage '{stage}' does not parse: {error}"))?;
+    manager.run(module).map_err(|_| {
+        anyhow::anyhow!("lowering failed in stage '{stage}' (see the errors above)")
+    })?;
+    if print {
+        println!("// ----- IR after {stage}\n{}", module.as_operation());
+    }
+    Ok(())
+}
+
+/// Lowers `module` in place: a fusion program to host IR (`hir-lower`),
+/// then host IR to the LLVM dialect, checking that nothing else is left.
+pub fn lower(
+    context: &Context,
+    module: &mut Module,
+    signature: &Signature,
+    print: bool,
+) -> Result<()> {
+    if print {
+        println!("// ----- input\n{}", module.as_operation());
+    }
+    if signature.fusion {
+        run_pipeline(context, module, "hir-lower", "hir-lower", print)?;
+        check_host_signature(module, signature)?;
+    }
+    run_pipeline(
+        context,
+        module,
+        hir::passes::conversion::LLVM_PIPELINE,
+        "LLVM lowering",
+        print,
+    )?;
+    let mut left = None;
+    let body = module.body();
+    let mut next = body.first_operation();
+    while let Some(op) = next {
+        left = left.or_else(|| first_non_llvm(op));
+        next = op.next_in_block();
+    }
+    if let Some((name, location)) = left {
+        bail!("{location}: '{name}' op is not lowered to the LLVM dialect");
+    }
+    Ok(())
+}
+
+fn first_non_llvm(op: OperationRef) -> Option<(String, String)> {
+    let name = op_name(&op);
+    if !name.starts_with("llvm.") {
+        return Some((name, op.location().to_string()));
+    }
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(current) = block {
+            let mut next = current.first_operation();
+            while let Some(nested) = next {
+                if let Some(found) = first_non_llvm(nested) {
+                    return Some(found);
+                }
+                next = nested.next_in_block();
+            }
+            block = current.next_in_region();
+        }
+    }
+    None
+}
+
+/// After `hir-lower`, the entry function takes each input's local shard,
+/// then one buffer per output.
+fn check_host_signature(module: &Module, signature: &Signature) -> Result<()> {
+    let function = entry(module)?;
+    let r#type = function_type(&function)?;
+    let expected: Vec<&Param> = signature.inputs.iter().chain(&signature.outputs).collect();
+    if r#type.input_count() != expected.len() || r#type.result_count() != 0 {
+        bail!(
+            "hir-lower made {} take {} arguments and return {}; expected {} buffers (inputs, then outputs) and no result",
+            signature.name,
+            r#type.input_count(),
+            r#type.result_count(),
+            expected.len()
+        );
+    }
+    for (index, param) in expected.iter().enumerate() {
+        let actual = r#type.input(index).expect("in range");
+        if tensor_shape(actual).as_deref() != Some(param.local_shape().as_slice())
+            || element_dtype(actual)? != param.dtype
+        {
+            bail!(
+                "hir-lower made argument #{index} of {} a {actual}; expected the local shape {:?} of {}",
+                signature.name,
+                param.local_shape(),
+                param.dtype.mlir()
+            );
+        }
+    }
+    Ok(())
+}

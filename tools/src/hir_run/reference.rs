@@ -1,0 +1,229 @@
+//! The reference for `--check`: the fusion program evaluated op by op on
+//! global tensors in f64, independently of the lowering. Each result is
+//! rounded to its element type, as the lowered program stores it.
+
+use super::program::{element_dtype, op_name, tensor_shape};
+use super::tensor::Tensor;
+use anyhow::{Result, bail};
+use melior::ir::{
+    BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
+    operation::OperationLike,
+};
+use std::collections::HashMap;
+
+/// The results of `function` (a `func.func` over fusion tensors) on `inputs`.
+pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    let block = function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+        .ok_or_else(|| anyhow::anyhow!("the entry function has no body"))?;
+    let mut values: HashMap<usize, Tensor> = HashMap::new();
+    for (index, input) in inputs.iter().enumerate() {
+        let argument = block.argument(index)?;
+        values.insert(argument.to_raw().ptr as usize, input.clone());
+    }
+    let mut next = block.first_operation();
+    while let Some(op) = next {
+        let name = op_name(&op);
+        let operands = op
+            .operands()
+            .map(|operand| {
+                values.get(&(operand.to_raw().ptr as usize)).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "'{name}' op reads a value the reference evaluation does not hold"
+                    )
+                })
+            })
+            .collect::<Result<Vec<&Tensor>>>()?;
+        if name == "func.return" {
+            return Ok(operands.into_iter().cloned().collect());
+        }
+        let result = op.result(0).map_err(|_| {
+            anyhow::anyhow!("'{name}' op has no result the reference evaluation can compute")
+        })?;
+        let shape = tensor_shape(result.r#type())
+            .ok_or_else(|| anyhow::anyhow!("'{name}' op's result is not a static tensor"))?;
+        let dtype = element_dtype(result.r#type())?;
+        let value = apply(&op, &name, &operands, shape)?.rounded(dtype);
+        values.insert(result.to_raw().ptr as usize, value);
+        next = op.next_in_block();
+    }
+    bail!("the entry function does not end with func.return")
+}
+
+fn axes(op: &OperationRef) -> Result<Vec<usize>> {
+    let axes = op
+        .attribute("axes")
+        .ok()
+        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
+        .ok_or_else(|| anyhow::anyhow!("'{}' op has no axes", op_name(op)))?;
+    Ok((0..axes.len())
+        .map(|index| axes.element(index).expect("index in range") as usize)
+        .collect())
+}
+
+fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>) -> Result<Tensor> {
+    let unary = |f: fn(f64) -> f64| {
+        Tensor::new(
+            shape.clone(),
+            operands[0].data.iter().map(|&x| f(x)).collect(),
+        )
+    };
+    let binary = |f: fn(f64, f64) -> f64| {
+        let data = operands[0]
+            .data
+            .iter()
+            .zip(&operands[1].data)
+            .map(|(&a, &b)| f(a, b))
+            .collect();
+        Tensor::new(shape.clone(), data)
+    };
+    Ok(match name {
+        "fusion.set" | "fusion.cast" => unary(|x| x),
+        "fusion.neg" => unary(|x| -x),
+        "fusion.add" => binary(|a, b| a + b),
+        "fusion.sub" => binary(|a, b| a - b),
+        "fusion.mul" => binary(|a, b| a * b),
+        "fusion.div" => binary(|a, b| a / b),
+        "fusion.max" => binary(f64::max),
+        "fusion.min" => binary(f64::min),
+        "fusion.sum" => reduce(operands[0], &axes(op)?, shape, 0.0, |a, b| a + b),
+        "fusion.amax" => reduce(operands[0], &axes(op)?, shape, f64::NEG_INFINITY, f64::max),
+        "fusion.broadcast" => broadcast(operands[0], &axes(op)?, shape),
+        "fusion.matmul" => matmul(operands[0], operands[1], shape),
+        "fusion.linear" => linear(operands[0], operands[1], operands.get(2).copied(), shape),
+        other => bail!("'{other}' op is not supported by the reference evaluation of --check"),
+    })
+}
+
+/// Reduces `axes` of `input` into a tensor of `shape` (the other axes).
+fn reduce(
+    input: &Tensor,
+    axes: &[usize],
+    shape: Vec<usize>,
+    init: f64,
+    f: fn(f64, f64) -> f64,
+) -> Tensor {
+    let mut output = Tensor::new(shape.clone(), vec![init; shape.iter().product()]);
+    let kept: Vec<usize> = (0..input.shape.len())
+        .filter(|axis| !axes.contains(axis))
+        .collect();
+    let out_strides = output.strides();
+    let in_strides = input.strides();
+    for (flat, &value) in input.data.iter().enumerate() {
+        let target: usize = kept
+            .iter()
+            .zip(&out_strides)
+            .map(|(&axis, &stride)| (flat / in_strides[axis]) % input.shape[axis] * stride)
+            .sum();
+        output.data[target] = f(output.data[target], value);
+    }
+    output
+}
+
+/// Repeats `input` along the new `axes` of a tensor of `shape`.
+fn broadcast(input: &Tensor, axes: &[usize], shape: Vec<usize>) -> Tensor {
+    let out_strides = super::tensor::strides(&shape);
+    let kept: Vec<usize> = (0..shape.len())
+        .filter(|axis| !axes.contains(axis))
+        .collect();
+    let in_strides = input.strides();
+    let len = shape.iter().product();
+    let data = (0..len)
+        .map(|flat| {
+            let source: usize = kept
+                .iter()
+                .zip(&in_strides)
+                .map(|(&axis, &stride)| (flat / out_strides[axis]) % shape[axis] * stride)
+                .sum();
+            input.data[source]
+        })
+        .collect();
+    Tensor::new(shape, data)
+}
+
+/// `[B..., M, K] x ([K, N] | [B..., K, N]) -> [B..., M, N]`.
+fn matmul(lhs: &Tensor, rhs: &Tensor, shape: Vec<usize>) -> Tensor {
+    let rank = lhs.shape.len();
+    let (m, k) = (lhs.shape[rank - 2], lhs.shape[rank - 1]);
+    let n = rhs.shape[rhs.shape.len() - 1];
+    let batch: usize = lhs.shape[..rank - 2].iter().product();
+    let rhs_batched = rhs.shape.len() > 2;
+    let mut output = Tensor::zeros(shape);
+    for b in 0..batch {
+        let a = &lhs.data[b * m * k..(b + 1) * m * k];
+        let w = if rhs_batched {
+            &rhs.data[b * k * n..(b + 1) * k * n]
+        } else {
+            &rhs.data[..]
+        };
+        let out = &mut output.data[b * m * n..(b + 1) * m * n];
+        for i in 0..m {
+            for p in 0..k {
+                let x = a[i * k + p];
+                for j in 0..n {
+                    out[i * n + j] += x * w[p * n + j];
+                }
+            }
+        }
+    }
+    output
+}
+
+/// `input [B..., K] @ weight[N, K]^T + bias[N] -> [B..., N]`.
+fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usize>) -> Tensor {
+    let k = *input.shape.last().expect("linear input has rank >= 1");
+    let n = weight.shape[0];
+    let rows = input.data.len() / k;
+    let mut output = Tensor::zeros(shape);
+    for r in 0..rows {
+        for j in 0..n {
+            let dot: f64 = (0..k)
+                .map(|p| input.data[r * k + p] * weight.data[j * k + p])
+                .sum();
+            output.data[r * n + j] = dot + bias.map_or(0.0, |bias| bias.data[j]);
+        }
+    }
+    output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(shape: &[usize], data: &[f64]) -> Tensor {
+        Tensor::new(shape.to_vec(), data.to_vec())
+    }
+
+    #[test]
+    fn reduces_broadcasts_and_multiplies() {
+        let x = tensor(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(
+            reduce(&x, &[1], vec![2], 0.0, |a, b| a + b).data,
+            vec![6.0, 15.0]
+        );
+        assert_eq!(
+            reduce(&x, &[0], vec![3], f64::NEG_INFINITY, f64::max).data,
+            vec![4.0, 5.0, 6.0]
+        );
+        let row = tensor(&[3], &[1.0, 2.0, 3.0]);
+        assert_eq!(
+            broadcast(&row, &[0], vec![2, 3]).data,
+            vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
+        );
+        let column = tensor(&[2], &[1.0, 2.0]);
+        assert_eq!(
+            broadcast(&column, &[1], vec![2, 2]).data,
+            vec![1.0, 1.0, 2.0, 2.0]
+        );
+        let identity = tensor(&[3, 3], &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(matmul(&x, &identity, vec![2, 3]).data, x.data);
+        let weight = tensor(&[1, 3], &[1.0, 1.0, 1.0]);
+        let bias = tensor(&[1], &[0.5]);
+        assert_eq!(
+            linear(&x, &weight, Some(&bias), vec![2, 1]).data,
+            vec![6.5, 15.5]
+        );
+    }
+}

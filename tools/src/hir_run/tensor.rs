@@ -1,0 +1,177 @@
+//! Global values in f64: random inputs, rounding to an element type, and
+//! the slices of a `didx` axis each rank holds.
+
+use hir_runtime::abi::DType;
+
+/// A row-major array of f64 values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<f64>,
+}
+
+impl Tensor {
+    pub fn new(shape: Vec<usize>, data: Vec<f64>) -> Self {
+        debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+        Self { shape, data }
+    }
+
+    pub fn zeros(shape: Vec<usize>) -> Self {
+        let len = shape.iter().product();
+        Self::new(shape, vec![0.0; len])
+    }
+
+    /// Row-major strides of the shape.
+    pub fn strides(&self) -> Vec<usize> {
+        strides(&self.shape)
+    }
+
+    /// Uniform in [-1, -0.1] ∪ [0.1, 1], rounded to `dtype`: never zero, so
+    /// that a missing write shows.
+    pub fn random(shape: Vec<usize>, dtype: DType, rng: &mut Rng) -> Self {
+        let len = shape.iter().product();
+        let data = (0..len)
+            .map(|_| {
+                let magnitude = 0.1 + 0.9 * rng.unit();
+                let value = if rng.next() & 1 == 0 {
+                    magnitude
+                } else {
+                    -magnitude
+                };
+                round(value, dtype)
+            })
+            .collect();
+        Self::new(shape, data)
+    }
+
+    /// Every value rounded to `dtype`.
+    pub fn rounded(mut self, dtype: DType) -> Self {
+        for value in &mut self.data {
+            *value = round(*value, dtype);
+        }
+        self
+    }
+
+    /// The slice at `index` along `axis`, which keeps extent 1.
+    pub fn slice(&self, axis: usize, index: usize) -> Tensor {
+        let outer: usize = self.shape[..axis].iter().product();
+        let inner: usize = self.shape[axis + 1..].iter().product();
+        let extent = self.shape[axis];
+        let mut data = Vec::with_capacity(outer * inner);
+        for o in 0..outer {
+            let start = (o * extent + index) * inner;
+            data.extend_from_slice(&self.data[start..start + inner]);
+        }
+        let mut shape = self.shape.clone();
+        shape[axis] = 1;
+        Tensor::new(shape, data)
+    }
+
+    /// The concatenation of `parts` along `axis`.
+    pub fn concat(parts: &[Tensor], axis: usize) -> Tensor {
+        let first = &parts[0];
+        let outer: usize = first.shape[..axis].iter().product();
+        let mut data = Vec::new();
+        for o in 0..outer {
+            for part in parts {
+                let inner = part.shape[axis..].iter().product::<usize>();
+                data.extend_from_slice(&part.data[o * inner..(o + 1) * inner]);
+            }
+        }
+        let mut shape = first.shape.clone();
+        shape[axis] = parts.iter().map(|part| part.shape[axis]).sum();
+        Tensor::new(shape, data)
+    }
+}
+
+pub fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for axis in (0..shape.len().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * shape[axis + 1];
+    }
+    strides
+}
+
+/// `value` as the nearest value of `dtype` (ties to even).
+pub fn round(value: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => value as f32 as f64,
+        DType::BF16 => half::bf16::from_f64(value).to_f64(),
+        DType::F16 => half::f16::from_f64(value).to_f64(),
+    }
+}
+
+/// The largest relative error of `dtype`'s rounding, times the slack a
+/// short chain of ops on rounded values needs.
+pub fn tolerance(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 1e-4,
+        DType::BF16 => 3e-2,
+        DType::F16 => 4e-3,
+    }
+}
+
+/// `max |a - b| / max |b|`, the error relative to the reference's scale.
+pub fn relative_error(actual: &Tensor, reference: &Tensor) -> f64 {
+    let scale = reference
+        .data
+        .iter()
+        .fold(0.0f64, |max, value| max.max(value.abs()))
+        .max(f64::MIN_POSITIVE);
+    let error = actual
+        .data
+        .iter()
+        .zip(&reference.data)
+        .fold(0.0f64, |max, (a, b)| max.max((a - b).abs()));
+    if actual.data.iter().any(|value| !value.is_finite()) {
+        return f64::INFINITY;
+    }
+    error / scale
+}
+
+/// SplitMix64: small, seeded, and the same on every machine.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_and_concatenates_back() {
+        let tensor = Tensor::new(vec![2, 3, 2], (0..12).map(f64::from).collect());
+        let parts: Vec<Tensor> = (0..3).map(|index| tensor.slice(1, index)).collect();
+        assert_eq!(parts[1].data, vec![2.0, 3.0, 8.0, 9.0]);
+        assert_eq!(Tensor::concat(&parts, 1), tensor);
+    }
+
+    #[test]
+    fn random_values_are_never_small() {
+        let tensor = Tensor::random(vec![1000], DType::BF16, &mut Rng::new(3));
+        assert!(
+            tensor
+                .data
+                .iter()
+                .all(|value| (0.09..=1.0).contains(&value.abs()))
+        );
+        assert!(tensor.data.iter().any(|&value| value < 0.0));
+    }
+}
