@@ -4,6 +4,7 @@
 // RUN: hir-run --check -n 1 %examples/binary.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/inputs_not_stream.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/linear.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/matmul.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/reduction.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/set.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/three_sets.mlir | FileCheck %s
@@ -11,9 +12,20 @@
 // RUN: hir-run --check -n 4 %examples/ag_linear.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --num-streams 3 %examples/ag_matmul.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/allgather.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/allreduce.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/reduce_scatter.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/matmul_allreduce.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/matmul_reduce_scatter.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --seed 5 %examples/reshard_no_stream.mlir | FileCheck %s
+
+// The P2P examples: the allgather along the stream axis whole before the
+// loop, then as a ring of coalesced send/recv (nccl) or of CUDA-IPC copies.
+// RUN: hir-run --check -n 4 %examples/allgather_p2p.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --p2p nccl %examples/allgather_p2p.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --p2p cuda --num-streams 2 %examples/allgather_p2p.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/ag_matmul_p2p.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --p2p nccl --num-streams 3 %examples/ag_matmul_p2p.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --p2p cuda %examples/ag_matmul_p2p.mlir | FileCheck %s
 
 // CHECK: ran @{{.*}} on {{[14]}} rank
 // CHECK: result0: relative error {{.*}}: ok

@@ -526,10 +526,15 @@ impl CpuDevice {
             let request = group.request;
             return Ok(host.handle(request));
         }
-        let queue = match backend {
-            Backend::Nccl => self.comm_queue(host, &team),
-            // A CUDA-IPC copy runs on the current stream.
-            Backend::Cuda => host.current,
+        let queue = match (backend, send) {
+            // A CUDA-IPC copy is the sender's: it runs on the current stream
+            // once the receiver has posted its buffer. The receive only posts
+            // the buffer and completes when the copy lands, so it must not
+            // hold the stream (the sends after it would wait behind it, and a
+            // ring of such ranks would deadlock): it runs on the team's queue,
+            // and `comm.wait` is what orders the stream after it.
+            (Backend::Cuda, true) => host.current,
+            _ => self.comm_queue(host, &team),
         };
         let event = self.post_transfers(host, queue, entry.name(), vec![access], vec![post])?;
         Ok(Self::request(host, event))

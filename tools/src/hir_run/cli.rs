@@ -12,6 +12,7 @@ options:
   -n N                  ranks to run (default 1)
   --backend cpu|cuda    runtime backend (default cpu)
   --num-streams S       streams in each rank's pool (default 4)
+  --p2p none|nccl|cuda  lower collectives along the stream axis to rings (default none)
   --input argI=FILE     global value of argument I from a .npy file (repeatable)
   --seed K              seed of the random inputs (default 0)
   --output-dir D        write the outputs there as .npy
@@ -33,6 +34,8 @@ pub struct Options {
     pub ranks: usize,
     pub backend: Backend,
     pub num_streams: usize,
+    /// `hir-lower`'s `p2p` option: none, nccl or cuda.
+    pub p2p: String,
     /// Argument index and file.
     pub inputs: Vec<(usize, PathBuf)>,
     pub seed: u64,
@@ -70,6 +73,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         ranks: 1,
         backend: Backend::Cpu,
         num_streams: 4,
+        p2p: "none".to_owned(),
         inputs: Vec::new(),
         seed: 0,
         output_dir: None,
@@ -104,6 +108,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
                 }
             }
             "--num-streams" => options.num_streams = positive("--num-streams", &value()?)?,
+            "--p2p" => {
+                options.p2p = value()?;
+                if !["none", "nccl", "cuda"].contains(&options.p2p.as_str()) {
+                    bail!("--p2p takes none, nccl or cuda, not '{}'", options.p2p);
+                }
+            }
             "--input" => {
                 let value = value()?;
                 let (name, file) = value

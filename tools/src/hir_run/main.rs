@@ -97,7 +97,13 @@ fn run(options: &Options) -> Result<()> {
         None
     };
 
-    program::lower(&context, &mut module, &signature, options.print_ir)?;
+    program::lower(
+        &context,
+        &mut module,
+        &signature,
+        &options.p2p,
+        options.print_ir,
+    )?;
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
 

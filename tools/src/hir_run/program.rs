@@ -293,13 +293,15 @@ pub fn lower(
     context: &Context,
     module: &mut Module,
     signature: &Signature,
+    p2p: &str,
     print: bool,
 ) -> Result<()> {
     if print {
         println!("// ----- input\n{}", module.as_operation());
     }
     if signature.fusion {
-        run_pipeline(context, module, "hir-lower", "hir-lower", print)?;
+        let pipeline = format!("hir-lower{{p2p={p2p}}}");
+        run_pipeline(context, module, &pipeline, "hir-lower", print)?;
         check_host_signature(module, signature)?;
     }
     run_pipeline(
