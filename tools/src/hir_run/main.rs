@@ -174,10 +174,18 @@ fn run(options: &Options) -> Result<()> {
     }
     if options.iters > 0 {
         let mut times = Vec::with_capacity(options.iters);
-        for _ in 0..options.iters {
+        let began = Instant::now();
+        for iteration in 1..=options.iters {
             let start = Instant::now();
             launch()?;
             times.push(start.elapsed().as_secs_f64() * 1e3);
+            // Long runs show progress on stderr, where it does not mix with results.
+            if began.elapsed().as_secs() >= 2 {
+                eprint!("\rhir-run: iteration {iteration}/{}", options.iters);
+                if iteration == options.iters {
+                    eprintln!();
+                }
+            }
         }
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
