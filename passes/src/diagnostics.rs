@@ -12,3 +12,12 @@ pub fn emit_error(location: Location, message: &str) {
     // SAFETY: the location is valid and the message lives through the call.
     unsafe { mlir_sys::mlirEmitError(location.to_raw(), message.as_ptr()) }
 }
+
+/// An error that has been emitted: the pass fails without saying more.
+pub struct Emitted;
+
+/// Emits `message` at `location` and returns it as an `Emitted` error.
+pub fn error<T>(location: Location, message: impl AsRef<str>) -> Result<T, Emitted> {
+    emit_error(location, message.as_ref());
+    Err(Emitted)
+}

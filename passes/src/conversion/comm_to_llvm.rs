@@ -40,24 +40,18 @@ use melior::{
         OperationRef, Value,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute},
         operation::OperationLike,
-        r#type::TypeId,
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on: it adds declarations to the module.
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-comm-to-llvm";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `builtin.module`).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         ConvertCommToLlvm,
-        TypeId::create(&PASS_ID),
         "ConvertCommToLLVM",
         ARGUMENT,
         "Lower comm ops to calls of the runtime's C ABI",

@@ -34,7 +34,7 @@
 
 use crate::{
     builders::{self, Builder},
-    diagnostics::emit_error,
+    diagnostics::{Emitted, error},
     fusion::axis_map,
 };
 use hir_dialects::dist::{Dist, ParallelType};
@@ -44,9 +44,9 @@ use melior::{
         Attribute, BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, TypeAttribute},
         operation::OperationLike,
-        r#type::{FunctionType, RankedTensorType, ShapedTypeLike, TypeId},
+        r#type::{FunctionType, RankedTensorType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -54,15 +54,10 @@ use std::collections::HashMap;
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-fusion-to-host";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `builtin.module`).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         ConvertFusionToHost,
-        TypeId::create(&PASS_ID),
         "ConvertFusionToHost",
         ARGUMENT,
         "Bufferize a fusion program into host compute and communication",
@@ -105,14 +100,6 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
             }
         }
     }
-}
-
-/// An error, already emitted.
-struct Emitted;
-
-fn error<T>(location: Location, message: impl AsRef<str>) -> Result<T, Emitted> {
-    emit_error(location, message.as_ref());
-    Err(Emitted)
 }
 
 /// A key for a value in maps (values are compared by identity).

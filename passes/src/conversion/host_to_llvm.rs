@@ -50,24 +50,19 @@ use melior::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute, StringAttribute,
         },
         operation::{OperationBuilder, OperationLike, OperationMutLike},
-        r#type::{DimSize, MemRefType, ShapedTypeLike, TypeId},
+        r#type::{DimSize, MemRefType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on: it adds declarations to the module.
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-host-to-llvm";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `builtin.module`).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         ConvertHostToLlvm,
-        TypeId::create(&PASS_ID),
         "ConvertHostToLLVM",
         ARGUMENT,
         "Lower host ops to calls of the runtime's C ABI",

@@ -52,9 +52,9 @@ use melior::{
         BlockLike, Operation, OperationRef, Value, ValueLike,
         attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationMutLike},
-        r#type::{RankedTensorType, ShapedTypeLike, TypeId},
+        r#type::{RankedTensorType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -62,15 +62,10 @@ use std::collections::HashMap;
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-insert-resharding";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass, op-agnostic so that it runs on a module or a function.
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         InsertResharding,
-        TypeId::create(&PASS_ID),
         "InsertResharding",
         ARGUMENT,
         "Isolate every resharding into its own fusion.set",

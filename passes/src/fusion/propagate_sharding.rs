@@ -52,9 +52,9 @@ use melior::{
         BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{StringAttribute, TypeAttribute},
         operation::{OperationLike, OperationMutLike},
-        r#type::{FunctionType, TypeId},
+        r#type::FunctionType,
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -62,15 +62,10 @@ use std::collections::HashMap;
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-propagate-sharding";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `builtin.module`).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         PropagateSharding,
-        TypeId::create(&PASS_ID),
         "PropagateSharding",
         ARGUMENT,
         "Infer the distributions of unannotated tensors from their neighbours",

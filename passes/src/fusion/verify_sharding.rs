@@ -26,9 +26,8 @@ use melior::{
     ir::{
         BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
         operation::{OperationLike, WalkOrder, WalkResult},
-        r#type::TypeId,
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -36,15 +35,10 @@ use std::collections::HashMap;
 pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-verify-sharding";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `builtin.module`, where meshes live).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         VerifySharding,
-        TypeId::create(&PASS_ID),
         "VerifySharding",
         ARGUMENT,
         "Check tensor distributions against their meshes and across each op",

@@ -28,9 +28,8 @@ use melior::{
     ir::{
         BlockLike, OperationRef, Value, ValueLike,
         operation::{OperationLike, WalkOrder, WalkResult},
-        r#type::TypeId,
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use mlir_sys::{
     MlirOperation, MlirValue, mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull,
@@ -41,15 +40,10 @@ use mlir_sys::{
 pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "host-insert-dealloc";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `func.func`).
 pub fn create() -> Pass {
-    create_external(
+    external_pass!(
         InsertDealloc,
-        TypeId::create(&PASS_ID),
         "InsertDealloc",
         ARGUMENT,
         "Free every host.alloc after its last use",

@@ -126,9 +126,9 @@ use melior::{
         RegionLike, Type, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
         operation::{OperationLike, OperationMutLike, OperationRefMut, OperationResult},
-        r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeId, TypeLike},
+        r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use mlir_sys::{
     mlirMemRefTypeGetStridesAndOffset, mlirOpOperandGetNextUse, mlirOpOperandGetOwner,
@@ -170,15 +170,10 @@ impl Backend {
     }
 }
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass (anchored on `func.func`) moving data with `backend`.
 pub fn create(backend: Backend) -> Pass {
-    create_external(
+    external_pass!(
         P2pPipeline { backend },
-        TypeId::create(&PASS_ID),
         "P2pPipeline",
         ARGUMENT,
         "Turn collectives over a stream loop's axis into P2P ring pipelines",

@@ -51,7 +51,7 @@
 
 use crate::{
     builders::{self, Builder},
-    diagnostics::emit_error,
+    diagnostics::{Emitted, error},
     fusion::axis_map,
 };
 use melior::{
@@ -60,24 +60,19 @@ use melior::{
         Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
         attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationMutLike},
-        r#type::{MemRefType, TypeId},
+        r#type::MemRefType,
     },
-    pass::{ExternalPass, Pass, RunExternalPass, create_external},
+    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on.
 pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "host-stream-parallelize";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
-
 /// Creates the pass; `num_streams` is 0 for the pool's size.
 pub fn create(num_streams: usize) -> Pass {
-    create_external(
+    external_pass!(
         StreamParallelize { num_streams },
-        TypeId::create(&PASS_ID),
         "StreamParallelize",
         ARGUMENT,
         "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
@@ -102,14 +97,6 @@ impl<'c> RunExternalPass<'c> for StreamParallelize {
             pass.signal_failure();
         }
     }
-}
-
-/// An error, already emitted.
-struct Emitted;
-
-fn error<T>(location: Location, message: impl AsRef<str>) -> Result<T, Emitted> {
-    emit_error(location, message.as_ref());
-    Err(Emitted)
 }
 
 /// A marked op and the `comm.wait`s on its request, which go with it.
