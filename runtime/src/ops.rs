@@ -76,7 +76,8 @@ pub enum KernelOp {
     Reduce(Reduction, Vec<usize>),
     /// Along these new output axes.
     Broadcast(Vec<usize>),
-    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`.
+    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`, and the row case
+    /// `[K] x [K, N] -> [N]`.
     Matmul,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
@@ -150,6 +151,15 @@ impl Kernel {
                     .map(|axis| output[axis])
                     .collect();
                 same_shape("input", input, &kept)
+            }
+            KernelOp::Matmul if input.len() == 1 => {
+                let rhs = &self.inputs[1].sizes;
+                if rhs.len() != 2 || rhs[0] != input[0] {
+                    return Err(invalid(format!(
+                        "row lhs {input:?} must be [K] and rhs {rhs:?} [K, N]"
+                    )));
+                }
+                same_shape("output", output, &rhs[1..])
             }
             KernelOp::Matmul => {
                 let rhs = &self.inputs[1].sizes;
