@@ -238,7 +238,8 @@ pub enum Entry {
     Send(DType),
     /// `i64 (buf buffer, i64 peer, buf team, i64 backend)`: a request.
     Recv(DType),
-    /// `void ()`.
+    /// `void ()`: opens a group; until `EndCoalescing`, `Send` and `Recv`
+    /// return the group's request.
     StartCoalescing,
     /// `i64 ()`: the group's request.
     EndCoalescing,

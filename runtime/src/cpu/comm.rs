@@ -255,7 +255,7 @@ impl Mailbox {
         let key = &post.key;
         // With `cuda` only the sender copies: it owns the copy engine work.
         let may_copy = key.0 == Backend::Nccl || post.send;
-        let mut slots = waiter.until(
+        let slots = waiter.until(
             &self.slots,
             &self.changed,
             |slots| {
@@ -279,14 +279,36 @@ impl Mailbox {
                     )
                 }
             },
-        )?;
+            |slots| {
+                // Unless a copy is under way (it is waited for below), nobody
+                // may use this side's buffer any more.
+                let slot = slots.get_mut(key).unwrap();
+                if !slot.copying {
+                    *if post.send {
+                        &mut slot.send
+                    } else {
+                        &mut slot.recv
+                    } = None;
+                    if slot.send.is_none() && slot.recv.is_none() {
+                        slots.remove(key);
+                    }
+                }
+            },
+        );
+        let mut slots = match slots {
+            Ok(slots) => slots,
+            Err(error) => {
+                self.finish_copy(key);
+                return Err(error);
+            }
+        };
         let slot = slots.get_mut(key).unwrap();
         if slot.done.is_none() {
             slot.copying = true;
             let (from, to) = (slot.send.clone().unwrap(), slot.recv.clone().unwrap());
             drop(slots);
             let result = move_data(key, &from, &to, &post.mapped);
-            slots = crate::lock(&self.slots);
+            slots = lock(&self.slots);
             slots.get_mut(key).unwrap().done = Some(result);
             self.changed.notify_all();
         }
@@ -297,6 +319,21 @@ impl Mailbox {
             slots.remove(key);
         }
         result
+    }
+
+    /// After giving up on a transfer, waits until a copy the peer is making
+    /// from or into this side's buffer is over. Copies are bounded.
+    fn finish_copy(&self, key: &SlotKey) {
+        let mut slots = lock(&self.slots);
+        while slots
+            .get(key)
+            .is_some_and(|slot| slot.copying && slot.done.is_none())
+        {
+            slots = self
+                .changed
+                .wait(slots)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! A [`World`] is one process: each rank is a thread running the program
 //! (through [`World::run`]), and has the caller's stream 0, a pool of streams
 //! `1..=num_streams`, and one communication queue per team it talks on (as
-//! NCCL has a stream per communicator). Each is a [`queue::Queue`], drained in
+//! NCCL has a stream per communicator). Each is a queue drained in
 //! order by its own worker thread, so the host enqueues and returns, and work
 //! on different streams really overlaps. See `docs/Runtime.md` for the model.
 
@@ -265,7 +265,7 @@ fn next(counters: &mut HashMap<Team, u64>, team: &Team) -> u64 {
 }
 
 /// One rank of the cpu backend.
-pub struct CpuDevice {
+pub(crate) struct CpuDevice {
     rank: usize,
     shared: Arc<Shared>,
     host: Mutex<Host>,

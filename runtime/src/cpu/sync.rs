@@ -71,35 +71,44 @@ impl<'a> Waiter<'a> {
     }
 
     /// Waits on `changed` until `ready` holds; `waiting` says for what, in a
-    /// timeout error.
+    /// timeout error. On giving up, `withdraw` runs under the same lock, so
+    /// that no other rank picks up what this one leaves behind (its buffers
+    /// are about to be released).
     pub fn until<'m, T>(
         &self,
         mutex: &'m Mutex<T>,
         changed: &Condvar,
         mut ready: impl FnMut(&mut T) -> bool,
         waiting: impl FnOnce(&T) -> String,
+        withdraw: impl FnOnce(&mut T),
     ) -> Result<MutexGuard<'m, T>> {
         let mut guard = lock(mutex);
-        loop {
+        let failed = loop {
             if ready(&mut guard) {
                 return Ok(guard);
             }
             if let Some(rank) = self.faults.first_failed() {
-                return Err(Error::PeerFailed(rank));
+                break Some(rank);
             }
             let now = Instant::now();
             if now >= self.deadline {
-                return Err(Error::Timeout {
-                    after: self.timeout,
-                    waiting: waiting(&guard),
-                });
+                break None;
             }
             let slice = POLL.min(self.deadline - now);
             guard = changed
                 .wait_timeout(guard, slice)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
-        }
+        };
+        let error = match failed {
+            Some(rank) => Error::PeerFailed(rank),
+            None => Error::Timeout {
+                after: self.timeout,
+                waiting: waiting(&guard),
+            },
+        };
+        withdraw(&mut guard);
+        Err(error)
     }
 }
 
@@ -172,6 +181,14 @@ impl<T: Clone> Hub<T> {
                     "for ranks {missing:?} to join {} #{} of team {}",
                     key.0, key.2, key.1
                 )
+            },
+            |meetings| {
+                // Incomplete, so nobody took the parts: take this one back.
+                let meeting = meetings.get_mut(&key).unwrap();
+                meeting.parts[position] = None;
+                if meeting.parts.iter().all(Option::is_none) {
+                    meetings.remove(&key);
+                }
             },
         )?;
         let meeting = meetings.get_mut(&key).unwrap();
