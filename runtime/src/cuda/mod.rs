@@ -5,8 +5,8 @@
 //! A rank has the caller's stream 0 and a pool of `num_streams` streams, all
 //! non-blocking; `sync_stream` records an event and makes the current stream
 //! wait for it (`cuStreamWaitEvent`), never blocking the host. Compute runs on
-//! the current stream: cuBLASLt for matmul and linear ([`blas`]), NVRTC
-//! kernels for the rest ([`kernels`]). Collectives and NCCL send/recv are
+//! the current stream: cuBLASLt for matmul and linear (`blas.rs`), NVRTC
+//! kernels for the rest (`kernels.rs`). Collectives and NCCL send/recv are
 //! posted on the current stream too; their request is an event recorded after
 //! them, which `wait` makes the (then) current stream wait for. See
 //! `docs/Runtime.md` for what is verified on which machine.
@@ -209,11 +209,23 @@ enum Slot {
     Done(Option<sys::CUevent>),
 }
 
+/// An NCCL send or receive of contiguous `data` with team member `peer`,
+/// on stream `stream` (an index).
+struct P2p {
+    send: bool,
+    data: View,
+    peer: usize,
+    team: Team,
+    stream: usize,
+}
+
 /// A coalescing group being posted.
 struct Group {
     request: usize,
-    /// Received into staging: copied to their views once the group ends.
-    copies: Vec<(View, View)>,
+    posts: Vec<P2p>,
+    /// Received into staging: copied to their views, on their streams, once
+    /// the group ends.
+    copies: Vec<(View, View, usize)>,
     scratch: Scratch,
 }
 
@@ -503,67 +515,101 @@ impl CudaDevice {
                 "the cuda backend does not move 'cuda' (CUDA-IPC) transfers yet; use 'nccl'".into(),
             ));
         }
-        let peer_position = team.require(peer, "peer")?;
+        let peer = team.require(peer, "peer")?;
+        team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
         let state = &mut *guard;
-        let comm = self.comm(state, &team)?.comm;
-        let stream = state.streams[state.current];
-        let ns = nccl::stream(stream);
-        let dtype = nccl::data_type(buffer.dtype);
-        let what = format!(
-            "{} to/from rank {peer} on team {team}",
-            if send { "ncclSend" } else { "ncclRecv" }
-        );
+        let stream = state.current;
+        let raw = state.streams[stream];
         let mut own = Scratch::default();
-        let in_group = state.group.is_some();
         let scratch = match &mut state.group {
             Some(group) => &mut group.scratch,
             None => &mut own,
         };
-        let kernels = &state.kernels;
-        if send {
-            let input = scratch.readable(kernels, &buffer, stream)?;
-            nccl::check(
-                unsafe {
-                    cudarc::nccl::result::send(
-                        nccl::ptr(input.ptr),
-                        input.numel(),
-                        dtype,
-                        peer_position as i32,
-                        comm,
-                        ns,
-                    )
-                },
-                &what,
-                Some(comm),
-            )?;
+        let (data, back) = if send {
+            (scratch.readable(&state.kernels, &buffer, raw)?, false)
         } else {
-            let (target, back) = scratch.writable(&buffer, stream)?;
-            nccl::check(
-                unsafe {
-                    cudarc::nccl::result::recv(
-                        nccl::ptr(target.ptr),
-                        target.numel(),
-                        dtype,
-                        peer_position as i32,
-                        comm,
-                        ns,
-                    )
-                },
-                &what,
-                Some(comm),
-            )?;
+            scratch.writable(&buffer, raw)?
+        };
+        let p2p = P2p {
+            send,
+            data,
+            peer,
+            team,
+            stream,
+        };
+        if let Some(group) = &mut state.group {
+            // Posted at end_coalescing, once every communicator exists:
+            // creating one inside an NCCL group would defer its set-up.
             if back {
-                match &mut state.group {
-                    Some(group) => group.copies.push((target, buffer)),
-                    None => kernels.copy(&target, &buffer, stream)?,
-                }
+                group.copies.push((p2p.data.clone(), buffer, stream));
             }
+            group.posts.push(p2p);
+            return Ok(state.retired + group.request as Request + 1);
+        }
+        self.comm(state, &p2p.team)?;
+        Self::post_p2p(state, &p2p)?;
+        if back {
+            state.kernels.copy(&p2p.data, &buffer, raw)?;
         }
         drop(own);
-        match &state.group {
-            Some(group) if in_group => Ok(state.retired + group.request as Request + 1),
-            _ => Self::record_request(state),
+        Self::record_request(state)
+    }
+
+    /// Posts an NCCL send or receive; its team's communicator exists.
+    fn post_p2p(state: &State, p2p: &P2p) -> Result<()> {
+        let comm = state.comms[&p2p.team].comm;
+        let stream = nccl::stream(state.streams[p2p.stream]);
+        let (dtype, count, peer) = (
+            nccl::data_type(p2p.data.dtype),
+            p2p.data.numel(),
+            p2p.peer as i32,
+        );
+        let what = format!(
+            "{} with team member {} of {}",
+            if p2p.send { "ncclSend" } else { "ncclRecv" },
+            p2p.peer,
+            p2p.team
+        );
+        // SAFETY: contiguous device buffers of `count` elements, a live
+        // communicator and stream.
+        let result = unsafe {
+            if p2p.send {
+                cudarc::nccl::result::send(
+                    nccl::ptr(p2p.data.ptr),
+                    count,
+                    dtype,
+                    peer,
+                    comm,
+                    stream,
+                )
+            } else {
+                cudarc::nccl::result::recv(
+                    nccl::ptr(p2p.data.ptr),
+                    count,
+                    dtype,
+                    peer,
+                    comm,
+                    stream,
+                )
+            }
+        };
+        nccl::check(result, &what, Some(comm))
+    }
+
+    /// The current stream waits for the work enqueued so far on `stream`.
+    fn join(state: &State, stream: usize) -> Result<()> {
+        let mark = state.marks[stream];
+        // SAFETY: live event and streams; the wait captures the event's
+        // current state, so the event can be recorded again later.
+        unsafe {
+            cu::event::record(mark, state.streams[stream]).check("cuEventRecord")?;
+            cu::stream::wait_event(
+                state.streams[state.current],
+                mark,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .check("cuStreamWaitEvent")
         }
     }
 
@@ -698,18 +744,7 @@ impl Device for CudaDevice {
         if stream == state.current {
             return Ok(());
         }
-        let mark = state.marks[stream];
-        // SAFETY: live event and streams; the wait captures the event's
-        // current state, so the event can be recorded again later.
-        unsafe {
-            cu::event::record(mark, state.streams[stream]).check("cuEventRecord")?;
-            cu::stream::wait_event(
-                state.streams[state.current],
-                mark,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-            .check("cuStreamWaitEvent")
-        }
+        Self::join(&state, stream)
     }
 
     fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
@@ -786,11 +821,11 @@ impl Device for CudaDevice {
         if state.group.is_some() {
             return Err(Error::Invalid("coalescing groups do not nest".into()));
         }
-        nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
         state.requests.push(Slot::Open);
         let request = state.requests.len() - 1;
         state.group = Some(Group {
             request,
+            posts: Vec::new(),
             copies: Vec::new(),
             scratch: Scratch::default(),
         });
@@ -805,11 +840,31 @@ impl Device for CudaDevice {
                 "closes no group: no start_coalescing before it".into(),
             ));
         };
-        nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
-        let stream = state.streams[state.current];
-        for (staging, target) in &group.copies {
-            state.kernels.copy(staging, target, stream)?;
+        for post in &group.posts {
+            self.comm(state, &post.team)?;
         }
+        nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
+        let posted = group
+            .posts
+            .iter()
+            .try_for_each(|post| Self::post_p2p(state, post));
+        // The group is closed even when a post failed, so NCCL's state stays sane.
+        nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
+        posted?;
+        for (staging, target, stream) in &group.copies {
+            state
+                .kernels
+                .copy(staging, target, state.streams[*stream])?;
+        }
+        // The group's request covers every stream it posted on.
+        let current = state.current;
+        let mut streams: Vec<usize> = group.posts.iter().map(|post| post.stream).collect();
+        streams.sort_unstable();
+        streams.dedup();
+        for other in streams.into_iter().filter(|&other| other != current) {
+            Self::join(state, other)?;
+        }
+        let stream = state.streams[current];
         drop(group.scratch);
         let event = new_or_reused_event(state)?;
         // SAFETY: live event and stream.

@@ -506,7 +506,7 @@ fn nccl_collectives_match() {
     let Some(world) = world(2, true) else { return };
     for dtype in DType::ALL {
         let b = |len| Buffer { dtype, len };
-        let buffers = [b(4 * 6 * 8), b(8 * 6 * 8), b(4 * 6 * 8), b(2 * 6 * 8)];
+        let buffers = [b(4 * 6 * 8), b(8 * 6 * 8), b(4 * 6 * 8), b(8 * 3 * 8)];
         let post = |device: &dyn Device, op: CollectiveOp| {
             let request = device.collective(op).unwrap();
             device.wait(request).unwrap();
