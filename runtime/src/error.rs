@@ -27,6 +27,9 @@ pub enum Error {
     Panic(String),
     #[error("{0}")]
     Io(String),
+    /// A CUDA, NVRTC, cuBLASLt or NCCL call failed.
+    #[error("{0}")]
+    Cuda(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

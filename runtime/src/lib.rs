@@ -25,6 +25,7 @@
 
 pub mod abi;
 pub mod cpu;
+pub mod cuda;
 pub mod device;
 pub mod error;
 pub mod ffi;

@@ -76,7 +76,8 @@ pub enum KernelOp {
     Reduce(Reduction, Vec<usize>),
     /// Along these new output axes.
     Broadcast(Vec<usize>),
-    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`.
+    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`, and the row case
+    /// `[K] x [K, N] -> [N]`.
     Matmul,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
@@ -151,18 +152,17 @@ impl Kernel {
                     .collect();
                 same_shape("input", input, &kept)
             }
+            KernelOp::Matmul if input.len() == 1 => {
+                let rhs = &self.inputs[1].sizes;
+                if rhs.len() != 2 || rhs[0] != input[0] {
+                    return Err(invalid(format!(
+                        "row lhs {input:?} must be [K] and rhs {rhs:?} [K, N]"
+                    )));
+                }
+                same_shape("output", output, &rhs[1..])
+            }
             KernelOp::Matmul => {
                 let rhs = &self.inputs[1].sizes;
-                // A [K] lhs is one row of a matmul sliced along M.
-                if input.len() == 1 && rhs.len() == 2 {
-                    if input[0] != rhs[0] {
-                        return Err(invalid(format!(
-                            "lhs {input:?} and rhs {rhs:?} contract {} with {}",
-                            input[0], rhs[0]
-                        )));
-                    }
-                    return same_shape("output", output, &rhs[1..]);
-                }
                 if input.len() < 2 || (rhs.len() != 2 && rhs.len() != input.len()) {
                     return Err(invalid(format!(
                         "lhs {input:?} must be [B.., M, K] and rhs {rhs:?} [K, N] or [B.., K, N]"

@@ -203,10 +203,9 @@ pub(crate) fn run(kernel: &Kernel) {
         KernelOp::Matmul => {
             let rhs = &kernel.inputs[1];
             let rank = input.rank();
-            let k = input.sizes[rank - 1];
-            let n = rhs.sizes[rhs.rank() - 1];
-            // A [K] lhs is a single row.
-            let m = if rank >= 2 { input.sizes[rank - 2] } else { 1 };
+            let (k, n) = (input.sizes[rank - 1], rhs.sizes[rhs.rank() - 1]);
+            // A row `[K]` is one `[1, K]` matrix.
+            let m = if rank == 1 { 1 } else { input.sizes[rank - 2] };
             let batch = input.sizes[..rank.saturating_sub(2)].iter().product();
             store(out, &matmul(&load(input), &load(rhs), batch, m, k, n));
         }

@@ -1,0 +1,179 @@
+// HIR's cuda backend kernels, compiled once per process by NVRTC. They need
+// no CUDA header: bf16 and f16 are 16-bit words converted through f32 by hand
+// and by PTX, every kernel computes in f32 and rounds once to nearest even,
+// exactly as the cpu backend does, so pointwise results match it bit for bit.
+// kernels.rs appends one extern "C" entry per (op, element type).
+
+#define HIR_MAX_RANK 8
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+// A strided view: the first element and one stride per axis, in elements.
+struct View {
+    u64 ptr;
+    i64 strides[HIR_MAX_RANK];
+};
+
+// A pointwise launch: out = f(a[, b]) over `sizes` (the shared shape).
+struct Pointwise {
+    i64 rank;
+    i64 numel;
+    i64 sizes[HIR_MAX_RANK];
+    View out;
+    View a;
+    View b;
+};
+
+// A reduction: out (kept axes) = op over the reduced axes of in.
+struct Reduce {
+    i64 kept_rank;
+    i64 reduced_rank;
+    i64 outputs;
+    i64 reduced;
+    i64 kept_sizes[HIR_MAX_RANK];
+    i64 reduced_sizes[HIR_MAX_RANK];
+    i64 in_reduced_strides[HIR_MAX_RANK];
+    View out;
+    View in;  // strides of the kept axes
+};
+
+struct F32 {
+    typedef float T;
+    static __device__ float load(const T *p) { return *p; }
+    static __device__ T round(float x) { return x; }
+};
+
+struct BF16 {
+    typedef unsigned short T;
+    static __device__ float load(const T *p) { return __uint_as_float(((unsigned)*p) << 16); }
+    static __device__ T round(float x) {
+        unsigned u = __float_as_uint(x);
+        if ((u & 0x7fffffffu) > 0x7f800000u) return (T)((u >> 16) | 0x40u);
+        u += 0x7fffu + ((u >> 16) & 1u);
+        return (T)(u >> 16);
+    }
+};
+
+struct F16 {
+    typedef unsigned short T;
+    static __device__ float load(const T *p) {
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(*p));
+        return f;
+    }
+    static __device__ T round(float x) {
+        T h;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+        return h;
+    }
+};
+
+// Element words moved as they are (copy, broadcast).
+template <class W> struct Bits {
+    typedef W T;
+};
+
+__device__ float hir_max(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
+__device__ float hir_min(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b); }
+
+struct OpNeg { static __device__ float apply(float a) { return -a; } };
+struct OpCast { static __device__ float apply(float a) { return a; } };
+struct OpAdd { static __device__ float apply(float a, float b) { return a + b; } };
+struct OpSub { static __device__ float apply(float a, float b) { return a - b; } };
+struct OpMul { static __device__ float apply(float a, float b) { return a * b; } };
+struct OpDiv { static __device__ float apply(float a, float b) { return a / b; } };
+struct OpMax { static __device__ float apply(float a, float b) { return hir_max(a, b); } };
+struct OpMin { static __device__ float apply(float a, float b) { return hir_min(a, b); } };
+
+struct SumOp {
+    static __device__ float init() { return 0.0f; }
+    static __device__ float combine(float a, float b) { return a + b; }
+};
+struct AmaxOp {
+    static __device__ float init() { return __int_as_float(0xff800000); }
+    static __device__ float combine(float a, float b) { return hir_max(a, b); }
+};
+
+// Element offsets of linear index `i` of the launch shape in out, a and b.
+__device__ void offsets(const Pointwise &p, i64 i, i64 &o, i64 &a, i64 &b) {
+    o = 0; a = 0; b = 0;
+    for (i64 d = p.rank - 1; d >= 0; --d) {
+        i64 size = p.sizes[d];
+        i64 index = i % size;
+        i /= size;
+        o += index * p.out.strides[d];
+        a += index * p.a.strides[d];
+        b += index * p.b.strides[d];
+    }
+}
+
+#define HIR_GRID_STRIDE(i, n) \
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+
+template <class W> __device__ void copy(const Pointwise &p) {
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        ((W *)p.out.ptr)[o] = ((const W *)p.a.ptr)[a];
+    }
+}
+
+template <class In, class Out, class Op> __device__ void unary(const Pointwise &p) {
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        float x = In::load((const typename In::T *)p.a.ptr + a);
+        ((typename Out::T *)p.out.ptr)[o] = Out::round(Op::apply(x));
+    }
+}
+
+template <class E, class Op> __device__ void binary(const Pointwise &p) {
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        float x = E::load((const typename E::T *)p.a.ptr + a);
+        float y = E::load((const typename E::T *)p.b.ptr + b);
+        ((typename E::T *)p.out.ptr)[o] = E::round(Op::apply(x, y));
+    }
+}
+
+// One block per output element (grid-stride over outputs); the block's
+// threads stride over the reduced elements, then combine by warp shuffles
+// and one shared-memory step.
+template <class E, class Op> __device__ void reduce(const Reduce &r) {
+    __shared__ float partial[32];
+    for (i64 out = blockIdx.x; out < r.outputs; out += gridDim.x) {
+        i64 rest = out, o = 0, base = 0;
+        for (i64 d = r.kept_rank - 1; d >= 0; --d) {
+            i64 index = rest % r.kept_sizes[d];
+            rest /= r.kept_sizes[d];
+            o += index * r.out.strides[d];
+            base += index * r.in.strides[d];
+        }
+        const typename E::T *in = (const typename E::T *)r.in.ptr + base;
+        float acc = Op::init();
+        for (i64 j = threadIdx.x; j < r.reduced; j += blockDim.x) {
+            i64 left = j, offset = 0;
+            for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
+                i64 index = left % r.reduced_sizes[d];
+                left /= r.reduced_sizes[d];
+                offset += index * r.in_reduced_strides[d];
+            }
+            acc = Op::combine(acc, E::load(in + offset));
+        }
+        for (int shift = 16; shift > 0; shift /= 2)
+            acc = Op::combine(acc, __shfl_down_sync(0xffffffffu, acc, shift));
+        unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if (lane == 0) partial[warp] = acc;
+        __syncthreads();
+        if (warp == 0) {
+            unsigned warps = (blockDim.x + 31) / 32;
+            acc = lane < warps ? partial[lane] : Op::init();
+            for (int shift = 16; shift > 0; shift /= 2)
+                acc = Op::combine(acc, __shfl_down_sync(0xffffffffu, acc, shift));
+            if (lane == 0) ((typename E::T *)r.out.ptr)[o] = E::round(acc);
+        }
+        __syncthreads();
+    }
+}

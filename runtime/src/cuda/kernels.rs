@@ -1,0 +1,467 @@
+//! The NVRTC-compiled kernels: copy, neg, cast, binary pointwise, sum/amax
+//! over axes and broadcast, all on strided views. The source is
+//! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
+//! here; it is compiled once per process and architecture, and loaded once
+//! per rank's context.
+//!
+//! Before a launch, axes are simplified ([`coalesce`]): axes of size 1 are
+//! dropped and neighbours that are contiguous in every view are merged, so a
+//! contiguous tensor is one axis whatever its rank, and a slice along an outer
+//! axis of a contiguous buffer is two.
+
+use super::{Check, Stream};
+use crate::abi::{Binary, DType, Reduction};
+use crate::error::{Error, Result};
+use crate::lock;
+use crate::memref::View;
+use cudarc::driver::{result as cu, sys};
+use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::fmt::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Must match `HIR_MAX_RANK` in `kernels.cu`.
+pub(crate) const MAX_RANK: usize = 8;
+const THREADS: u32 = 256;
+
+/// `View` of `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct KView {
+    ptr: u64,
+    strides: [i64; MAX_RANK],
+}
+
+/// `Pointwise` of `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Pointwise {
+    rank: i64,
+    numel: i64,
+    sizes: [i64; MAX_RANK],
+    out: KView,
+    a: KView,
+    b: KView,
+}
+
+/// `Reduce` of `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Reduce {
+    kept_rank: i64,
+    reduced_rank: i64,
+    outputs: i64,
+    reduced: i64,
+    kept_sizes: [i64; MAX_RANK],
+    reduced_sizes: [i64; MAX_RANK],
+    in_reduced_strides: [i64; MAX_RANK],
+    out: KView,
+    input: KView,
+}
+
+fn element(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "F32",
+        DType::BF16 => "BF16",
+        DType::F16 => "F16",
+    }
+}
+
+fn word(size: usize) -> &'static str {
+    if size == 4 {
+        "unsigned"
+    } else {
+        "unsigned short"
+    }
+}
+
+/// The kernel source: `kernels.cu` and its entries.
+fn source() -> String {
+    let mut source = include_str!("kernels.cu").to_string();
+    let mut entry = |name: String, body: String, params: &str| {
+        writeln!(
+            source,
+            "extern \"C\" __global__ void {name}({params} p) {{ {body}(p); }}"
+        )
+        .expect("writing to a string");
+    };
+    for size in [2, 4] {
+        entry(
+            copy_name(size),
+            format!("copy<{}>", word(size)),
+            "Pointwise",
+        );
+    }
+    for dtype in DType::ALL {
+        let e = element(dtype);
+        entry(
+            neg_name(dtype),
+            format!("unary<{e}, {e}, OpNeg>"),
+            "Pointwise",
+        );
+        for to in DType::ALL {
+            let t = element(to);
+            entry(
+                cast_name(dtype, to),
+                format!("unary<{e}, {t}, OpCast>"),
+                "Pointwise",
+            );
+        }
+        for op in Binary::ALL {
+            let o = match op {
+                Binary::Add => "OpAdd",
+                Binary::Sub => "OpSub",
+                Binary::Mul => "OpMul",
+                Binary::Div => "OpDiv",
+                Binary::Max => "OpMax",
+                Binary::Min => "OpMin",
+            };
+            entry(
+                binary_name(op, dtype),
+                format!("binary<{e}, {o}>"),
+                "Pointwise",
+            );
+        }
+        for op in Reduction::ALL {
+            let o = match op {
+                Reduction::Sum => "SumOp",
+                Reduction::Amax => "AmaxOp",
+            };
+            entry(
+                reduce_name(op, dtype),
+                format!("reduce<{e}, {o}>"),
+                "Reduce",
+            );
+        }
+    }
+    source
+}
+
+fn copy_name(size: usize) -> String {
+    format!("hir_copy_{}", size * 8)
+}
+
+fn neg_name(dtype: DType) -> String {
+    format!("hir_neg_{}", dtype.mlir())
+}
+
+fn cast_name(from: DType, to: DType) -> String {
+    format!("hir_cast_{}_{}", from.mlir(), to.mlir())
+}
+
+fn binary_name(op: Binary, dtype: DType) -> String {
+    format!("hir_{}_{}", op.name(), dtype.mlir())
+}
+
+fn reduce_name(op: Reduction, dtype: DType) -> String {
+    format!("hir_{}_{}", op.name(), dtype.mlir())
+}
+
+/// The PTX of [`source`] for `compute_<arch>`, compiled on first use.
+fn ptx(arch: i32) -> Result<Arc<CString>> {
+    static CACHE: OnceLock<Mutex<HashMap<i32, Arc<CString>>>> = OnceLock::new();
+    let mut cache = lock(CACHE.get_or_init(Mutex::default));
+    if let Some(ptx) = cache.get(&arch) {
+        return Ok(ptx.clone());
+    }
+    let options = CompileOptions {
+        options: vec![format!("--gpu-architecture=compute_{arch}")],
+        name: Some("hir_kernels.cu".into()),
+        ..Default::default()
+    };
+    let ptx = compile_ptx_with_opts(source(), options).map_err(|error| {
+        Error::Cuda(format!(
+            "NVRTC cannot compile the runtime's kernels: {error}"
+        ))
+    })?;
+    let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
+    cache.insert(arch, ptx.clone());
+    Ok(ptx)
+}
+
+/// The kernels loaded into one context.
+pub(crate) struct Kernels {
+    module: sys::CUmodule,
+    functions: Mutex<HashMap<String, sys::CUfunction>>,
+    /// Blocks per launch at most: the grid strides over the rest.
+    max_blocks: u32,
+}
+
+// The module and functions are context-wide handles, usable from any thread
+// that made the context current.
+unsafe impl Send for Kernels {}
+unsafe impl Sync for Kernels {}
+
+impl Kernels {
+    /// Loads the kernels into the current context, of a device with
+    /// compute capability `arch` (e.g. 90) and `sms` multiprocessors.
+    pub fn load(arch: i32, sms: u32) -> Result<Kernels> {
+        let ptx = ptx(arch)?;
+        // SAFETY: NUL-terminated PTX text.
+        let module = unsafe { cu::module::load_data(ptx.as_ptr().cast()) }
+            .check("loading the runtime's kernels")?;
+        Ok(Kernels {
+            module,
+            functions: Mutex::default(),
+            max_blocks: sms * 16,
+        })
+    }
+
+    fn function(&self, name: &str) -> Result<sys::CUfunction> {
+        let mut functions = lock(&self.functions);
+        if let Some(&function) = functions.get(name) {
+            return Ok(function);
+        }
+        let c_name = CString::new(name).expect("kernel names have no NUL");
+        // SAFETY: the module is loaded until `self` drops.
+        let function = unsafe { cu::module::get_function(self.module, c_name) }
+            .check(&format!("finding kernel {name}"))?;
+        functions.insert(name.to_string(), function);
+        Ok(function)
+    }
+
+    fn launch<P>(
+        &self,
+        name: &str,
+        blocks: u32,
+        threads: u32,
+        params: &P,
+        stream: Stream,
+    ) -> Result<()> {
+        let function = self.function(name)?;
+        let mut args = [params as *const P as *mut c_void];
+        // SAFETY: `params` is the kernel's one by-value parameter, whose layout
+        // it mirrors; cuLaunchKernel copies it before returning.
+        unsafe {
+            cu::launch_kernel(
+                function,
+                (blocks, 1, 1),
+                (threads, 1, 1),
+                0,
+                stream,
+                &mut args,
+            )
+        }
+        .check(&format!("launching {name}"))
+    }
+
+    fn pointwise(&self, name: &str, out: &View, inputs: &[&View], stream: Stream) -> Result<()> {
+        let numel = out.numel();
+        if numel == 0 {
+            return Ok(());
+        }
+        let mut strides = vec![out.strides.clone()];
+        strides.extend(inputs.iter().map(|view| view.strides.clone()));
+        let (sizes, strides) = coalesce(&out.sizes, &strides);
+        let mut params = Pointwise {
+            rank: sizes.len() as i64,
+            numel: numel as i64,
+            sizes: fill(&sizes, "pointwise")?,
+            out: kview(out.ptr, &strides[0])?,
+            ..Default::default()
+        };
+        params.a = kview(inputs[0].ptr, &strides[1])?;
+        if let Some(b) = inputs.get(1) {
+            params.b = kview(b.ptr, &strides[2])?;
+        }
+        let blocks = numel
+            .div_ceil(THREADS as usize)
+            .min(self.max_blocks as usize) as u32;
+        self.launch(name, blocks, THREADS, &params, stream)
+    }
+
+    /// Copies `from` into `to` (same element size and shape), bit for bit.
+    pub fn copy(&self, from: &View, to: &View, stream: Stream) -> Result<()> {
+        self.pointwise(&copy_name(from.dtype.size()), to, &[from], stream)
+    }
+
+    pub fn neg(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
+        self.pointwise(&neg_name(input.dtype), out, &[input], stream)
+    }
+
+    pub fn cast(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
+        if input.dtype == out.dtype {
+            return self.copy(input, out, stream);
+        }
+        self.pointwise(&cast_name(input.dtype, out.dtype), out, &[input], stream)
+    }
+
+    pub fn binary(
+        &self,
+        op: Binary,
+        lhs: &View,
+        rhs: &View,
+        out: &View,
+        stream: Stream,
+    ) -> Result<()> {
+        self.pointwise(&binary_name(op, out.dtype), out, &[lhs, rhs], stream)
+    }
+
+    /// `out` is `input` repeated along the new output axes `axes`.
+    pub fn broadcast(
+        &self,
+        input: &View,
+        axes: &[usize],
+        out: &View,
+        stream: Stream,
+    ) -> Result<()> {
+        let mut kept = input.strides.iter();
+        let strides = (0..out.rank())
+            .map(|axis| {
+                if axes.contains(&axis) {
+                    0
+                } else {
+                    *kept.next().expect("validated")
+                }
+            })
+            .collect();
+        let spread = View {
+            sizes: out.sizes.clone(),
+            strides,
+            ..input.clone()
+        };
+        self.copy(&spread, out, stream)
+    }
+
+    pub fn reduce(
+        &self,
+        op: Reduction,
+        input: &View,
+        axes: &[usize],
+        out: &View,
+        stream: Stream,
+    ) -> Result<()> {
+        let outputs = out.numel();
+        if outputs == 0 {
+            return Ok(());
+        }
+        let (reduced_axes, kept_axes): (Vec<usize>, Vec<usize>) =
+            (0..input.rank()).partition(|axis| axes.contains(axis));
+        let pick =
+            |axes: &[usize], of: &[usize]| axes.iter().map(|&axis| of[axis]).collect::<Vec<_>>();
+        let (kept_sizes, kept_strides) = coalesce(
+            &pick(&kept_axes, &input.sizes),
+            &[out.strides.clone(), pick(&kept_axes, &input.strides)],
+        );
+        let (reduced_sizes, reduced_strides) = coalesce(
+            &pick(&reduced_axes, &input.sizes),
+            &[pick(&reduced_axes, &input.strides)],
+        );
+        let reduced: usize = reduced_sizes.iter().product();
+        let params = Reduce {
+            kept_rank: kept_sizes.len() as i64,
+            reduced_rank: reduced_sizes.len() as i64,
+            outputs: outputs as i64,
+            reduced: reduced as i64,
+            kept_sizes: fill(&kept_sizes, "kept")?,
+            reduced_sizes: fill(&reduced_sizes, "reduced")?,
+            in_reduced_strides: fill(&reduced_strides[0], "reduced")?,
+            out: kview(out.ptr, &kept_strides[0])?,
+            input: kview(input.ptr, &kept_strides[1])?,
+        };
+        let threads = (reduced.div_ceil(32) * 32).clamp(32, THREADS as usize) as u32;
+        let blocks = outputs.min(self.max_blocks as usize * 4) as u32;
+        self.launch(
+            &reduce_name(op, out.dtype),
+            blocks,
+            threads,
+            &params,
+            stream,
+        )
+    }
+}
+
+impl Drop for Kernels {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load`, unloaded once; the owner made the context
+        // current and synchronized it.
+        let _ = unsafe { cu::module::unload(self.module) };
+    }
+}
+
+fn fill(values: &[usize], what: &str) -> Result<[i64; MAX_RANK]> {
+    if values.len() > MAX_RANK {
+        return Err(Error::Invalid(format!(
+            "a {what} shape of {} non-mergeable axes exceeds the cuda kernels' {MAX_RANK}",
+            values.len()
+        )));
+    }
+    let mut array = [0; MAX_RANK];
+    for (slot, &value) in array.iter_mut().zip(values) {
+        *slot = value as i64;
+    }
+    Ok(array)
+}
+
+fn kview(ptr: *mut u8, strides: &[usize]) -> Result<KView> {
+    Ok(KView {
+        ptr: ptr as u64,
+        strides: fill(strides, "strided")?,
+    })
+}
+
+/// Simplifies a shape shared by several views (`strides[v]` per view): drops
+/// axes of size 1 and merges each axis into its outer neighbour where every
+/// view steps over the inner axis exactly as one outer step.
+pub(crate) fn coalesce(sizes: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let keep: Vec<usize> = (0..sizes.len()).filter(|&axis| sizes[axis] != 1).collect();
+    let mut out_sizes: Vec<usize> = Vec::with_capacity(keep.len());
+    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(keep.len()); strides.len()];
+    for axis in keep {
+        let merges = !out_sizes.is_empty()
+            && strides
+                .iter()
+                .zip(&out_strides)
+                .all(|(view, merged)| *merged.last().unwrap() == view[axis] * sizes[axis]);
+        if merges {
+            *out_sizes.last_mut().unwrap() *= sizes[axis];
+            for (view, merged) in strides.iter().zip(&mut out_strides) {
+                *merged.last_mut().unwrap() = view[axis];
+            }
+        } else {
+            out_sizes.push(sizes[axis]);
+            for (view, merged) in strides.iter().zip(&mut out_strides) {
+                merged.push(view[axis]);
+            }
+        }
+    }
+    (out_sizes, out_strides)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalesce_merges_contiguous_axes_and_keeps_slices_apart() {
+        // A contiguous [2, 3, 4] is one axis.
+        assert_eq!(
+            coalesce(&[2, 3, 4], &[vec![12, 4, 1]]),
+            (vec![24], vec![vec![1]])
+        );
+        // Slice [4, 8] of [4, 3, 8] along the middle axis: rows 24 apart.
+        assert_eq!(
+            coalesce(&[4, 1, 8], &[vec![24, 8, 1], vec![8, 8, 1]]),
+            (vec![4, 8], vec![vec![24, 1], vec![8, 1]])
+        );
+        // A broadcast (stride 0) merges only with another broadcast axis.
+        assert_eq!(
+            coalesce(&[2, 3, 4], &[vec![12, 4, 1], vec![0, 0, 1]]),
+            (vec![6, 4], vec![vec![4, 1], vec![0, 1]])
+        );
+    }
+
+    #[test]
+    fn every_entry_is_generated_once() {
+        let source = source();
+        let entries = source.matches("extern \"C\" __global__").count();
+        let dtypes = DType::ALL.len();
+        assert_eq!(
+            entries,
+            2 + dtypes * (1 + dtypes + Binary::ALL.len() + Reduction::ALL.len())
+        );
+        assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
+        assert!(source.contains("void hir_amax_f16(Reduce p)"));
+    }
+}

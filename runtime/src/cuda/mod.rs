@@ -1,0 +1,1126 @@
+//! The cuda backend: each rank is a host thread driving its own GPU through
+//! the CUDA driver API (cudarc, loaded at run time: the crate builds and its
+//! cpu backend runs where no CUDA is installed).
+//!
+//! A rank has the caller's stream 0 and a pool of `num_streams` streams, all
+//! non-blocking; `sync_stream` records an event and makes the current stream
+//! wait for it (`cuStreamWaitEvent`), never blocking the host. Compute runs on
+//! the current stream: cuBLASLt for matmul and linear (`blas.rs`), NVRTC
+//! kernels for the rest (`kernels.rs`). Collectives and NCCL send/recv are
+//! posted on the current stream too; their request is an event recorded after
+//! them, which `wait` makes the (then) current stream wait for. See
+//! `docs/Runtime.md` for what is verified on which machine.
+
+mod alloc;
+mod blas;
+mod kernels;
+mod nccl;
+#[cfg(test)]
+mod tests;
+
+pub use nccl::Bootstrap;
+
+use crate::abi::{Backend, Collective};
+use crate::cpu::sync::Faults;
+use crate::device::{Device, Request, enter};
+use crate::error::{Error, Result, RunError, panic_message};
+use crate::lock;
+use crate::memref::View;
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use alloc::Allocator;
+use blas::{Blas, Gemm};
+use cudarc::driver::{CudaContext, result as cu, sys};
+use kernels::Kernels;
+use nccl::{Comm, ThreadBootstrap};
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A raw CUDA stream.
+pub(crate) type Stream = sys::CUstream;
+
+/// Maps a CUDA library error to the runtime's, naming the call.
+pub(crate) trait Check<T> {
+    fn check(self, what: &str) -> Result<T>;
+}
+
+impl<T, E: Display> Check<T> for std::result::Result<T, E> {
+    fn check(self, what: &str) -> Result<T> {
+        self.map_err(|error| Error::Cuda(format!("{what} failed: {error}")))
+    }
+}
+
+/// Whether this machine can run the cuda backend: the number of devices, or
+/// why not. Probes the libraries before cudarc's loader, which panics when
+/// one is missing.
+pub fn probe() -> std::result::Result<usize, String> {
+    // SAFETY: only tries to open the libraries.
+    let missing: Vec<&str> = unsafe {
+        [
+            (
+                "libcuda (the driver)",
+                cudarc::driver::sys::is_culib_present(),
+            ),
+            ("libnvrtc", cudarc::nvrtc::sys::is_culib_present()),
+            ("libcublasLt", cudarc::cublaslt::sys::is_culib_present()),
+        ]
+    }
+    .into_iter()
+    .filter(|(_, present)| !present)
+    .map(|(name, _)| name)
+    .collect();
+    if !missing.is_empty() {
+        return Err(format!("no {} on the library path", missing.join(", ")));
+    }
+    cu::init().map_err(|error| format!("cuInit failed: {error}"))?;
+    match cu::device::get_count() {
+        Ok(0) => Err("no CUDA device".into()),
+        Ok(count) => Ok(count as usize),
+        Err(error) => Err(format!("cuDeviceGetCount failed: {error}")),
+    }
+}
+
+/// Whether NCCL can be loaded (`libnccl.so` on the library path).
+pub fn nccl_present() -> bool {
+    // SAFETY: only tries to open the library.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// How a [`World`] is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Ranks, one GPU each: rank `r` runs on device `r`.
+    pub ranks: usize,
+    pub num_streams: usize,
+    /// How long the NCCL bootstrap and barriers wait for the other ranks.
+    pub timeout: Duration,
+}
+
+impl Config {
+    pub fn new(ranks: usize, num_streams: usize) -> Config {
+        Config {
+            ranks,
+            num_streams,
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The ranks of one process, each a thread on its own GPU.
+pub struct World {
+    faults: Arc<Faults>,
+    devices: Vec<Arc<CudaDevice>>,
+}
+
+impl World {
+    pub fn new(config: Config) -> Result<World> {
+        let count = probe()
+            .map_err(|reason| Error::Cuda(format!("the cuda backend cannot start: {reason}")))?;
+        if config.ranks == 0 || config.num_streams == 0 {
+            return Err(Error::Invalid(format!(
+                "a world needs at least one rank and one pool stream, got {} and {}",
+                config.ranks, config.num_streams
+            )));
+        }
+        if config.ranks > count {
+            return Err(Error::Invalid(format!(
+                "{} ranks need as many GPUs; this machine has {count}",
+                config.ranks
+            )));
+        }
+        let faults = Arc::new(Faults::new(config.ranks));
+        let bootstrap: Arc<dyn Bootstrap> =
+            Arc::new(ThreadBootstrap::new(faults.clone(), config.timeout));
+        let devices = (0..config.ranks)
+            .map(|rank| {
+                CudaDevice::new(rank, rank, &config, faults.clone(), bootstrap.clone())
+                    .map(Arc::new)
+            })
+            .collect::<Result<_>>()?;
+        Ok(World { faults, devices })
+    }
+
+    pub fn ranks(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Rank `rank`'s device, e.g. to copy a launcher's inputs to it.
+    pub fn device(&self, rank: usize) -> Arc<CudaDevice> {
+        self.devices[rank].clone()
+    }
+
+    /// Runs `body` on one thread per rank with that rank entered, then waits
+    /// for all the work it enqueued; as [`crate::cpu::World::run`].
+    pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
+        let values: Vec<Option<T>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .devices
+                .iter()
+                .map(|device| {
+                    let body = &body;
+                    std::thread::Builder::new()
+                        .name(format!("hir-cuda-rank-{}", device.rank))
+                        .spawn_scoped(scope, move || {
+                            let _entered = enter(device.clone());
+                            let value = catch_unwind(AssertUnwindSafe(|| {
+                                device.bind()?;
+                                Ok(body(device))
+                            }));
+                            let value = match value {
+                                Ok(Ok(value)) => Some(value),
+                                Ok(Err(error)) => {
+                                    device.fail("launcher", error);
+                                    None
+                                }
+                                Err(payload) => {
+                                    device.fail("launcher", Error::Panic(panic_message(&*payload)));
+                                    None
+                                }
+                            };
+                            if let Err(error) = device.synchronize() {
+                                device.fail("synchronize", error);
+                            }
+                            value
+                        })
+                        .expect("cannot start a rank thread")
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|thread| thread.join().expect("rank threads catch their panics"))
+                .collect()
+        });
+        let errors = self.faults.errors();
+        if errors.is_empty() {
+            Ok(values.into_iter().map(|value| value.unwrap()).collect())
+        } else {
+            Err(RunError { errors })
+        }
+    }
+}
+
+/// A request: complete once its event is (`None`: at once).
+enum Slot {
+    /// Of a coalescing group that has not ended.
+    Open,
+    Done(Option<sys::CUevent>),
+}
+
+/// An NCCL send or receive of contiguous `data` with team member `peer`,
+/// on stream `stream` (an index).
+struct P2p {
+    send: bool,
+    data: View,
+    peer: usize,
+    team: Team,
+    stream: usize,
+}
+
+/// A coalescing group being posted.
+struct Group {
+    request: usize,
+    posts: Vec<P2p>,
+    /// Received into staging: copied to their views, on their streams, once
+    /// the group ends.
+    copies: Vec<(View, View, usize)>,
+    scratch: Scratch,
+}
+
+/// A rank's host-side state, touched by its host thread.
+struct State {
+    current: usize,
+    /// Stream 0 (the caller's) and the pool.
+    streams: Vec<Stream>,
+    /// Per stream, the event `sync_stream` records on it.
+    marks: Vec<sys::CUevent>,
+    /// Per stream, its cuBLASLt workspace (allocated on first use).
+    workspaces: Vec<Option<sys::CUdeviceptr>>,
+    kernels: Kernels,
+    blas: Blas,
+    allocator: Allocator,
+    /// Request `retired + i + 1` is `requests[i]`.
+    requests: Vec<Slot>,
+    retired: i64,
+    /// Events of retired requests, for reuse.
+    events: Vec<sys::CUevent>,
+    group: Option<Group>,
+    comms: HashMap<Team, Comm>,
+    /// Per team, the bootstrap exchanges so far.
+    exchanges: HashMap<Team, u64>,
+}
+
+// The raw handles are used by the rank's host thread, with its context current.
+unsafe impl Send for State {}
+
+/// One rank of the cuda backend.
+pub struct CudaDevice {
+    rank: usize,
+    ranks: usize,
+    num_streams: usize,
+    ctx: Arc<CudaContext>,
+    faults: Arc<Faults>,
+    bootstrap: Arc<dyn Bootstrap>,
+    state: Mutex<State>,
+}
+
+impl CudaDevice {
+    /// Rank `rank` of `config.ranks` on device `ordinal`, exchanging NCCL ids
+    /// through `bootstrap`.
+    pub(crate) fn new(
+        rank: usize,
+        ordinal: usize,
+        config: &Config,
+        faults: Arc<Faults>,
+        bootstrap: Arc<dyn Bootstrap>,
+    ) -> Result<CudaDevice> {
+        let ctx = CudaContext::new(ordinal)
+            .check(&format!("creating the context of device {ordinal}"))?;
+        ctx.bind_to_thread().check("binding the context")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .check("reading the compute capability")?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .check("reading the multiprocessor count")?;
+        let streams = (0..=config.num_streams)
+            .map(|_| {
+                cu::stream::create(cu::stream::StreamKind::NonBlocking).check("cuStreamCreate")
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let marks = (0..=config.num_streams)
+            .map(|_| new_event())
+            .collect::<Result<Vec<_>>>()?;
+        let state = State {
+            current: 0,
+            workspaces: vec![None; streams.len()],
+            streams,
+            marks,
+            kernels: Kernels::load(major * 10 + minor, sms as u32)?,
+            blas: Blas::new()?,
+            allocator: Allocator::default(),
+            requests: Vec::new(),
+            retired: 0,
+            events: Vec::new(),
+            group: None,
+            comms: HashMap::new(),
+            exchanges: HashMap::new(),
+        };
+        Ok(CudaDevice {
+            rank,
+            ranks: config.ranks,
+            num_streams: config.num_streams,
+            ctx,
+            faults,
+            bootstrap,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// Makes the rank's context current on the calling thread.
+    fn bind(&self) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .check("binding the rank's context")
+    }
+
+    /// The state, with the context bound.
+    fn state(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        self.bind()?;
+        Ok(lock(&self.state))
+    }
+
+    fn check_stream(&self, stream: i64) -> Result<usize> {
+        usize::try_from(stream)
+            .ok()
+            .filter(|&stream| stream <= self.num_streams)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "stream {stream} does not exist: streams are 0 and the pool 1..={}",
+                    self.num_streams
+                ))
+            })
+    }
+
+    /// Copies `bytes` to device memory at `dst`, ordered after the work on
+    /// stream 0 and complete when this returns.
+    pub fn copy_to_device(&self, dst: *mut u8, bytes: &[u8]) -> Result<()> {
+        let state = self.state()?;
+        // SAFETY: `dst` is device memory of at least `bytes.len()` bytes; the
+        // host slice outlives the copy, which is synchronized below.
+        unsafe {
+            cu::memcpy_htod_async(dst as sys::CUdeviceptr, bytes, state.streams[0])
+                .check("cuMemcpyHtoDAsync")?;
+            cu::stream::synchronize(state.streams[0]).check("cuStreamSynchronize")
+        }
+    }
+
+    /// Copies device memory at `src` into `bytes`, after the work on stream 0.
+    pub fn copy_from_device(&self, src: *const u8, bytes: &mut [u8]) -> Result<()> {
+        let state = self.state()?;
+        // SAFETY: as `copy_to_device`.
+        unsafe {
+            cu::memcpy_dtoh_async(bytes, src as sys::CUdeviceptr, state.streams[0])
+                .check("cuMemcpyDtoHAsync")?;
+            cu::stream::synchronize(state.streams[0]).check("cuStreamSynchronize")
+        }
+    }
+
+    /// The communicator of `team`, created on first use (host-blocking).
+    fn comm<'s>(&self, state: &'s mut State, team: &Team) -> Result<&'s Comm> {
+        if !state.comms.contains_key(team) {
+            let position = team.require(self.rank, "rank")?;
+            let number = state.exchanges.entry(team.clone()).or_default();
+            let comm = Comm::new(team, position, *number, &*self.bootstrap)?;
+            *number += 1;
+            state.comms.insert(team.clone(), comm);
+        }
+        Ok(&state.comms[team])
+    }
+
+    /// Issues a request complete once the current stream's work so far is.
+    fn record_request(state: &mut State) -> Result<Request> {
+        let event = new_or_reused_event(state)?;
+        // SAFETY: live event and stream.
+        unsafe { cu::event::record(event, state.streams[state.current]) }.check("cuEventRecord")?;
+        state.requests.push(Slot::Done(Some(event)));
+        Ok(state.retired + state.requests.len() as Request)
+    }
+
+    fn complete_request(state: &mut State) -> Request {
+        state.requests.push(Slot::Done(None));
+        state.retired + state.requests.len() as Request
+    }
+
+    fn post_collective(&self, state: &mut State, op: &CollectiveOp) -> Result<()> {
+        let stream = state.streams[state.current];
+        let n = op.team.len();
+        let position = op.team.require(self.rank, "rank")?;
+        let root = op.team.position(op.root).unwrap_or(0);
+        let dtype = nccl::data_type(op.dtype());
+        let red = nccl::red_op(op.kind);
+        let comm = self.comm(state, &op.team)?.comm;
+        let mut scratch = Scratch::default();
+        let kernels = &state.kernels;
+        let ns = nccl::stream(stream);
+        let what = format!("{} on team {}", op.entry(), op.team);
+        let call = |result| nccl::check(result, &what, Some(comm));
+        match op.op {
+            Collective::Allgather => {
+                let input = scratch.readable(kernels, &op.input, stream)?;
+                let whole = split(&op.output, op.axis, n);
+                let (target, back) = scratch.writable(&whole, stream)?;
+                // SAFETY: device buffers of the validated sizes, live comm.
+                call(unsafe {
+                    cudarc::nccl::result::all_gather(
+                        nccl::ptr(input.ptr),
+                        nccl::ptr(target.ptr),
+                        input.numel(),
+                        dtype,
+                        comm,
+                        ns,
+                    )
+                })?;
+                if back {
+                    kernels.copy(&target, &whole, stream)?;
+                }
+            }
+            Collective::ReduceScatter => {
+                let input = scratch.readable(kernels, &split(&op.input, op.axis, n), stream)?;
+                let (target, back) = scratch.writable(&op.output, stream)?;
+                call(unsafe {
+                    cudarc::nccl::result::reduce_scatter(
+                        nccl::ptr(input.ptr),
+                        nccl::ptr(target.ptr),
+                        target.numel(),
+                        dtype,
+                        red,
+                        comm,
+                        ns,
+                    )
+                })?;
+                if back {
+                    kernels.copy(&target, &op.output, stream)?;
+                }
+            }
+            Collective::Allreduce | Collective::Broadcast | Collective::Reduce => {
+                let reads = op.op != Collective::Broadcast || position == root;
+                let writes = op.op != Collective::Reduce || position == root;
+                let input = if reads {
+                    scratch.readable(kernels, &op.input, stream)?
+                } else {
+                    op.input.clone()
+                };
+                let (target, back) = if writes {
+                    scratch.writable(&op.output, stream)?
+                } else {
+                    (op.output.clone(), false)
+                };
+                let (send, recv, count) = (
+                    nccl::ptr(input.ptr),
+                    nccl::ptr(target.ptr),
+                    op.input.numel(),
+                );
+                call(unsafe {
+                    match op.op {
+                        Collective::Allreduce => cudarc::nccl::result::all_reduce(
+                            send, recv, count, dtype, red, comm, ns,
+                        ),
+                        Collective::Broadcast => cudarc::nccl::result::broadcast(
+                            send,
+                            recv,
+                            count,
+                            dtype,
+                            root as i32,
+                            comm,
+                            ns,
+                        ),
+                        _ => cudarc::nccl::result::reduce(
+                            send,
+                            recv,
+                            count,
+                            dtype,
+                            red,
+                            root as i32,
+                            comm,
+                            ns,
+                        ),
+                    }
+                })?;
+                if back {
+                    kernels.copy(&target, &op.output, stream)?;
+                }
+            }
+            Collective::Gather | Collective::Scatter | Collective::Alltoall => {
+                return Err(Error::Invalid(format!(
+                    "{} is not implemented by the cuda backend yet",
+                    op.entry()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn transfer(&self, transfer: Transfer, send: bool) -> Result<Request> {
+        let Transfer {
+            buffer,
+            peer,
+            team,
+            backend,
+        } = transfer;
+        if backend == Backend::Cuda {
+            return Err(Error::Invalid(
+                "the cuda backend does not move 'cuda' (CUDA-IPC) transfers yet; use 'nccl'".into(),
+            ));
+        }
+        let peer = team.require(peer, "peer")?;
+        team.require(self.rank, "rank")?;
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let stream = state.current;
+        let raw = state.streams[stream];
+        let mut own = Scratch::default();
+        let scratch = match &mut state.group {
+            Some(group) => &mut group.scratch,
+            None => &mut own,
+        };
+        let (data, back) = if send {
+            (scratch.readable(&state.kernels, &buffer, raw)?, false)
+        } else {
+            scratch.writable(&buffer, raw)?
+        };
+        let p2p = P2p {
+            send,
+            data,
+            peer,
+            team,
+            stream,
+        };
+        if let Some(group) = &mut state.group {
+            // Posted at end_coalescing, once every communicator exists:
+            // creating one inside an NCCL group would defer its set-up.
+            if back {
+                group.copies.push((p2p.data.clone(), buffer, stream));
+            }
+            group.posts.push(p2p);
+            return Ok(state.retired + group.request as Request + 1);
+        }
+        self.comm(state, &p2p.team)?;
+        Self::post_p2p(state, &p2p)?;
+        if back {
+            state.kernels.copy(&p2p.data, &buffer, raw)?;
+        }
+        drop(own);
+        Self::record_request(state)
+    }
+
+    /// Posts an NCCL send or receive; its team's communicator exists.
+    fn post_p2p(state: &State, p2p: &P2p) -> Result<()> {
+        let comm = state.comms[&p2p.team].comm;
+        let stream = nccl::stream(state.streams[p2p.stream]);
+        let (dtype, count, peer) = (
+            nccl::data_type(p2p.data.dtype),
+            p2p.data.numel(),
+            p2p.peer as i32,
+        );
+        let what = format!(
+            "{} with team member {} of {}",
+            if p2p.send { "ncclSend" } else { "ncclRecv" },
+            p2p.peer,
+            p2p.team
+        );
+        // SAFETY: contiguous device buffers of `count` elements, a live
+        // communicator and stream.
+        let result = unsafe {
+            if p2p.send {
+                cudarc::nccl::result::send(
+                    nccl::ptr(p2p.data.ptr),
+                    count,
+                    dtype,
+                    peer,
+                    comm,
+                    stream,
+                )
+            } else {
+                cudarc::nccl::result::recv(
+                    nccl::ptr(p2p.data.ptr),
+                    count,
+                    dtype,
+                    peer,
+                    comm,
+                    stream,
+                )
+            }
+        };
+        nccl::check(result, &what, Some(comm))
+    }
+
+    /// The current stream waits for the work enqueued so far on `stream`.
+    fn join(state: &State, stream: usize) -> Result<()> {
+        let mark = state.marks[stream];
+        // SAFETY: live event and streams; the wait captures the event's
+        // current state, so the event can be recorded again later.
+        unsafe {
+            cu::event::record(mark, state.streams[stream]).check("cuEventRecord")?;
+            cu::stream::wait_event(
+                state.streams[state.current],
+                mark,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .check("cuStreamWaitEvent")
+        }
+    }
+
+    /// The current stream's workspace for cuBLASLt.
+    fn workspace(state: &mut State) -> Result<sys::CUdeviceptr> {
+        let current = state.current;
+        if let Some(workspace) = state.workspaces[current] {
+            return Ok(workspace);
+        }
+        // SAFETY: a plain device allocation, freed when the device drops.
+        let workspace =
+            unsafe { cu::malloc_sync(blas::WORKSPACE) }.check("allocating a cuBLASLt workspace")?;
+        state.workspaces[current] = Some(workspace);
+        Ok(workspace)
+    }
+}
+
+fn new_event() -> Result<sys::CUevent> {
+    cu::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).check("cuEventCreate")
+}
+
+/// `view` with `axis` split into `(parts, extent / parts)` and the parts
+/// moved first: the layout NCCL's concatenating collectives use.
+fn split(view: &View, axis: usize, parts: usize) -> View {
+    let extent = view.sizes[axis] / parts;
+    let mut sizes = vec![parts];
+    sizes.extend(&view.sizes);
+    sizes[axis + 1] = extent;
+    let mut strides = vec![extent * view.strides[axis]];
+    strides.extend(&view.strides);
+    View {
+        sizes,
+        strides,
+        ..view.clone()
+    }
+}
+
+/// Whether `view` is one dense row-major block.
+fn is_contiguous(view: &View) -> bool {
+    let (sizes, strides) = kernels::coalesce(&view.sizes, std::slice::from_ref(&view.strides));
+    sizes.len() <= 1 && strides[0].first().is_none_or(|&stride| stride == 1)
+}
+
+/// Temporary device buffers of one op, allocated and freed in stream order
+/// (`cuMemAllocAsync`/`cuMemFreeAsync`), so later work reuses them safely.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    buffers: Vec<(sys::CUdeviceptr, Stream)>,
+}
+
+impl Scratch {
+    /// A contiguous buffer shaped as `like`, on `stream`.
+    fn contiguous(&mut self, like: &View, stream: Stream) -> Result<View> {
+        let bytes = (like.numel() * like.dtype.size()).max(1);
+        // SAFETY: freed on the same stream when `self` drops.
+        let ptr = unsafe { cu::malloc_async(stream, bytes) }.check("cuMemAllocAsync")?;
+        self.buffers.push((ptr, stream));
+        Ok(View::contiguous(like.dtype, ptr as *mut u8, &like.sizes))
+    }
+
+    /// A contiguous copy of `view`.
+    fn contiguous_copy(&mut self, kernels: &Kernels, view: &View, stream: Stream) -> Result<View> {
+        let copy = self.contiguous(view, stream)?;
+        kernels.copy(view, &copy, stream)?;
+        Ok(copy)
+    }
+
+    /// `view` itself if contiguous, else a contiguous copy of it.
+    fn readable(&mut self, kernels: &Kernels, view: &View, stream: Stream) -> Result<View> {
+        if is_contiguous(view) {
+            Ok(view.clone())
+        } else {
+            self.contiguous_copy(kernels, view, stream)
+        }
+    }
+
+    /// Where to write `view`'s contents contiguously, and whether they must
+    /// then be copied into `view`.
+    fn writable(&mut self, view: &View, stream: Stream) -> Result<(View, bool)> {
+        if is_contiguous(view) {
+            Ok((view.clone(), false))
+        } else {
+            Ok((self.contiguous(view, stream)?, true))
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for &(ptr, stream) in &self.buffers {
+            // SAFETY: allocated on `stream` by `contiguous`; freed after the
+            // work enqueued on it so far.
+            let _ = unsafe { cu::free_async(ptr, stream) };
+        }
+    }
+}
+
+impl Device for CudaDevice {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn num_devices(&self) -> usize {
+        self.ranks
+    }
+
+    fn failed(&self) -> bool {
+        self.faults.failed(self.rank)
+    }
+
+    fn fail(&self, op: &str, error: Error) {
+        self.faults.fail(self.rank, op, error);
+    }
+
+    fn current_stream(&self) -> i64 {
+        lock(&self.state).current as i64
+    }
+
+    fn set_current_stream(&self, stream: i64) -> Result<()> {
+        let stream = self.check_stream(stream)?;
+        lock(&self.state).current = stream;
+        Ok(())
+    }
+
+    fn stream_from_pool(&self, index: i64) -> i64 {
+        1 + index.rem_euclid(self.num_streams as i64)
+    }
+
+    fn sync_stream(&self, stream: i64) -> Result<()> {
+        let stream = self.check_stream(stream)?;
+        let state = self.state()?;
+        if stream == state.current {
+            return Ok(());
+        }
+        Self::join(&state, stream)
+    }
+
+    fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
+        self.state()?.allocator.alloc(site, bytes)
+    }
+
+    fn dealloc(&self, ptr: *mut u8) -> Result<()> {
+        lock(&self.state).allocator.dealloc(ptr)
+    }
+
+    fn compute(&self, kernel: Kernel) -> Result<()> {
+        kernel.validate()?;
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let stream = state.streams[state.current];
+        let Kernel { op, inputs, output } = &kernel;
+        let kernels = &state.kernels;
+        match op {
+            KernelOp::Copy => kernels.copy(&inputs[0], output, stream),
+            KernelOp::Neg => kernels.neg(&inputs[0], output, stream),
+            KernelOp::Cast => kernels.cast(&inputs[0], output, stream),
+            KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
+            KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
+            KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
+            KernelOp::Matmul | KernelOp::Linear => {
+                let workspace = Self::workspace(state)?;
+                let mut scratch = Scratch::default();
+                let bias = kernel
+                    .inputs
+                    .get(2)
+                    .filter(|_| kernel.op == KernelOp::Linear);
+                for (lhs, rhs, out) in &gemms(&kernel) {
+                    let gemm = Gemm {
+                        lhs,
+                        rhs,
+                        bias,
+                        out,
+                    };
+                    state
+                        .blas
+                        .gemm(gemm, stream, workspace, &state.kernels, &mut scratch)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn collective(&self, op: CollectiveOp) -> Result<Request> {
+        op.validate()?;
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        if op.team.position(self.rank).is_none() {
+            return Ok(Self::complete_request(state));
+        }
+        if state.group.is_some() {
+            return Err(Error::Invalid(
+                "a collective inside a coalescing group: groups hold sends and receives".into(),
+            ));
+        }
+        self.post_collective(state, &op)?;
+        Self::record_request(state)
+    }
+
+    fn send(&self, transfer: Transfer) -> Result<Request> {
+        self.transfer(transfer, true)
+    }
+
+    fn recv(&self, transfer: Transfer) -> Result<Request> {
+        self.transfer(transfer, false)
+    }
+
+    fn start_coalescing(&self) -> Result<()> {
+        let mut state = self.state()?;
+        if state.group.is_some() {
+            return Err(Error::Invalid("coalescing groups do not nest".into()));
+        }
+        state.requests.push(Slot::Open);
+        let request = state.requests.len() - 1;
+        state.group = Some(Group {
+            request,
+            posts: Vec::new(),
+            copies: Vec::new(),
+            scratch: Scratch::default(),
+        });
+        Ok(())
+    }
+
+    fn end_coalescing(&self) -> Result<Request> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let Some(group) = state.group.take() else {
+            return Err(Error::Invalid(
+                "closes no group: no start_coalescing before it".into(),
+            ));
+        };
+        for post in &group.posts {
+            self.comm(state, &post.team)?;
+        }
+        nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
+        let posted = group
+            .posts
+            .iter()
+            .try_for_each(|post| Self::post_p2p(state, post));
+        // The group is closed even when a post failed, so NCCL's state stays sane.
+        nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
+        posted?;
+        for (staging, target, stream) in &group.copies {
+            state
+                .kernels
+                .copy(staging, target, state.streams[*stream])?;
+        }
+        // The group's request covers every stream it posted on.
+        let current = state.current;
+        let mut streams: Vec<usize> = group.posts.iter().map(|post| post.stream).collect();
+        streams.sort_unstable();
+        streams.dedup();
+        for other in streams.into_iter().filter(|&other| other != current) {
+            Self::join(state, other)?;
+        }
+        let stream = state.streams[current];
+        drop(group.scratch);
+        let event = new_or_reused_event(state)?;
+        // SAFETY: live event and stream.
+        unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
+        state.requests[group.request] = Slot::Done(Some(event));
+        Ok(state.retired + group.request as Request + 1)
+    }
+
+    fn wait(&self, request: Request) -> Result<()> {
+        let state = self.state()?;
+        let slot = usize::try_from(request - state.retired - 1)
+            .ok()
+            .and_then(|index| state.requests.get(index))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "request {request} is unknown (requests do not outlive a synchronize)"
+                ))
+            })?;
+        match slot {
+            Slot::Open => Err(Error::Invalid(format!(
+                "request {request} is of a coalescing group that has not ended: \
+                 wait for the group's end_coalescing request"
+            ))),
+            Slot::Done(None) => Ok(()),
+            // SAFETY: live event and stream.
+            Slot::Done(Some(event)) => unsafe {
+                cu::stream::wait_event(
+                    state.streams[state.current],
+                    *event,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .check("cuStreamWaitEvent")
+            },
+        }
+    }
+
+    fn share_mem_handle(&self, _buffer: View, team: Team) -> Result<()> {
+        if team.position(self.rank).is_none() {
+            return Ok(());
+        }
+        Err(Error::Invalid(
+            "the cuda backend does not exchange CUDA-IPC handles yet; use 'nccl' transfers".into(),
+        ))
+    }
+
+    fn barrier(&self, team: Team, backend: Backend) -> Result<()> {
+        if backend != Backend::Nccl {
+            return Err(Error::Invalid(
+                "a barrier runs on the 'nccl' backend".into(),
+            ));
+        }
+        let Some(position) = team.position(self.rank) else {
+            return Ok(());
+        };
+        let number = {
+            let mut state = lock(&self.state);
+            let number = state.exchanges.entry(team.clone()).or_default();
+            *number += 1;
+            *number - 1
+        };
+        self.bootstrap
+            .all_gather(&team, number, position, Vec::new())
+            .map(drop)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        for &stream in &state.streams {
+            // SAFETY: a live stream.
+            unsafe { cu::stream::synchronize(stream) }.check("cuStreamSynchronize")?;
+        }
+        for comm in state.comms.values() {
+            comm.async_error()?;
+        }
+        if state.group.is_none() {
+            state.retired += state.requests.len() as Request;
+            for slot in state.requests.drain(..) {
+                if let Slot::Done(Some(event)) = slot {
+                    state.events.push(event);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn new_or_reused_event(state: &mut State) -> Result<sys::CUevent> {
+    match state.events.pop() {
+        Some(event) => Ok(event),
+        None => new_event(),
+    }
+}
+
+/// The rank-3 GEMMs (`[batch, m, k] x [batch, k, n] -> [batch, m, n]`) of a
+/// validated matmul or linear: batch axes that collapse into one stride
+/// become the GEMM's batch (folded into `m` when rows continue across it);
+/// the others are looped over.
+fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
+    let (lhs, out) = (&kernel.inputs[0], &kernel.output);
+    // As row-major [batch.., m, k] x [batch.. or none, k, n].
+    let (mut lhs, rhs, mut out) = match kernel.op {
+        KernelOp::Linear => {
+            let weight = &kernel.inputs[1];
+            let transposed = View {
+                sizes: vec![weight.sizes[1], weight.sizes[0]],
+                strides: vec![weight.strides[1], weight.strides[0]],
+                ..weight.clone()
+            };
+            // [B.., K] as [B.., 1, K]: rows fold below.
+            let mut lhs = lhs.clone();
+            let mut out = out.clone();
+            let k = lhs.rank() - 1;
+            lhs.sizes.insert(k, 1);
+            lhs.strides.insert(k, 0);
+            let n = out.rank() - 1;
+            out.sizes.insert(n, 1);
+            out.strides.insert(n, 0);
+            (lhs, transposed, out)
+        }
+        _ if lhs.rank() == 1 => {
+            let mut lhs = lhs.clone();
+            lhs.sizes.insert(0, 1);
+            lhs.strides.insert(0, 0);
+            let mut out = out.clone();
+            out.sizes.insert(0, 1);
+            out.strides.insert(0, 0);
+            (lhs, kernel.inputs[1].clone(), out)
+        }
+        _ => (lhs.clone(), kernel.inputs[1].clone(), out.clone()),
+    };
+    let batch_rank = lhs.rank() - 2;
+    let shared = rhs.rank() == 2;
+    // Fold batch axes into m where lhs and out rows continue across them.
+    if shared {
+        let (sizes, strides) = kernels::coalesce(
+            &lhs.sizes[..=batch_rank],
+            &[
+                lhs.strides[..=batch_rank].to_vec(),
+                out.strides[..=batch_rank].to_vec(),
+            ],
+        );
+        if sizes.len() <= 1 {
+            let rows = sizes.first().copied().unwrap_or(1);
+            let (ls, os) = (
+                strides[0].first().copied().unwrap_or(0),
+                strides[1].first().copied().unwrap_or(0),
+            );
+            lhs = View {
+                sizes: vec![1, rows, lhs.sizes[batch_rank + 1]],
+                strides: vec![0, ls, lhs.strides[batch_rank + 1]],
+                ..lhs
+            };
+            out = View {
+                sizes: vec![1, rows, out.sizes[batch_rank + 1]],
+                strides: vec![0, os, out.strides[batch_rank + 1]],
+                ..out
+            };
+            let rhs = View {
+                sizes: [&[1][..], &rhs.sizes].concat(),
+                strides: [&[0][..], &rhs.strides].concat(),
+                ..rhs
+            };
+            return vec![(lhs, rhs, out)];
+        }
+    }
+    let rhs_batch = |axis: usize| if shared { 0 } else { rhs.strides[axis] };
+    let batch_sizes = &lhs.sizes[..batch_rank];
+    let (sizes, strides) = kernels::coalesce(
+        batch_sizes,
+        &[
+            lhs.strides[..batch_rank].to_vec(),
+            (0..batch_rank).map(rhs_batch).collect(),
+            out.strides[..batch_rank].to_vec(),
+        ],
+    );
+    let matrix = |view: &View, offset: usize| {
+        (
+            view.sizes[offset..].to_vec(),
+            view.strides[offset..].to_vec(),
+        )
+    };
+    let (lm, rm, om) = (
+        matrix(&lhs, batch_rank),
+        matrix(&rhs, rhs.rank() - 2),
+        matrix(&out, batch_rank),
+    );
+    // The innermost collapsed batch axis is the GEMM's; the others loop.
+    let (inner, outer) = match sizes.split_last() {
+        Some((&inner, outer)) => (inner, outer.to_vec()),
+        None => (1, Vec::new()),
+    };
+    let inner_strides: Vec<usize> = strides
+        .iter()
+        .map(|s| s.last().copied().unwrap_or(0))
+        .collect();
+    let outer_count: usize = outer.iter().product();
+    let mut gemms = Vec::with_capacity(outer_count);
+    for index in 0..outer_count {
+        let mut rest = index;
+        let mut offsets = [0usize; 3];
+        for axis in (0..outer.len()).rev() {
+            let i = rest % outer[axis];
+            rest /= outer[axis];
+            for (offset, view) in offsets.iter_mut().zip(&strides) {
+                *offset += i * view[axis];
+            }
+        }
+        let at = |view: &View,
+                  (sizes, strides): &(Vec<usize>, Vec<usize>),
+                  offset: usize,
+                  batch_stride: usize| View {
+            ptr: view.ptr.wrapping_add(offset * view.dtype.size()),
+            sizes: [&[inner][..], sizes].concat(),
+            strides: [&[batch_stride][..], strides].concat(),
+            dtype: view.dtype,
+        };
+        gemms.push((
+            at(&lhs, &lm, offsets[0], inner_strides[0]),
+            at(&rhs, &rm, offsets[1], inner_strides[1]),
+            at(&out, &om, offsets[2], inner_strides[2]),
+        ));
+    }
+    gemms
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        if self.bind().is_err() {
+            return;
+        }
+        let state = self
+            .state
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // SAFETY: every handle below was created by this device and is
+        // destroyed once, after its streams finished.
+        unsafe {
+            for &stream in &state.streams {
+                let _ = cu::stream::synchronize(stream);
+            }
+            state.comms.clear();
+            for workspace in state.workspaces.iter().flatten() {
+                let _ = cu::free_sync(*workspace);
+            }
+            for slot in state.requests.drain(..) {
+                if let Slot::Done(Some(event)) = slot {
+                    let _ = cu::event::destroy(event);
+                }
+            }
+            for &event in state.events.iter().chain(&state.marks) {
+                let _ = cu::event::destroy(event);
+            }
+            for &stream in &state.streams {
+                let _ = cu::stream::destroy(stream);
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! NCCL: one communicator per team, created on the team's first
+//! communication, and the unique id exchange through a [`Bootstrap`].
+//!
+//! The bootstrap is the boundary a launcher fills: [`ThreadBootstrap`] when
+//! the ranks are threads of one process (this crate's `World`); a
+//! multi-process launcher provides one over its TCP store, exchanging the same
+//! bytes.
+
+use super::Stream;
+use crate::abi::{DType, ReduceKind};
+use crate::cpu::sync::{Faults, Hub, Waiter};
+use crate::error::{Error, Result};
+use crate::ops::Team;
+use cudarc::nccl::{result as nccl, sys};
+use std::ffi::{CStr, c_void};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the ranks of a team exchange bytes before they can talk through NCCL.
+pub trait Bootstrap: Send + Sync {
+    /// Team member `position` brings `bytes` to the team's `number`-th
+    /// exchange and gets every member's, in team order. Blocks until all
+    /// have come, a rank failed, or the bootstrap's timeout.
+    fn all_gather(
+        &self,
+        team: &Team,
+        number: u64,
+        position: usize,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<Vec<u8>>>;
+}
+
+/// The bootstrap of ranks that are threads of one process.
+pub(crate) struct ThreadBootstrap {
+    hub: Hub<Vec<u8>>,
+    faults: Arc<Faults>,
+    timeout: Duration,
+}
+
+impl ThreadBootstrap {
+    pub fn new(faults: Arc<Faults>, timeout: Duration) -> ThreadBootstrap {
+        ThreadBootstrap {
+            hub: Hub::default(),
+            faults,
+            timeout,
+        }
+    }
+}
+
+impl Bootstrap for ThreadBootstrap {
+    fn all_gather(
+        &self,
+        team: &Team,
+        number: u64,
+        position: usize,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let waiter = Waiter::new(&self.faults, self.timeout);
+        let all = self.hub.meet(
+            ("bootstrap", team.clone(), number),
+            position,
+            bytes,
+            &waiter,
+        )?;
+        Ok(all.to_vec())
+    }
+}
+
+/// NCCL's message for `error`, with the communicator's last error if any.
+fn message(error: sys::ncclResult_t, comm: Option<sys::ncclComm_t>) -> String {
+    // SAFETY: NCCL returns static NUL-terminated strings.
+    let text = |ptr: *const std::ffi::c_char| {
+        (!ptr.is_null()).then(|| {
+            unsafe { CStr::from_ptr(ptr) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    let mut message =
+        text(unsafe { sys::ncclGetErrorString(error) }).unwrap_or_else(|| format!("{error:?}"));
+    if let Some(last) = text(unsafe { sys::ncclGetLastError(comm.unwrap_or(std::ptr::null_mut())) })
+        .filter(|last| !last.is_empty())
+    {
+        message = format!("{message} ({last})");
+    }
+    message
+}
+
+/// Checks an NCCL call, naming it in the error.
+pub(crate) fn check<T>(
+    result: std::result::Result<T, nccl::NcclError>,
+    what: &str,
+    comm: Option<sys::ncclComm_t>,
+) -> Result<()> {
+    result
+        .map(drop)
+        .map_err(|error| Error::Cuda(format!("NCCL {what} failed: {}", message(error.0, comm))))
+}
+
+/// A team's communicator.
+pub(crate) struct Comm {
+    pub comm: sys::ncclComm_t,
+}
+
+// A communicator is used by its rank's host thread only.
+unsafe impl Send for Comm {}
+
+impl Comm {
+    /// Creates the communicator of `team` as member `position` (blocks until
+    /// every member has joined). `number` is the bootstrap exchange's number
+    /// on this team.
+    pub fn new(
+        team: &Team,
+        position: usize,
+        number: u64,
+        bootstrap: &dyn Bootstrap,
+    ) -> Result<Comm> {
+        let id = if position == 0 {
+            let id = nccl::get_uniqueid().map_err(|error| {
+                Error::Cuda(format!(
+                    "ncclGetUniqueId failed: {}",
+                    message(error.0, None)
+                ))
+            })?;
+            id.internal.iter().map(|&byte| byte as u8).collect()
+        } else {
+            Vec::new()
+        };
+        let all = bootstrap.all_gather(team, number, position, id)?;
+        let mut id = sys::ncclUniqueId { internal: [0; 128] };
+        if all[0].len() != id.internal.len() {
+            return Err(Error::Cuda(format!(
+                "the NCCL unique id of team {team} has {} bytes",
+                all[0].len()
+            )));
+        }
+        for (slot, &byte) in id.internal.iter_mut().zip(&all[0]) {
+            *slot = byte as std::ffi::c_char;
+        }
+        let mut comm = std::mem::MaybeUninit::uninit();
+        // SAFETY: every member calls this with the same id, its own position.
+        let result = unsafe {
+            nccl::comm_init_rank(comm.as_mut_ptr(), team.len() as i32, id, position as i32)
+        };
+        check(result, &format!("ncclCommInitRank for team {team}"), None)?;
+        // SAFETY: initialized by the successful call.
+        Ok(Comm {
+            comm: unsafe { comm.assume_init() },
+        })
+    }
+
+    /// The first asynchronous error of the communicator, if any.
+    pub fn async_error(&self) -> Result<()> {
+        let mut state = sys::ncclResult_t::ncclSuccess;
+        // SAFETY: a live communicator.
+        let result = unsafe { sys::ncclCommGetAsyncError(self.comm, &mut state) }.result();
+        check(result, "ncclCommGetAsyncError", Some(self.comm))?;
+        check(state.result(), "asynchronous operation", Some(self.comm))
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once, after the owner
+        // synchronized its streams.
+        let _ = unsafe { nccl::comm_destroy(self.comm) };
+    }
+}
+
+pub(crate) fn data_type(dtype: DType) -> sys::ncclDataType_t {
+    match dtype {
+        DType::F32 => sys::ncclDataType_t::ncclFloat32,
+        DType::BF16 => sys::ncclDataType_t::ncclBfloat16,
+        DType::F16 => sys::ncclDataType_t::ncclFloat16,
+    }
+}
+
+pub(crate) fn red_op(kind: ReduceKind) -> sys::ncclRedOp_t {
+    match kind {
+        ReduceKind::Sum => sys::ncclRedOp_t::ncclSum,
+        ReduceKind::Prod => sys::ncclRedOp_t::ncclProd,
+        ReduceKind::Max => sys::ncclRedOp_t::ncclMax,
+        ReduceKind::Min => sys::ncclRedOp_t::ncclMin,
+        ReduceKind::Avg => sys::ncclRedOp_t::ncclAvg,
+    }
+}
+
+/// A raw stream as NCCL takes it.
+pub(crate) fn stream(stream: Stream) -> sys::cudaStream_t {
+    stream.cast()
+}
+
+/// A device address as NCCL takes it.
+pub(crate) fn ptr(address: *mut u8) -> *mut c_void {
+    address.cast()
+}

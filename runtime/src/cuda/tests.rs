@@ -1,0 +1,647 @@
+//! GPU tests: every scenario runs on the cpu backend and on this one from the
+//! same random inputs (never zeros), and the whole of every buffer is
+//! compared, so a write outside an output view is caught too. Pointwise ops,
+//! copies, broadcasts, amax and data movement must match bit for bit; sums,
+//! matmuls and reductions across ranks within a per-dtype relative error.
+//! Without a GPU (or NCCL, or two GPUs) a test prints why and passes.
+
+use super::{Config, World, nccl_present, probe};
+use crate::abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction};
+use crate::device::Device;
+use crate::memref::View;
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use half::{bf16, f16};
+
+/// A buffer of a scenario: its element type and length in elements.
+#[derive(Clone, Copy)]
+struct Buffer {
+    dtype: DType,
+    len: usize,
+}
+
+/// How closely results must match.
+#[derive(Clone, Copy, PartialEq)]
+enum Match {
+    Bits,
+    /// Relative L2 error per dtype.
+    Close,
+}
+
+/// Deterministic random values in `[-2, 2)`, rounded to `dtype`, none zero.
+fn random(seed: u64, buffer: Buffer) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut bytes = Vec::with_capacity(buffer.len * buffer.dtype.size());
+    for _ in 0..buffer.len {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let unit = (state >> 40) as f32 / (1u64 << 24) as f32;
+        let mut value = unit * 4.0 - 2.0;
+        if value.abs() < 0.0625 {
+            value += 0.25;
+        }
+        match buffer.dtype {
+            DType::F32 => bytes.extend(value.to_le_bytes()),
+            DType::BF16 => bytes.extend(bf16::from_f32(value).to_le_bytes()),
+            DType::F16 => bytes.extend(f16::from_f32(value).to_le_bytes()),
+        }
+    }
+    bytes
+}
+
+fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks(dtype.size())
+        .map(|chunk| match dtype {
+            DType::F32 => f32::from_le_bytes(chunk.try_into().unwrap()) as f64,
+            DType::BF16 => bf16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
+            DType::F16 => f16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
+        })
+        .collect()
+}
+
+fn tolerance(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 1e-5,
+        DType::BF16 => 1e-2,
+        DType::F16 => 2e-3,
+    }
+}
+
+/// What a scenario's program gets: its rank's buffers as base pointers.
+type Program<'a> = &'a (dyn Fn(&dyn Device, &[*mut u8]) + Sync);
+
+/// Every rank's buffers after running `program` on the cpu backend.
+fn on_cpu(ranks: usize, buffers: &[Buffer], program: Program) -> Vec<Vec<Vec<u8>>> {
+    let world = crate::cpu::World::new(crate::cpu::Config::new(ranks, 2)).unwrap();
+    world
+        .run(|device| {
+            let rank = device.rank();
+            let mut data: Vec<Vec<u8>> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, &buffer)| random(seed(rank, i), buffer))
+                .collect();
+            let ptrs: Vec<*mut u8> = data.iter_mut().map(|bytes| bytes.as_mut_ptr()).collect();
+            program(device, &ptrs);
+            device.synchronize().unwrap();
+            data
+        })
+        .unwrap_or_else(|error| panic!("cpu backend: {error}"))
+}
+
+/// The same on the cuda backend.
+fn on_cuda(world: &World, buffers: &[Buffer], program: Program) -> Vec<Vec<Vec<u8>>> {
+    world
+        .run(|device| {
+            let rank = device.rank();
+            let ptrs: Vec<*mut u8> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, &buffer)| {
+                    let bytes = random(seed(rank, i), buffer);
+                    let ptr = device.alloc(1000 + i as i64, bytes.len()).unwrap().as_ptr();
+                    device.copy_to_device(ptr, &bytes).unwrap();
+                    ptr
+                })
+                .collect();
+            program(device, &ptrs);
+            device.synchronize().unwrap();
+            ptrs.iter()
+                .zip(buffers)
+                .map(|(&ptr, buffer)| {
+                    let mut bytes = vec![0u8; buffer.len * buffer.dtype.size()];
+                    device.copy_from_device(ptr, &mut bytes).unwrap();
+                    device.dealloc(ptr).unwrap();
+                    bytes
+                })
+                .collect()
+        })
+        .unwrap_or_else(|error| panic!("cuda backend: {error}"))
+}
+
+fn seed(rank: usize, buffer: usize) -> u64 {
+    (rank as u64 + 1) * 7919 + buffer as u64 * 104_729 + 17
+}
+
+/// Runs `program` on both backends and compares every buffer.
+fn compare(name: &str, world: &World, buffers: &[Buffer], how: Match, program: Program) {
+    let ranks = world.ranks();
+    let want = on_cpu(ranks, buffers, program);
+    let got = on_cuda(world, buffers, program);
+    for rank in 0..ranks {
+        for (i, buffer) in buffers.iter().enumerate() {
+            let (w, g) = (&want[rank][i], &got[rank][i]);
+            if how == Match::Bits {
+                let first = w.iter().zip(g).position(|(a, b)| a != b);
+                assert!(
+                    first.is_none(),
+                    "{name}: rank {rank} buffer {i} differs from byte {first:?}"
+                );
+                continue;
+            }
+            let (w, g) = (decode(buffer.dtype, w), decode(buffer.dtype, g));
+            assert!(
+                g.iter().all(|x| x.is_finite()),
+                "{name}: rank {rank} buffer {i} has NaN or inf"
+            );
+            let diff: f64 = w
+                .iter()
+                .zip(&g)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt();
+            let norm: f64 = w.iter().map(|a| a * a).sum::<f64>().sqrt();
+            let error = diff / norm;
+            assert!(
+                error <= tolerance(buffer.dtype),
+                "{name}: rank {rank} buffer {i} ({:?}) relative error {error:e}",
+                buffer.dtype
+            );
+        }
+    }
+    println!("{name}: {} rank(s) match the cpu backend", ranks);
+}
+
+/// A world of `ranks` GPUs, or why there is none.
+fn world(ranks: usize, nccl: bool) -> Option<World> {
+    let reason = match probe() {
+        Err(reason) => reason,
+        Ok(count) if count < ranks => format!("{ranks} GPUs needed, {count} present"),
+        Ok(_) if nccl && !nccl_present() => "no libnccl.so on the library path".into(),
+        Ok(_) => return Some(World::new(Config::new(ranks, 2)).unwrap()),
+    };
+    println!("skipping: {reason}");
+    None
+}
+
+fn view(dtype: DType, base: *mut u8, offset: usize, sizes: &[usize], strides: &[usize]) -> View {
+    View {
+        dtype,
+        ptr: base.wrapping_add(offset * dtype.size()),
+        sizes: sizes.to_vec(),
+        strides: strides.to_vec(),
+    }
+}
+
+fn dense(dtype: DType, base: *mut u8, sizes: &[usize]) -> View {
+    View::contiguous(dtype, base, sizes)
+}
+
+fn run(device: &dyn Device, op: KernelOp, inputs: Vec<View>, output: View) {
+    device.compute(Kernel { op, inputs, output }).unwrap();
+}
+
+#[test]
+fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::ALL {
+        let b = |len| Buffer { dtype, len };
+        // A [4, 8] slice (middle index 1) of a [4, 3, 8] buffer, a transposed
+        // [4, 8] view of a [8, 4] buffer, and a [4, 8] output inside a [4, 10].
+        let slice = |base| view(dtype, base, 8, &[4, 8], &[24, 1]);
+        let transposed = |base| view(dtype, base, 0, &[4, 8], &[1, 4]);
+        let out = |base| view(dtype, base, 1, &[4, 8], &[10, 1]);
+        let buffers = [b(96), b(32), b(40)];
+        compare(
+            &format!("copy/neg {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                run(device, KernelOp::Copy, vec![slice(p[0])], out(p[2]));
+                run(device, KernelOp::Neg, vec![transposed(p[1])], slice(p[0]));
+            },
+        );
+        for op in Binary::ALL {
+            compare(
+                &format!("{} {dtype:?}", op.name()),
+                &world,
+                &buffers,
+                Match::Bits,
+                &|device, p| {
+                    run(
+                        device,
+                        KernelOp::Binary(op),
+                        vec![slice(p[0]), transposed(p[1])],
+                        out(p[2]),
+                    );
+                },
+            );
+        }
+        for to in DType::ALL {
+            let buffers = [b(96), Buffer { dtype: to, len: 40 }];
+            compare(
+                &format!("cast {dtype:?} -> {to:?}"),
+                &world,
+                &buffers,
+                Match::Bits,
+                &|device, p| {
+                    let out = view(to, p[1], 1, &[4, 8], &[10, 1]);
+                    run(device, KernelOp::Cast, vec![slice(p[0])], out);
+                },
+            );
+        }
+        let buffers = [b(8), b(3 * 8 * 5)];
+        compare(
+            &format!("broadcast {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                run(
+                    device,
+                    KernelOp::Broadcast(vec![0, 2]),
+                    vec![dense(dtype, p[0], &[8])],
+                    dense(dtype, p[1], &[3, 8, 5]),
+                );
+            },
+        );
+    }
+}
+
+#[test]
+fn reductions_match() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::ALL {
+        let b = |len| Buffer { dtype, len };
+        for op in Reduction::ALL {
+            let how = if op == Reduction::Amax {
+                Match::Bits
+            } else {
+                Match::Close
+            };
+            let buffers = [b(6 * 5 * 40), b(6 * 40), b(5), b(7), b(1)];
+            compare(
+                &format!("{} {dtype:?}", op.name()),
+                &world,
+                &buffers,
+                how,
+                &|device, p| {
+                    let input = dense(dtype, p[0], &[6, 5, 40]);
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![1]),
+                        vec![input.clone()],
+                        dense(dtype, p[1], &[6, 40]),
+                    );
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0, 2]),
+                        vec![input.clone()],
+                        dense(dtype, p[2], &[5]),
+                    );
+                    // The strided [6, 40] slice at middle index 2, over its rows.
+                    let slice = view(dtype, p[0], 80, &[6, 40], &[200, 1]);
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![1]),
+                        vec![slice],
+                        view(dtype, p[3], 1, &[6], &[1]),
+                    );
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0, 1, 2]),
+                        vec![input],
+                        dense(dtype, p[4], &[]),
+                    );
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn matmuls_and_linears_match() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::ALL {
+        let b = |len| Buffer { dtype, len };
+        let (m, k, n) = (64, 96, 80);
+        let buffers = [
+            b(4 * 4 * m * k), // lhs [4, 4, m, k]
+            b(4 * k * n),     // rhs [4, k, n]
+            b(4 * 4 * m * n), // out [4, 4, m, n]
+            b(n),             // bias
+            b(n * k),         // weight [n, k]
+        ];
+        compare(
+            &format!("matmul {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Close,
+            &|device, p| {
+                let lhs = |sizes: &[usize], strides: &[usize]| view(dtype, p[0], 0, sizes, strides);
+                let out = |offset, sizes: &[usize], strides: &[usize]| {
+                    view(dtype, p[2], offset, sizes, strides)
+                };
+                let rhs2 = dense(dtype, p[1], &[k, n]);
+                // Plain, batched with shared rhs (folds into m), batched rhs.
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![lhs(&[m, k], &[k, 1]), rhs2.clone()],
+                    out(0, &[m, n], &[n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![lhs(&[3, m, k], &[m * k, k, 1]), rhs2.clone()],
+                    out(0, &[3, m, n], &[m * n, n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![
+                        lhs(&[4, m, k], &[m * k, k, 1]),
+                        dense(dtype, p[1], &[4, k, n]),
+                    ],
+                    out(0, &[4, m, n], &[m * n, n, 1]),
+                );
+                // The row case.
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![lhs(&[k], &[1]), rhs2.clone()],
+                    out(5, &[n], &[1]),
+                );
+                // A slice along axis 1 of [4, 4, m, k] (a strided batch), into a
+                // slice of the output, and a transposed rhs view.
+                let sliced = view(dtype, p[0], m * k, &[4, m, k], &[4 * m * k, k, 1]);
+                let out_sliced = out(2 * m * n, &[4, m, n], &[4 * m * n, n, 1]);
+                run(device, KernelOp::Matmul, vec![sliced, rhs2], out_sliced);
+                let rhs_t = view(dtype, p[1], 0, &[k, n], &[1, k]);
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![lhs(&[m, k], &[k, 1]), rhs_t],
+                    out(0, &[m, n], &[n, 1]),
+                );
+                // A column-strided lhs (no unit stride) goes through a copy.
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![lhs(&[m, k / 2], &[k, 2]), dense(dtype, p[1], &[k / 2, n])],
+                    out(0, &[m, n], &[n, 1]),
+                );
+            },
+        );
+        compare(
+            &format!("linear {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Close,
+            &|device, p| {
+                let input = view(dtype, p[0], 0, &[2, m, k], &[m * k, k, 1]);
+                let weight = dense(dtype, p[4], &[n, k]);
+                let bias = dense(dtype, p[3], &[n]);
+                run(
+                    device,
+                    KernelOp::Linear,
+                    vec![input.clone(), weight.clone(), bias],
+                    view(dtype, p[2], 0, &[2, m, n], &[m * n, n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Linear,
+                    vec![input, weight],
+                    view(dtype, p[2], 3 * m * n, &[2, m, n], &[m * n, n, 1]),
+                );
+                // A strided input: a [m, k] slice of [4, 4, m, k] at [1, 2].
+                let sliced = view(dtype, p[0], 6 * m * k, &[m, k], &[k, 1]);
+                run(
+                    device,
+                    KernelOp::Linear,
+                    vec![sliced, dense(dtype, p[4], &[n, k])],
+                    view(dtype, p[2], 8 * m * n, &[m, n], &[n, 1]),
+                );
+            },
+        );
+    }
+}
+
+#[test]
+fn streams_order_work_through_events() {
+    let Some(world) = world(1, false) else { return };
+    let dtype = DType::F32;
+    let len = 1 << 20;
+    let buffers = [
+        Buffer { dtype, len },
+        Buffer { dtype, len },
+        Buffer { dtype, len },
+    ];
+    compare(
+        "stream pipeline",
+        &world,
+        &buffers,
+        Match::Bits,
+        &|device, p| {
+            let [a, b, c] = [0, 1, 2].map(|i| dense(dtype, p[i], &[len]));
+            let main = device.current_stream();
+            for round in 0..4 {
+                let stream = device.stream_from_pool(round);
+                device.set_current_stream(stream).unwrap();
+                device.sync_stream(main).unwrap();
+                run(
+                    device,
+                    KernelOp::Binary(Binary::Add),
+                    vec![a.clone(), b.clone()],
+                    c.clone(),
+                );
+                run(
+                    device,
+                    KernelOp::Binary(Binary::Mul),
+                    vec![c.clone(), a.clone()],
+                    b.clone(),
+                );
+                device.set_current_stream(main).unwrap();
+                device.sync_stream(stream).unwrap();
+                run(
+                    device,
+                    KernelOp::Binary(Binary::Sub),
+                    vec![b.clone(), c.clone()],
+                    a.clone(),
+                );
+            }
+        },
+    );
+}
+
+#[test]
+fn allocation_sites_get_the_same_buffer() {
+    let Some(world) = world(1, false) else { return };
+    world
+        .run(|device| {
+            let a = device.alloc(7, 100).unwrap();
+            device.dealloc(a.as_ptr()).unwrap();
+            assert_eq!(device.alloc(7, 100).unwrap(), a);
+            assert_ne!(device.alloc(7, 200).unwrap(), a);
+            assert_eq!(a.as_ptr() as usize % 256, 0);
+            assert!(device.dealloc(std::ptr::null_mut()).is_err());
+        })
+        .unwrap();
+}
+
+fn collective(
+    op: Collective,
+    kind: ReduceKind,
+    root: usize,
+    axis: usize,
+    input: View,
+    output: View,
+) -> CollectiveOp {
+    CollectiveOp {
+        op,
+        kind,
+        root,
+        axis,
+        team: Team::new(&[0, 1], 2).unwrap(),
+        backend: Backend::Nccl,
+        input,
+        output,
+    }
+}
+
+#[test]
+fn nccl_collectives_match() {
+    let Some(world) = world(2, true) else { return };
+    for dtype in DType::ALL {
+        let b = |len| Buffer { dtype, len };
+        let buffers = [b(4 * 6 * 8), b(8 * 6 * 8), b(4 * 6 * 8), b(8 * 3 * 8)];
+        let post = |device: &dyn Device, op: CollectiveOp| {
+            let request = device.collective(op).unwrap();
+            device.wait(request).unwrap();
+        };
+        compare(
+            &format!("allgather/broadcast {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                let input = dense(dtype, p[0], &[4, 6, 8]);
+                // Along the outermost axis (in place) and along axis 1 (staged).
+                post(
+                    device,
+                    collective(
+                        Collective::Allgather,
+                        ReduceKind::Sum,
+                        0,
+                        0,
+                        input.clone(),
+                        dense(dtype, p[1], &[8, 6, 8]),
+                    ),
+                );
+                post(
+                    device,
+                    collective(
+                        Collective::Allgather,
+                        ReduceKind::Sum,
+                        0,
+                        1,
+                        input.clone(),
+                        dense(dtype, p[1], &[4, 12, 8]),
+                    ),
+                );
+                post(
+                    device,
+                    collective(
+                        Collective::Broadcast,
+                        ReduceKind::Sum,
+                        1,
+                        0,
+                        input,
+                        dense(dtype, p[2], &[4, 6, 8]),
+                    ),
+                );
+            },
+        );
+        compare(
+            &format!("allreduce/reduce_scatter/reduce {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Close,
+            &|device, p| {
+                let input = dense(dtype, p[1], &[8, 6, 8]);
+                post(
+                    device,
+                    collective(
+                        Collective::ReduceScatter,
+                        ReduceKind::Sum,
+                        0,
+                        0,
+                        input.clone(),
+                        dense(dtype, p[0], &[4, 6, 8]),
+                    ),
+                );
+                post(
+                    device,
+                    collective(
+                        Collective::ReduceScatter,
+                        ReduceKind::Sum,
+                        0,
+                        1,
+                        input,
+                        dense(dtype, p[3], &[8, 3, 8]),
+                    ),
+                );
+                for kind in [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Avg] {
+                    let slice = view(dtype, p[2], 8, &[4, 8], &[48, 1]);
+                    post(
+                        device,
+                        collective(Collective::Allreduce, kind, 0, 0, slice.clone(), slice),
+                    );
+                }
+                post(
+                    device,
+                    collective(
+                        Collective::Reduce,
+                        ReduceKind::Sum,
+                        0,
+                        0,
+                        dense(dtype, p[3], &[96]),
+                        dense(dtype, p[2], &[96]),
+                    ),
+                );
+            },
+        );
+    }
+}
+
+#[test]
+fn nccl_send_recv_in_a_group_match() {
+    let Some(world) = world(2, true) else { return };
+    let dtype = DType::BF16;
+    let buffers = [
+        Buffer {
+            dtype,
+            len: 4 * 3 * 64,
+        },
+        Buffer {
+            dtype,
+            len: 4 * 3 * 64,
+        },
+    ];
+    compare(
+        "coalesced send/recv",
+        &world,
+        &buffers,
+        Match::Bits,
+        &|device, p| {
+            let team = Team::new(&[0, 1], 2).unwrap();
+            let peer = 1 - device.rank();
+            let transfer = |buffer| Transfer {
+                buffer,
+                peer,
+                team: team.clone(),
+                backend: Backend::Nccl,
+            };
+            // Send a contiguous block, receive into a strided slice (staged).
+            device.start_coalescing().unwrap();
+            device.send(transfer(dense(dtype, p[0], &[4, 64]))).unwrap();
+            device
+                .recv(transfer(view(dtype, p[1], 64, &[4, 64], &[192, 1])))
+                .unwrap();
+            let request = device.end_coalescing().unwrap();
+            device.wait(request).unwrap();
+        },
+    );
+}
