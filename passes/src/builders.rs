@@ -1,6 +1,7 @@
 //! Building the host and comm ops the lowering passes emit, and the buffer
 //! types they work on.
 
+use crate::ir;
 use melior::{
     Context,
     ir::{
@@ -133,8 +134,7 @@ pub fn stream_type(context: &Context) -> Type<'_> {
 
 /// Marks `op` as writing a buffer whose `axis` is stream-parallel.
 pub fn set_stream_axis(context: &Context, op: OperationRef, axis: usize) {
-    crate::fusion::axis_map::mutable(op)
-        .set_discardable_attribute(STREAM_AXIS, i64_attribute(context, axis as i64));
+    ir::mutable(op).set_discardable_attribute(STREAM_AXIS, i64_attribute(context, axis as i64));
 }
 
 /// The stream axis set on `op`, if any.

@@ -22,6 +22,7 @@ pub mod conversion;
 mod diagnostics;
 pub mod fusion;
 pub mod host;
+pub mod ir;
 mod pipeline;
 mod registry;
 

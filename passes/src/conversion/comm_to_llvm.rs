@@ -31,8 +31,9 @@
 //! ```
 
 use super::runtime_calls::{
-    DEPENDENT_DIALECTS, Failure, Handles, Result, Runtime, dtype, is_request, nested_ops, op_name,
+    DEPENDENT_DIALECTS, Failure, Handles, Result, Runtime, dtype, is_request,
 };
+use crate::ir;
 use hir_runtime::abi::{Backend, Collective, Entry, ReduceKind};
 use melior::{
     Context, IrRewriter,
@@ -78,9 +79,9 @@ impl<'c> RunExternalPass<'c> for ConvertCommToLlvm {
 }
 
 fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result<'c, ()> {
-    let ops: Vec<_> = nested_ops(module)
+    let ops: Vec<_> = ir::nested(module)
         .into_iter()
-        .filter(|op| op_name(op).starts_with("comm."))
+        .filter(|op| ir::name(op).starts_with("comm."))
         .collect();
     let mut requests = Handles::new("comm", "'!comm.request'", is_request);
     requests.check(module, ARGUMENT)?;
@@ -129,7 +130,7 @@ fn reduce_kind<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
         other => {
             return Err(Failure::new(
                 op.location(),
-                format!("'{}' op has an unknown reduce kind {other}", op_name(op)),
+                format!("'{}' op has an unknown reduce kind {other}", ir::name(op)),
             ));
         }
     };
@@ -144,7 +145,7 @@ fn backend<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
         other => {
             return Err(Failure::new(
                 op.location(),
-                format!("'{}' op has an unknown backend {other}", op_name(op)),
+                format!("'{}' op has an unknown backend {other}", ir::name(op)),
             ));
         }
     };
@@ -160,7 +161,9 @@ fn team<'c, 'a>(
         .attribute("team")
         .ok()
         .and_then(|team| DenseI64ArrayAttribute::try_from(team).ok())
-        .ok_or_else(|| Failure::new(op.location(), format!("'{}' op has no team", op_name(&op))))?;
+        .ok_or_else(|| {
+            Failure::new(op.location(), format!("'{}' op has no team", ir::name(&op)))
+        })?;
     let ranks: Vec<i64> = (0..team.len())
         .map(|index| team.element(index).expect("index in range"))
         .collect();
@@ -174,7 +177,7 @@ fn lower<'c, 'a>(
     requests: &Handles<'c, 'a>,
     op: OperationRef<'c, 'a>,
 ) -> Result<'c, Option<Value<'c, 'a>>> {
-    let name = op_name(&op);
+    let name = ir::name(&op);
     let operand = |index: usize| op.operand(index).expect("verified operand count");
     let mnemonic = name.strip_prefix("comm.").unwrap_or_default();
     match mnemonic {

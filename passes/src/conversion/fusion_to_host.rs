@@ -36,6 +36,7 @@ use crate::{
     builders::{self, Builder},
     diagnostics::{Emitted, error},
     fusion::axis_map,
+    ir,
 };
 use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
@@ -78,8 +79,8 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
         let context = unsafe { context.to_ref() };
         let meshes = axis_map::mesh_devices(module);
         let mut ok = true;
-        for function in axis_map::body(module) {
-            if axis_map::name(&function) == "func.func" {
+        for function in ir::body(module) {
+            if ir::name(&function) == "func.func" {
                 ok &= Lowering {
                     context,
                     meshes: &meshes,
@@ -93,8 +94,8 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
         if !ok {
             return pass.signal_failure();
         }
-        for op in axis_map::body(module) {
-            if axis_map::name(&op) == "fusion.mesh" {
+        for op in ir::body(module) {
+            if ir::name(&op) == "fusion.mesh" {
                 // SAFETY: no op refers to meshes any more.
                 unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
             }
@@ -185,16 +186,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
         if entry.next_in_region().is_some() {
             return error(location, "functions with several blocks are not supported");
         }
-        let ops = axis_map::body(function);
+        let ops = ir::body(function);
         let returned = *ops.last().expect("a block ends with a terminator");
         let has_tensors = (0..entry.argument_count())
             .any(|index| is_tensor(entry.argument(index).expect("in range").r#type()))
             || returned.operands().any(|value| is_tensor(value.r#type()));
-        if !has_tensors
-            && ops
-                .iter()
-                .all(|op| !axis_map::name(op).starts_with("fusion."))
-        {
+        if !has_tensors && ops.iter().all(|op| !ir::name(op).starts_with("fusion.")) {
             return Ok(());
         }
 
@@ -228,7 +225,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         }
 
         for &op in &ops[..ops.len() - 1] {
-            let name = axis_map::name(&op);
+            let name = ir::name(&op);
             if name.starts_with("fusion.") {
                 self.op(op, &destinations)?;
             } else if op.operands().any(|value| is_tensor(value.r#type()))
@@ -259,7 +256,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         }
         at_return.op("func.return", returned.location(), &[], &[], &[]);
         for op in ops.into_iter().rev() {
-            if op == returned || axis_map::name(&op).starts_with("fusion.") {
+            if op == returned || ir::name(&op).starts_with("fusion.") {
                 // SAFETY: the op's results are no longer used: their users
                 // are fusion ops erased before it, or the old return.
                 unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
@@ -270,7 +267,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             .map(|index| entry.argument(index).expect("in range").r#type())
             .collect();
         let function_type = FunctionType::new(self.context, &inputs, &[]);
-        let mut function_mut = axis_map::mutable(function);
+        let mut function_mut = ir::mutable(function);
         melior::ir::operation::OperationMutLike::set_attribute(
             &mut function_mut,
             "function_type",
@@ -306,7 +303,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         destinations: &HashMap<usize, Value<'c, 'm>>,
     ) -> Result<(), Emitted> {
         let location = op.location();
-        let name = axis_map::name(&op);
+        let name = ir::name(&op);
         if name == "fusion.mesh" {
             return Ok(());
         }
@@ -364,7 +361,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         operands: &[Value<'c, 'm>],
         output: Value<'c, 'm>,
     ) -> Result<OperationRef<'c, 'm>, Emitted> {
-        let name = axis_map::name(&op);
+        let name = ir::name(&op);
         let host_name = name.replacen("fusion.", "host.", 1);
         let mut buffers = operands.to_vec();
         buffers.push(output);
@@ -548,7 +545,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         output: &Tensor<'c>,
     ) -> Result<(), Emitted> {
         let location = op.location();
-        let name = axis_map::name(&op);
+        let name = ir::name(&op);
         let team = self.devices(&output.dist.mesh, location)?;
         let (partial, kind) = match name.as_str() {
             "fusion.sum" | "fusion.amax" => {

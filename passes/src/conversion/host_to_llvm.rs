@@ -38,8 +38,9 @@
 
 use super::runtime_calls::{
     DEPENDENT_DIALECTS, EMIT_C_INTERFACE, Failure, Handles, Result, Runtime, dtype, i64_type,
-    is_stream, nested_ops, op_name,
+    is_stream,
 };
+use crate::ir;
 use hir_runtime::abi::{Binary, Entry, Reduction};
 use melior::{
     Context, IrRewriter,
@@ -93,8 +94,8 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
     let mut meshes = Vec::new();
     let mut fusion = None;
     let mut functions = Vec::new();
-    for op in nested_ops(module) {
-        let name = op_name(&op);
+    for op in ir::nested(module) {
+        let name = ir::name(&op);
         if name == "fusion.mesh" {
             meshes.push(op);
         } else if name.starts_with("fusion.") {
@@ -110,7 +111,7 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
             op.location(),
             format!(
                 "'{}' op is not lowered to host ops; run convert-fusion-to-host before {ARGUMENT}",
-                op_name(&op)
+                ir::name(&op)
             ),
         ));
     }
@@ -171,7 +172,7 @@ fn lower<'c, 'a>(
     op: OperationRef<'c, 'a>,
     site: &mut i64,
 ) -> Result<'c, Option<Value<'c, 'a>>> {
-    let name = op_name(&op);
+    let name = ir::name(&op);
     let operand = |index: usize| op.operand(index).expect("verified operand count");
     let buffers = |runtime: &Runtime<'c, 'a>| -> Vec<Value<'c, 'a>> {
         op.operands()

@@ -10,6 +10,7 @@
 //! ```
 
 use crate::diagnostics::emit_error;
+use crate::ir;
 use hir_runtime::abi::{DType, Entry};
 use melior::{
     Context,
@@ -57,33 +58,6 @@ impl<'c> Failure<'c> {
 
 pub type Result<'c, T> = std::result::Result<T, Failure<'c>>;
 
-/// Every op nested in `op`, in program order (pre-order), `op` excluded.
-pub fn nested_ops<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut ops = Vec::new();
-    for region in op.regions() {
-        let mut block = region.first_block();
-        while let Some(current) = block {
-            let mut next = current.first_operation();
-            while let Some(nested) = next {
-                ops.push(nested);
-                ops.extend(nested_ops(nested));
-                next = nested.next_in_block();
-            }
-            block = current.next_in_region();
-        }
-    }
-    ops
-}
-
-/// The full name of `op`, e.g. `host.alloc`.
-pub fn op_name(op: &OperationRef) -> String {
-    op.name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// The element type of buffer `value`, operand of `op`, as the runtime knows it.
 pub fn dtype<'c>(op: &OperationRef<'c, '_>, value: Value<'c, '_>) -> Result<'c, DType> {
     let r#type = value.r#type();
@@ -96,7 +70,7 @@ pub fn dtype<'c>(op: &OperationRef<'c, '_>, value: Value<'c, '_>) -> Result<'c, 
                 op.location(),
                 format!(
                     "'{}' op has a buffer of type {type} that the runtime does not take",
-                    op_name(op)
+                    ir::name(op)
                 ),
             )
         })
@@ -227,7 +201,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
         let (inputs, results) = signature(self.context, entry);
         let r#type = FunctionType::new(self.context, &inputs, &results);
         if let Some(existing) = self.symbols.get(&name) {
-            let same = op_name(existing) == "func.func"
+            let same = ir::name(existing) == "func.func"
                 && existing
                     .attribute("function_type")
                     .ok()
@@ -240,7 +214,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
                 at.location(),
                 format!(
                     "'{}' op needs runtime function '@{name}' of type {type}, but the module defines '@{name}' as {}",
-                    op_name(&at),
+                    ir::name(&at),
                     describe(existing)
                 ),
             ));
@@ -339,14 +313,14 @@ impl<'c, 'a> Runtime<'c, 'a> {
         let value: Attribute = DenseElementsAttribute::i64_values(tensor.into(), values).into();
         match self.symbols.get(&name) {
             Some(existing) => {
-                let same = op_name(existing) == "memref.global"
+                let same = ir::name(existing) == "memref.global"
                     && existing.attribute("initial_value").ok() == Some(value);
                 if !same {
                     return Err(Failure::new(
                         at.location(),
                         format!(
                             "'{}' op needs constant '@{name}' of type {type}, but the module defines '@{name}' as {}",
-                            op_name(&at),
+                            ir::name(&at),
                             describe(existing)
                         ),
                     ));
@@ -402,7 +376,7 @@ fn describe(op: &OperationRef) -> String {
         .ok()
         .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
     {
-        Some(r#type) => format!("'{}' of type {}", op_name(op), r#type.value()),
+        Some(r#type) => format!("'{}' of type {}", ir::name(op), r#type.value()),
         None => format!("'{}'", op.to_string().trim()),
     }
 }
@@ -453,13 +427,13 @@ impl<'c, 'a> Handles<'c, 'a> {
     /// result of an op of the dialect used only by ops of the dialect: not
     /// a block argument, not in a function type, not through another op.
     pub fn check(&self, module: OperationRef<'c, '_>, pass: &str) -> Result<'c, ()> {
-        nested_ops(module)
+        ir::nested(module)
             .iter()
             .try_for_each(|op| self.check_op(op, pass))
     }
 
     fn check_op(&self, op: &OperationRef<'c, '_>, pass: &str) -> Result<'c, ()> {
-        let name = op_name(op);
+        let name = ir::name(op);
         let fail = |what: String| {
             Err(Failure::new(
                 op.location(),

@@ -11,13 +11,14 @@
 //!
 //! An operand axis that maps nowhere is one the op reduces.
 
+use crate::ir;
 use hir_dialects::dist::Dist;
 use melior::{
     Context,
     ir::{
-        BlockLike, OperationRef, RegionLike, Type, ValueLike,
+        OperationRef, Type, ValueLike,
         attribute::{DenseI64ArrayAttribute, StringAttribute},
-        operation::{OperationLike, OperationRefMut},
+        operation::OperationLike,
         r#type::{DimSize, RankedTensorType, ShapedTypeLike},
     },
 };
@@ -32,7 +33,7 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
         .collect::<Option<Vec<_>>>()?;
     let result_rank = shape(op.result(0).ok()?.r#type())?.len();
     let identity = |rank: usize| (0..rank).map(Some).collect::<Vec<_>>();
-    Some(match name(op).as_str() {
+    Some(match ir::name(op).as_str() {
         "fusion.set" | "fusion.neg" | "fusion.cast" | "fusion.add" | "fusion.sub"
         | "fusion.mul" | "fusion.div" | "fusion.max" | "fusion.min" => {
             ranks.iter().map(|&rank| identity(rank)).collect()
@@ -96,15 +97,6 @@ fn axes_attribute(op: &OperationRef) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// The op's name, e.g. `fusion.add`.
-pub fn name(op: &OperationRef) -> String {
-    op.name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// The static shape of a ranked tensor type.
 pub fn shape(r#type: Type) -> Option<Vec<i64>> {
     let tensor = RankedTensorType::try_from(r#type).ok()?;
@@ -145,8 +137,8 @@ pub fn meshes(module: OperationRef) -> HashMap<String, usize> {
 /// `fusion.mesh` ops of `module`.
 pub fn mesh_devices(module: OperationRef) -> HashMap<String, Vec<i64>> {
     let mut meshes = HashMap::new();
-    for op in body(module) {
-        if name(&op) != "fusion.mesh" {
+    for op in ir::body(module) {
+        if ir::name(&op) != "fusion.mesh" {
             continue;
         }
         let symbol = op
@@ -165,41 +157,4 @@ pub fn mesh_devices(module: OperationRef) -> HashMap<String, Vec<i64>> {
         }
     }
     meshes
-}
-
-/// The ops of the first block of `op`'s first region (a module's or a
-/// function's body), in order.
-pub fn body<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut ops = Vec::new();
-    let block = op.region(0).ok().and_then(|region| region.first_block());
-    let mut next = block.and_then(|block| block.first_operation());
-    while let Some(current) = next {
-        ops.push(current);
-        next = current.next_in_block();
-    }
-    ops
-}
-
-/// Every op nested in `op`, in program order (pre-order).
-pub fn nested<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut ops = Vec::new();
-    for region in op.regions() {
-        let mut block = region.first_block();
-        while let Some(current) = block {
-            let mut next = current.first_operation();
-            while let Some(nested_op) = next {
-                ops.push(nested_op);
-                ops.extend(nested(nested_op));
-                next = nested_op.next_in_block();
-            }
-            block = current.next_in_region();
-        }
-    }
-    ops
-}
-
-/// `op` as a handle that may change it.
-pub fn mutable<'c, 'a>(op: OperationRef<'c, 'a>) -> OperationRefMut<'c, 'a> {
-    // SAFETY: `op` is valid, and a pass holds the IR it runs on exclusively.
-    unsafe { OperationRefMut::from_raw(op.to_raw()) }
 }

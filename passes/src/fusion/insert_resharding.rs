@@ -42,6 +42,7 @@
 
 use super::axis_map;
 use crate::diagnostics::emit_error;
+use crate::ir;
 use hir_dialects::{
     dist::{Dist, ParallelType},
     fusion,
@@ -84,12 +85,12 @@ impl<'c> RunExternalPass<'c> for InsertResharding {
         let context = op.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        let ok = match axis_map::name(&op).as_str() {
+        let ok = match ir::name(&op).as_str() {
             "builtin.module" => {
                 let meshes = axis_map::meshes(op);
-                axis_map::body(op)
+                ir::body(op)
                     .into_iter()
-                    .filter(|function| axis_map::name(function) == "func.func")
+                    .filter(|function| ir::name(function) == "func.func")
                     .all(|function| isolate_all(context, function, &meshes))
             }
             // Meshes are symbols of the enclosing module, which nothing changes.
@@ -116,7 +117,7 @@ fn isolate_all<'c>(
     function: OperationRef<'c, '_>,
     meshes: &HashMap<String, usize>,
 ) -> bool {
-    axis_map::nested(function)
+    ir::nested(function)
         .into_iter()
         .all(|op| isolate(context, op, meshes))
 }
@@ -127,7 +128,7 @@ fn isolate<'c, 'a>(
     op: OperationRef<'c, 'a>,
     meshes: &HashMap<String, usize>,
 ) -> bool {
-    let name = axis_map::name(&op);
+    let name = ir::name(&op);
     if name == "fusion.set" {
         return true;
     }
@@ -219,7 +220,7 @@ fn isolate<'c, 'a>(
                 resharded
             }
         };
-        axis_map::mutable(op).set_operand(index, resharded);
+        ir::mutable(op).set_operand(index, resharded);
     }
     true
 }
@@ -290,7 +291,7 @@ fn split<'c, 'a>(
     let partial_type = axis_map::tensor(context, &partial_shape, element, &partial);
     let local_axes: Vec<i64> = local.iter().map(|&axis| axis as i64).collect();
     let local_axes = DenseI64ArrayAttribute::new(context, &local_axes);
-    let local_op: Operation = if axis_map::name(&op) == "fusion.sum" {
+    let local_op: Operation = if ir::name(&op) == "fusion.sum" {
         fusion::SumOperation::builder(context, op.location())
             .input(input)
             .axes(local_axes.into())
@@ -307,7 +308,7 @@ fn split<'c, 'a>(
     };
     let local = insert_before(op, local_op);
 
-    let mut op_mut = axis_map::mutable(op);
+    let mut op_mut = ir::mutable(op);
     op_mut.set_operand(0, first_result(local));
     let position = kept
         .iter()

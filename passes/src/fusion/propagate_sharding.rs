@@ -45,6 +45,7 @@
 
 use super::axis_map;
 use crate::diagnostics::emit_error;
+use crate::ir;
 use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     Context,
@@ -86,8 +87,8 @@ impl<'c> RunExternalPass<'c> for PropagateSharding {
         let context = unsafe { context.to_ref() };
         let meshes = axis_map::meshes(module);
         let mut ok = true;
-        for function in axis_map::body(module) {
-            if axis_map::name(&function) == "func.func" {
+        for function in ir::body(module) {
+            if ir::name(&function) == "func.func" {
                 ok &= propagate(context, function, &meshes);
             }
         }
@@ -183,13 +184,13 @@ impl<'c, 'a> Graph<'c, 'a> {
                 argument.location(),
             );
         }
-        let ops: Vec<_> = axis_map::nested(function)
+        let ops: Vec<_> = ir::nested(function)
             .into_iter()
             .filter_map(|op| axis_map::operand_axes(&op).map(|axes| (op, axes)))
             .collect();
         for (op, _) in &ops {
             let result = op.result(0).expect("fusion compute ops have one result");
-            let what = format!("result #0 of '{}'", axis_map::name(op));
+            let what = format!("result #0 of '{}'", ir::name(op));
             graph.add(result.into(), true, what, op.location());
         }
         for (op, mapping) in ops {
@@ -227,7 +228,7 @@ impl<'c, 'a> Graph<'c, 'a> {
     }
 
     fn constrain(&mut self, op: OperationRef<'c, 'a>, mapping: &[Vec<Option<usize>>]) {
-        let name = axis_map::name(&op);
+        let name = ir::name(&op);
         let mut ends = Vec::new();
         for (index, operand) in op.operands().enumerate() {
             // An operand no fusion op made is read, never inferred.
@@ -442,7 +443,7 @@ fn propagate<'c>(
             op.location(),
             &format!(
                 "conflicting distributions inferred for {what} of '{}': {} vs {}; annotate it",
-                axis_map::name(&op),
+                ir::name(&op),
                 inferred.to_attribute(context),
                 implied.to_attribute(context),
             ),
@@ -490,9 +491,9 @@ fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>
     let inputs: Vec<Type> = (0..entry.argument_count())
         .map(|index| entry.argument(index).expect("in range").r#type())
         .collect();
-    let results: Vec<Type> = match axis_map::nested(function)
+    let results: Vec<Type> = match ir::nested(function)
         .into_iter()
-        .find(|op| axis_map::name(op) == "func.return")
+        .find(|op| ir::name(op) == "func.return")
     {
         Some(ret) => ret.operands().map(|value| value.r#type()).collect(),
         None => (0..old.result_count())
@@ -500,7 +501,7 @@ fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>
             .collect(),
     };
     let function_type = FunctionType::new(context, &inputs, &results);
-    axis_map::mutable(function).set_inherent_attribute(
+    ir::mutable(function).set_inherent_attribute(
         "function_type",
         TypeAttribute::new(function_type.into()).into(),
     );

@@ -21,6 +21,7 @@
 
 use super::axis_map;
 use crate::diagnostics::emit_error;
+use crate::ir;
 use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     ir::{
@@ -126,7 +127,7 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
             meshes,
         );
     }
-    let is_function = axis_map::name(op) == "func.func";
+    let is_function = ir::name(op) == "func.func";
     for region in op.regions() {
         let mut block = region.first_block();
         let mut entry = true;
@@ -164,7 +165,7 @@ fn dists<'c>(types: impl Iterator<Item = Type<'c>>) -> Vec<Dist> {
 }
 
 fn verify_single_mesh(op: &OperationRef) -> bool {
-    let name = axis_map::name(op);
+    let name = ir::name(op);
     if !name.starts_with("fusion.") || name == "fusion.set" {
         return true;
     }
@@ -190,7 +191,7 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
     let Some(operand_axes) = axis_map::operand_axes(op) else {
         return true;
     };
-    let name = axis_map::name(op);
+    let name = ir::name(op);
     let reduced = operand_axes
         .iter()
         .enumerate()

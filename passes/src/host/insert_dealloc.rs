@@ -24,16 +24,10 @@
 //! return
 //! ```
 
+use crate::ir;
 use melior::{
-    ir::{
-        BlockLike, OperationRef, Value, ValueLike,
-        operation::{OperationLike, WalkOrder, WalkResult},
-    },
+    ir::{BlockLike, OperationRef, Value, operation::OperationLike},
     pass::{ExternalPass, Pass, RunExternalPass},
-};
-use mlir_sys::{
-    MlirOperation, MlirValue, mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull,
-    mlirValueGetFirstUse,
 };
 
 /// The op the pass runs on.
@@ -59,52 +53,22 @@ impl<'c> RunExternalPass<'c> for InsertDealloc {
     fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
 
     fn run(&mut self, function: OperationRef<'c, '_>, _pass: ExternalPass<'_>) {
-        let mut allocs = Vec::new();
-        function.walk(WalkOrder::PreOrder, |op| {
-            if op.name().as_string_ref().as_str() == Ok("host.alloc") {
-                allocs.push(op.to_raw());
+        // Inserting deallocs erases nothing, so the collected ops stay live.
+        for alloc in ir::nested(function) {
+            if ir::name(&alloc) == "host.alloc" {
+                insert_dealloc(alloc);
             }
-            WalkResult::Advance
-        });
-        for alloc in allocs {
-            // SAFETY: the walk collected live ops of this function, and inserting
-            // deallocs does not erase any of them.
-            insert_dealloc(unsafe { OperationRef::from_raw(alloc) });
         }
     }
 }
 
 /// Every op that uses `value` or a view of it.
-fn users_through_views(value: MlirValue, users: &mut Vec<MlirOperation>) {
-    // SAFETY: `value` is a live value; use lists are walked read-only.
-    unsafe {
-        let mut operand = mlirValueGetFirstUse(value);
-        while !mlirOpOperandIsNull(operand) {
-            let owner = mlirOpOperandGetOwner(operand);
-            users.push(owner);
-            let owner_ref = OperationRef::from_raw(owner);
-            if owner_ref.name().as_string_ref().as_str() == Ok("host.select") {
-                users_through_views(
-                    owner_ref.result(0).expect("select has a result").to_raw(),
-                    users,
-                );
-            }
-            operand = mlirOpOperandGetNextUse(operand);
+fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRef<'c, 'a>>) {
+    for user in ir::users(value) {
+        users.push(user);
+        if ir::name(&user) == "host.select" {
+            users_through_views(user.result(0).expect("select has a result").into(), users);
         }
-    }
-}
-
-/// The ancestor of `op` (or `op` itself) whose parent block is `block`.
-fn ancestor_in<'c, 'a>(
-    op: OperationRef<'c, 'a>,
-    block: melior::ir::BlockRef<'c, 'a>,
-) -> Option<OperationRef<'c, 'a>> {
-    let mut current = op;
-    loop {
-        if current.block() == Some(block) {
-            return Some(current);
-        }
-        current = current.parent_operation()?;
     }
 }
 
@@ -114,25 +78,23 @@ fn insert_dealloc(alloc: OperationRef) {
         .expect("an alloc inside a function has a block");
     let buffer: Value = alloc.result(0).expect("alloc has a result").into();
     let mut users = Vec::new();
-    users_through_views(buffer.to_raw(), &mut users);
+    users_through_views(buffer, &mut users);
     let mut last = alloc;
-    for &user in &users {
-        // SAFETY: users are live ops.
-        let user = unsafe { OperationRef::from_raw(user) };
-        let name = user.name();
-        let name = name.as_string_ref().as_str().unwrap_or_default();
+    for user in users {
+        let name = ir::name(&user);
         if name == "host.dealloc" || !(name.starts_with("host.") || name.starts_with("comm.")) {
             return;
         }
-        let Some(ancestor) = ancestor_in(user, block) else {
+        let Some(ancestor) = ir::ancestor_in(user, block) else {
             return;
         };
         if last.is_before_in_block(ancestor) {
             last = ancestor;
         }
     }
-    // SAFETY: the context outlives the pass run.
-    let context = unsafe { alloc.context().to_ref() };
+    let context = alloc.context();
+    // SAFETY: `context` lives through the call, the only place the reference is used.
+    let context = unsafe { context.to_ref() };
     let dealloc = hir_dialects::host::dealloc(context, buffer, alloc.location());
     block.insert_operation_after(last, dealloc.into());
 }

@@ -116,7 +116,7 @@
 //! }
 //! ```
 
-use crate::diagnostics::emit_error;
+use crate::{diagnostics::emit_error, ir};
 use hir_dialects::{comm, host};
 use melior::{
     Context,
@@ -125,14 +125,13 @@ use melior::{
         Attribute, Block, BlockLike, BlockRef, Location, Operation, OperationRef, Region,
         RegionLike, Type, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
-        operation::{OperationLike, OperationMutLike, OperationRefMut, OperationResult},
+        operation::{OperationLike, OperationMutLike, OperationResult},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeLike},
     },
     pass::{ExternalPass, Pass, RunExternalPass},
 };
 use mlir_sys::{
-    mlirMemRefTypeGetStridesAndOffset, mlirOpOperandGetNextUse, mlirOpOperandGetOwner,
-    mlirOpOperandIsNull, mlirOperationDestroy, mlirShapedTypeGetDynamicSize, mlirValueGetFirstUse,
+    mlirMemRefTypeGetStridesAndOffset, mlirOperationDestroy, mlirShapedTypeGetDynamicSize,
 };
 
 /// The op the pass runs on.
@@ -303,7 +302,7 @@ fn plan<'c, 'a>(
 ) -> Result<Plan<'c, 'a>, Reported> {
     let mut loops: Plan = Vec::new();
     let mut failed = false;
-    for op in nested(function) {
+    for op in ir::nested(function) {
         match match_collective(context, op) {
             Ok(Some((stream_loop, ring))) => {
                 match loops
@@ -330,7 +329,7 @@ fn match_collective<'c, 'a>(
     context: &'c Context,
     op: OperationRef<'c, 'a>,
 ) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
-    let op_name = name(&op);
+    let op_name = ir::name(&op);
     // The operands a stream loop could slice along the communicated axis.
     let sliced: &[usize] = match op_name.as_str() {
         "comm.allgather" | "comm.gather" => &[1],
@@ -343,7 +342,7 @@ fn match_collective<'c, 'a>(
     let mut loops: Vec<StreamLoop> = Vec::new();
     for &operand in sliced {
         let buffer = op.operand(operand).expect("a collective has two operands");
-        for user in users(buffer) {
+        for user in ir::users(buffer) {
             if let Some(stream_loop) = slicing_loop(user, axis)
                 && !loops.iter().any(|known| known.op == stream_loop.op)
             {
@@ -413,8 +412,8 @@ fn match_collective<'c, 'a>(
         ))
     })?;
     let request = op.result(0).expect("a collective has a request");
-    let wait = match users(request.into()).as_slice() {
-        [wait] if name(wait) == "comm.wait" && wait.block() == op.block() => *wait,
+    let wait = match ir::users(request.into()).as_slice() {
+        [wait] if ir::name(wait) == "comm.wait" && wait.block() == op.block() => *wait,
         _ => {
             return Err(error(format!(
                 "the request of '{op_name}' must be waited for by one comm.wait in its block and \
@@ -433,9 +432,9 @@ fn match_collective<'c, 'a>(
     };
     let mut views = Vec::new();
     for buffer in buffers {
-        for user in users(buffer) {
-            let in_loop = ancestor_in(user, stream_loop.body);
-            let between = ancestor_in(user, block)
+        for user in ir::users(buffer) {
+            let in_loop = ir::ancestor_in(user, stream_loop.body);
+            let between = ir::ancestor_in(user, block)
                 .is_some_and(|at| first.is_before_in_block(at) && at.is_before_in_block(last));
             let message = if buffer == sliced && in_loop.is_some() {
                 if is_select_of(user, axis, stream_loop.index) && in_loop == Some(user) {
@@ -459,11 +458,11 @@ fn match_collective<'c, 'a>(
             } else {
                 continue;
             };
-            emit_error(user.location(), &format!("'{}' {message}", name(&user)));
+            emit_error(user.location(), &format!("'{}' {message}", ir::name(&user)));
             return Err(Reported);
         }
     }
-    let views: Vec<_> = block_ops(stream_loop.body)
+    let views: Vec<_> = ir::block_ops(stream_loop.body)
         .filter(|op| views.contains(op))
         .collect();
     let at = step_position(&stream_loop, &views, collective, &op_name)?;
@@ -547,8 +546,8 @@ fn step_position<'c, 'a>(
     };
     let mut last_use = views[0];
     for &view in views {
-        for user in std::iter::once(view).chain(users(view.result(0).expect("a view").into())) {
-            let at = ancestor_in(user, stream_loop.body).expect("a view is used where it is");
+        for user in std::iter::once(view).chain(ir::users(view.result(0).expect("a view").into())) {
+            let at = ir::ancestor_in(user, stream_loop.body).expect("a view is used where it is");
             let on_step_stream =
                 start.is_before_in_block(at) && end.is_none_or(|end| at.is_before_in_block(end));
             if !on_step_stream {
@@ -558,7 +557,7 @@ fn step_position<'c, 'a>(
                         "'{}' uses a slice of the {} of '{op_name}' off the step's stream: \
                          slices must be taken and used between host.set_current_stream to \
                          host.stream_from_pool of the loop index and the next stream switch",
-                        name(&user),
+                        ir::name(&user),
                         collective.sliced_name()
                     ),
                 );
@@ -582,8 +581,8 @@ fn step_position<'c, 'a>(
 /// would read a slice index as a step. An error for each other use.
 fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported> {
     let mut result = Ok(());
-    for user in users(stream_loop.index) {
-        let name = name(&user);
+    for user in ir::users(stream_loop.index) {
+        let name = ir::name(&user);
         let picks = name == "host.stream_from_pool"
             || (name == "host.select" && user.operand(1).ok() == Some(stream_loop.index));
         if !picks {
@@ -603,13 +602,13 @@ fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported> {
 
 /// The stream loop `user` is a select of at its index along `axis`, if any.
 fn slicing_loop<'c, 'a>(user: OperationRef<'c, 'a>, axis: i64) -> Option<StreamLoop<'c, 'a>> {
-    if name(&user) != "host.select" || integer_attribute(&user, "axis") != Some(axis) {
+    if ir::name(&user) != "host.select" || integer_attribute(&user, "axis") != Some(axis) {
         return None;
     }
     let index = user.operand(1).ok()?;
     let op =
         std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
-            name(op) == "scf.for"
+            ir::name(op) == "scf.for"
                 && op
                     .region(0)
                     .ok()
@@ -625,7 +624,7 @@ fn slicing_loop<'c, 'a>(user: OperationRef<'c, 'a>, axis: i64) -> Option<StreamL
         lower: op.operand(0).ok()?,
         upper: op.operand(1).ok()?,
     };
-    block_ops(body)
+    ir::block_ops(body)
         .any(|op| is_stream_from_pool(&op, index))
         .then_some(stream_loop)
 }
@@ -635,8 +634,8 @@ fn slicing_loop<'c, 'a>(user: OperationRef<'c, 'a>, axis: i64) -> Option<StreamL
 fn step_segment<'c, 'a>(
     stream_loop: &StreamLoop<'c, 'a>,
 ) -> Option<(OperationRef<'c, 'a>, Option<OperationRef<'c, 'a>>)> {
-    let mut ops = block_ops(stream_loop.body).skip_while(|op| {
-        !(name(op) == "host.set_current_stream"
+    let mut ops = ir::block_ops(stream_loop.body).skip_while(|op| {
+        !(ir::name(op) == "host.set_current_stream"
             && op
                 .operand(0)
                 .ok()
@@ -644,15 +643,18 @@ fn step_segment<'c, 'a>(
                 .is_some_and(|stream| is_stream_from_pool(&stream.owner(), stream_loop.index)))
     });
     let start = ops.next()?;
-    Some((start, ops.find(|op| name(op) == "host.set_current_stream")))
+    Some((
+        start,
+        ops.find(|op| ir::name(op) == "host.set_current_stream"),
+    ))
 }
 
 fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
-    name(op) == "host.stream_from_pool" && op.operand(0).ok() == Some(index)
+    ir::name(op) == "host.stream_from_pool" && op.operand(0).ok() == Some(index)
 }
 
 fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
-    name(&op) == "host.select"
+    ir::name(&op) == "host.select"
         && integer_attribute(&op, "axis") == Some(axis)
         && op.operand(1).ok() == Some(index)
 }
@@ -766,9 +768,9 @@ fn rewrite<'c, 'a>(
         top.location,
     ));
     // Every slice the loop takes at its index, it now takes at the step's slice.
-    for user in users(stream_loop.index) {
-        if name(&user) == "host.select" {
-            mutable(user).set_operand(1, slice);
+    for user in ir::users(stream_loop.index) {
+        if ir::name(&user) == "host.select" {
+            ir::mutable(user).set_operand(1, slice);
         }
     }
     let step = Step {
@@ -1087,15 +1089,6 @@ fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Ty
 // IR helpers
 //===----------------------------------------------------------------------===//
 
-/// The op's name, e.g. `host.select`.
-fn name(op: &OperationRef) -> String {
-    op.name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// The value of an integer attribute of `op`.
 fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i64> {
     let attribute = op.attribute(attribute).ok()?;
@@ -1105,61 +1098,7 @@ fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i64> {
 /// The value of an `arith.constant` of integer type.
 fn constant(value: Value) -> Option<i64> {
     let op = OperationResult::try_from(value).ok()?.owner();
-    (name(&op) == "arith.constant").then(|| integer_attribute(&op, "value"))?
-}
-
-/// The ops that use `value`, each once.
-fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut users: Vec<OperationRef> = Vec::new();
-    // SAFETY: `value` is live; its use list is only read.
-    unsafe {
-        let mut operand = mlirValueGetFirstUse(value.to_raw());
-        while !mlirOpOperandIsNull(operand) {
-            let user = OperationRef::from_raw(mlirOpOperandGetOwner(operand));
-            if !users.contains(&user) {
-                users.push(user);
-            }
-            operand = mlirOpOperandGetNextUse(operand);
-        }
-    }
-    users
-}
-
-/// The ancestor of `op` (or `op` itself) in `block`.
-fn ancestor_in<'c, 'a>(
-    op: OperationRef<'c, 'a>,
-    block: BlockRef<'c, 'a>,
-) -> Option<OperationRef<'c, 'a>> {
-    let mut current = op;
-    while current.block() != Some(block) {
-        current = current.parent_operation()?;
-    }
-    Some(current)
-}
-
-/// The ops of `block`, in order.
-fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> impl Iterator<Item = OperationRef<'c, 'a>> {
-    std::iter::successors(block.first_operation(), |op| op.next_in_block())
-}
-
-/// Every op nested in `op`, in program order.
-fn nested<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut ops = Vec::new();
-    for region in op.regions() {
-        for block in std::iter::successors(region.first_block(), |block| block.next_in_region()) {
-            for nested_op in block_ops(block) {
-                ops.push(nested_op);
-                ops.extend(nested(nested_op));
-            }
-        }
-    }
-    ops
-}
-
-/// `op` as a handle that may change it.
-fn mutable<'c, 'a>(op: OperationRef<'c, 'a>) -> OperationRefMut<'c, 'a> {
-    // SAFETY: `op` is live, and a pass holds the IR it runs on exclusively.
-    unsafe { OperationRefMut::from_raw(op.to_raw()) }
+    (ir::name(&op) == "arith.constant").then(|| integer_attribute(&op, "value"))?
 }
 
 #[cfg(test)]

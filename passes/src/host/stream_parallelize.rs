@@ -52,7 +52,7 @@
 use crate::{
     builders::{self, Builder},
     diagnostics::{Emitted, error},
-    fusion::axis_map,
+    ir,
 };
 use melior::{
     Context,
@@ -111,7 +111,7 @@ fn parallelize<'c, 'a>(
     function: OperationRef<'c, 'a>,
     num_streams: usize,
 ) -> Result<(), Emitted> {
-    for op in axis_map::nested(function) {
+    for op in ir::nested(function) {
         if builders::stream_axis(&op).is_some() && op.parent_operation() != Some(function) {
             return error(
                 op.location(),
@@ -119,7 +119,7 @@ fn parallelize<'c, 'a>(
             );
         }
     }
-    let ops = axis_map::body(function);
+    let ops = ir::body(function);
     let mut groups: Vec<Vec<Unit>> = Vec::new();
     let mut open = false;
     let mut joined = Vec::new();
@@ -133,7 +133,7 @@ fn parallelize<'c, 'a>(
             // No slice of the stream axis is one collective: it runs whole,
             // before the loop that reads it or after the loop that writes it
             // (host-p2p-pipeline makes a ring of it).
-            let _ = axis_map::mutable(op).remove_discardable_attribute(builders::STREAM_AXIS);
+            let _ = ir::mutable(op).remove_discardable_attribute(builders::STREAM_AXIS);
             open = false;
         } else if let Some(axis) = builders::stream_axis(&op) {
             let written = written_buffer(&op).expect("verified: the op writes a buffer");
@@ -146,7 +146,7 @@ fn parallelize<'c, 'a>(
             // The waits on its request complete it inside the same iteration.
             if let Ok(request) = op.result(0) {
                 for &user in &ops {
-                    if axis_map::name(&user) == "comm.wait"
+                    if ir::name(&user) == "comm.wait"
                         && user.operand(0).ok() == Some(request.into())
                     {
                         unit.ops.push(user);
@@ -191,7 +191,7 @@ fn parallelize<'c, 'a>(
 /// between the ops of one loop and stay in front of it.
 fn is_setup(op: &OperationRef) -> bool {
     matches!(
-        axis_map::name(op).as_str(),
+        ir::name(op).as_str(),
         "host.alloc"
             | "host.select"
             | "host.rank"
@@ -244,7 +244,7 @@ fn emit_loops<'c, 'a>(
         .op("host.set_current_stream", location, &[stream], &[], &[]);
     for unit in group {
         for &op in &unit.ops {
-            axis_map::mutable(op).move_before(work.terminator);
+            ir::mutable(op).move_before(work.terminator);
             if builders::stream_axis(&op).is_some() {
                 slice(context, op, unit.axis, unit.extent, work.index)?;
             }
@@ -322,7 +322,7 @@ fn pool_stream<'c, 'a>(
 /// For each buffer operand of `op`, the axis that maps to the stream axis
 /// `axis` of its output, `None` for an operand that every iteration shares.
 fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, String> {
-    let name = axis_map::name(op);
+    let name = ir::name(op);
     let ranks: Vec<usize> = op
         .operands()
         .filter_map(|value| MemRefType::try_from(value.r#type()).ok())
@@ -420,11 +420,11 @@ fn slice<'c, 'a>(
             );
         }
         let slice = at_op.select(buffer, operand_axis, index, location);
-        axis_map::mutable(op).set_operand(position, slice);
+        ir::mutable(op).set_operand(position, slice);
     }
-    let mut op_mut = axis_map::mutable(op);
+    let mut op_mut = ir::mutable(op);
     let _ = op_mut.remove_discardable_attribute(builders::STREAM_AXIS);
-    let name = axis_map::name(&op);
+    let name = ir::name(&op);
     match name.as_str() {
         "host.sum" | "host.amax" => {
             let input_axis = operand_axes[0].expect("reductions slice their input");
@@ -487,7 +487,7 @@ fn axes(op: &OperationRef) -> Vec<usize> {
 /// Whether `op` is a collective that gathers or scatters along `axis`.
 fn exchanges_along(op: &OperationRef, axis: usize) -> bool {
     matches!(
-        axis_map::name(op).as_str(),
+        ir::name(op).as_str(),
         "comm.allgather" | "comm.reduce_scatter" | "comm.gather" | "comm.scatter" | "comm.alltoall"
     ) && exchanged_axis(op) == axis
 }

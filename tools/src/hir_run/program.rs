@@ -3,6 +3,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::dist::{Dist, ParallelType};
+use hir::passes::ir;
 use hir_runtime::abi::DType;
 use melior::{
     Context, StringRef,
@@ -15,15 +16,6 @@ use melior::{
     pass::PassManager,
 };
 use std::path::Path;
-
-/// The full name of `op`, e.g. `fusion.add`.
-pub fn op_name(op: &OperationRef) -> String {
-    op.name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
 
 /// The static shape of a ranked tensor or memref type.
 pub fn tensor_shape(r#type: Type) -> Option<Vec<usize>> {
@@ -128,7 +120,7 @@ fn public_functions<'c, 'a>(module: &'a Module<'c>) -> Vec<OperationRef<'c, 'a>>
         let has_body = op
             .region(0)
             .is_ok_and(|region| region.first_block().is_some());
-        if op_name(&op) == "func.func" && !private && has_body {
+        if ir::name(&op) == "func.func" && !private && has_body {
             functions.push(op);
         }
         next = op.next_in_block();
@@ -176,7 +168,7 @@ fn meshes(module: &Module) -> Vec<(String, Vec<usize>)> {
     let mut meshes = Vec::new();
     let mut next = module.body().first_operation();
     while let Some(op) = next {
-        if op_name(&op) == "fusion.mesh" {
+        if ir::name(&op) == "fusion.mesh" {
             let name = op
                 .attribute("sym_name")
                 .ok()
@@ -325,7 +317,7 @@ pub fn lower(
 }
 
 fn first_non_llvm(op: OperationRef) -> Option<(String, String)> {
-    let name = op_name(&op);
+    let name = ir::name(&op);
     if !name.starts_with("llvm.") {
         return Some((name, op.location().to_string()));
     }

@@ -2,9 +2,10 @@
 //! global tensors in f64, independently of the lowering. Each result is
 //! rounded to its element type, as the lowered program stores it.
 
-use super::program::{element_dtype, op_name, tensor_shape};
+use super::program::{element_dtype, tensor_shape};
 use super::tensor::Tensor;
 use anyhow::{Result, bail};
+use hir::passes::ir;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
     operation::OperationLike,
@@ -25,7 +26,7 @@ pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>
     }
     let mut next = block.first_operation();
     while let Some(op) = next {
-        let name = op_name(&op);
+        let name = ir::name(&op);
         let operands = op
             .operands()
             .map(|operand| {
@@ -57,7 +58,7 @@ fn axes(op: &OperationRef) -> Result<Vec<usize>> {
         .attribute("axes")
         .ok()
         .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
-        .ok_or_else(|| anyhow::anyhow!("'{}' op has no axes", op_name(op)))?;
+        .ok_or_else(|| anyhow::anyhow!("'{}' op has no axes", ir::name(op)))?;
     Ok((0..axes.len())
         .map(|index| axes.element(index).expect("index in range") as usize)
         .collect())
