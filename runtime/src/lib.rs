@@ -32,6 +32,7 @@ pub mod ffi;
 pub mod memref;
 pub mod npy;
 pub mod ops;
+mod site_cache;
 pub mod trace;
 
 pub use device::{Device, enter};

@@ -305,7 +305,7 @@ impl CpuDevice {
                 exported: Vec::new(),
                 mapped: HashMap::new(),
             }),
-            allocator: Mutex::new(Allocator::default()),
+            allocator: Mutex::new(Allocator::new(alloc::HostMemory)),
             shared,
         }
     }

@@ -300,7 +300,7 @@ impl CudaDevice {
             marks,
             kernels: Kernels::load(major * 10 + minor, sms as u32)?,
             blas: Blas::new()?,
-            allocator: Allocator::default(),
+            allocator: Allocator::new(alloc::DeviceMemory),
             requests: Vec::new(),
             retired: 0,
             events: Vec::new(),
