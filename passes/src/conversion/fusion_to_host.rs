@@ -414,7 +414,8 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 ],
                 &[builders::request_type(self.context)],
             );
-            return self.wait(builder, broadcast, stream, location);
+            self.wait(builder, broadcast, stream, location);
+            return Ok(());
         }
 
         let team = self.devices(&output.dist.mesh, location)?;
@@ -428,10 +429,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
             }
             (Some(axis), None) => {
                 let gather = self.allgather(builder, source, destination, axis, &team, location);
-                self.wait(builder, gather, stream, location)
+                self.wait(builder, gather, stream, location);
+                Ok(())
             }
             (None, Some(axis)) => {
-                self.local_slice(builder, source, destination, axis, &team, stream, location)
+                self.local_slice(builder, source, destination, axis, &team, stream, location);
+                Ok(())
             }
             (Some(from), Some(to)) => {
                 let mut gathered_shape = input.local_shape();
@@ -441,8 +444,9 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     location,
                 );
                 let gather = self.allgather(builder, source, gathered, from, &team, location);
-                self.wait(builder, gather, stream, location)?;
-                self.local_slice(builder, gathered, destination, to, &team, stream, location)
+                self.wait(builder, gather, stream, location);
+                self.local_slice(builder, gathered, destination, to, &team, stream, location);
+                Ok(())
             }
             (None, None) => unreachable!("equal placements are copies"),
         }
@@ -481,7 +485,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         team: &[i64],
         stream: Option<usize>,
         location: Location<'c>,
-    ) -> Result<(), Emitted> {
+    ) {
         let position = self.team_position(builder, team, location);
         let zero = builder.index(0, location);
         let slice = builder.select(source, axis, position, location);
@@ -491,7 +495,6 @@ impl<'c, 'm> Lowering<'c, 'm> {
             // The slices have lost `axis`.
             builders::set_stream_axis(self.context, copy, stream - usize::from(stream > axis));
         }
-        Ok(())
     }
 
     /// This rank's position in `team`, as an index.
@@ -607,7 +610,8 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 &[request],
             ),
         };
-        self.wait(builder, collective, output.stream(), location)
+        self.wait(builder, collective, output.stream(), location);
+        Ok(())
     }
 
     /// `comm.wait` on the request of `communication`, which is marked with
@@ -618,12 +622,11 @@ impl<'c, 'm> Lowering<'c, 'm> {
         communication: OperationRef<'c, 'm>,
         stream: Option<usize>,
         location: Location<'c>,
-    ) -> Result<(), Emitted> {
+    ) {
         if let Some(axis) = stream {
             builders::set_stream_axis(self.context, communication, axis);
         }
         builder.wait(builders::result(communication), location);
-        Ok(())
     }
 
     fn devices(&self, mesh: &str, location: Location<'c>) -> Result<Vec<i64>, Emitted> {
