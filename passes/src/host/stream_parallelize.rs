@@ -145,14 +145,18 @@ fn parallelize<'c, 'a>(
             };
             // The waits on its request complete it inside the same iteration.
             if let Ok(request) = op.result(0) {
-                for &user in &ops {
-                    if ir::name(&user) == "comm.wait"
-                        && user.operand(0).ok() == Some(request.into())
-                    {
-                        unit.ops.push(user);
-                        joined.push(user);
-                    }
-                }
+                let mut waits: Vec<_> = ir::users(request.into())
+                    .into_iter()
+                    .filter(|user| ir::name(user) == "comm.wait" && user.block() == op.block())
+                    .collect();
+                // Program order, as the uses are listed newest first.
+                waits.sort_by(|a, b| match (a == b, a.is_before_in_block(*b)) {
+                    (true, _) => std::cmp::Ordering::Equal,
+                    (false, true) => std::cmp::Ordering::Less,
+                    (false, false) => std::cmp::Ordering::Greater,
+                });
+                joined.extend(&waits);
+                unit.ops.extend(waits);
             }
             match groups.last_mut() {
                 Some(group) if open && group[0].extent == extent => group.push(unit),
