@@ -61,6 +61,22 @@ impl Trace {
         });
     }
 
+    /// Microseconds since the trace began.
+    pub fn now_us(&self) -> f64 {
+        self.epoch.elapsed().as_secs_f64() * 1e6
+    }
+
+    /// Records a slice timed by another clock, already in trace microseconds.
+    pub fn record_us(&self, (rank, tid): Track, name: &str, start_us: f64, duration_us: f64) {
+        lock(&self.slices).push(Slice {
+            rank,
+            tid,
+            name: name.to_string(),
+            start_us,
+            duration_us,
+        });
+    }
+
     /// The slices so far, in the order they ended.
     pub fn slices(&self) -> Vec<Slice> {
         lock(&self.slices).clone()

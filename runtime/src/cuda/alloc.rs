@@ -32,3 +32,37 @@ impl Memory for DeviceMemory {
         let _ = unsafe { cu::free_sync(ptr.as_ptr() as cudarc::driver::sys::CUdeviceptr) };
     }
 }
+
+/// Device memory a launcher owns, such as a program's arguments: not cached,
+/// freed when dropped.
+pub struct DeviceBuffer {
+    ptr: cudarc::driver::sys::CUdeviceptr,
+    ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+}
+
+impl DeviceBuffer {
+    /// `bytes` bytes on `ctx`'s device; the context must be current.
+    pub(crate) fn new(
+        ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+        bytes: usize,
+    ) -> Result<DeviceBuffer> {
+        // SAFETY: a plain allocation, freed in `drop`.
+        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }
+            .check(&format!("allocating a {bytes}-byte argument"))?;
+        Ok(DeviceBuffer { ptr, ctx })
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr as *mut u8
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated in `new`, freed once; the launcher drops its
+            // buffers after the runs that use them returned (synchronized).
+            let _ = unsafe { cu::free_sync(self.ptr) };
+        }
+    }
+}

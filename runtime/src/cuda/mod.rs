@@ -17,7 +17,9 @@ mod kernels;
 mod nccl;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
+pub use alloc::DeviceBuffer;
 pub use nccl::Bootstrap;
 
 use crate::abi::{Backend, Collective};
@@ -27,6 +29,7 @@ use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
 use cudarc::driver::{CudaContext, result as cu, sys};
@@ -35,9 +38,11 @@ use nccl::{Comm, ThreadBootstrap};
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use timeline::Timeline;
 
 /// A raw CUDA stream.
 pub(crate) type Stream = sys::CUstream;
@@ -97,6 +102,8 @@ pub struct Config {
     pub num_streams: usize,
     /// How long the NCCL bootstrap and barriers wait for the other ranks.
     pub timeout: Duration,
+    /// Whether to time every op with CUDA events (see [`World::write_chrome_trace`]).
+    pub trace: bool,
 }
 
 impl Config {
@@ -105,6 +112,7 @@ impl Config {
             ranks,
             num_streams,
             timeout: Duration::from_secs(60),
+            trace: false,
         }
     }
 }
@@ -113,6 +121,7 @@ impl Config {
 pub struct World {
     faults: Arc<Faults>,
     devices: Vec<Arc<CudaDevice>>,
+    trace: Option<Arc<Trace>>,
 }
 
 impl World {
@@ -134,13 +143,33 @@ impl World {
         let faults = Arc::new(Faults::new(config.ranks));
         let bootstrap: Arc<dyn Bootstrap> =
             Arc::new(ThreadBootstrap::new(faults.clone(), config.timeout));
+        let trace = config.trace.then(|| Arc::new(Trace::default()));
         let devices = (0..config.ranks)
             .map(|rank| {
-                CudaDevice::new(rank, rank, &config, faults.clone(), bootstrap.clone())
-                    .map(Arc::new)
+                CudaDevice::new(
+                    rank,
+                    rank,
+                    &config,
+                    faults.clone(),
+                    bootstrap.clone(),
+                    trace.clone(),
+                )
+                .map(Arc::new)
             })
             .collect::<Result<_>>()?;
-        Ok(World { faults, devices })
+        Ok(World {
+            faults,
+            devices,
+            trace,
+        })
+    }
+
+    /// Writes the ops' GPU times and the host calls as Chrome/Perfetto JSON.
+    pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
+        self.trace
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace"))?
+            .write_chrome_trace(path)
     }
 
     pub fn ranks(&self) -> usize {
@@ -250,6 +279,7 @@ struct State {
     comms: HashMap<Team, Comm>,
     /// Per team, the bootstrap exchanges so far.
     exchanges: HashMap<Team, u64>,
+    timeline: Option<Timeline>,
 }
 
 // The raw handles are used by the rank's host thread, with its context current.
@@ -275,6 +305,7 @@ impl CudaDevice {
         config: &Config,
         faults: Arc<Faults>,
         bootstrap: Arc<dyn Bootstrap>,
+        trace: Option<Arc<Trace>>,
     ) -> Result<CudaDevice> {
         let ctx = CudaContext::new(ordinal)
             .check(&format!("creating the context of device {ordinal}"))?;
@@ -293,6 +324,9 @@ impl CudaDevice {
         let marks = (0..=config.num_streams)
             .map(|_| new_event())
             .collect::<Result<Vec<_>>>()?;
+        let timeline = trace
+            .map(|trace| Timeline::new(rank, trace, &streams))
+            .transpose()?;
         let state = State {
             current: 0,
             workspaces: vec![None; streams.len()],
@@ -307,6 +341,7 @@ impl CudaDevice {
             group: None,
             comms: HashMap::new(),
             exchanges: HashMap::new(),
+            timeline,
         };
         Ok(CudaDevice {
             rank,
@@ -342,6 +377,12 @@ impl CudaDevice {
                     self.num_streams
                 ))
             })
+    }
+
+    /// Device memory for a launcher's buffer of `bytes` bytes.
+    pub fn buffer(&self, bytes: usize) -> Result<DeviceBuffer> {
+        self.bind()?;
+        DeviceBuffer::new(self.ctx.clone(), bytes)
     }
 
     /// Copies `bytes` to device memory at `dst`, ordered after the work on
@@ -548,7 +589,14 @@ impl CudaDevice {
             return Ok(state.retired + group.request as Request + 1);
         }
         self.comm(state, &p2p.team)?;
-        Self::post_p2p(state, &p2p)?;
+        let name = || {
+            format!(
+                "{}_{}",
+                if send { "send" } else { "recv" },
+                buffer.dtype.mlir()
+            )
+        };
+        Self::traced(state, name, |state| Self::post_p2p(state, &p2p))?;
         if back {
             state.kernels.copy(&p2p.data, &buffer, raw)?;
         }
@@ -610,6 +658,59 @@ impl CudaDevice {
                 sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
             )
             .check("cuStreamWaitEvent")
+        }
+    }
+
+    /// Enqueues work on the current stream, timed as `name` when tracing.
+    fn traced<R>(
+        state: &mut State,
+        name: impl FnOnce() -> String,
+        enqueue: impl FnOnce(&mut State) -> Result<R>,
+    ) -> Result<R> {
+        let (index, stream) = (state.current, state.streams[state.current]);
+        let mark = match &mut state.timeline {
+            Some(timeline) => Some(timeline.begin(stream)?),
+            None => None,
+        };
+        let value = enqueue(state)?;
+        if let (Some(mark), Some(timeline)) = (mark, &mut state.timeline) {
+            timeline.end(mark, &name(), index, stream)?;
+        }
+        Ok(value)
+    }
+
+    /// Enqueues a validated kernel on the current stream.
+    fn enqueue_kernel(state: &mut State, kernel: &Kernel) -> Result<()> {
+        let stream = state.streams[state.current];
+        let Kernel { op, inputs, output } = kernel;
+        let kernels = &state.kernels;
+        match op {
+            KernelOp::Copy => kernels.copy(&inputs[0], output, stream),
+            KernelOp::Neg => kernels.neg(&inputs[0], output, stream),
+            KernelOp::Cast => kernels.cast(&inputs[0], output, stream),
+            KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
+            KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
+            KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
+            KernelOp::Matmul | KernelOp::Linear => {
+                let workspace = Self::workspace(state)?;
+                let mut scratch = Scratch::default();
+                let bias = kernel
+                    .inputs
+                    .get(2)
+                    .filter(|_| kernel.op == KernelOp::Linear);
+                for (lhs, rhs, out) in &gemms(kernel) {
+                    let gemm = Gemm {
+                        lhs,
+                        rhs,
+                        bias,
+                        out,
+                    };
+                    state
+                        .blas
+                        .gemm(gemm, stream, workspace, &state.kernels, &mut scratch)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -757,39 +858,12 @@ impl Device for CudaDevice {
 
     fn compute(&self, kernel: Kernel) -> Result<()> {
         kernel.validate()?;
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        let stream = state.streams[state.current];
-        let Kernel { op, inputs, output } = &kernel;
-        let kernels = &state.kernels;
-        match op {
-            KernelOp::Copy => kernels.copy(&inputs[0], output, stream),
-            KernelOp::Neg => kernels.neg(&inputs[0], output, stream),
-            KernelOp::Cast => kernels.cast(&inputs[0], output, stream),
-            KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
-            KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
-            KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
-            KernelOp::Matmul | KernelOp::Linear => {
-                let workspace = Self::workspace(state)?;
-                let mut scratch = Scratch::default();
-                let bias = kernel
-                    .inputs
-                    .get(2)
-                    .filter(|_| kernel.op == KernelOp::Linear);
-                for (lhs, rhs, out) in &gemms(&kernel) {
-                    let gemm = Gemm {
-                        lhs,
-                        rhs,
-                        bias,
-                        out,
-                    };
-                    state
-                        .blas
-                        .gemm(gemm, stream, workspace, &state.kernels, &mut scratch)?;
-                }
-                Ok(())
-            }
-        }
+        let mut state = self.state()?;
+        Self::traced(
+            &mut state,
+            || label(kernel.entry()),
+            |state| Self::enqueue_kernel(state, &kernel),
+        )
     }
 
     fn collective(&self, op: CollectiveOp) -> Result<Request> {
@@ -804,7 +878,11 @@ impl Device for CudaDevice {
                 "a collective inside a coalescing group: groups hold sends and receives".into(),
             ));
         }
-        self.post_collective(state, &op)?;
+        Self::traced(
+            state,
+            || label(op.entry()),
+            |state| self.post_collective(state, &op),
+        )?;
         Self::record_request(state)
     }
 
@@ -843,14 +921,20 @@ impl Device for CudaDevice {
         for post in &group.posts {
             self.comm(state, &post.team)?;
         }
-        nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
-        let posted = group
-            .posts
-            .iter()
-            .try_for_each(|post| Self::post_p2p(state, post));
-        // The group is closed even when a post failed, so NCCL's state stays sane.
-        nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
-        posted?;
+        let posts = &group.posts;
+        Self::traced(
+            state,
+            || format!("coalesced {} send/recv", posts.len()),
+            |state| {
+                nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
+                let posted = posts
+                    .iter()
+                    .try_for_each(|post| Self::post_p2p(state, post));
+                // The group is closed even when a post failed, so NCCL's state stays sane.
+                nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
+                posted
+            },
+        )?;
         for (staging, target, stream) in &group.copies {
             state
                 .kernels
@@ -940,6 +1024,9 @@ impl Device for CudaDevice {
         for comm in state.comms.values() {
             comm.async_error()?;
         }
+        if let Some(timeline) = &mut state.timeline {
+            timeline.collect()?;
+        }
         if state.group.is_none() {
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
@@ -950,6 +1037,12 @@ impl Device for CudaDevice {
         }
         Ok(())
     }
+}
+
+/// An entry as a trace names it: `matmul_bf16`.
+fn label(entry: crate::abi::Entry) -> String {
+    let name = entry.name();
+    name.strip_prefix("hir_rt_").unwrap_or(&name).to_string()
 }
 
 fn new_or_reused_event(state: &mut State) -> Result<sys::CUevent> {
@@ -1107,6 +1200,7 @@ impl Drop for CudaDevice {
                 let _ = cu::stream::synchronize(stream);
             }
             state.comms.clear();
+            state.timeline = None;
             for workspace in state.workspaces.iter().flatten() {
                 let _ = cu::free_sync(*workspace);
             }

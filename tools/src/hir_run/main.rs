@@ -10,6 +10,7 @@
 //! a mesh of D devices is held as slice `j` by the rank at mesh position `j`.
 //! For host IR every argument is per-rank and random.
 
+mod backend;
 mod cli;
 mod jit;
 mod program;
@@ -17,12 +18,9 @@ mod reference;
 mod tensor;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use cli::{Backend, Command, Options};
-use hir_runtime::{
-    abi::DType,
-    cpu::{Config, World},
-    npy,
-};
+use backend::Runtime;
+use cli::{Command, Options};
+use hir_runtime::{abi::DType, cuda::DeviceBuffer, npy};
 use melior::{
     Context,
     diagnostic::{Diagnostic, DiagnosticSeverity},
@@ -55,9 +53,6 @@ fn main() -> ExitCode {
 }
 
 fn run(options: &Options) -> Result<()> {
-    if options.backend == Backend::Cuda {
-        bail!("the cuda backend is not part of this build of the runtime yet; use --backend cpu");
-    }
     let context = Context::new();
     context.attach_diagnostic_handler(|diagnostic| {
         print_diagnostic(&diagnostic);
@@ -107,28 +102,35 @@ fn run(options: &Options) -> Result<()> {
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
 
+    let runtime = Runtime::start(
+        options.backend,
+        options.ranks,
+        options.num_streams,
+        options.trace.is_some(),
+    )?;
     let mut ranks: Vec<RankCall> = (0..options.ranks)
         .map(|rank| rank_buffers(&signature, &globals, rank, options.seed))
         .collect();
-    for call in &mut ranks {
+    for (rank, call) in ranks.iter_mut().enumerate() {
+        for buffer in &mut call.buffers {
+            runtime.place(rank, buffer)?;
+        }
         call.pack();
     }
-    let calls = Calls(&ranks);
-    let config = Config {
-        trace: options.trace.is_some(),
-        ..Config::new(options.ranks, options.num_streams)
-    };
-    let world = World::new(config).map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
+    let calls = Calls::new(&ranks);
     let launch = || {
-        world
-            .run(|device| {
-                // SAFETY: each rank passes its own buffers, laid out as the
-                // entry's descriptors, to the packed wrapper.
-                unsafe { packed(calls.arguments(device.rank())) }
-            })
-            .map_err(|error| anyhow!("the run failed: {error}"))
+        runtime.run(|rank| {
+            // SAFETY: each rank passes its own buffers, laid out as the
+            // entry's descriptors, to the packed wrapper.
+            unsafe { packed(calls.arguments(rank)) }
+        })
     };
     launch()?;
+    for (rank, call) in ranks.iter_mut().enumerate() {
+        for buffer in &mut call.buffers {
+            runtime.fetch(rank, buffer)?;
+        }
+    }
     println!(
         "ran {} on {} rank{} ({} streams each)",
         signature.name,
@@ -195,7 +197,7 @@ fn run(options: &Options) -> Result<()> {
         );
     }
     if let Some(path) = &options.trace {
-        world
+        runtime
             .write_chrome_trace(path)
             .with_context(|| format!("cannot write the trace {}", path.display()))?;
     }
@@ -317,13 +319,16 @@ fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
 
 /// One argument of one rank: its elements in a buffer of the element type,
 /// and the ranked memref descriptor the entry's C interface takes.
-struct Buffer {
+pub struct Buffer {
     dtype: DType,
     shape: Vec<usize>,
     /// `u64`s, so that every element type is aligned.
     storage: Vec<u64>,
     /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
     descriptor: Vec<i64>,
+    /// Where the program reads and writes it when not in `storage`: the
+    /// rank's GPU (`Runtime::place`, `Runtime::fetch`).
+    device: Option<DeviceBuffer>,
 }
 
 impl Buffer {
@@ -348,19 +353,34 @@ impl Buffer {
             shape: tensor.shape.clone(),
             storage,
             descriptor,
+            device: None,
         }
     }
 
+    /// The elements' bytes.
+    fn bytes(&self) -> &[u8] {
+        let len = self.shape.iter().product::<usize>() * self.dtype.size();
+        // SAFETY: `storage` holds at least `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.shape.iter().product::<usize>() * self.dtype.size();
+        // SAFETY: as `bytes`.
+        unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr().cast::<u8>(), len) }
+    }
+
+    /// Makes the descriptor address `ptr` instead of `storage`.
+    fn point_to(&mut self, ptr: *mut u8) {
+        self.descriptor[0] = ptr as i64;
+        self.descriptor[1] = ptr as i64;
+    }
+
     fn read(&self) -> Tensor {
-        let len: usize = self.shape.iter().product();
-        // SAFETY: `storage` holds `len` elements of `dtype`.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len * self.dtype.size())
-        };
         let array = npy::Array {
             dtype: self.dtype,
             shape: self.shape.clone(),
-            data: bytes.to_vec(),
+            data: self.bytes().to_vec(),
         };
         Tensor::new(
             self.shape.clone(),
@@ -393,15 +413,26 @@ impl RankCall {
     }
 }
 
-/// Every rank's call, shared with the rank threads: each uses its own only.
-struct Calls<'a>(&'a [RankCall]);
+/// Every rank's packed arguments, shared with the rank threads: each uses its
+/// own only. They stay valid while the `RankCall`s live: fetching results
+/// rewrites buffer contents, never the vectors that hold them.
+struct Calls(Vec<*mut *mut c_void>);
 
 // SAFETY: rank `r`'s thread is the only one to touch `self.0[r]`'s buffers.
-unsafe impl Sync for Calls<'_> {}
+unsafe impl Sync for Calls {}
 
-impl Calls<'_> {
+impl Calls {
+    fn new(ranks: &[RankCall]) -> Self {
+        Calls(
+            ranks
+                .iter()
+                .map(|call| call.arguments.as_ptr().cast_mut())
+                .collect(),
+        )
+    }
+
     fn arguments(&self, rank: usize) -> *mut *mut c_void {
-        self.0[rank].arguments.as_ptr().cast_mut()
+        self.0[rank]
     }
 }
 
