@@ -26,3 +26,9 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%hir_plugin", os.path.join(hir_bin_dir, "libHIRDialects.so")))
 config.substitutions.append(("%mlir_opt", os.path.join(llvm_bin_dir, "mlir-opt")))
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
+
+# A machine with the CUDA driver: tests of what hir-run says without one skip.
+if any(os.path.exists(os.path.join(d, "libcuda.so.1"))
+       for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64"]
+       + os.environ.get("LD_LIBRARY_PATH", "").split(":") if d):
+    config.available_features.add("cuda-driver")

@@ -30,6 +30,18 @@
 // RUN: hir-run -n 1 --check --input arg0=%t/result0.npy --input arg1=%t/result0.npy %examples/binary.mlir | FileCheck %s --check-prefix=INPUTS
 // INPUTS: result0: relative error 0.000e0 (tolerance 1e-4 for f32): ok
 
+// --expect: the same run agrees with what it wrote; another seed does not, and
+// the run fails; a directory of another program's outputs is a shape error.
+// RUN: hir-run -n 1 --expect %t %examples/binary.mlir | FileCheck %s --check-prefix=EXPECT
+// EXPECT: result0 against {{.*}}: relative error 0.000e0 (tolerance 1e-4 for f32): ok
+// RUN: not hir-run -n 1 --seed 5 --expect %t %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=EXPECT-DIFF
+// EXPECT-DIFF: result0 against {{.*}}: relative error {{.*}}: MISMATCH
+// EXPECT-DIFF: hir-run: error: the outputs differ from what they were compared with
+// RUN: not hir-run -n 1 --expect %t %examples/matmul.mlir 2>&1 | FileCheck %s --check-prefix=EXPECT-SHAPE
+// EXPECT-SHAPE: hir-run: error: --expect: {{.*}}result0.npy has shape [4, 8], but result0 has shape
+// RUN: not hir-run -n 1 --expect %t/nowhere %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=EXPECT-MISSING
+// EXPECT-MISSING: hir-run: error: --expect: {{.*}}nowhere/result0.npy
+
 func.func @two(%a: memref<8xf32>) {
   return
 }

@@ -17,6 +17,7 @@ options:
   --seed K              seed of the random inputs (default 0)
   --output-dir D        write the outputs there as .npy
   --check               compare the outputs with a reference evaluation of the fusion program
+  --expect D            compare the outputs with those --output-dir wrote to D (another backend's, say)
   --iters K             time K runs after the first
   --trace FILE          write a Chrome/Perfetto trace of the runs
   --print-ir            print the IR after each lowering stage
@@ -41,6 +42,7 @@ pub struct Options {
     pub seed: u64,
     pub output_dir: Option<PathBuf>,
     pub check: bool,
+    pub expect: Option<PathBuf>,
     pub iters: usize,
     pub trace: Option<PathBuf>,
     pub print_ir: bool,
@@ -78,6 +80,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         seed: 0,
         output_dir: None,
         check: false,
+        expect: None,
         iters: 0,
         trace: None,
         print_ir: false,
@@ -130,6 +133,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--seed" => options.seed = number("--seed", &value()?)?,
             "--output-dir" => options.output_dir = Some(PathBuf::from(value()?)),
             "--check" => options.check = true,
+            "--expect" => options.expect = Some(PathBuf::from(value()?)),
             "--iters" => options.iters = number("--iters", &value()?)?,
             "--trace" => options.trace = Some(PathBuf::from(value()?)),
             "--print-ir" => options.print_ir = true,
@@ -170,6 +174,8 @@ mod tests {
             "--output-dir",
             "out",
             "--check",
+            "--expect",
+            "cpu-out",
             "--iters",
             "3",
             "--trace",
@@ -183,6 +189,7 @@ mod tests {
         assert_eq!(options.inputs, vec![(1, PathBuf::from("b.npy"))]);
         assert_eq!(options.seed, 7);
         assert!(options.check && options.print_ir);
+        assert_eq!(options.expect, Some(PathBuf::from("cpu-out")));
         assert_eq!(options.iters, 3);
         assert_eq!(options.program, PathBuf::from("prog.mlir"));
     }

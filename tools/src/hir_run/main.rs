@@ -143,15 +143,21 @@ fn run(options: &Options) -> Result<()> {
         let outputs = assemble(&signature, &ranks);
         if let Some(reference) = &reference {
             for (index, (output, expected)) in outputs.iter().zip(reference).enumerate() {
+                let name = format!("result{index}");
+                mismatch |= !agrees(&name, output, expected, signature.outputs[index].dtype);
+            }
+        }
+        if let Some(dir) = &options.expect {
+            for (index, output) in outputs.iter().enumerate() {
+                let name = format!("result{index}");
                 let dtype = signature.outputs[index].dtype;
-                let error = tensor::relative_error(output, expected);
-                let tolerance = tensor::tolerance(dtype);
-                let verdict = if error <= tolerance { "ok" } else { "MISMATCH" };
-                println!(
-                    "result{index}: relative error {error:.3e} (tolerance {tolerance:.0e} for {}): {verdict}",
-                    dtype.mlir()
+                let expected = read_expected(dir, &name, &output.shape)?;
+                mismatch |= !agrees(
+                    &format!("{name} against {}", dir.display()),
+                    output,
+                    &expected,
+                    dtype,
                 );
-                mismatch |= error > tolerance;
             }
         }
         if let Some(dir) = &options.output_dir {
@@ -163,14 +169,19 @@ fn run(options: &Options) -> Result<()> {
                 )?;
             }
         }
-    } else if let Some(dir) = &options.output_dir {
+    } else {
         for (rank, call) in ranks.iter().enumerate() {
             for (index, buffer) in call.buffers.iter().enumerate() {
-                write_npy(
-                    &dir.join(format!("arg{index}.rank{rank}.npy")),
-                    &buffer.read(),
-                    buffer.dtype,
-                )?;
+                let name = format!("arg{index}.rank{rank}");
+                let value = buffer.read();
+                if let Some(dir) = &options.expect {
+                    let expected = read_expected(dir, &name, &value.shape)?;
+                    let what = format!("{name} against {}", dir.display());
+                    mismatch |= !agrees(&what, &value, &expected, buffer.dtype);
+                }
+                if let Some(dir) = &options.output_dir {
+                    write_npy(&dir.join(format!("{name}.npy")), &value, buffer.dtype)?;
+                }
             }
         }
     }
@@ -202,9 +213,40 @@ fn run(options: &Options) -> Result<()> {
             .with_context(|| format!("cannot write the trace {}", path.display()))?;
     }
     if mismatch {
-        bail!("the outputs differ from the reference");
+        bail!("the outputs differ from what they were compared with");
     }
     Ok(())
+}
+
+/// Whether `actual` is within `dtype`'s tolerance of `expected`, printed as
+/// a line for `name`.
+fn agrees(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> bool {
+    let error = tensor::relative_error(actual, expected);
+    let tolerance = tensor::tolerance(dtype);
+    let verdict = if error <= tolerance { "ok" } else { "MISMATCH" };
+    println!(
+        "{name}: relative error {error:.3e} (tolerance {tolerance:.0e} for {}): {verdict}",
+        dtype.mlir()
+    );
+    error <= tolerance
+}
+
+/// `dir/name.npy`, as `--output-dir` wrote it, of the given shape.
+fn read_expected(dir: &Path, name: &str, shape: &[usize]) -> Result<Tensor> {
+    let path = dir.join(format!("{name}.npy"));
+    let array = npy::read(&path).map_err(|error| anyhow!("--expect: {error}"))?;
+    if array.shape != shape {
+        bail!(
+            "--expect: {} has shape {:?}, but {name} has shape {shape:?}",
+            path.display(),
+            array.shape
+        );
+    }
+    let values = array.to_f32();
+    Ok(Tensor::new(
+        array.shape,
+        values.into_iter().map(f64::from).collect(),
+    ))
 }
 
 /// Prints a diagnostic as `file:line:col: error: message`, with its notes.
