@@ -45,6 +45,7 @@ fn call<R>(
     if skip_failed && device.failed() {
         return skipped;
     }
+    let _range = crate::nvtx::range(|| entry.name());
     let error = match catch_unwind(AssertUnwindSafe(|| body(&*device))) {
         Ok(Ok(value)) => return value,
         Ok(Err(error)) => error,

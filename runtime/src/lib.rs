@@ -31,6 +31,7 @@ pub mod error;
 pub mod ffi;
 pub mod memref;
 pub mod npy;
+mod nvtx;
 pub mod ops;
 mod site_cache;
 pub mod trace;
