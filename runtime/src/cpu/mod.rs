@@ -484,11 +484,6 @@ impl CpuDevice {
         let mut host = lock(&self.host);
         let host = &mut *host;
         if backend == Backend::Cuda {
-            if host.group.is_some() {
-                return Err(Error::Invalid(
-                    "'cuda' transfers cannot be coalesced; only 'nccl' ones can".into(),
-                ));
-            }
             let region = buffer.footprint();
             let inside = |&(start, end): &Region| start <= region.start && region.end <= end;
             if region.end > region.start && !host.exported.iter().any(inside) {

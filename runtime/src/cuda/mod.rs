@@ -8,11 +8,15 @@
 //! the current stream: cuBLASLt for matmul and linear (`blas.rs`), NVRTC
 //! kernels for the rest (`kernels.rs`). Collectives and NCCL send/recv are
 //! posted on the current stream too; their request is an event recorded after
-//! them, which `wait` makes the (then) current stream wait for. See
+//! them, which `wait` makes the (then) current stream wait for. `cuda`
+//! transfers are CUDA-IPC copies into the peer's buffer (`ipc.rs`). See
 //! `docs/Runtime.md` for what is verified on which machine.
 
 mod alloc;
 mod blas;
+mod bootstrap;
+mod grouped;
+mod ipc;
 mod kernels;
 mod nccl;
 #[cfg(test)]
@@ -20,7 +24,7 @@ mod tests;
 mod timeline;
 
 pub use alloc::DeviceBuffer;
-pub use nccl::Bootstrap;
+pub use bootstrap::{Bootstrap, MessageKey};
 
 use crate::abi::{Backend, Collective};
 use crate::cpu::sync::Faults;
@@ -32,9 +36,11 @@ use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
+use bootstrap::ThreadBootstrap;
 use cudarc::driver::{CudaContext, result as cu, sys};
+use ipc::Ipc;
 use kernels::Kernels;
-use nccl::{Comm, ThreadBootstrap};
+use nccl::Comm;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -231,15 +237,15 @@ impl World {
     }
 }
 
-/// A request: complete once its event is (`None`: at once).
+/// A request: complete once all its events are.
 enum Slot {
     /// Of a coalescing group that has not ended.
     Open,
-    Done(Option<sys::CUevent>),
+    Done(Vec<sys::CUevent>),
 }
 
-/// An NCCL send or receive of contiguous `data` with team member `peer`,
-/// on stream `stream` (an index).
+/// A send or receive of `data` with team member `peer`, on stream `stream`
+/// (an index). For NCCL, `data` is contiguous.
 struct P2p {
     send: bool,
     data: View,
@@ -252,6 +258,8 @@ struct P2p {
 struct Group {
     request: usize,
     posts: Vec<P2p>,
+    /// `cuda` transfers, posted at the end: receives first.
+    ipc: Vec<P2p>,
     /// Received into staging: copied to their views, on their streams, once
     /// the group ends.
     copies: Vec<(View, View, usize)>,
@@ -280,6 +288,7 @@ struct State {
     /// Per team, the bootstrap exchanges so far.
     exchanges: HashMap<Team, u64>,
     timeline: Option<Timeline>,
+    ipc: Ipc,
 }
 
 // The raw handles are used by the rank's host thread, with its context current.
@@ -342,6 +351,7 @@ impl CudaDevice {
             comms: HashMap::new(),
             exchanges: HashMap::new(),
             timeline,
+            ipc: Ipc::default(),
         };
         Ok(CudaDevice {
             rank,
@@ -426,13 +436,46 @@ impl CudaDevice {
         let event = new_or_reused_event(state)?;
         // SAFETY: live event and stream.
         unsafe { cu::event::record(event, state.streams[state.current]) }.check("cuEventRecord")?;
-        state.requests.push(Slot::Done(Some(event)));
-        Ok(state.retired + state.requests.len() as Request)
+        Ok(Self::issue(state, vec![event]))
     }
 
     fn complete_request(state: &mut State) -> Request {
-        state.requests.push(Slot::Done(None));
+        Self::issue(state, Vec::new())
+    }
+
+    fn issue(state: &mut State, events: Vec<sys::CUevent>) -> Request {
+        state.requests.push(Slot::Done(events));
         state.retired + state.requests.len() as Request
+    }
+
+    /// The host side of `cuda` transfers.
+    fn me(&self) -> ipc::Me<'_> {
+        ipc::Me {
+            rank: self.rank,
+            ctx: self.ctx.cu_ctx(),
+            bootstrap: &*self.bootstrap,
+        }
+    }
+
+    /// Posts a `cuda` send or receive; returns the event its request waits
+    /// for.
+    fn post_ipc(
+        &self,
+        state: &mut State,
+        p2p: &P2p,
+        scratch: &mut Scratch,
+    ) -> Result<sys::CUevent> {
+        let event = new_or_reused_event(state)?;
+        let stream = state.streams[p2p.stream];
+        let me = self.me();
+        if p2p.send {
+            state.ipc.send(&me, p2p, stream, &state.kernels, scratch)?;
+            // SAFETY: live event and stream.
+            unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
+        } else {
+            state.ipc.recv(&me, p2p, stream, event)?;
+        }
+        Ok(event)
     }
 
     fn post_collective(&self, state: &mut State, op: &CollectiveOp) -> Result<()> {
@@ -535,10 +578,15 @@ impl CudaDevice {
                 }
             }
             Collective::Gather | Collective::Scatter | Collective::Alltoall => {
-                return Err(Error::Invalid(format!(
-                    "{} is not implemented by the cuda backend yet",
-                    op.entry()
-                )));
+                let parts = grouped::Parts {
+                    op,
+                    me: position,
+                    root,
+                    comm,
+                    kernels,
+                    stream,
+                };
+                parts.post(&mut scratch)?;
             }
         }
         Ok(())
@@ -551,15 +599,28 @@ impl CudaDevice {
             team,
             backend,
         } = transfer;
-        if backend == Backend::Cuda {
-            return Err(Error::Invalid(
-                "the cuda backend does not move 'cuda' (CUDA-IPC) transfers yet; use 'nccl'".into(),
-            ));
-        }
+        let peer_rank = peer;
         let peer = team.require(peer, "peer")?;
         team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
         let state = &mut *guard;
+        if backend == Backend::Cuda {
+            let what = if send { "send to" } else { "recv from" };
+            state.ipc.check(&team, peer_rank, &buffer, what)?;
+            let p2p = P2p {
+                send,
+                data: buffer,
+                peer,
+                team,
+                stream: state.current,
+            };
+            if let Some(group) = &mut state.group {
+                group.ipc.push(p2p);
+                return Ok(state.retired + group.request as Request + 1);
+            }
+            let event = self.post_ipc(state, &p2p, &mut Scratch::default())?;
+            return Ok(Self::issue(state, vec![event]));
+        }
         let stream = state.current;
         let raw = state.streams[stream];
         let mut own = Scratch::default();
@@ -904,6 +965,7 @@ impl Device for CudaDevice {
         state.group = Some(Group {
             request,
             posts: Vec::new(),
+            ipc: Vec::new(),
             copies: Vec::new(),
             scratch: Scratch::default(),
         });
@@ -913,28 +975,37 @@ impl Device for CudaDevice {
     fn end_coalescing(&self) -> Result<Request> {
         let mut guard = self.state()?;
         let state = &mut *guard;
-        let Some(group) = state.group.take() else {
+        let Some(mut group) = state.group.take() else {
             return Err(Error::Invalid(
                 "closes no group: no start_coalescing before it".into(),
             ));
         };
+        // `cuda` receives first: a send's host waits for its receiver's
+        // receive, so posting them first lets any order in a group complete.
+        let (sends, recvs): (Vec<P2p>, Vec<P2p>) = group.ipc.drain(..).partition(|p2p| p2p.send);
+        let mut events = Vec::new();
+        for p2p in recvs.iter().chain(&sends) {
+            events.push(self.post_ipc(state, p2p, &mut group.scratch)?);
+        }
         for post in &group.posts {
             self.comm(state, &post.team)?;
         }
-        let posts = &group.posts;
-        Self::traced(
-            state,
-            || format!("coalesced {} send/recv", posts.len()),
-            |state| {
-                nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
-                let posted = posts
-                    .iter()
-                    .try_for_each(|post| Self::post_p2p(state, post));
-                // The group is closed even when a post failed, so NCCL's state stays sane.
-                nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
-                posted
-            },
-        )?;
+        if !group.posts.is_empty() {
+            let posts = &group.posts;
+            Self::traced(
+                state,
+                || format!("coalesced {} send/recv", posts.len()),
+                |state| {
+                    nccl::check(cudarc::nccl::result::group_start(), "ncclGroupStart", None)?;
+                    let posted = posts
+                        .iter()
+                        .try_for_each(|post| Self::post_p2p(state, post));
+                    // The group is closed even when a post failed, so NCCL's state stays sane.
+                    nccl::check(cudarc::nccl::result::group_end(), "ncclGroupEnd", None)?;
+                    posted
+                },
+            )?;
+        }
         for (staging, target, stream) in &group.copies {
             state
                 .kernels
@@ -953,7 +1024,8 @@ impl Device for CudaDevice {
         let event = new_or_reused_event(state)?;
         // SAFETY: live event and stream.
         unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
-        state.requests[group.request] = Slot::Done(Some(event));
+        events.push(event);
+        state.requests[group.request] = Slot::Done(events);
         Ok(state.retired + group.request as Request + 1)
     }
 
@@ -972,26 +1044,32 @@ impl Device for CudaDevice {
                 "request {request} is of a coalescing group that has not ended: \
                  wait for the group's end_coalescing request"
             ))),
-            Slot::Done(None) => Ok(()),
-            // SAFETY: live event and stream.
-            Slot::Done(Some(event)) => unsafe {
-                cu::stream::wait_event(
-                    state.streams[state.current],
-                    *event,
-                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
+            Slot::Done(events) => events.iter().try_for_each(|&event| {
+                // SAFETY: live event and stream.
+                unsafe {
+                    cu::stream::wait_event(
+                        state.streams[state.current],
+                        event,
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                }
                 .check("cuStreamWaitEvent")
-            },
+            }),
         }
     }
 
-    fn share_mem_handle(&self, _buffer: View, team: Team) -> Result<()> {
+    fn share_mem_handle(&self, buffer: View, team: Team) -> Result<()> {
         if team.position(self.rank).is_none() {
             return Ok(());
         }
-        Err(Error::Invalid(
-            "the cuda backend does not exchange CUDA-IPC handles yet; use 'nccl' transfers".into(),
-        ))
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let number = || {
+            let number = state.exchanges.entry(team.clone()).or_default();
+            *number += 1;
+            *number - 1
+        };
+        state.ipc.share(&self.me(), &team, &buffer, number)
     }
 
     fn barrier(&self, team: Team, backend: Backend) -> Result<()> {
@@ -1021,6 +1099,7 @@ impl Device for CudaDevice {
             // SAFETY: a live stream.
             unsafe { cu::stream::synchronize(stream) }.check("cuStreamSynchronize")?;
         }
+        state.ipc.synchronize()?;
         for comm in state.comms.values() {
             comm.async_error()?;
         }
@@ -1030,8 +1109,8 @@ impl Device for CudaDevice {
         if state.group.is_none() {
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
-                if let Slot::Done(Some(event)) = slot {
-                    state.events.push(event);
+                if let Slot::Done(events) = slot {
+                    state.events.extend(events);
                 }
             }
         }
@@ -1201,12 +1280,15 @@ impl Drop for CudaDevice {
             }
             state.comms.clear();
             state.timeline = None;
+            drop(std::mem::take(&mut state.ipc));
             for workspace in state.workspaces.iter().flatten() {
                 let _ = cu::free_sync(*workspace);
             }
             for slot in state.requests.drain(..) {
-                if let Slot::Done(Some(event)) = slot {
-                    let _ = cu::event::destroy(event);
+                if let Slot::Done(events) = slot {
+                    for event in events {
+                        let _ = cu::event::destroy(event);
+                    }
                 }
             }
             for &event in state.events.iter().chain(&state.marks) {

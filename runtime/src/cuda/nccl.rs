@@ -1,70 +1,13 @@
 //! NCCL: one communicator per team, created on the team's first
-//! communication, and the unique id exchange through a [`Bootstrap`].
-//!
-//! The bootstrap is the boundary a launcher fills: [`ThreadBootstrap`] when
-//! the ranks are threads of one process (this crate's `World`); a
-//! multi-process launcher provides one over its TCP store, exchanging the same
-//! bytes.
+//! communication, its unique id exchanged through the [`Bootstrap`].
 
 use super::Stream;
+use super::bootstrap::Bootstrap;
 use crate::abi::{DType, ReduceKind};
-use crate::cpu::sync::{Faults, Hub, Waiter};
 use crate::error::{Error, Result};
 use crate::ops::Team;
 use cudarc::nccl::{result as nccl, sys};
 use std::ffi::{CStr, c_void};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// How the ranks of a team exchange bytes before they can talk through NCCL.
-pub trait Bootstrap: Send + Sync {
-    /// Team member `position` brings `bytes` to the team's `number`-th
-    /// exchange and gets every member's, in team order. Blocks until all
-    /// have come, a rank failed, or the bootstrap's timeout.
-    fn all_gather(
-        &self,
-        team: &Team,
-        number: u64,
-        position: usize,
-        bytes: Vec<u8>,
-    ) -> Result<Vec<Vec<u8>>>;
-}
-
-/// The bootstrap of ranks that are threads of one process.
-pub(crate) struct ThreadBootstrap {
-    hub: Hub<Vec<u8>>,
-    faults: Arc<Faults>,
-    timeout: Duration,
-}
-
-impl ThreadBootstrap {
-    pub fn new(faults: Arc<Faults>, timeout: Duration) -> ThreadBootstrap {
-        ThreadBootstrap {
-            hub: Hub::default(),
-            faults,
-            timeout,
-        }
-    }
-}
-
-impl Bootstrap for ThreadBootstrap {
-    fn all_gather(
-        &self,
-        team: &Team,
-        number: u64,
-        position: usize,
-        bytes: Vec<u8>,
-    ) -> Result<Vec<Vec<u8>>> {
-        let waiter = Waiter::new(&self.faults, self.timeout);
-        let all = self.hub.meet(
-            ("bootstrap", team.clone(), number),
-            position,
-            bytes,
-            &waiter,
-        )?;
-        Ok(all.to_vec())
-    }
-}
 
 /// NCCL's message for `error`, with the communicator's last error if any.
 fn message(error: sys::ncclResult_t, comm: Option<sys::ncclComm_t>) -> String {

@@ -1,0 +1,725 @@
+//! `cuda` (CUDA-IPC) transfers: the sender copies straight into the
+//! receiver's buffer, ordered by counters in device memory.
+//!
+//! `share_mem_handle(buffer, team)` exchanges, through the [`Bootstrap`], the
+//! buffer's whole allocation and, on the team's first share, each rank's flag
+//! array for the team; every rank then maps its peers' (see [`Export`]).
+//! Shares are cached per (allocation, team): the caching allocator hands a
+//! site the same buffer on every call, so a program shares for free after its
+//! first run.
+//!
+//! Transfer `k` from `a` to `b` on a team (the `k`-th of that pair and
+//! direction, matched as NCCL does) is signalled by the value `k + 1` in two
+//! flags: `ready` in `a`'s array (written by `b`: its buffer is free) and
+//! `done` in `b`'s (written by `a`: the data is there).
+//!
+//! - `recv`, on `b`: leaves its destination (a [`Destination`]) for `a`
+//!   through the bootstrap, then on the team's receive stream, after the
+//!   posting stream's work so far: writes `ready = k + 1` into `a`'s flag and
+//!   waits for `done >= k + 1`. Its request is an event after that wait.
+//! - `send`, on `a`: takes `b`'s destination (the host waits until `b`'s host
+//!   has posted that `recv`), then on the current stream waits for
+//!   `ready >= k + 1`, copies (`cuMemcpyAsync`, the copy engine, when the
+//!   destination is contiguous; the copy kernel writing through the mapping
+//!   otherwise) and writes `done = k + 1` into `b`'s flag.
+//!
+//! One stream per team writes every `ready` of the rank in posting order, and
+//! a `done` is written only after the next `ready`'s wait passed, so both
+//! counters only grow; waits compare cyclically, so they may wrap.
+
+use super::bootstrap::{Bootstrap, MessageKey};
+use super::kernels::Kernels;
+use super::{Check, P2p, Scratch, Stream, is_contiguous};
+use crate::abi::{DType, Entry};
+use crate::error::{Error, Result};
+use crate::memref::View;
+use crate::ops::Team;
+use cudarc::driver::{result as cu, sys};
+use std::collections::{HashMap, HashSet};
+
+/// A byte range `[start, end)` of one rank's device memory.
+type Region = (usize, usize);
+
+/// A peer's memory and where it is mapped in this rank's address space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Mapping {
+    remote: Region,
+    local: usize,
+}
+
+/// Rewrites a peer's `view` into this rank's address space, if it lies
+/// within one mapping.
+fn translate(mappings: &[Mapping], view: &View) -> Option<View> {
+    let footprint = view.footprint();
+    let (start, end) = (footprint.start, footprint.end);
+    mappings
+        .iter()
+        .find(|m| m.remote.0 <= start && end <= m.remote.1)
+        .map(|m| View {
+            ptr: (m.local + (view.ptr as usize - m.remote.0)) as *mut u8,
+            ..view.clone()
+        })
+}
+
+fn inside(regions: &[Region], view: &View) -> bool {
+    let footprint = view.footprint();
+    regions
+        .iter()
+        .any(|&(start, end)| start <= footprint.start && footprint.end <= end)
+}
+
+/// How the peers reach a rank's memory.
+#[derive(Clone, Debug, PartialEq)]
+enum Reach {
+    /// In this process: its pointers as they are, and the context to enable
+    /// peer access to.
+    Context(u64),
+    /// From other processes: the IPC handles of the buffer's allocation and
+    /// of the flag array.
+    Handles { buffer: [u8; 64], flags: [u8; 64] },
+}
+
+/// What a rank brings to a share: the shared buffer's allocation and its
+/// flag array for the team.
+#[derive(Clone, Debug, PartialEq)]
+struct Export {
+    base: u64,
+    size: u64,
+    flags: u64,
+    reach: Reach,
+}
+
+impl Export {
+    fn encode(&self) -> Vec<u8> {
+        let mut bytes: Vec<u8> = [self.base, self.size, self.flags]
+            .iter()
+            .flat_map(|word| word.to_le_bytes())
+            .collect();
+        match &self.reach {
+            Reach::Context(ctx) => bytes.extend(ctx.to_le_bytes()),
+            Reach::Handles { buffer, flags } => {
+                bytes.extend(buffer);
+                bytes.extend(flags);
+            }
+        }
+        bytes
+    }
+
+    fn decode(bytes: &[u8], same_process: bool) -> Result<Export> {
+        let want = if same_process { 32 } else { 24 + 128 };
+        if bytes.len() != want {
+            return Err(Error::Invalid(format!(
+                "a shared memory export has {} bytes, expected {want}",
+                bytes.len()
+            )));
+        }
+        let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
+        let reach = if same_process {
+            Reach::Context(word(3))
+        } else {
+            Reach::Handles {
+                buffer: bytes[24..88].try_into().unwrap(),
+                flags: bytes[88..152].try_into().unwrap(),
+            }
+        };
+        Ok(Export {
+            base: word(0),
+            size: word(1),
+            flags: word(2),
+            reach,
+        })
+    }
+}
+
+/// A receive's buffer as its sender needs it, in the receiver's address
+/// space.
+#[derive(Clone, Debug, PartialEq)]
+struct Destination(View);
+
+impl Destination {
+    fn encode(&self) -> Vec<u8> {
+        let view = &self.0;
+        let dtype = DType::ALL.iter().position(|&d| d == view.dtype).unwrap();
+        [dtype as u64, view.ptr as u64, view.rank() as u64]
+            .into_iter()
+            .chain(view.sizes.iter().chain(&view.strides).map(|&x| x as u64))
+            .flat_map(u64::to_le_bytes)
+            .collect()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Destination> {
+        let words: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()))
+            .collect();
+        let malformed = || Error::Invalid("a malformed receive destination".into());
+        let (&[dtype, ptr, rank], rest) = words.split_first_chunk::<3>().ok_or_else(malformed)?;
+        let rank = rank as usize;
+        if !bytes.len().is_multiple_of(8) || rest.len() != 2 * rank {
+            return Err(malformed());
+        }
+        let dtype = *DType::ALL.get(dtype as usize).ok_or_else(malformed)?;
+        let field =
+            |range: std::ops::Range<usize>| rest[range].iter().map(|&x| x as usize).collect();
+        Ok(Destination(View {
+            dtype,
+            ptr: ptr as *mut u8,
+            sizes: field(0..rank),
+            strides: field(rank..2 * rank),
+        }))
+    }
+}
+
+/// Per team member, how many transfers this rank has posted with it in one
+/// direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Counters(Vec<u64>);
+
+impl Counters {
+    fn new(members: usize) -> Counters {
+        Counters(vec![0; members])
+    }
+
+    /// The number of the next transfer with `member`.
+    fn next(&mut self, member: usize) -> u64 {
+        let number = self.0[member];
+        self.0[member] += 1;
+        number
+    }
+}
+
+/// The flag value that signals transfer `number` (cyclic: it wraps).
+fn signal(number: u64) -> u32 {
+    (number as u32).wrapping_add(1)
+}
+
+/// A team's flag array: `ready[i]` for sends to member `i`, then `done[i]`
+/// for receives from member `i`.
+fn ready(flags: sys::CUdeviceptr, member: usize) -> sys::CUdeviceptr {
+    flags + 4 * member as u64
+}
+
+fn done(flags: sys::CUdeviceptr, members: usize, member: usize) -> sys::CUdeviceptr {
+    flags + 4 * (members + member) as u64
+}
+
+/// A rank's `cuda` transfers on one team.
+struct Link {
+    position: usize,
+    members: usize,
+    /// This rank's flags.
+    flags: sys::CUdeviceptr,
+    /// Each member's flags, as this rank addresses them (0 until shared).
+    peers: Vec<sys::CUdeviceptr>,
+    /// Receives run here in posting order, as on the cpu backend's team
+    /// queue, so the `ready` writes are ordered.
+    stream: Stream,
+    /// Recorded on a posting stream for `stream` to wait on.
+    mark: sys::CUevent,
+    sends: Counters,
+    recvs: Counters,
+}
+
+impl Link {
+    /// Needs the rank's context current.
+    fn new(team: &Team, position: usize) -> Result<Link> {
+        let members = team.len();
+        let bytes = 8 * members;
+        // SAFETY: plain allocations, zeroed before any stream sees them,
+        // released in `Ipc::drop`.
+        unsafe {
+            let flags = cu::malloc_sync(bytes).check("allocating transfer flags")?;
+            cu::memset_d8_sync(flags, 0, bytes).check("cuMemsetD8")?;
+            Ok(Link {
+                position,
+                members,
+                flags,
+                peers: vec![0; members],
+                stream: cu::stream::create(cu::stream::StreamKind::NonBlocking)
+                    .check("cuStreamCreate")?,
+                mark: super::new_event()?,
+                sends: Counters::new(members),
+                recvs: Counters::new(members),
+            })
+        }
+    }
+}
+
+/// A rank's CUDA-IPC state: what it shared and mapped, and its teams' flags.
+#[derive(Default)]
+pub(super) struct Ipc {
+    links: HashMap<Team, Link>,
+    /// (allocation start, team) already shared.
+    shared: HashSet<(usize, Team)>,
+    /// Per team, this rank's allocations shared with it.
+    exported: HashMap<Team, Vec<Region>>,
+    /// Per peer (global rank), its allocations this rank can write.
+    mapped: HashMap<usize, Vec<Mapping>>,
+    /// Contexts this rank's has peer access to.
+    peer_access: HashSet<u64>,
+    /// Peer allocations opened from IPC handles, by (peer, its address).
+    opened: HashMap<(usize, u64), sys::CUdeviceptr>,
+}
+
+/// Which rank this is, and how it reaches its peers.
+pub(super) struct Me<'a> {
+    pub rank: usize,
+    pub ctx: sys::CUcontext,
+    pub bootstrap: &'a dyn Bootstrap,
+}
+
+impl Ipc {
+    /// Shares `buffer`'s allocation with `team` (host-blocking, once per
+    /// allocation and team); `number` is the team's bootstrap exchange.
+    pub fn share(
+        &mut self,
+        me: &Me,
+        team: &Team,
+        buffer: &View,
+        number: impl FnOnce() -> u64,
+    ) -> Result<()> {
+        let position = team.require(me.rank, "rank")?;
+        let (base, size) = allocation(buffer)?;
+        if self.shared.contains(&(base as usize, team.clone())) {
+            return Ok(());
+        }
+        if !self.links.contains_key(team) {
+            self.links.insert(team.clone(), Link::new(team, position)?);
+        }
+        let link = &self.links[team];
+        let same_process = me.bootstrap.same_process();
+        let export = Export {
+            base,
+            size,
+            flags: link.flags,
+            reach: if same_process {
+                Reach::Context(me.ctx as u64)
+            } else {
+                Reach::Handles {
+                    buffer: ipc_handle(base)?,
+                    flags: ipc_handle(link.flags)?,
+                }
+            },
+        };
+        let all = me
+            .bootstrap
+            .all_gather(team, number(), position, export.encode())?;
+        let mut peers = Vec::with_capacity(all.len());
+        for (&peer, bytes) in team.ranks().iter().zip(&all) {
+            let export = Export::decode(bytes, same_process)?;
+            let (local, flags) = self.map(me, peer, &export)?;
+            let mapping = Mapping {
+                remote: (export.base as usize, (export.base + export.size) as usize),
+                local: local as usize,
+            };
+            let mappings = self.mapped.entry(peer).or_default();
+            if !mappings.contains(&mapping) {
+                mappings.push(mapping);
+            }
+            peers.push(flags);
+        }
+        self.links.get_mut(team).unwrap().peers = peers;
+        let region = (base as usize, (base + size) as usize);
+        self.exported.entry(team.clone()).or_default().push(region);
+        self.shared.insert((base as usize, team.clone()));
+        Ok(())
+    }
+
+    /// Where `peer`'s exported buffer and flags are in this rank's address
+    /// space.
+    fn map(
+        &mut self,
+        me: &Me,
+        peer: usize,
+        export: &Export,
+    ) -> Result<(sys::CUdeviceptr, sys::CUdeviceptr)> {
+        match &export.reach {
+            Reach::Context(ctx) => {
+                if *ctx != me.ctx as u64 && self.peer_access.insert(*ctx) {
+                    // SAFETY: a live context of this process; ours is current.
+                    let result = unsafe { sys::cuCtxEnablePeerAccess(*ctx as sys::CUcontext, 0) };
+                    if result != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                        result.result().check(&format!(
+                            "enabling peer access to rank {peer}'s GPU (cuCtxEnablePeerAccess)"
+                        ))?;
+                    }
+                }
+                Ok((export.base, export.flags))
+            }
+            Reach::Handles { .. } if peer == me.rank => Ok((export.base, export.flags)),
+            Reach::Handles { buffer, flags } => Ok((
+                self.open(peer, export.base, buffer)?,
+                self.open(peer, export.flags, flags)?,
+            )),
+        }
+    }
+
+    /// Opens `peer`'s allocation at `address` from its IPC handle, once.
+    fn open(&mut self, peer: usize, address: u64, handle: &[u8; 64]) -> Result<sys::CUdeviceptr> {
+        if let Some(&local) = self.opened.get(&(peer, address)) {
+            return Ok(local);
+        }
+        let handle = sys::CUipcMemHandle {
+            reserved: handle.map(|byte| byte as std::ffi::c_char),
+        };
+        let mut local = 0;
+        // SAFETY: a handle another process exported; closed in `drop`.
+        unsafe {
+            sys::cuIpcOpenMemHandle_v2(
+                &mut local,
+                handle,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            )
+        }
+        .result()
+        .check(&format!(
+            "opening rank {peer}'s memory (cuIpcOpenMemHandle)"
+        ))?;
+        self.opened.insert((peer, address), local);
+        Ok(local)
+    }
+
+    /// Checks that this rank can move `buffer` with `peer` on `team`: both
+    /// sides shared something with the team, and this side `buffer`.
+    pub fn check(&self, team: &Team, peer: usize, buffer: &View, what: &str) -> Result<()> {
+        let exported = self.exported.get(team).map_or(&[][..], Vec::as_slice);
+        if self
+            .links
+            .get(team)
+            .is_none_or(|link| link.peers.is_empty())
+        {
+            return Err(Error::Invalid(format!(
+                "{what} rank {peer}: no buffer was shared with share_mem_handle on team {team}"
+            )));
+        }
+        if !inside(exported, buffer) {
+            let footprint = buffer.footprint();
+            return Err(Error::Invalid(format!(
+                "{what} rank {peer}: buffer ({} bytes at {:#x}) was not shared with \
+                 share_mem_handle on team {team}",
+                footprint.end - footprint.start,
+                footprint.start
+            )));
+        }
+        Ok(())
+    }
+
+    /// Posts receive `p2p` after the work so far on `posting`, its stream;
+    /// `event` is recorded once the data is there. `check` passed.
+    pub fn recv(&mut self, me: &Me, p2p: &P2p, posting: Stream, event: sys::CUevent) -> Result<()> {
+        let P2p {
+            data: buffer,
+            peer: from,
+            team,
+            ..
+        } = p2p;
+        let from = *from;
+        let link = self.links.get_mut(team).expect("checked");
+        let number = link.recvs.next(from);
+        let key: MessageKey = (team.clone(), from, link.position, number);
+        me.bootstrap
+            .put(key, Destination(buffer.clone()).encode())?;
+        let value = signal(number);
+        // SAFETY: live streams and events; the flags are device memory of
+        // this rank and (mapped) of the sender, alive until the device drops.
+        unsafe {
+            cu::event::record(link.mark, posting).check("cuEventRecord")?;
+            cu::stream::wait_event(
+                link.stream,
+                link.mark,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .check("cuStreamWaitEvent")?;
+            write_value(link.stream, ready(link.peers[from], link.position), value)?;
+            wait_value(link.stream, done(link.flags, link.members, from), value)?;
+            cu::event::record(event, link.stream).check("cuEventRecord")
+        }
+    }
+
+    /// Posts send `p2p` on `stream`, its stream; `check` passed. The host
+    /// waits until the receiver has posted the matching `recv`.
+    pub fn send(
+        &mut self,
+        me: &Me,
+        p2p: &P2p,
+        stream: Stream,
+        kernels: &Kernels,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        let P2p {
+            data: buffer,
+            peer: to,
+            team,
+            ..
+        } = p2p;
+        let to = *to;
+        let link = self.links.get_mut(team).expect("checked");
+        let number = link.sends.next(to);
+        let key: MessageKey = (team.clone(), link.position, to, number);
+        let receiver = team.ranks()[to];
+        let describe = || {
+            format!(
+                "cuda transfer #{number} from rank {} to rank {receiver} on team {team}",
+                me.rank
+            )
+        };
+        let message = me.bootstrap.take(key).map_err(|error| match error {
+            Error::Timeout { after, .. } => Error::Timeout {
+                after,
+                waiting: format!(
+                    "for rank {receiver} to post the matching recv ({}); a cuda send learns \
+                     where to write from its recv, so the recv must be posted first",
+                    describe()
+                ),
+            },
+            error => error,
+        })?;
+        let Destination(target) = Destination::decode(&message)?;
+        let value = signal(number);
+        let done_flag = done(link.peers[to], link.members, link.position);
+        let local = if (target.dtype, target.numel()) != (buffer.dtype, buffer.numel()) {
+            Err(Error::Mismatch(format!(
+                "{} of {} elements from rank {} does not match {} of {} elements on rank \
+                 {receiver} ({})",
+                Entry::Send(buffer.dtype),
+                buffer.numel(),
+                me.rank,
+                Entry::Recv(target.dtype),
+                target.numel(),
+                describe()
+            )))
+        } else {
+            let mappings = self.mapped.get(&receiver).map_or(&[][..], Vec::as_slice);
+            translate(mappings, &target).ok_or_else(|| {
+                let footprint = target.footprint();
+                Error::Invalid(format!(
+                    "rank {receiver}'s recv buffer ({} bytes at {:#x}) is not mapped on rank {}: \
+                     share it with share_mem_handle first ({})",
+                    footprint.end - footprint.start,
+                    footprint.start,
+                    me.rank,
+                    describe()
+                ))
+            })
+        };
+        let local = match local {
+            Ok(local) => local,
+            Err(error) => {
+                // Release the receiver, whose stream would wait forever.
+                // SAFETY: a live stream; the receiver's flag is mapped.
+                unsafe { write_value(stream, done_flag, value)? };
+                return Err(error);
+            }
+        };
+        // SAFETY: live stream; the flags and `local` are mapped device memory
+        // that stays allocated while the world lives.
+        unsafe {
+            wait_value(stream, ready(link.flags, to), value)?;
+            put(kernels, scratch, buffer, &local, stream)?;
+            write_value(stream, done_flag, value)
+        }
+    }
+
+    /// Waits for the receives posted so far.
+    pub fn synchronize(&self) -> Result<()> {
+        for link in self.links.values() {
+            // SAFETY: a live stream.
+            unsafe { cu::stream::synchronize(link.stream) }.check("cuStreamSynchronize")?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Ipc {
+    /// Runs with the rank's context current, after its streams finished.
+    fn drop(&mut self) {
+        // SAFETY: every handle was created or opened here, released once.
+        unsafe {
+            for link in self.links.values() {
+                let _ = cu::stream::synchronize(link.stream);
+                let _ = cu::stream::destroy(link.stream);
+                let _ = cu::event::destroy(link.mark);
+                let _ = cu::free_sync(link.flags);
+            }
+            for &local in self.opened.values() {
+                let _ = sys::cuIpcCloseMemHandle(local);
+            }
+        }
+    }
+}
+
+/// The allocation `buffer` lies in: its start and size.
+fn allocation(buffer: &View) -> Result<(u64, u64)> {
+    let (mut base, mut size) = (0, 0);
+    // SAFETY: only queries the driver about an address.
+    unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, buffer.ptr as u64) }
+        .result()
+        .check(&format!(
+            "finding the allocation of buffer {:p} (cuMemGetAddressRange): \
+             share_mem_handle takes device memory from alloc",
+            buffer.ptr
+        ))?;
+    Ok((base, size as u64))
+}
+
+fn ipc_handle(base: u64) -> Result<[u8; 64]> {
+    let mut handle = std::mem::MaybeUninit::<sys::CUipcMemHandle>::uninit();
+    // SAFETY: `base` starts a cuMemAlloc allocation.
+    unsafe { sys::cuIpcGetMemHandle(handle.as_mut_ptr(), base) }
+        .result()
+        .check("exporting memory (cuIpcGetMemHandle)")?;
+    // SAFETY: initialized by the successful call.
+    Ok(unsafe { handle.assume_init() }
+        .reserved
+        .map(|byte| byte as u8))
+}
+
+/// # Safety
+/// `stream` is live and `flag` device memory this context can write.
+unsafe fn write_value(stream: Stream, flag: sys::CUdeviceptr, value: u32) -> Result<()> {
+    let flags = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
+    // SAFETY: the caller's contract. The default write is preceded by a
+    // memory fence, so the data copied before it is visible first.
+    unsafe { sys::cuStreamWriteValue32_v2(stream, flag, value, flags) }
+        .result()
+        .check("cuStreamWriteValue32")
+}
+
+/// # Safety
+/// As [`write_value`].
+unsafe fn wait_value(stream: Stream, flag: sys::CUdeviceptr, value: u32) -> Result<()> {
+    let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuStreamWaitValue32_v2(stream, flag, value, flags) }
+        .result()
+        .check("cuStreamWaitValue32")
+}
+
+/// Copies `from` into the peer's `to` (mapped here) on `stream`, element by
+/// element in row-major order.
+fn put(
+    kernels: &Kernels,
+    scratch: &mut Scratch,
+    from: &View,
+    to: &View,
+    stream: Stream,
+) -> Result<()> {
+    let bytes = to.numel() * to.dtype.size();
+    if bytes == 0 {
+        return Ok(());
+    }
+    if is_contiguous(to) {
+        let from = scratch.readable(kernels, from, stream)?;
+        // SAFETY: both ranges are device memory of `bytes` bytes reachable
+        // from this context (unified addressing).
+        return unsafe { sys::cuMemcpyAsync(to.ptr as u64, from.ptr as u64, bytes, stream) }
+            .result()
+            .check("cuMemcpyAsync to a peer");
+    }
+    if from.sizes == to.sizes {
+        return kernels.copy(from, to, stream);
+    }
+    let from = scratch.readable(kernels, from, stream)?;
+    kernels.copy(
+        &View::contiguous(from.dtype, from.ptr, &to.sizes),
+        to,
+        stream,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(ptr: usize, sizes: &[usize], strides: &[usize]) -> View {
+        View {
+            dtype: DType::BF16,
+            ptr: ptr as *mut u8,
+            sizes: sizes.to_vec(),
+            strides: strides.to_vec(),
+        }
+    }
+
+    #[test]
+    fn counters_number_each_member_and_signals_wrap() {
+        let mut counters = Counters::new(3);
+        assert_eq!(
+            [0, 2, 0, 2].map(|member| counters.next(member)),
+            [0, 0, 1, 1]
+        );
+        assert_eq!(counters, Counters(vec![2, 0, 2]));
+        assert_eq!(signal(0), 1);
+        assert_eq!(signal(u32::MAX as u64 - 1), u32::MAX);
+        // Past 2^32 transfers the values wrap; GEQ waits compare cyclically.
+        assert_eq!(signal(u32::MAX as u64), 0);
+        assert_eq!(signal(1 << 32), 1);
+    }
+
+    #[test]
+    fn flags_are_ready_then_done_per_member() {
+        assert_eq!(ready(0x1000, 0), 0x1000);
+        assert_eq!(ready(0x1000, 2), 0x1008);
+        assert_eq!(done(0x1000, 3, 0), 0x100c);
+        assert_eq!(done(0x1000, 3, 2), 0x1014);
+    }
+
+    #[test]
+    fn exports_round_trip() {
+        let same = Export {
+            base: 0x7f00_0000,
+            size: 4096,
+            flags: 0x7f10_0000,
+            reach: Reach::Context(0xabcd),
+        };
+        assert_eq!(Export::decode(&same.encode(), true).unwrap(), same);
+        let handles = Export {
+            reach: Reach::Handles {
+                buffer: [7; 64],
+                flags: [9; 64],
+            },
+            ..same.clone()
+        };
+        assert_eq!(Export::decode(&handles.encode(), false).unwrap(), handles);
+        assert!(Export::decode(&same.encode(), false).is_err());
+    }
+
+    #[test]
+    fn destinations_round_trip() {
+        let destination = Destination(view(0x4000, &[4, 8], &[24, 1]));
+        let bytes = destination.encode();
+        assert_eq!(Destination::decode(&bytes).unwrap(), destination);
+        assert!(Destination::decode(&bytes[..bytes.len() - 8]).is_err());
+        assert!(Destination::decode(&bytes[..5]).is_err());
+    }
+
+    #[test]
+    fn views_translate_into_the_mapping_that_holds_them() {
+        let mappings = [
+            Mapping {
+                remote: (0x1000, 0x2000),
+                local: 0x9000,
+            },
+            Mapping {
+                remote: (0x4000, 0x4100),
+                local: 0x5000,
+            },
+        ];
+        // A [4, 8] bf16 slice with row stride 24 at 0x4010 ends at 0x40d0.
+        let inside = translate(&mappings, &view(0x4010, &[4, 8], &[24, 1])).unwrap();
+        assert_eq!(inside.ptr as usize, 0x5010);
+        assert_eq!(inside.strides, [24, 1]);
+        assert_eq!(
+            translate(&mappings, &view(0x1ff0, &[16], &[1])).map(|v| v.ptr as usize),
+            None,
+            "runs past the end of its allocation"
+        );
+        assert!(translate(&mappings, &view(0x3000, &[1], &[1])).is_none());
+    }
+
+    #[test]
+    fn a_buffer_is_shared_when_a_region_holds_it() {
+        let regions = [(0x1000, 0x1100)];
+        assert!(inside(&regions, &view(0x1000, &[128], &[1])));
+        assert!(!inside(&regions, &view(0x1000, &[129], &[1])));
+    }
+}
