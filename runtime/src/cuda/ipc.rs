@@ -10,22 +10,23 @@
 //!
 //! Transfer `k` from `a` to `b` on a team (the `k`-th of that pair and
 //! direction, matched as NCCL does) is signalled by the value `k + 1` in two
-//! flags: `ready` in `a`'s array (written by `b`: its buffer is free) and
-//! `done` in `b`'s (written by `a`: the data is there).
+//! flags of slot `k mod SLOTS`: `ready` in `a`'s array (written by `b`: its
+//! buffer is free) and `done` in `b`'s (written by `a`: the data is there).
 //!
 //! - `recv`, on `b`: leaves its destination (a [`Destination`]) for `a`
-//!   through the bootstrap, then on the team's receive stream, after the
-//!   posting stream's work so far: writes `ready = k + 1` into `a`'s flag and
-//!   waits for `done >= k + 1`. Its request is an event after that wait.
+//!   through the bootstrap, then, on the posting stream after its work so
+//!   far, writes `ready = k + 1` into `a`'s flag. Its request is the flag
+//!   wait `done >= k + 1`, which `wait` puts on the then current stream, as
+//!   NCCL's receive completes where the program waits for it.
 //! - `send`, on `a`: takes `b`'s destination (the host waits until `b`'s host
 //!   has posted that `recv`), then on the current stream waits for
 //!   `ready >= k + 1`, copies (`cuMemcpyAsync`, the copy engine, when the
 //!   destination is contiguous; the copy kernel writing through the mapping
 //!   otherwise) and writes `done = k + 1` into `b`'s flag.
 //!
-//! One stream per team writes every `ready` of the rank in posting order, and
-//! a `done` is written only after the next `ready`'s wait passed, so both
-//! counters only grow; waits compare cyclically, so they may wrap.
+//! Each transfer has its own slot, so receives posted from different streams
+//! may signal in any order; a slot is reused `SLOTS` transfers later with a
+//! larger value, and waits compare cyclically, so values may wrap.
 
 use super::bootstrap::{Bootstrap, MessageKey};
 use super::kernels::Kernels;
@@ -193,14 +194,33 @@ fn signal(number: u64) -> u32 {
     (number as u32).wrapping_add(1)
 }
 
-/// A team's flag array: `ready[i]` for sends to member `i`, then `done[i]`
-/// for receives from member `i`.
-fn ready(flags: sys::CUdeviceptr, member: usize) -> sys::CUdeviceptr {
-    flags + 4 * member as u64
+/// Transfers with one member in one direction that may be in flight at once.
+const SLOTS: usize = 64;
+
+/// A team's flag array: `ready[i][slot]` for sends to member `i`, then
+/// `done[i][slot]` for receives from member `i`.
+fn ready(flags: sys::CUdeviceptr, member: usize, number: u64) -> sys::CUdeviceptr {
+    flags + 4 * (member * SLOTS + number as usize % SLOTS) as u64
 }
 
-fn done(flags: sys::CUdeviceptr, members: usize, member: usize) -> sys::CUdeviceptr {
-    flags + 4 * (members + member) as u64
+fn done(flags: sys::CUdeviceptr, members: usize, member: usize, number: u64) -> sys::CUdeviceptr {
+    flags + 4 * ((members + member) * SLOTS + number as usize % SLOTS) as u64
+}
+
+/// What completes a receive: its `done` flag reaching a value.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FlagWait {
+    flag: sys::CUdeviceptr,
+    value: u32,
+}
+
+impl FlagWait {
+    /// `stream` waits for the flag.
+    pub fn enqueue(self, stream: Stream) -> Result<()> {
+        // SAFETY: a live stream; the flag is this rank's device memory,
+        // alive while the device lives.
+        unsafe { wait_value(stream, self.flag, self.value) }
+    }
 }
 
 /// A rank's `cuda` transfers on one team.
@@ -211,11 +231,6 @@ struct Link {
     flags: sys::CUdeviceptr,
     /// Each member's flags, as this rank addresses them (0 until shared).
     peers: Vec<sys::CUdeviceptr>,
-    /// Receives run here in posting order, as on the cpu backend's team
-    /// queue, so the `ready` writes are ordered.
-    stream: Stream,
-    /// Recorded on a posting stream for `stream` to wait on.
-    mark: sys::CUevent,
     sends: Counters,
     recvs: Counters,
 }
@@ -224,7 +239,7 @@ impl Link {
     /// Needs the rank's context current.
     fn new(team: &Team, position: usize) -> Result<Link> {
         let members = team.len();
-        let bytes = 8 * members;
+        let bytes = 2 * members * SLOTS * 4;
         // SAFETY: plain allocations, zeroed before any stream sees them,
         // released in `Ipc::drop`.
         unsafe {
@@ -235,9 +250,6 @@ impl Link {
                 members,
                 flags,
                 peers: vec![0; members],
-                stream: cu::stream::create(cu::stream::StreamKind::NonBlocking)
-                    .check("cuStreamCreate")?,
-                mark: super::new_event()?,
                 sends: Counters::new(members),
                 recvs: Counters::new(members),
             })
@@ -405,8 +417,8 @@ impl Ipc {
     }
 
     /// Posts receive `p2p` after the work so far on `posting`, its stream;
-    /// `event` is recorded once the data is there. `check` passed.
-    pub fn recv(&mut self, me: &Me, p2p: &P2p, posting: Stream, event: sys::CUevent) -> Result<()> {
+    /// returns what completes it. `check` passed.
+    pub fn recv(&mut self, me: &Me, p2p: &P2p, posting: Stream) -> Result<FlagWait> {
         let P2p {
             data: buffer,
             peer: from,
@@ -420,20 +432,14 @@ impl Ipc {
         me.bootstrap
             .put(key, Destination(buffer.clone()).encode())?;
         let value = signal(number);
-        // SAFETY: live streams and events; the flags are device memory of
-        // this rank and (mapped) of the sender, alive until the device drops.
-        unsafe {
-            cu::event::record(link.mark, posting).check("cuEventRecord")?;
-            cu::stream::wait_event(
-                link.stream,
-                link.mark,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-            .check("cuStreamWaitEvent")?;
-            write_value(link.stream, ready(link.peers[from], link.position), value)?;
-            wait_value(link.stream, done(link.flags, link.members, from), value)?;
-            cu::event::record(event, link.stream).check("cuEventRecord")
-        }
+        let ready_flag = ready(link.peers[from], link.position, number);
+        // SAFETY: a live stream; the sender's flag is mapped device memory,
+        // alive until the device drops.
+        unsafe { write_value(posting, ready_flag, value)? };
+        Ok(FlagWait {
+            flag: done(link.flags, link.members, from, number),
+            value,
+        })
     }
 
     /// Posts send `p2p` on `stream`, its stream; `check` passed. The host
@@ -476,7 +482,7 @@ impl Ipc {
         })?;
         let Destination(target) = Destination::decode(&message)?;
         let value = signal(number);
-        let done_flag = done(link.peers[to], link.members, link.position);
+        let done_flag = done(link.peers[to], link.members, link.position, number);
         let local = if (target.dtype, target.numel()) != (buffer.dtype, buffer.numel()) {
             Err(Error::Mismatch(format!(
                 "{} of {} elements from rank {} does not match {} of {} elements on rank \
@@ -514,19 +520,10 @@ impl Ipc {
         // SAFETY: live stream; the flags and `local` are mapped device memory
         // that stays allocated while the world lives.
         unsafe {
-            wait_value(stream, ready(link.flags, to), value)?;
+            wait_value(stream, ready(link.flags, to, number), value)?;
             put(kernels, scratch, buffer, &local, stream)?;
             write_value(stream, done_flag, value)
         }
-    }
-
-    /// Waits for the receives posted so far.
-    pub fn synchronize(&self) -> Result<()> {
-        for link in self.links.values() {
-            // SAFETY: a live stream.
-            unsafe { cu::stream::synchronize(link.stream) }.check("cuStreamSynchronize")?;
-        }
-        Ok(())
     }
 }
 
@@ -536,9 +533,6 @@ impl Drop for Ipc {
         // SAFETY: every handle was created or opened here, released once.
         unsafe {
             for link in self.links.values() {
-                let _ = cu::stream::synchronize(link.stream);
-                let _ = cu::stream::destroy(link.stream);
-                let _ = cu::event::destroy(link.mark);
                 let _ = cu::free_sync(link.flags);
             }
             for &local in self.opened.values() {
@@ -657,10 +651,12 @@ mod tests {
 
     #[test]
     fn flags_are_ready_then_done_per_member() {
-        assert_eq!(ready(0x1000, 0), 0x1000);
-        assert_eq!(ready(0x1000, 2), 0x1008);
-        assert_eq!(done(0x1000, 3, 0), 0x100c);
-        assert_eq!(done(0x1000, 3, 2), 0x1014);
+        let slot = 4 * SLOTS as u64;
+        assert_eq!(ready(0x1000, 0, 0), 0x1000);
+        assert_eq!(ready(0x1000, 0, SLOTS as u64 + 1), 0x1004);
+        assert_eq!(ready(0x1000, 2, 1), 0x1000 + 2 * slot + 4);
+        assert_eq!(done(0x1000, 3, 0, 0), 0x1000 + 3 * slot);
+        assert_eq!(done(0x1000, 3, 2, 3), 0x1000 + 5 * slot + 12);
     }
 
     #[test]

@@ -237,11 +237,43 @@ impl World {
     }
 }
 
-/// A request: complete once all its events are.
+/// A request: complete once all its completions are.
 enum Slot {
     /// Of a coalescing group that has not ended.
     Open,
-    Done(Vec<sys::CUevent>),
+    Done(Vec<Completion>),
+}
+
+/// What a stream waits for to complete a request.
+enum Completion {
+    Event(sys::CUevent),
+    /// A `cuda` receive: its data has arrived once the flag is set.
+    Flag(ipc::FlagWait),
+}
+
+impl Completion {
+    /// `stream` waits for it.
+    fn enqueue(&self, stream: Stream) -> Result<()> {
+        match self {
+            // SAFETY: live event and stream.
+            Completion::Event(event) => unsafe {
+                cu::stream::wait_event(
+                    stream,
+                    *event,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .check("cuStreamWaitEvent")
+            },
+            Completion::Flag(wait) => wait.enqueue(stream),
+        }
+    }
+
+    fn event(self) -> Option<sys::CUevent> {
+        match self {
+            Completion::Event(event) => Some(event),
+            Completion::Flag(_) => None,
+        }
+    }
 }
 
 /// A send or receive of `data` with team member `peer`, on stream `stream`
@@ -299,6 +331,8 @@ pub struct CudaDevice {
     rank: usize,
     ranks: usize,
     num_streams: usize,
+    /// How long `synchronize` waits for a stream before calling it stuck.
+    timeout: Duration,
     ctx: Arc<CudaContext>,
     faults: Arc<Faults>,
     bootstrap: Arc<dyn Bootstrap>,
@@ -357,6 +391,7 @@ impl CudaDevice {
             rank,
             ranks: config.ranks,
             num_streams: config.num_streams,
+            timeout: config.timeout,
             ctx,
             faults,
             bootstrap,
@@ -436,15 +471,15 @@ impl CudaDevice {
         let event = new_or_reused_event(state)?;
         // SAFETY: live event and stream.
         unsafe { cu::event::record(event, state.streams[state.current]) }.check("cuEventRecord")?;
-        Ok(Self::issue(state, vec![event]))
+        Ok(Self::issue(state, vec![Completion::Event(event)]))
     }
 
     fn complete_request(state: &mut State) -> Request {
         Self::issue(state, Vec::new())
     }
 
-    fn issue(state: &mut State, events: Vec<sys::CUevent>) -> Request {
-        state.requests.push(Slot::Done(events));
+    fn issue(state: &mut State, completions: Vec<Completion>) -> Request {
+        state.requests.push(Slot::Done(completions));
         state.retired + state.requests.len() as Request
     }
 
@@ -457,25 +492,18 @@ impl CudaDevice {
         }
     }
 
-    /// Posts a `cuda` send or receive; returns the event its request waits
-    /// for.
-    fn post_ipc(
-        &self,
-        state: &mut State,
-        p2p: &P2p,
-        scratch: &mut Scratch,
-    ) -> Result<sys::CUevent> {
-        let event = new_or_reused_event(state)?;
+    /// Posts a `cuda` send or receive; returns what its request waits for.
+    fn post_ipc(&self, state: &mut State, p2p: &P2p, scratch: &mut Scratch) -> Result<Completion> {
         let stream = state.streams[p2p.stream];
         let me = self.me();
-        if p2p.send {
-            state.ipc.send(&me, p2p, stream, &state.kernels, scratch)?;
-            // SAFETY: live event and stream.
-            unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
-        } else {
-            state.ipc.recv(&me, p2p, stream, event)?;
+        if !p2p.send {
+            return Ok(Completion::Flag(state.ipc.recv(&me, p2p, stream)?));
         }
-        Ok(event)
+        let event = new_or_reused_event(state)?;
+        state.ipc.send(&me, p2p, stream, &state.kernels, scratch)?;
+        // SAFETY: live event and stream.
+        unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
+        Ok(Completion::Event(event))
     }
 
     fn post_collective(&self, state: &mut State, op: &CollectiveOp) -> Result<()> {
@@ -618,8 +646,17 @@ impl CudaDevice {
                 group.ipc.push(p2p);
                 return Ok(state.retired + group.request as Request + 1);
             }
-            let event = self.post_ipc(state, &p2p, &mut Scratch::default())?;
-            return Ok(Self::issue(state, vec![event]));
+            let p2p_name = || {
+                format!(
+                    "{}_{}",
+                    if send { "send" } else { "recv" },
+                    p2p.data.dtype.mlir()
+                )
+            };
+            let completion = Self::traced(state, p2p_name, |state| {
+                self.post_ipc(state, &p2p, &mut Scratch::default())
+            })?;
+            return Ok(Self::issue(state, vec![completion]));
         }
         let stream = state.current;
         let raw = state.streams[stream];
@@ -771,6 +808,39 @@ impl CudaDevice {
                         .gemm(gemm, stream, workspace, &state.kernels, &mut scratch)?;
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// Waits until `stream` (index `index`) is idle, polling, so that a
+    /// stream stuck on a communication whose peer never came, or on a peer
+    /// that failed, is an error naming the stream instead of a hang.
+    fn drain(&self, index: usize, stream: Stream) -> Result<()> {
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: a live stream.
+            match unsafe { sys::cuStreamQuery(stream) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                error => return error.result().check("cuStreamQuery"),
+            }
+            if let Some(peer) = self.faults.first_failed().filter(|&peer| peer != self.rank) {
+                return Err(Error::PeerFailed(peer));
+            }
+            if start.elapsed() > self.timeout {
+                return Err(Error::Timeout {
+                    after: self.timeout,
+                    waiting: format!(
+                        "for stream {index} to finish: its work waits for a communication \
+                         that did not complete (a peer that never posted its half of a \
+                         transfer or collective)"
+                    ),
+                });
+            }
+            if start.elapsed() < Duration::from_millis(1) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(100));
             }
         }
     }
@@ -1024,7 +1094,7 @@ impl Device for CudaDevice {
         let event = new_or_reused_event(state)?;
         // SAFETY: live event and stream.
         unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
-        events.push(event);
+        events.push(Completion::Event(event));
         state.requests[group.request] = Slot::Done(events);
         Ok(state.retired + group.request as Request + 1)
     }
@@ -1044,17 +1114,9 @@ impl Device for CudaDevice {
                 "request {request} is of a coalescing group that has not ended: \
                  wait for the group's end_coalescing request"
             ))),
-            Slot::Done(events) => events.iter().try_for_each(|&event| {
-                // SAFETY: live event and stream.
-                unsafe {
-                    cu::stream::wait_event(
-                        state.streams[state.current],
-                        event,
-                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                    )
-                }
-                .check("cuStreamWaitEvent")
-            }),
+            Slot::Done(completions) => completions
+                .iter()
+                .try_for_each(|completion| completion.enqueue(state.streams[state.current])),
         }
     }
 
@@ -1095,11 +1157,9 @@ impl Device for CudaDevice {
     fn synchronize(&self) -> Result<()> {
         let mut guard = self.state()?;
         let state = &mut *guard;
-        for &stream in &state.streams {
-            // SAFETY: a live stream.
-            unsafe { cu::stream::synchronize(stream) }.check("cuStreamSynchronize")?;
+        for (index, &stream) in state.streams.iter().enumerate() {
+            self.drain(index, stream)?;
         }
-        state.ipc.synchronize()?;
         for comm in state.comms.values() {
             comm.async_error()?;
         }
@@ -1109,8 +1169,10 @@ impl Device for CudaDevice {
         if state.group.is_none() {
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
-                if let Slot::Done(events) = slot {
-                    state.events.extend(events);
+                if let Slot::Done(completions) = slot {
+                    state
+                        .events
+                        .extend(completions.into_iter().filter_map(Completion::event));
                 }
             }
         }
@@ -1268,6 +1330,17 @@ impl Drop for CudaDevice {
         if self.bind().is_err() {
             return;
         }
+        let streams = lock(&self.state).streams.clone();
+        if streams
+            .iter()
+            .enumerate()
+            .any(|(index, &stream)| self.drain(index, stream).is_err())
+        {
+            // A stream is stuck on a communication that will never complete:
+            // its handles and memory are left to the process's exit, since
+            // destroying them would wait forever or pull memory from under it.
+            return;
+        }
         let state = self
             .state
             .get_mut()
@@ -1275,9 +1348,6 @@ impl Drop for CudaDevice {
         // SAFETY: every handle below was created by this device and is
         // destroyed once, after its streams finished.
         unsafe {
-            for &stream in &state.streams {
-                let _ = cu::stream::synchronize(stream);
-            }
             state.comms.clear();
             state.timeline = None;
             drop(std::mem::take(&mut state.ipc));
@@ -1285,8 +1355,8 @@ impl Drop for CudaDevice {
                 let _ = cu::free_sync(*workspace);
             }
             for slot in state.requests.drain(..) {
-                if let Slot::Done(events) = slot {
-                    for event in events {
+                if let Slot::Done(completions) = slot {
+                    for event in completions.into_iter().filter_map(Completion::event) {
                         let _ = cu::event::destroy(event);
                     }
                 }

@@ -726,8 +726,6 @@ fn everyone(device: &dyn Device) -> Team {
 }
 
 #[test]
-#[ignore = "hung on 2 x H200 in its first run (cause not found yet, see docs/Runtime.md); \
-            run it alone with --ignored under a timeout"]
 fn cuda_ipc_ring_matches_and_reuses_its_shares() {
     let Some(world) = world(2, false) else { return };
     let dtype = DType::BF16;
@@ -865,4 +863,46 @@ fn a_cuda_transfer_of_an_unshared_buffer_says_so() {
             )
         );
     }
+}
+
+/// A receive whose sender never sends leaves the receiver's stream waiting on
+/// its flag: the run ends with an error naming the stream after the timeout,
+/// and dropping the world does not hang.
+#[test]
+fn a_receive_without_its_send_times_out_instead_of_hanging() {
+    let Some(probe_world) = world(2, false) else {
+        return;
+    };
+    drop(probe_world);
+    let world = World::new(Config {
+        timeout: std::time::Duration::from_secs(2),
+        ..Config::new(2, 2)
+    })
+    .unwrap();
+    let bytes = 256;
+    let result = world.run(|device| {
+        let team = Team::new(&[0, 1], 2).unwrap();
+        let base = device.alloc(0, bytes).unwrap().as_ptr();
+        let buffer = dense(DType::F32, base, &[bytes / 4]);
+        device
+            .share_mem_handle(buffer.clone(), team.clone())
+            .unwrap();
+        if device.rank() == 0 {
+            let transfer = Transfer {
+                buffer,
+                peer: 1,
+                team,
+                backend: Backend::Cuda,
+            };
+            let request = device.recv(transfer).unwrap();
+            device.wait(request).unwrap();
+        }
+    });
+    let error = result.unwrap_err().to_string();
+    println!("stuck receive: {error}");
+    assert!(
+        error.contains("rank 0") && error.contains("for stream 0 to finish"),
+        "{error}"
+    );
+    drop(world);
 }
