@@ -18,9 +18,11 @@ mod nccl;
 #[cfg(test)]
 mod tests;
 mod timeline;
+mod timer;
 
 pub use alloc::DeviceBuffer;
 pub use nccl::Bootstrap;
+pub use timer::TimingEvent;
 
 use crate::abi::{Backend, Collective};
 use crate::cpu::sync::Faults;
