@@ -22,9 +22,11 @@ mod nccl;
 #[cfg(test)]
 mod tests;
 mod timeline;
+mod timer;
 
 pub use alloc::DeviceBuffer;
 pub use bootstrap::{Bootstrap, MessageKey};
+pub use timer::TimingEvent;
 
 use crate::abi::{Backend, Collective};
 use crate::cpu::sync::Faults;

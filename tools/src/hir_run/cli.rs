@@ -1,6 +1,7 @@
 //! `hir-run`'s command line.
 
 use anyhow::{Context, Result, bail};
+use hir_tools::backend::Backend;
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
@@ -22,13 +23,6 @@ options:
   --trace FILE          write a Chrome/Perfetto trace of the runs
   --print-ir            print the IR after each lowering stage
   -h, --help            this help";
-
-/// A runtime backend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Cpu,
-    Cuda,
-}
 
 #[derive(Debug)]
 pub struct Options {
@@ -103,13 +97,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "-n" => options.ranks = positive("-n", &value()?)?,
-            "--backend" => {
-                options.backend = match value()?.as_str() {
-                    "cpu" => Backend::Cpu,
-                    "cuda" => Backend::Cuda,
-                    other => bail!("--backend takes cpu or cuda, not '{other}'"),
-                }
-            }
+            "--backend" => options.backend = Backend::parse("--backend", &value()?)?,
             "--num-streams" => options.num_streams = positive("--num-streams", &value()?)?,
             "--p2p" => {
                 options.p2p = value()?;

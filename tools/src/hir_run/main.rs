@@ -10,24 +10,17 @@
 //! a mesh of D devices is held as slice `j` by the rank at mesh position `j`.
 //! For host IR every argument is per-rank and random.
 
-mod backend;
 mod cli;
-mod jit;
-mod program;
-mod reference;
-mod tensor;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use backend::Runtime;
 use cli::{Command, Options};
-use hir_runtime::{abi::DType, cuda::DeviceBuffer, npy};
-use melior::{
-    Context,
-    diagnostic::{Diagnostic, DiagnosticSeverity},
-};
-use program::{Param, Signature};
-use std::{ffi::c_void, path::Path, process::ExitCode, time::Instant};
-use tensor::{Rng, Tensor};
+use hir_runtime::{abi::DType, npy};
+use hir_tools::backend::Runtime;
+use hir_tools::buffer::{Buffer, Calls, RankCall};
+use hir_tools::program::{self, Param, Signature};
+use hir_tools::tensor::{self, Rng, Tensor};
+use hir_tools::{jit, reference};
+use std::{path::Path, process::ExitCode, time::Instant};
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args().skip(1)) {
@@ -53,15 +46,7 @@ fn main() -> ExitCode {
 }
 
 fn run(options: &Options) -> Result<()> {
-    let context = Context::new();
-    context.attach_diagnostic_handler(|diagnostic| {
-        print_diagnostic(&diagnostic);
-        true
-    });
-    hir::register_all(&context);
-    hir::passes::register_all();
-    // SAFETY: the context is valid.
-    unsafe { hir::dialects::ffi::hirRegisterLLVMTranslations(context.to_raw()) };
+    let context = hir_tools::context();
 
     let mut module = program::parse(&context, &options.program)?;
     let function = program::entry(&module)?;
@@ -96,7 +81,7 @@ fn run(options: &Options) -> Result<()> {
         &context,
         &mut module,
         &signature,
-        &options.p2p,
+        &format!("p2p={}", options.p2p),
         options.print_ir,
     )?;
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
@@ -249,28 +234,6 @@ fn read_expected(dir: &Path, name: &str, shape: &[usize]) -> Result<Tensor> {
     ))
 }
 
-/// Prints a diagnostic as `file:line:col: error: message`, with its notes.
-fn print_diagnostic(diagnostic: &Diagnostic) {
-    let location = diagnostic.location().to_string();
-    // `loc("file":line:col)` reads as `file:line:col`.
-    let location = location
-        .strip_prefix("loc(")
-        .and_then(|location| location.strip_suffix(')'))
-        .map_or(location.clone(), |location| location.replacen('"', "", 2));
-    let severity = match diagnostic.severity() {
-        DiagnosticSeverity::Error => "error",
-        DiagnosticSeverity::Warning => "warning",
-        DiagnosticSeverity::Note => "note",
-        DiagnosticSeverity::Remark => "remark",
-    };
-    eprintln!("{location}: {severity}: {diagnostic}");
-    for index in 0..diagnostic.note_count() {
-        if let Ok(note) = diagnostic.note(index) {
-            print_diagnostic(&note);
-        }
-    }
-}
-
 /// Every mesh of the entry's values must be the ranks of the run.
 fn check_meshes(signature: &Signature, ranks: usize) -> Result<()> {
     for param in signature.inputs.iter().chain(&signature.outputs) {
@@ -359,125 +322,6 @@ fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
         .map_err(|error| anyhow!("{error}"))
 }
 
-/// One argument of one rank: its elements in a buffer of the element type,
-/// and the ranked memref descriptor the entry's C interface takes.
-pub struct Buffer {
-    dtype: DType,
-    shape: Vec<usize>,
-    /// `u64`s, so that every element type is aligned.
-    storage: Vec<u64>,
-    /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
-    descriptor: Vec<i64>,
-    /// Where the program reads and writes it when not in `storage`: the
-    /// rank's GPU (`Runtime::place`, `Runtime::fetch`).
-    device: Option<DeviceBuffer>,
-}
-
-impl Buffer {
-    fn new(tensor: &Tensor, dtype: DType) -> Self {
-        let values: Vec<f32> = tensor.data.iter().map(|&value| value as f32).collect();
-        let bytes = npy::Array::from_f32(dtype, &tensor.shape, &values).data;
-        let mut storage = vec![0u64; bytes.len().div_ceil(8).max(1)];
-        // SAFETY: `storage` holds at least `bytes.len()` bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                storage.as_mut_ptr().cast::<u8>(),
-                bytes.len(),
-            )
-        };
-        let address = storage.as_mut_ptr() as i64;
-        let mut descriptor = vec![address, address, 0];
-        descriptor.extend(tensor.shape.iter().map(|&extent| extent as i64));
-        descriptor.extend(tensor.strides().iter().map(|&stride| stride as i64));
-        Self {
-            dtype,
-            shape: tensor.shape.clone(),
-            storage,
-            descriptor,
-            device: None,
-        }
-    }
-
-    /// The elements' bytes.
-    fn bytes(&self) -> &[u8] {
-        let len = self.shape.iter().product::<usize>() * self.dtype.size();
-        // SAFETY: `storage` holds at least `len` bytes.
-        unsafe { std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len) }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.shape.iter().product::<usize>() * self.dtype.size();
-        // SAFETY: as `bytes`.
-        unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr().cast::<u8>(), len) }
-    }
-
-    /// Makes the descriptor address `ptr` instead of `storage`.
-    fn point_to(&mut self, ptr: *mut u8) {
-        self.descriptor[0] = ptr as i64;
-        self.descriptor[1] = ptr as i64;
-    }
-
-    fn read(&self) -> Tensor {
-        let array = npy::Array {
-            dtype: self.dtype,
-            shape: self.shape.clone(),
-            data: self.bytes().to_vec(),
-        };
-        Tensor::new(
-            self.shape.clone(),
-            array.to_f32().into_iter().map(f64::from).collect(),
-        )
-    }
-}
-
-/// One rank's arguments, packed as the entry's `_mlir_ciface_` wrapper wants.
-struct RankCall {
-    buffers: Vec<Buffer>,
-    /// A pointer to each descriptor.
-    descriptors: Vec<*mut i64>,
-    /// A pointer to each of `descriptors`.
-    arguments: Vec<*mut c_void>,
-}
-
-impl RankCall {
-    fn pack(&mut self) {
-        self.descriptors = self
-            .buffers
-            .iter_mut()
-            .map(|buffer| buffer.descriptor.as_mut_ptr())
-            .collect();
-        self.arguments = self
-            .descriptors
-            .iter_mut()
-            .map(|descriptor| (descriptor as *mut *mut i64).cast())
-            .collect();
-    }
-}
-
-/// Every rank's packed arguments, shared with the rank threads: each uses its
-/// own only. They stay valid while the `RankCall`s live: fetching results
-/// rewrites buffer contents, never the vectors that hold them.
-struct Calls(Vec<*mut *mut c_void>);
-
-// SAFETY: rank `r`'s thread is the only one to touch `self.0[r]`'s buffers.
-unsafe impl Sync for Calls {}
-
-impl Calls {
-    fn new(ranks: &[RankCall]) -> Self {
-        Calls(
-            ranks
-                .iter()
-                .map(|call| call.arguments.as_ptr().cast_mut())
-                .collect(),
-        )
-    }
-
-    fn arguments(&self, rank: usize) -> *mut *mut c_void {
-        self.0[rank]
-    }
-}
-
 /// Rank `rank`'s buffers: the shards of the global inputs and NaN-filled
 /// outputs (a fusion program), or random values (host IR).
 fn rank_buffers(signature: &Signature, globals: &[Tensor], rank: usize, seed: u64) -> RankCall {
@@ -520,11 +364,7 @@ fn rank_buffers(signature: &Signature, globals: &[Tensor], rank: usize, seed: u6
             ));
         }
     }
-    RankCall {
-        buffers,
-        descriptors: Vec::new(),
-        arguments: Vec::new(),
-    }
+    RankCall::new(buffers)
 }
 
 /// The global value of every output: the `didx` slices in mesh order, or

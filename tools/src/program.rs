@@ -1,5 +1,6 @@
-//! The program `hir-run` runs: parsing, its entry function and the global
-//! signature the fusion program gives it, and the lowering to LLVM.
+//! The program a launcher (`hir-run`, `hir-bench`) runs: parsing, its entry
+//! function and the global signature the fusion program gives it, and the
+//! lowering to LLVM.
 
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::dist::{Dist, ParallelType};
@@ -92,6 +93,18 @@ pub struct Signature {
     pub fusion: bool,
     pub inputs: Vec<Param>,
     pub outputs: Vec<Param>,
+}
+
+/// Parses `source`, named `name` in diagnostics.
+pub fn parse_source<'c>(context: &'c Context, source: &str, name: &str) -> Result<Module<'c>> {
+    // SAFETY: the context is valid; a null module is mapped to `None`.
+    let module = unsafe {
+        Module::from_option_raw(mlir_sys::mlirModuleCreateParse(
+            context.to_raw(),
+            StringRef::new(source).to_raw(),
+        ))
+    };
+    module.with_context(|| format!("{name} does not parse or verify"))
 }
 
 /// Parses `path`; MLIR reports syntax and verifier errors located in it.
@@ -281,21 +294,39 @@ fn run_pipeline(
 
 /// Lowers `module` in place: a fusion program to host IR (`hir-lower`),
 /// then host IR to the LLVM dialect, checking that nothing else is left.
+/// `hir_lower` holds the pipeline's options, e.g. `p2p=nccl num-streams=2`.
 pub fn lower(
     context: &Context,
     module: &mut Module,
     signature: &Signature,
-    p2p: &str,
+    hir_lower: &str,
     print: bool,
 ) -> Result<()> {
     if print {
         println!("// ----- input\n{}", module.as_operation());
     }
     if signature.fusion {
-        let pipeline = format!("hir-lower{{p2p={p2p}}}");
-        run_pipeline(context, module, &pipeline, "hir-lower", print)?;
-        check_host_signature(module, signature)?;
+        lower_to_host(context, module, signature, hir_lower, print)?;
     }
+    lower_to_llvm(context, module, print)
+}
+
+/// Lowers a fusion program to the host program (`hir-lower{hir_lower}`)
+/// and checks the signature it gives the entry.
+pub fn lower_to_host(
+    context: &Context,
+    module: &mut Module,
+    signature: &Signature,
+    hir_lower: &str,
+    print: bool,
+) -> Result<()> {
+    let pipeline = format!("hir-lower{{{hir_lower}}}");
+    run_pipeline(context, module, &pipeline, "hir-lower", print)?;
+    check_host_signature(module, signature)
+}
+
+/// Lowers host IR to the LLVM dialect and checks that nothing else is left.
+pub fn lower_to_llvm(context: &Context, module: &mut Module, print: bool) -> Result<()> {
     run_pipeline(
         context,
         module,

@@ -1,12 +1,37 @@
 //! The runtime a run uses, behind what the launcher needs from it: run the
-//! entry on every rank, and keep the arguments where that backend's kernels
-//! read them (host memory for cpu, each rank's GPU for cuda).
+//! entry on every rank, time it, and keep the arguments where that backend's
+//! kernels read them (host memory for cpu, each rank's GPU for cuda).
 
-use crate::Buffer;
-use crate::cli::Backend;
+use crate::buffer::Buffer;
 use anyhow::{Result, anyhow};
 use hir_runtime::{Device, cpu, cuda};
 use std::path::Path;
+use std::sync::Barrier;
+use std::time::Instant;
+
+/// A runtime backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+    Cuda,
+}
+
+impl Backend {
+    pub fn parse(flag: &str, value: &str) -> Result<Self> {
+        match value {
+            "cpu" => Ok(Backend::Cpu),
+            "cuda" => Ok(Backend::Cuda),
+            other => anyhow::bail!("{flag} takes cpu or cuda, not '{other}'"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
 
 pub enum Runtime {
     Cpu(cpu::World),
@@ -38,6 +63,50 @@ impl Runtime {
             Runtime::Cuda(world) => world.run(|device| body(device.rank())).map(drop),
         }
         .map_err(|error| anyhow!("the run failed: {error}"))
+    }
+
+    /// Runs `body(rank)` on every rank's thread as [`Runtime::run`], timed:
+    /// the ranks first meet at a host barrier (all their earlier work is
+    /// done: every run ends with a synchronization), then each times its
+    /// call until all the work it enqueued is done. On cuda that is the GPU
+    /// time between two events recorded on the rank's stream 0 (the caller's
+    /// stream, which the program's streams join before it returns); on cpu,
+    /// the host time until the rank's queues are drained. Returns each
+    /// rank's time in milliseconds.
+    pub fn run_timed(&self, body: impl Fn(usize) + Sync) -> Result<Vec<f64>> {
+        let barrier = Barrier::new(self.ranks());
+        let times = match self {
+            Runtime::Cpu(world) => world.run(|device| {
+                barrier.wait();
+                let start = Instant::now();
+                body(device.rank());
+                device
+                    .synchronize()
+                    .map(|()| start.elapsed().as_secs_f64() * 1e3)
+            }),
+            Runtime::Cuda(world) => world.run(|device| {
+                barrier.wait();
+                let start = device.record_timing_event()?;
+                body(device.rank());
+                let end = device.record_timing_event()?;
+                start.elapsed_ms(&end).map(f64::from)
+            }),
+        }
+        .map_err(|error| anyhow!("the run failed: {error}"))?;
+        times
+            .into_iter()
+            .enumerate()
+            .map(|(rank, time)| {
+                time.map_err(|error| anyhow!("rank {rank}: timing failed: {error}"))
+            })
+            .collect()
+    }
+
+    pub fn ranks(&self) -> usize {
+        match self {
+            Runtime::Cpu(world) => world.ranks(),
+            Runtime::Cuda(world) => world.ranks(),
+        }
     }
 
     /// Moves `buffer`'s values to rank `rank`'s memory and points its

@@ -1,0 +1,19 @@
+// hir-bench's GEMM+AR programs (tools/src/programs.rs), emitted small and
+// run with hir-run --check on the cpu backend for D = 1, 2, 4: each output is
+// compared with the reference evaluation of the fusion program.
+// M=16 K=8 N=4 and S=2 chunks fit every program for these D.
+// RUN: hir-bench emit ar-gemm -D 1 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-gemm.1.mlir && hir-run -n 1 --check %t.ar-gemm.1.mlir | FileCheck %s
+// RUN: hir-bench emit ar-allreduce -D 1 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-allreduce.1.mlir && hir-run -n 1 --check %t.ar-allreduce.1.mlir | FileCheck %s
+// RUN: hir-bench emit ar-pipeline -D 1 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-pipeline.1.mlir && hir-run -n 1 --check %t.ar-pipeline.1.mlir | FileCheck %s
+// RUN: hir-bench emit ar-nooverlap -D 1 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-nooverlap.1.mlir && hir-run -n 1 --check %t.ar-nooverlap.1.mlir | FileCheck %s
+// RUN: hir-bench emit ar-gemm -D 2 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-gemm.2.mlir && hir-run -n 2 --check %t.ar-gemm.2.mlir | FileCheck %s
+// RUN: hir-bench emit ar-allreduce -D 2 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-allreduce.2.mlir && hir-run -n 2 --check %t.ar-allreduce.2.mlir | FileCheck %s
+// RUN: hir-bench emit ar-pipeline -D 2 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-pipeline.2.mlir && hir-run -n 2 --check %t.ar-pipeline.2.mlir | FileCheck %s
+// RUN: hir-bench emit ar-nooverlap -D 2 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-nooverlap.2.mlir && hir-run -n 2 --check %t.ar-nooverlap.2.mlir | FileCheck %s
+// RUN: hir-bench emit ar-gemm -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-gemm.4.mlir && hir-run -n 4 --check %t.ar-gemm.4.mlir | FileCheck %s
+// RUN: hir-bench emit ar-allreduce -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-allreduce.4.mlir && hir-run -n 4 --check %t.ar-allreduce.4.mlir | FileCheck %s
+// RUN: hir-bench emit ar-pipeline -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-pipeline.4.mlir && hir-run -n 4 --check %t.ar-pipeline.4.mlir | FileCheck %s
+// RUN: hir-bench emit ar-nooverlap -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-nooverlap.4.mlir && hir-run -n 4 --check %t.ar-nooverlap.4.mlir | FileCheck %s
+
+// CHECK: ran @{{[a-z_]+}} on {{[0-9]}} rank
+// CHECK-NEXT: result0: relative error {{.*}}: ok

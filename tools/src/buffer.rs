@@ -1,0 +1,152 @@
+//! The arguments a launcher passes to a lowered entry function: one buffer
+//! per argument and rank, with the ranked memref descriptor the entry's C
+//! interface takes, packed as its `_mlir_ciface_` wrapper wants.
+
+use crate::tensor::Tensor;
+use hir_runtime::{abi::DType, cuda::DeviceBuffer, npy};
+use std::ffi::c_void;
+
+/// One argument of one rank: its elements in a buffer of the element type,
+/// and the ranked memref descriptor the entry's C interface takes.
+pub struct Buffer {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    /// `u64`s, so that every element type is aligned.
+    storage: Vec<u64>,
+    /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
+    descriptor: Vec<i64>,
+    /// Where the program reads and writes it when not in `storage`: the
+    /// rank's GPU (`Runtime::place`, `Runtime::fetch`).
+    pub(crate) device: Option<DeviceBuffer>,
+}
+
+impl Buffer {
+    /// A buffer of `tensor`'s values rounded to `dtype`.
+    pub fn new(tensor: &Tensor, dtype: DType) -> Self {
+        let values: Vec<f32> = tensor.data.iter().map(|&value| value as f32).collect();
+        let bytes = npy::Array::from_f32(dtype, &tensor.shape, &values).data;
+        Self::from_bytes(dtype, tensor.shape.clone(), &bytes)
+    }
+
+    /// A buffer of `shape` holding `bytes`, the elements of `dtype` in
+    /// row-major order.
+    pub fn from_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Self {
+        assert_eq!(
+            bytes.len(),
+            shape.iter().product::<usize>() * dtype.size(),
+            "the bytes of a buffer are its elements"
+        );
+        let mut storage = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        // SAFETY: `storage` holds at least `bytes.len()` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                storage.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            )
+        };
+        let address = storage.as_mut_ptr() as i64;
+        let mut descriptor = vec![address, address, 0];
+        descriptor.extend(shape.iter().map(|&extent| extent as i64));
+        descriptor.extend(
+            crate::tensor::strides(&shape)
+                .iter()
+                .map(|&stride| stride as i64),
+        );
+        Self {
+            dtype,
+            shape,
+            storage,
+            descriptor,
+            device: None,
+        }
+    }
+
+    /// The elements' bytes.
+    pub fn bytes(&self) -> &[u8] {
+        let len = self.shape.iter().product::<usize>() * self.dtype.size();
+        // SAFETY: `storage` holds at least `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.shape.iter().product::<usize>() * self.dtype.size();
+        // SAFETY: as `bytes`.
+        unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr().cast::<u8>(), len) }
+    }
+
+    /// Makes the descriptor address `ptr` instead of `storage`.
+    pub(crate) fn point_to(&mut self, ptr: *mut u8) {
+        self.descriptor[0] = ptr as i64;
+        self.descriptor[1] = ptr as i64;
+    }
+
+    /// The values, in f64.
+    pub fn read(&self) -> Tensor {
+        let array = npy::Array {
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            data: self.bytes().to_vec(),
+        };
+        Tensor::new(
+            self.shape.clone(),
+            array.to_f32().into_iter().map(f64::from).collect(),
+        )
+    }
+}
+
+/// One rank's arguments, packed as the entry's `_mlir_ciface_` wrapper wants.
+pub struct RankCall {
+    pub buffers: Vec<Buffer>,
+    /// A pointer to each descriptor.
+    descriptors: Vec<*mut i64>,
+    /// A pointer to each of `descriptors`.
+    arguments: Vec<*mut c_void>,
+}
+
+impl RankCall {
+    pub fn new(buffers: Vec<Buffer>) -> Self {
+        Self {
+            buffers,
+            descriptors: Vec::new(),
+            arguments: Vec::new(),
+        }
+    }
+
+    /// Packs the descriptors; call it once the buffers are placed.
+    pub fn pack(&mut self) {
+        self.descriptors = self
+            .buffers
+            .iter_mut()
+            .map(|buffer| buffer.descriptor.as_mut_ptr())
+            .collect();
+        self.arguments = self
+            .descriptors
+            .iter_mut()
+            .map(|descriptor| (descriptor as *mut *mut i64).cast())
+            .collect();
+    }
+}
+
+/// Every rank's packed arguments, shared with the rank threads: each uses its
+/// own only. They stay valid while the `RankCall`s live: fetching results
+/// rewrites buffer contents, never the vectors that hold them.
+pub struct Calls(Vec<*mut *mut c_void>);
+
+// SAFETY: rank `r`'s thread is the only one to touch `self.0[r]`'s buffers.
+unsafe impl Sync for Calls {}
+
+impl Calls {
+    pub fn new(ranks: &[RankCall]) -> Self {
+        Calls(
+            ranks
+                .iter()
+                .map(|call| call.arguments.as_ptr().cast_mut())
+                .collect(),
+        )
+    }
+
+    pub fn arguments(&self, rank: usize) -> *mut *mut c_void {
+        self.0[rank]
+    }
+}

@@ -1,0 +1,327 @@
+//! `hir-bench`'s command line.
+
+use anyhow::{Context, Result, bail};
+use hir_runtime::abi::DType;
+use hir_tools::backend::Backend;
+use hir_tools::programs::{Family, Form, Variant};
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+usage: hir-bench emit PROGRAM -D D --m M --k K --n N [--chunks S] [--dtype T]
+       hir-bench run [options]
+
+emit: prints a benchmark program (fusion dialect) on stdout. PROGRAM is one of
+  ag-gemm ag-allgather ag-pipeline ag-ring
+  rs-gemm rs-reduce-scatter rs-pipeline rs-ring
+  ar-gemm ar-allreduce ar-pipeline ar-nooverlap
+  -D D, -n D            devices (the mesh is 0..D-1)
+  --m M --k K --n N     the GEMM: C [M, N] = A [M, K] @ B [K, N]
+  --chunks S            stream-axis extent of *-pipeline and ar-nooverlap (default 4)
+  --dtype T             bf16 (default), f16 or f32
+
+run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
+  --backend cpu|cuda    runtime backend (default cpu: numbers NOT meaningful)
+  -n D, -D D            ranks = devices (default 1)
+  --shapes MxKxN,...    GEMM shapes (default 32768x16384x8192,8192x16384x8192,16384x8192x2048)
+  --families F,...      ag, rs, ar (default all)
+  --variants V,...      gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda (default all
+                        that apply: no P2P ring for ar)
+  --dtype T             bf16 (default), f16 or f32
+  --chunks S            chunks of the collective pipelines (default: --num-streams)
+  --num-streams P       streams in each rank's pool (default 4)
+  --lower-streams N     hir-lower's num-streams: pool streams a loop rotates over
+                        (default 0: all of the pool)
+  --iters K             timed iterations (default 20)
+  --warmup W            untimed iterations before them (default 5)
+  --seed K              seed of the random inputs (default 0)
+  --samples K           output entries per rank checked against an f64 dot product (default 512)
+  --json FILE --csv FILE --png FILE
+                        write the results as JSON, CSV, and a bar chart of TFLOP/s
+  -h, --help            this help";
+
+/// `hir-bench emit`.
+#[derive(Debug)]
+pub struct Emit {
+    pub form: Form,
+    pub devices: usize,
+    pub chunks: usize,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub dtype: DType,
+}
+
+/// `hir-bench run`.
+#[derive(Debug)]
+pub struct Run {
+    pub backend: Backend,
+    pub devices: usize,
+    /// `(M, K, N)`.
+    pub shapes: Vec<(usize, usize, usize)>,
+    pub families: Vec<Family>,
+    /// `None`: every variant that applies.
+    pub variants: Option<Vec<Variant>>,
+    pub dtype: DType,
+    pub chunks: usize,
+    pub num_streams: usize,
+    pub lower_streams: usize,
+    pub iters: usize,
+    pub warmup: usize,
+    pub seed: u64,
+    pub samples: usize,
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub png: Option<PathBuf>,
+}
+
+pub enum Command {
+    Emit(Emit),
+    Run(Box<Run>),
+    Help,
+}
+
+pub const DEFAULT_SHAPES: [(usize, usize, usize); 3] = [
+    (32768, 16384, 8192),
+    (8192, 16384, 8192),
+    (16384, 8192, 2048),
+];
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
+    value
+        .parse()
+        .ok()
+        .with_context(|| format!("{flag} takes a non-negative integer, not '{value}'"))
+}
+
+fn positive(flag: &str, value: &str) -> Result<usize> {
+    match number::<usize>(flag, value)? {
+        0 => bail!("{flag} must be at least 1"),
+        count => Ok(count),
+    }
+}
+
+fn dtype(value: &str) -> Result<DType> {
+    DType::from_mlir(value)
+        .with_context(|| format!("--dtype takes bf16, f16 or f32, not '{value}'"))
+}
+
+/// `MxKxN`.
+fn shape(value: &str) -> Result<(usize, usize, usize)> {
+    let parts: Vec<&str> = value.split('x').collect();
+    let extents: Option<Vec<usize>> = parts
+        .iter()
+        .map(|part| part.parse().ok().filter(|&extent| extent > 0))
+        .collect();
+    match extents.as_deref() {
+        Some(&[m, k, n]) => Ok((m, k, n)),
+        _ => bail!("--shapes takes MxKxN (positive extents, e.g. 8192x16384x8192), not '{value}'"),
+    }
+}
+
+fn list<T>(
+    flag: &str,
+    value: &str,
+    parse: impl Fn(&str) -> Option<T>,
+    names: &str,
+) -> Result<Vec<T>> {
+    value
+        .split(',')
+        .map(|item| parse(item).with_context(|| format!("{flag} takes {names}, not '{item}'")))
+        .collect()
+}
+
+/// Splits `--flag=value` and pairs each flag with its value.
+struct Args<I: Iterator<Item = String>> {
+    args: I,
+}
+
+impl<I: Iterator<Item = String>> Args<I> {
+    /// The next flag and, for `--flag=value`, its inline value.
+    fn next_flag(&mut self) -> Option<(String, Option<String>)> {
+        let arg = self.args.next()?;
+        Some(match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg, None),
+        })
+    }
+
+    fn value(&mut self, flag: &str, inline: Option<String>) -> Result<String> {
+        match inline {
+            Some(value) => Ok(value),
+            None => self
+                .args
+                .next()
+                .with_context(|| format!("{flag} takes a value")),
+        }
+    }
+}
+
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
+    let mut args = Args {
+        args: args.into_iter(),
+    };
+    let Some((command, _)) = args.next_flag() else {
+        bail!("no command given\n{USAGE}");
+    };
+    match command.as_str() {
+        "-h" | "--help" | "help" => Ok(Command::Help),
+        "emit" => parse_emit(args),
+        "run" => parse_run(args),
+        other => bail!("unknown command '{other}': emit or run\n{USAGE}"),
+    }
+}
+
+fn parse_emit(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
+    let mut form = None;
+    let (mut devices, mut m, mut k, mut n) = (None, None, None, None);
+    let mut chunks = 4;
+    let mut element = DType::BF16;
+    while let Some((flag, inline)) = args.next_flag() {
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-D" | "-n" => devices = Some(positive(&flag, &args.value(&flag, inline)?)?),
+            "--m" => m = Some(positive("--m", &args.value(&flag, inline)?)?),
+            "--k" => k = Some(positive("--k", &args.value(&flag, inline)?)?),
+            "--n" => n = Some(positive("--n", &args.value(&flag, inline)?)?),
+            "--chunks" => chunks = positive("--chunks", &args.value(&flag, inline)?)?,
+            "--dtype" => element = dtype(&args.value(&flag, inline)?)?,
+            flag if flag.starts_with('-') => bail!("unknown option '{flag}' of emit\n{USAGE}"),
+            name if form.is_some() => bail!("emit takes one program: '{name}' comes after it"),
+            name => {
+                form = Some(Form::parse(name).with_context(|| {
+                    format!(
+                        "unknown program '{name}': one of {}",
+                        Form::ALL.map(Form::name).join(", ")
+                    )
+                })?)
+            }
+        }
+    }
+    let missing = |what: &str| format!("emit needs {what}\n{USAGE}");
+    Ok(Command::Emit(Emit {
+        form: form.with_context(|| missing("a program"))?,
+        devices: devices.with_context(|| missing("-D"))?,
+        chunks,
+        m: m.with_context(|| missing("--m"))?,
+        k: k.with_context(|| missing("--k"))?,
+        n: n.with_context(|| missing("--n"))?,
+        dtype: element,
+    }))
+}
+
+fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
+    let mut run = Run {
+        backend: Backend::Cpu,
+        devices: 1,
+        shapes: DEFAULT_SHAPES.to_vec(),
+        families: Family::ALL.to_vec(),
+        variants: None,
+        dtype: DType::BF16,
+        chunks: 0,
+        num_streams: 4,
+        lower_streams: 0,
+        iters: 20,
+        warmup: 5,
+        seed: 0,
+        samples: 512,
+        json: None,
+        csv: None,
+        png: None,
+    };
+    let mut chunks = None;
+    while let Some((flag, inline)) = args.next_flag() {
+        if flag == "-h" || flag == "--help" {
+            return Ok(Command::Help);
+        }
+        let value = args.value(&flag, inline)?;
+        match flag.as_str() {
+            "--backend" => run.backend = Backend::parse("--backend", &value)?,
+            "-n" | "-D" => run.devices = positive(&flag, &value)?,
+            "--shapes" => run.shapes = value.split(',').map(shape).collect::<Result<_>>()?,
+            "--families" => {
+                run.families = list(&flag, &value, Family::parse, "a list of ag, rs, ar")?
+            }
+            "--variants" => {
+                run.variants = Some(list(
+                    &flag,
+                    &value,
+                    Variant::parse,
+                    "a list of gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda",
+                )?)
+            }
+            "--dtype" => run.dtype = dtype(&value)?,
+            "--chunks" => chunks = Some(positive(&flag, &value)?),
+            "--num-streams" => run.num_streams = positive(&flag, &value)?,
+            "--lower-streams" => run.lower_streams = number(&flag, &value)?,
+            "--iters" => run.iters = positive(&flag, &value)?,
+            "--warmup" => run.warmup = number(&flag, &value)?,
+            "--seed" => run.seed = number(&flag, &value)?,
+            "--samples" => run.samples = positive(&flag, &value)?,
+            "--json" => run.json = Some(PathBuf::from(value)),
+            "--csv" => run.csv = Some(PathBuf::from(value)),
+            "--png" => run.png = Some(PathBuf::from(value)),
+            other => bail!("unknown option '{other}' of run\n{USAGE}"),
+        }
+    }
+    run.chunks = chunks.unwrap_or(run.num_streams);
+    Ok(Command::Run(Box::new(run)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Command> {
+        parse(args.iter().map(|arg| arg.to_string()))
+    }
+
+    #[test]
+    fn parses_emit() {
+        let Command::Emit(emit) = parse_args(&[
+            "emit", "ag-ring", "-D", "4", "--m=64", "--k", "32", "--n", "16", "--dtype", "f32",
+        ])
+        .unwrap() else {
+            panic!("not emit");
+        };
+        assert_eq!(emit.form, Form::AgRing);
+        assert_eq!((emit.devices, emit.m, emit.k, emit.n), (4, 64, 32, 16));
+        assert_eq!((emit.chunks, emit.dtype), (4, DType::F32));
+        assert!(parse_args(&["emit", "ag-ring", "--m", "4", "--k", "4", "--n", "4"]).is_err());
+        assert!(parse_args(&["emit", "ag-nope", "-D", "2"]).is_err());
+    }
+
+    #[test]
+    fn parses_run() {
+        let Command::Run(run) = parse_args(&[
+            "run",
+            "--backend",
+            "cuda",
+            "-n",
+            "2",
+            "--shapes",
+            "64x32x16,8x8x8",
+            "--families",
+            "ag,ar",
+            "--variants=gemm,p2p-cuda",
+            "--num-streams",
+            "3",
+            "--iters",
+            "30",
+            "--png",
+            "out.png",
+        ])
+        .unwrap() else {
+            panic!("not run");
+        };
+        assert_eq!(run.backend, Backend::Cuda);
+        assert_eq!(run.shapes, vec![(64, 32, 16), (8, 8, 8)]);
+        assert_eq!(run.families, vec![Family::Ag, Family::Ar]);
+        assert_eq!(run.variants, Some(vec![Variant::Gemm, Variant::P2pCuda]));
+        assert_eq!((run.chunks, run.num_streams, run.iters), (3, 3, 30));
+        assert!(parse_args(&["run", "--shapes", "64x32"]).is_err());
+        assert!(parse_args(&["run", "--families", "ag,xx"]).is_err());
+        assert!(parse_args(&["frob"]).is_err());
+    }
+}

@@ -1,0 +1,53 @@
+//! `hir-bench`: the overlap benchmarks. It builds its programs from
+//! parameters (`hir_tools::programs`), lowers them with `hir-lower` (each
+//! variant's `p2p` and stream options), JIT-compiles them and runs them on
+//! the ranks of a runtime, as `hir-run` does; it checks every variant once,
+//! then times it. `hir-bench emit` prints one program instead.
+//!
+//! See `docs/Tools/hir-bench.md`.
+
+mod bench;
+mod cli;
+mod data;
+mod plot;
+mod report;
+
+use cli::Command;
+use hir_tools::programs::{self, Params};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args().skip(1)) {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("hir-bench: error: {error:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match command {
+        Command::Help => {
+            println!("{}", cli::USAGE);
+            Ok(())
+        }
+        Command::Emit(emit) => programs::generate(
+            emit.form,
+            &Params {
+                devices: emit.devices,
+                chunks: emit.chunks,
+                m: emit.m,
+                k: emit.k,
+                n: emit.n,
+                dtype: emit.dtype,
+            },
+        )
+        .map(|program| print!("{}", program.text)),
+        Command::Run(run) => bench::run(&run),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("hir-bench: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
