@@ -271,6 +271,8 @@ pub(super) struct Ipc {
     peer_access: HashSet<u64>,
     /// Peer allocations opened from IPC handles, by (peer, its address).
     opened: HashMap<(usize, u64), sys::CUdeviceptr>,
+    /// The waits on this rank's flags posted since the last synchronize.
+    armed: Vec<FlagWait>,
 }
 
 /// Which rank this is, and how it reaches its peers.
@@ -436,10 +438,30 @@ impl Ipc {
         // SAFETY: a live stream; the sender's flag is mapped device memory,
         // alive until the device drops.
         unsafe { write_value(posting, ready_flag, value)? };
-        Ok(FlagWait {
+        let wait = FlagWait {
             flag: done(link.flags, link.members, from, number),
             value,
-        })
+        };
+        self.armed.push(wait);
+        Ok(wait)
+    }
+
+    /// The streams' flag waits are behind them: they all completed.
+    pub fn settled(&mut self) {
+        self.armed.clear();
+    }
+
+    /// Sets every flag this rank's streams may wait on, from the host, so a
+    /// rank that gave up on a transfer (its peer never came) gets its
+    /// streams back; the data they then see is not the transfer's.
+    pub fn release(&mut self) -> Result<()> {
+        for wait in self.armed.drain(..) {
+            // SAFETY: the flag is this rank's device memory; a synchronous
+            // copy from the host is ordered with no stream of the rank.
+            unsafe { cu::memcpy_htod_sync(wait.flag, &[wait.value]) }
+                .check("releasing a transfer flag")?;
+        }
+        Ok(())
     }
 
     /// Posts send `p2p` on `stream`, its stream; `check` passed. The host
@@ -519,8 +541,13 @@ impl Ipc {
         };
         // SAFETY: live stream; the flags and `local` are mapped device memory
         // that stays allocated while the world lives.
+        let ready_flag = ready(link.flags, to, number);
+        self.armed.push(FlagWait {
+            flag: ready_flag,
+            value,
+        });
         unsafe {
-            wait_value(stream, ready(link.flags, to, number), value)?;
+            wait_value(stream, ready_flag, value)?;
             put(kernels, scratch, buffer, &local, stream)?;
             write_value(stream, done_flag, value)
         }

@@ -1159,9 +1159,18 @@ impl Device for CudaDevice {
     fn synchronize(&self) -> Result<()> {
         let mut guard = self.state()?;
         let state = &mut *guard;
-        for (index, &stream) in state.streams.iter().enumerate() {
-            self.drain(index, stream)?;
+        let drained = state
+            .streams
+            .iter()
+            .enumerate()
+            .try_for_each(|(index, &stream)| self.drain(index, stream));
+        if let Err(error) = drained {
+            // Give the streams back before failing, so nothing later (nor
+            // another world on this GPU) queues behind a wait that never ends.
+            state.ipc.release()?;
+            return Err(error);
         }
+        state.ipc.settled();
         for comm in state.comms.values() {
             comm.async_error()?;
         }
@@ -1333,6 +1342,7 @@ impl Drop for CudaDevice {
             return;
         }
         let streams = lock(&self.state).streams.clone();
+        let _ = lock(&self.state).ipc.release();
         if streams
             .iter()
             .enumerate()
