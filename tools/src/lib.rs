@@ -2,6 +2,7 @@
 //! (the overlap benchmarks) parse, lower and JIT-compile fusion programs the
 //! same way, pass them the same buffers and run them on the same runtimes.
 //!
+//! - [`args`]: option values of the command lines;
 //! - [`program`]: parsing, the entry's global signature, the lowering;
 //! - [`jit`]: MLIR's ExecutionEngine with the runtime's symbols;
 //! - [`backend`]: the cpu or cuda runtime, running and timing the ranks;
@@ -9,6 +10,7 @@
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
 //! - [`programs`]: the benchmark programs, generated from parameters.
 
+pub mod args;
 pub mod backend;
 pub mod buffer;
 pub mod jit;

@@ -28,7 +28,7 @@ pub use alloc::DeviceBuffer;
 pub use bootstrap::{Bootstrap, MessageKey};
 pub use timer::TimingEvent;
 
-use crate::abi::{Backend, Collective};
+use crate::abi::{Backend, Collective, Entry};
 use crate::cpu::sync::Faults;
 use crate::device::{Device, Request, enter};
 use crate::error::{Error, Result, RunError, panic_message};
@@ -630,6 +630,11 @@ impl CudaDevice {
             backend,
         } = transfer;
         let peer_rank = peer;
+        let entry = if send {
+            Entry::Send(buffer.dtype)
+        } else {
+            Entry::Recv(buffer.dtype)
+        };
         let peer = team.require(peer, "peer")?;
         team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
@@ -648,16 +653,11 @@ impl CudaDevice {
                 group.ipc.push(p2p);
                 return Ok(state.retired + group.request as Request + 1);
             }
-            let p2p_name = || {
-                format!(
-                    "{}_{}",
-                    if send { "send" } else { "recv" },
-                    p2p.data.dtype.mlir()
-                )
-            };
-            let completion = Self::traced(state, p2p_name, |state| {
-                self.post_ipc(state, &p2p, &mut Scratch::default())
-            })?;
+            let completion = Self::traced(
+                state,
+                || label(entry),
+                |state| self.post_ipc(state, &p2p, &mut Scratch::default()),
+            )?;
             return Ok(Self::issue(state, vec![completion]));
         }
         let stream = state.current;
@@ -689,14 +689,7 @@ impl CudaDevice {
             return Ok(state.retired + group.request as Request + 1);
         }
         self.comm(state, &p2p.team)?;
-        let name = || {
-            format!(
-                "{}_{}",
-                if send { "send" } else { "recv" },
-                buffer.dtype.mlir()
-            )
-        };
-        Self::traced(state, name, |state| Self::post_p2p(state, &p2p))?;
+        Self::traced(state, || label(entry), |state| Self::post_p2p(state, &p2p))?;
         if back {
             state.kernels.copy(&p2p.data, &buffer, raw)?;
         }
@@ -1192,7 +1185,7 @@ impl Device for CudaDevice {
 }
 
 /// An entry as a trace names it: `matmul_bf16`.
-fn label(entry: crate::abi::Entry) -> String {
+fn label(entry: Entry) -> String {
     let name = entry.name();
     name.strip_prefix("hir_rt_").unwrap_or(&name).to_string()
 }

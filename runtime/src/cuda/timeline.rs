@@ -82,13 +82,9 @@ impl Timeline {
         let end = self.event()?;
         // SAFETY: live event and stream.
         unsafe { cu::event::record(end, stream) }.check("cuEventRecord")?;
-        let began = self.trace.now_us() - mark.host.elapsed().as_secs_f64() * 1e6;
-        self.trace.record_us(
-            (self.rank, 0),
-            name,
-            began,
-            mark.host.elapsed().as_secs_f64() * 1e6,
-        );
+        let host_us = mark.host.elapsed().as_secs_f64() * 1e6;
+        let began = self.trace.now_us() - host_us;
+        self.trace.record_us((self.rank, 0), name, began, host_us);
         self.pending.push(Pending {
             name: name.to_string(),
             track: index + 1,

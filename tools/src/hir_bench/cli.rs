@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use hir_runtime::abi::DType;
+use hir_tools::args::{number, positive};
 use hir_tools::backend::Backend;
 use hir_tools::programs::{Family, Form, Variant};
 use std::path::PathBuf;
@@ -85,20 +86,6 @@ pub const DEFAULT_SHAPES: [(usize, usize, usize); 3] = [
     (8192, 16384, 8192),
     (16384, 8192, 2048),
 ];
-
-fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
-    value
-        .parse()
-        .ok()
-        .with_context(|| format!("{flag} takes a non-negative integer, not '{value}'"))
-}
-
-fn positive(flag: &str, value: &str) -> Result<usize> {
-    match number::<usize>(flag, value)? {
-        0 => bail!("{flag} must be at least 1"),
-        count => Ok(count),
-    }
-}
 
 fn dtype(value: &str) -> Result<DType> {
     DType::from_mlir(value)

@@ -1,6 +1,7 @@
 //! `hir-run`'s command line.
 
 use anyhow::{Context, Result, bail};
+use hir_tools::args::{number, positive};
 use hir_tools::backend::Backend;
 use std::path::PathBuf;
 
@@ -47,20 +48,6 @@ pub struct Options {
 pub enum Command {
     Run(Box<Options>),
     Help,
-}
-
-fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
-    value
-        .parse()
-        .ok()
-        .with_context(|| format!("{flag} takes a non-negative integer, not '{value}'"))
-}
-
-fn positive(flag: &str, value: &str) -> Result<usize> {
-    match number::<usize>(flag, value)? {
-        0 => bail!("{flag} must be at least 1"),
-        count => Ok(count),
-    }
 }
 
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
