@@ -24,6 +24,7 @@
 //! ```
 
 pub mod abi;
+pub mod bootstrap;
 pub mod cpu;
 pub mod cuda;
 pub mod device;

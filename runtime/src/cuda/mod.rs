@@ -20,6 +20,11 @@ mod tests;
 
 pub use nccl::Bootstrap;
 
+use crate::bootstrap::{Inflight, Stuck, Watched};
+use crate::error::RankError;
+use nccl::CommCell;
+use std::time::Instant;
+
 use crate::abi::{Backend, Collective};
 use crate::cpu::sync::Faults;
 use crate::device::{Device, Request, enter};
@@ -143,13 +148,74 @@ impl World {
         Ok(World { faults, devices })
     }
 
+    /// One rank of a world of `config.ranks` ranks in as many processes:
+    /// this process runs rank `rank` on its GPU `local_device`, and its NCCL
+    /// communicators span the processes, which exchange their unique ids
+    /// through `bootstrap` (a [`crate::bootstrap::TcpBootstrap`]).
+    /// `Device::num_devices` is `config.ranks`; [`World::run`] runs the one
+    /// rank. Start a watchdog on [`World::watched`] so that a hang in NCCL
+    /// becomes an error (see [`crate::bootstrap::ProcessGroup::watch`]), and
+    /// stop it before the world drops.
+    pub fn process(
+        config: Config,
+        rank: usize,
+        local_device: usize,
+        bootstrap: Arc<dyn Bootstrap>,
+    ) -> Result<World> {
+        let count = probe()
+            .map_err(|reason| Error::Cuda(format!("the cuda backend cannot start: {reason}")))?;
+        if config.num_streams == 0 {
+            return Err(Error::Invalid(
+                "a world needs at least one pool stream, got 0".into(),
+            ));
+        }
+        if rank >= config.ranks {
+            return Err(Error::Invalid(format!(
+                "rank {rank} is not in a world of {} ranks",
+                config.ranks
+            )));
+        }
+        if local_device >= count {
+            return Err(Error::Invalid(format!(
+                "rank {rank} runs on GPU {local_device} (its local rank); this machine has {count}"
+            )));
+        }
+        let faults = Arc::new(Faults::new(config.ranks));
+        let device = CudaDevice::new(rank, local_device, &config, faults.clone(), bootstrap)?;
+        Ok(World {
+            faults,
+            devices: vec![Arc::new(device)],
+        })
+    }
+
+    /// The ranks this process runs (all of them for [`World::new`]).
     pub fn ranks(&self) -> usize {
         self.devices.len()
     }
 
-    /// Rank `rank`'s device, e.g. to copy a launcher's inputs to it.
+    /// The global ranks this process runs, in order.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.devices.iter().map(|device| device.rank).collect()
+    }
+
+    /// Rank `rank`'s device, e.g. to copy a launcher's inputs to it; `rank`
+    /// must run in this process.
     pub fn device(&self, rank: usize) -> Arc<CudaDevice> {
-        self.devices[rank].clone()
+        self.devices
+            .iter()
+            .find(|device| device.rank == rank)
+            .unwrap_or_else(|| panic!("rank {rank} does not run in this process"))
+            .clone()
+    }
+
+    /// What a watchdog watches of each rank of this process: its NCCL
+    /// requests in flight (events it queries with `cuEventQuery`), its
+    /// error, and its communicators to abort.
+    pub fn watched(&self) -> Vec<Arc<dyn Watched>> {
+        self.devices
+            .iter()
+            .map(|device| Arc::new(CudaWatch(device.clone())) as Arc<dyn Watched>)
+            .collect()
     }
 
     /// Runs `body` on one thread per rank with that rank entered, then waits
@@ -264,7 +330,18 @@ pub struct CudaDevice {
     faults: Arc<Faults>,
     bootstrap: Arc<dyn Bootstrap>,
     state: Mutex<State>,
+    /// The communications in flight, for the watchdog: each request's event.
+    inflight: Inflight<EventPtr>,
+    /// Every communicator created, for the watchdog to abort.
+    live: Mutex<Vec<Arc<CommCell>>>,
 }
+
+/// An event as the watchdog holds it.
+struct EventPtr(sys::CUevent);
+
+// Queried by the watchdog under `Inflight`'s lock, which the rank takes
+// before it reuses or destroys the event.
+unsafe impl Send for EventPtr {}
 
 impl CudaDevice {
     /// Rank `rank` of `config.ranks` on device `ordinal`, exchanging NCCL ids
@@ -316,6 +393,8 @@ impl CudaDevice {
             faults,
             bootstrap,
             state: Mutex::new(state),
+            inflight: Inflight::default(),
+            live: Mutex::new(Vec::new()),
         })
     }
 
@@ -375,9 +454,20 @@ impl CudaDevice {
             let number = state.exchanges.entry(team.clone()).or_default();
             let comm = Comm::new(team, position, *number, &*self.bootstrap)?;
             *number += 1;
+            lock(&self.live).push(comm.cell.clone());
             state.comms.insert(team.clone(), comm);
         }
         Ok(&state.comms[team])
+    }
+
+    /// Lets the watchdog watch `request`, a communication described by `op`.
+    fn track(&self, state: &State, request: Request, op: String) {
+        let slot = usize::try_from(request - state.retired - 1)
+            .ok()
+            .and_then(|index| state.requests.get(index));
+        if let Some(Slot::Done(Some(event))) = slot {
+            self.inflight.post(op, EventPtr(*event));
+        }
     }
 
     /// Issues a request complete once the current stream's work so far is.
@@ -401,19 +491,23 @@ impl CudaDevice {
         let root = op.team.position(op.root).unwrap_or(0);
         let dtype = nccl::data_type(op.dtype());
         let red = nccl::red_op(op.kind);
-        let comm = self.comm(state, &op.team)?.comm;
+        let cell = self.comm(state, &op.team)?.cell.clone();
         let mut scratch = Scratch::default();
         let kernels = &state.kernels;
         let ns = nccl::stream(stream);
         let what = format!("{} on team {}", op.entry(), op.team);
-        let call = |result| nccl::check(result, &what, Some(comm));
+        type Posted =
+            std::result::Result<cudarc::nccl::result::NcclStatus, cudarc::nccl::result::NcclError>;
+        let call = |post: &dyn Fn(cudarc::nccl::sys::ncclComm_t) -> Posted| {
+            cell.with(|comm| nccl::check(post(comm), &what, Some(comm)))
+        };
         match op.op {
             Collective::Allgather => {
                 let input = scratch.readable(kernels, &op.input, stream)?;
                 let whole = split(&op.output, op.axis, n);
                 let (target, back) = scratch.writable(&whole, stream)?;
                 // SAFETY: device buffers of the validated sizes, live comm.
-                call(unsafe {
+                call(&|comm| unsafe {
                     cudarc::nccl::result::all_gather(
                         nccl::ptr(input.ptr),
                         nccl::ptr(target.ptr),
@@ -430,7 +524,7 @@ impl CudaDevice {
             Collective::ReduceScatter => {
                 let input = scratch.readable(kernels, &split(&op.input, op.axis, n), stream)?;
                 let (target, back) = scratch.writable(&op.output, stream)?;
-                call(unsafe {
+                call(&|comm| unsafe {
                     cudarc::nccl::result::reduce_scatter(
                         nccl::ptr(input.ptr),
                         nccl::ptr(target.ptr),
@@ -463,7 +557,7 @@ impl CudaDevice {
                     nccl::ptr(target.ptr),
                     op.input.numel(),
                 );
-                call(unsafe {
+                call(&|comm| unsafe {
                     match op.op {
                         Collective::Allreduce => cudarc::nccl::result::all_reduce(
                             send, recv, count, dtype, red, comm, ns,
@@ -515,6 +609,11 @@ impl CudaDevice {
                 "the cuda backend does not move 'cuda' (CUDA-IPC) transfers yet; use 'nccl'".into(),
             ));
         }
+        let what = format!(
+            "{} {} rank {peer} on team {team}",
+            if send { "ncclSend" } else { "ncclRecv" },
+            if send { "to" } else { "from" }
+        );
         let peer = team.require(peer, "peer")?;
         team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
@@ -553,12 +652,13 @@ impl CudaDevice {
             state.kernels.copy(&p2p.data, &buffer, raw)?;
         }
         drop(own);
-        Self::record_request(state)
+        let request = Self::record_request(state)?;
+        self.track(state, request, what);
+        Ok(request)
     }
 
     /// Posts an NCCL send or receive; its team's communicator exists.
     fn post_p2p(state: &State, p2p: &P2p) -> Result<()> {
-        let comm = state.comms[&p2p.team].comm;
         let stream = nccl::stream(state.streams[p2p.stream]);
         let (dtype, count, peer) = (
             nccl::data_type(p2p.data.dtype),
@@ -571,30 +671,32 @@ impl CudaDevice {
             p2p.peer,
             p2p.team
         );
-        // SAFETY: contiguous device buffers of `count` elements, a live
-        // communicator and stream.
-        let result = unsafe {
-            if p2p.send {
-                cudarc::nccl::result::send(
-                    nccl::ptr(p2p.data.ptr),
-                    count,
-                    dtype,
-                    peer,
-                    comm,
-                    stream,
-                )
-            } else {
-                cudarc::nccl::result::recv(
-                    nccl::ptr(p2p.data.ptr),
-                    count,
-                    dtype,
-                    peer,
-                    comm,
-                    stream,
-                )
-            }
-        };
-        nccl::check(result, &what, Some(comm))
+        state.comms[&p2p.team].with(|comm| {
+            // SAFETY: contiguous device buffers of `count` elements, a live
+            // communicator and stream.
+            let result = unsafe {
+                if p2p.send {
+                    cudarc::nccl::result::send(
+                        nccl::ptr(p2p.data.ptr),
+                        count,
+                        dtype,
+                        peer,
+                        comm,
+                        stream,
+                    )
+                } else {
+                    cudarc::nccl::result::recv(
+                        nccl::ptr(p2p.data.ptr),
+                        count,
+                        dtype,
+                        peer,
+                        comm,
+                        stream,
+                    )
+                }
+            };
+            nccl::check(result, &what, Some(comm))
+        })
     }
 
     /// The current stream waits for the work enqueued so far on `stream`.
@@ -805,7 +907,13 @@ impl Device for CudaDevice {
             ));
         }
         self.post_collective(state, &op)?;
-        Self::record_request(state)
+        let request = Self::record_request(state)?;
+        self.track(
+            state,
+            request,
+            format!("{} on team {}", op.entry().name(), op.team),
+        );
+        Ok(request)
     }
 
     fn send(&self, transfer: Transfer) -> Result<Request> {
@@ -870,7 +978,13 @@ impl Device for CudaDevice {
         // SAFETY: live event and stream.
         unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
         state.requests[group.request] = Slot::Done(Some(event));
-        Ok(state.retired + group.request as Request + 1)
+        let request = state.retired + group.request as Request + 1;
+        let what = format!(
+            "a coalesced group of {} NCCL sends and receives",
+            group.posts.len()
+        );
+        self.track(state, request, what);
+        Ok(request)
     }
 
     fn wait(&self, request: Request) -> Result<()> {
@@ -941,6 +1055,8 @@ impl Device for CudaDevice {
             comm.async_error()?;
         }
         if state.group.is_none() {
+            // Before any event is reused: the watchdog stops asking about them.
+            self.inflight.retire();
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
                 if let Slot::Done(Some(event)) = slot {
@@ -1096,6 +1212,7 @@ impl Drop for CudaDevice {
         if self.bind().is_err() {
             return;
         }
+        self.inflight.retire();
         let state = self
             .state
             .get_mut()
@@ -1121,6 +1238,47 @@ impl Drop for CudaDevice {
             for &stream in &state.streams {
                 let _ = cu::stream::destroy(stream);
             }
+        }
+    }
+}
+
+/// What the watchdog watches of a cuda rank.
+struct CudaWatch(Arc<CudaDevice>);
+
+impl Watched for CudaWatch {
+    fn rank(&self) -> usize {
+        self.0.rank
+    }
+
+    fn stuck(&self, timeout: Duration) -> Option<Stuck> {
+        // The events belong to the rank's context.
+        self.0.bind().ok()?;
+        self.0.inflight.stuck(Instant::now(), timeout, |event| {
+            // SAFETY: a live event (retired ones are not asked about).
+            match unsafe { cu::event::query(event.0) } {
+                Ok(()) => true,
+                Err(error) => error.0 != sys::cudaError_enum::CUDA_ERROR_NOT_READY,
+            }
+        })
+    }
+
+    fn error(&self) -> Option<RankError> {
+        self.0
+            .faults
+            .errors()
+            .into_iter()
+            .find(|error| error.rank == self.0.rank)
+    }
+
+    fn fail(&self, op: &str, error: Error) {
+        self.0.fail(op, error);
+    }
+
+    fn abort(&self) {
+        let _ = self.0.bind();
+        let cells: Vec<Arc<CommCell>> = lock(&self.0.live).clone();
+        for cell in cells {
+            cell.abort(Duration::from_secs(1));
         }
     }
 }
