@@ -214,11 +214,21 @@ impl ProcessGroup {
     /// Every rank brings `bytes` to the exchange named `name` and gets every
     /// rank's, in rank order.
     pub fn all_gather(&self, name: &str, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        self.all_gather_within(name, bytes, self.timeout)
+    }
+
+    /// As [`ProcessGroup::all_gather`], waiting up to `timeout`.
+    pub fn all_gather_within(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<u8>>> {
         let number = self
             .exchanges
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let team = self.team();
-        TcpBootstrap::new(self.client.clone(), &format!("group/{name}"), self.timeout).all_gather(
+        TcpBootstrap::new(self.client.clone(), &format!("group/{name}"), timeout).all_gather(
             &team,
             number,
             self.env.rank,
@@ -251,11 +261,17 @@ impl ProcessGroup {
             .map_err(|error| Error::Io(format!("cannot start the watchdog: {error}")))
     }
 
+    /// Says this rank is done: its connections (its watchdog's too) may
+    /// close from now on without that being a failure.
+    pub fn goodbye(&self) {
+        let _ = self.client.goodbye();
+    }
+
     /// Leaves the group: says goodbye (this rank's connections may close),
     /// and, where this process hosts the store, keeps it up until every rank
     /// said goodbye or failed (bounded by the timeout). The failures the
     /// store knew of, the cause first.
-    pub fn finish(self) -> Vec<Failure> {
+    pub fn finish(&self) -> Vec<Failure> {
         let _ = self.client.goodbye();
         match &self.server {
             Some(server) => {

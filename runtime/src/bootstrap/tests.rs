@@ -309,19 +309,46 @@ fn decide_prefers_a_peers_failure_to_a_stuck_op() {
         what: "exited (connection closed)".into(),
     };
     let own = Failure::failed(0, "launcher", "bad input");
-    assert_eq!(decide(0, &[], None, SECOND), None);
+    assert_eq!(decide(0, &[], SECOND, None, SECOND), None);
+    // Pending, not for long enough.
+    let young = Stuck {
+        op: "barrier".into(),
+        pending: SECOND / 2,
+    };
+    assert_eq!(decide(0, &[], SECOND, Some(&young), SECOND), None);
     // Its own failure is not news to a rank.
-    assert_eq!(decide(0, std::slice::from_ref(&own), None, SECOND), None);
-    let (op, error) = decide(0, &[own, peer.clone()], Some(&stuck), SECOND).unwrap();
+    assert_eq!(
+        decide(0, std::slice::from_ref(&own), SECOND, None, SECOND),
+        None
+    );
+    let (op, error) = decide(
+        0,
+        &[own, peer.clone()],
+        watchdog::SETTLE,
+        Some(&stuck),
+        SECOND,
+    )
+    .unwrap();
     assert_eq!(op, "hir_rt_allreduce_f32 on team [0, 1]");
     assert_eq!(
         error.to_string(),
         "gave up: rank 1 exited (connection closed)"
     );
-    let (op, error) = decide(0, &[peer], None, SECOND).unwrap();
+    // For a while, the host may find out by itself.
+    assert_eq!(
+        decide(
+            0,
+            std::slice::from_ref(&peer),
+            Duration::ZERO,
+            Some(&stuck),
+            SECOND
+        ),
+        None
+    );
+    let (op, error) = decide(0, &[peer], watchdog::SETTLE, None, SECOND).unwrap();
     assert_eq!(op, "watchdog");
     assert!(matches!(error, Error::Peer { rank: 1, .. }));
-    let (op, error) = decide(0, &[], Some(&stuck), SECOND).unwrap();
+    let (op, error) = decide(0, &[], Duration::ZERO, Some(&stuck), SECOND).unwrap();
     assert_eq!(op, "hir_rt_allreduce_f32 on team [0, 1]");
     assert!(
         error

@@ -102,31 +102,45 @@ pub trait Watched: Send + Sync {
     fn abort(&self);
 }
 
-/// What the watchdog makes of what it saw: the op to fail the rank in, and
-/// the error; `None` while all is well. A peer's failure comes first (it is
-/// the cause; a pending op of this rank is then what waited for it), then a
-/// stuck op of this rank.
+/// How long a peer's failure is known before the watchdog fails this rank
+/// for it: meanwhile the host may find out by itself (a wait on the store
+/// ends with that failure, the rank fails for a reason of its own, or a
+/// communication that had all it needed completes), which says more.
+pub const SETTLE: Duration = Duration::from_secs(1);
+
+/// What the watchdog makes of what it saw (the failures in the store, for
+/// how long a peer's has been known, this rank's oldest communication in
+/// flight): the op to fail the rank in, and the error; `None` while all is
+/// well. A peer's failure comes first (it is the cause; the pending op is
+/// what waited for it), [`SETTLE`] after it became known; then an op pending
+/// for `timeout` or more.
 pub fn decide(
     rank: usize,
     failures: &[Failure],
-    stuck: Option<&Stuck>,
+    known_for: Duration,
+    pending: Option<&Stuck>,
     timeout: Duration,
 ) -> Option<(String, Error)> {
     if let Some(failure) = failures.iter().find(|failure| failure.rank != rank) {
-        let op = stuck.map_or_else(|| "watchdog".to_string(), |stuck| stuck.op.clone());
+        if known_for < SETTLE {
+            return None;
+        }
+        let op = pending.map_or_else(|| "watchdog".to_string(), |pending| pending.op.clone());
         return Some((op, failure.error()));
     }
-    stuck.map(|stuck| {
-        (
-            stuck.op.clone(),
-            Error::Timeout {
-                after: timeout,
-                waiting: "for it to complete: the watchdog found it still pending \
+    pending
+        .filter(|pending| pending.pending >= timeout)
+        .map(|stuck| {
+            (
+                stuck.op.clone(),
+                Error::Timeout {
+                    after: timeout,
+                    waiting: "for it to complete: the watchdog found it still pending \
                           (a peer that never posted it, or one that hangs)"
-                    .into(),
-            },
-        )
-    })
+                        .into(),
+                },
+            )
+        })
 }
 
 /// How a watchdog behaves.
@@ -225,6 +239,8 @@ fn stopped(control: &Control, within: Duration) -> bool {
 
 fn watch(watched: &dyn Watched, client: &StoreClient, config: &WatchdogConfig, control: &Control) {
     let rank = watched.rank();
+    // Since when a peer's failure is known.
+    let mut known: Option<Instant> = None;
     loop {
         if stopped(control, Duration::ZERO) {
             return;
@@ -240,8 +256,14 @@ fn watch(watched: &dyn Watched, client: &StoreClient, config: &WatchdogConfig, c
                 Vec::new()
             }
         };
-        let stuck = watched.stuck(config.timeout);
-        if let Some((op, error)) = decide(rank, &failures, stuck.as_ref(), config.timeout) {
+        let pending = watched.stuck(Duration::ZERO);
+        if failures.iter().any(|failure| failure.rank != rank) {
+            known.get_or_insert_with(Instant::now);
+        }
+        let known_for = known.map_or(Duration::ZERO, |since| since.elapsed());
+        if let Some((op, error)) =
+            decide(rank, &failures, known_for, pending.as_ref(), config.timeout)
+        {
             watched.fail(&op, error);
         }
         if let Some(error) = watched.error() {

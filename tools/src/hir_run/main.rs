@@ -12,8 +12,10 @@
 
 mod cli;
 mod jit;
+mod launch;
 mod program;
 mod reference;
+mod rendezvous;
 mod tensor;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -44,13 +46,19 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             ExitCode::SUCCESS
         }
-        Command::Run(options) => match run(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("hir-run: error: {error:#}");
-                ExitCode::FAILURE
+        Command::Run(options) => {
+            // Ranks in processes: a launcher, or one rank of it.
+            if let Some(code) = launch::dispatch(&options, run) {
+                return code;
             }
-        },
+            match run(&options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("hir-run: error: {error:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 
