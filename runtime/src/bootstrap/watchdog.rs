@@ -35,20 +35,50 @@ pub struct Stuck {
 /// hold the same lock, so a handle is never asked about after its retirement
 /// (when the rank may reuse it).
 pub struct Inflight<H> {
-    entries: Mutex<Vec<(String, Instant, H)>>,
+    entries: Mutex<Vec<Entry<H>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+struct Entry<H> {
+    id: u64,
+    op: String,
+    posted: Instant,
+    handle: H,
 }
 
 impl<H> Default for Inflight<H> {
     fn default() -> Self {
         Inflight {
             entries: Mutex::new(Vec::new()),
+            next: Default::default(),
         }
     }
 }
 
 impl<H> Inflight<H> {
-    pub fn post(&self, op: String, handle: H) {
-        lock(&self.entries).push((op, Instant::now(), handle));
+    /// Posts the communication `op`; the id names it to
+    /// [`Inflight::update`] and [`Inflight::remove`].
+    pub fn post(&self, op: String, handle: H) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.entries).push(Entry {
+            id,
+            op,
+            posted: Instant::now(),
+            handle,
+        });
+        id
+    }
+
+    /// Gives communication `id` a new handle (e.g. its event, once posted).
+    pub fn update(&self, id: u64, handle: H) {
+        if let Some(entry) = lock(&self.entries).iter_mut().find(|entry| entry.id == id) {
+            entry.handle = handle;
+        }
+    }
+
+    /// Forgets communication `id` (its posting failed).
+    pub fn remove(&self, id: u64) {
+        lock(&self.entries).retain(|entry| entry.id != id);
     }
 
     /// Forgets every communication (they completed: the rank synchronized).
@@ -75,15 +105,14 @@ impl<H> Inflight<H> {
     ) -> Option<Stuck> {
         let mut entries = lock(&self.entries);
         // Only entries old enough to matter are asked about.
-        entries
-            .retain(|(_, posted, handle)| now.duration_since(*posted) < timeout || !done(handle));
+        entries.retain(|entry| now.duration_since(entry.posted) < timeout || !done(&entry.handle));
         entries
             .iter()
-            .filter(|(_, posted, _)| now.duration_since(*posted) >= timeout)
-            .min_by_key(|(_, posted, _)| *posted)
-            .map(|(op, posted, _)| Stuck {
-                op: op.clone(),
-                pending: now.duration_since(*posted),
+            .filter(|entry| now.duration_since(entry.posted) >= timeout)
+            .min_by_key(|entry| entry.posted)
+            .map(|entry| Stuck {
+                op: entry.op.clone(),
+                pending: now.duration_since(entry.posted),
             })
     }
 }

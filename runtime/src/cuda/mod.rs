@@ -336,8 +336,36 @@ pub struct CudaDevice {
     live: Mutex<Vec<Arc<CommCell>>>,
 }
 
-/// An event as the watchdog holds it.
-struct EventPtr(sys::CUevent);
+/// A request's event as the watchdog holds it; `None` while it is posted.
+struct EventPtr(Option<sys::CUevent>);
+
+/// A communication being posted, in [`CudaDevice::inflight`]: dropped, it is
+/// forgotten (its posting failed); [`Posting::posted`] gives it its request's
+/// event.
+struct Posting<'a> {
+    inflight: &'a Inflight<EventPtr>,
+    id: u64,
+}
+
+impl Posting<'_> {
+    /// The communication is `request`: the watchdog watches its event.
+    fn posted(self, state: &State, request: Request) -> Request {
+        let slot = usize::try_from(request - state.retired - 1)
+            .ok()
+            .and_then(|index| state.requests.get(index));
+        if let Some(Slot::Done(Some(event))) = slot {
+            self.inflight.update(self.id, EventPtr(Some(*event)));
+            std::mem::forget(self);
+        }
+        request
+    }
+}
+
+impl Drop for Posting<'_> {
+    fn drop(&mut self) {
+        self.inflight.remove(self.id);
+    }
+}
 
 // Queried by the watchdog under `Inflight`'s lock, which the rank takes
 // before it reuses or destroys the event.
@@ -460,13 +488,12 @@ impl CudaDevice {
         Ok(&state.comms[team])
     }
 
-    /// Lets the watchdog watch `request`, a communication described by `op`.
-    fn track(&self, state: &State, request: Request, op: String) {
-        let slot = usize::try_from(request - state.retired - 1)
-            .ok()
-            .and_then(|index| state.requests.get(index));
-        if let Some(Slot::Done(Some(event))) = slot {
-            self.inflight.post(op, EventPtr(*event));
+    /// Shows the watchdog that the communication `op` is being posted (from
+    /// before its communicator is created, which may block on the peers).
+    fn posting(&self, op: String) -> Posting<'_> {
+        Posting {
+            inflight: &self.inflight,
+            id: self.inflight.post(op, EventPtr(None)),
         }
     }
 
@@ -646,6 +673,7 @@ impl CudaDevice {
             group.posts.push(p2p);
             return Ok(state.retired + group.request as Request + 1);
         }
+        let posting = self.posting(what);
         self.comm(state, &p2p.team)?;
         Self::post_p2p(state, &p2p)?;
         if back {
@@ -653,8 +681,7 @@ impl CudaDevice {
         }
         drop(own);
         let request = Self::record_request(state)?;
-        self.track(state, request, what);
-        Ok(request)
+        Ok(posting.posted(state, request))
     }
 
     /// Posts an NCCL send or receive; its team's communicator exists.
@@ -906,14 +933,10 @@ impl Device for CudaDevice {
                 "a collective inside a coalescing group: groups hold sends and receives".into(),
             ));
         }
+        let posting = self.posting(format!("{} on team {}", op.entry().name(), op.team));
         self.post_collective(state, &op)?;
         let request = Self::record_request(state)?;
-        self.track(
-            state,
-            request,
-            format!("{} on team {}", op.entry().name(), op.team),
-        );
-        Ok(request)
+        Ok(posting.posted(state, request))
     }
 
     fn send(&self, transfer: Transfer) -> Result<Request> {
@@ -948,6 +971,10 @@ impl Device for CudaDevice {
                 "closes no group: no start_coalescing before it".into(),
             ));
         };
+        let posting = self.posting(format!(
+            "a coalesced group of {} NCCL sends and receives",
+            group.posts.len()
+        ));
         for post in &group.posts {
             self.comm(state, &post.team)?;
         }
@@ -979,12 +1006,7 @@ impl Device for CudaDevice {
         unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
         state.requests[group.request] = Slot::Done(Some(event));
         let request = state.retired + group.request as Request + 1;
-        let what = format!(
-            "a coalesced group of {} NCCL sends and receives",
-            group.posts.len()
-        );
-        self.track(state, request, what);
-        Ok(request)
+        Ok(posting.posted(state, request))
     }
 
     fn wait(&self, request: Request) -> Result<()> {
@@ -1254,8 +1276,12 @@ impl Watched for CudaWatch {
         // The events belong to the rank's context.
         self.0.bind().ok()?;
         self.0.inflight.stuck(Instant::now(), timeout, |event| {
+            let Some(event) = event.0 else {
+                // Still being posted (creating a communicator, or inside NCCL).
+                return false;
+            };
             // SAFETY: a live event (retired ones are not asked about).
-            match unsafe { cu::event::query(event.0) } {
+            match unsafe { cu::event::query(event) } {
                 Ok(()) => true,
                 Err(error) => error.0 != sys::cudaError_enum::CUDA_ERROR_NOT_READY,
             }
