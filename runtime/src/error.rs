@@ -22,6 +22,11 @@ pub enum Error {
     /// Another rank failed first, so this one stopped waiting for it.
     #[error("gave up: rank {0} failed")]
     PeerFailed(usize),
+    /// Another process's rank failed or exited (a multi-process run learns
+    /// it through the store): `what` says how, e.g. `exited (connection
+    /// closed)` or `failed in hir_rt_allgather_f32: ...`.
+    #[error("gave up: rank {rank} {what}")]
+    Peer { rank: usize, what: String },
     /// A panic inside the runtime, caught at the C ABI.
     #[error("internal error: {0}")]
     Panic(String),

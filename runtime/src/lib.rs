@@ -7,6 +7,8 @@
 //! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
 //!   a launcher [`enter`]s before calling the program.
 //! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
+//! - [`bootstrap`]: ranks in processes: the TCP store, the cuda backend's
+//!   bootstrap over it, the watchdog.
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
 //!
 //! `docs/Runtime.md` documents the ABI conventions, the launcher API and the
@@ -24,6 +26,7 @@
 //! ```
 
 pub mod abi;
+pub mod bootstrap;
 pub mod cpu;
 pub mod cuda;
 pub mod device;

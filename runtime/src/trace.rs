@@ -83,6 +83,12 @@ impl Trace {
     }
 
     pub fn to_chrome_json(&self) -> String {
+        chrome_json(&self.chrome_events())
+    }
+
+    /// The trace as Chrome events: metadata naming the ranks and tracks, then
+    /// the slices.
+    pub fn chrome_events(&self) -> Vec<String> {
         let mut events = Vec::new();
         let tracks = lock(&self.tracks).clone();
         let mut ranks: Vec<usize> = tracks.keys().map(|&(rank, _)| rank).collect();
@@ -114,15 +120,21 @@ impl Trace {
                 slice.duration_us
             ));
         }
-        format!(
-            "{{\"traceEvents\":[\n{}\n],\"displayTimeUnit\":\"ms\"}}\n",
-            events.join(",\n")
-        )
+        events
     }
 
     pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
         std::fs::write(path, self.to_chrome_json())
     }
+}
+
+/// A Chrome trace file of `events`, which may come from several [`Trace`]s
+/// (ranks in several processes: each names its own rank's process).
+pub fn chrome_json(events: &[String]) -> String {
+    format!(
+        "{{\"traceEvents\":[\n{}\n],\"displayTimeUnit\":\"ms\"}}\n",
+        events.join(",\n")
+    )
 }
 
 fn json_string(text: &str) -> String {

@@ -29,8 +29,10 @@ pub use bootstrap::{Bootstrap, MessageKey};
 pub use timer::TimingEvent;
 
 use crate::abi::{Backend, Collective, Entry};
+use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::cpu::sync::Faults;
 use crate::device::{Device, Request, enter};
+use crate::error::RankError;
 use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
 use crate::memref::View;
@@ -43,6 +45,7 @@ use cudarc::driver::{CudaContext, result as cu, sys};
 use ipc::Ipc;
 use kernels::Kernels;
 use nccl::Comm;
+use nccl::CommCell;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -50,6 +53,7 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use std::time::Instant;
 use timeline::Timeline;
 
 /// A raw CUDA stream.
@@ -174,19 +178,98 @@ impl World {
 
     /// Writes the ops' GPU times and the host calls as Chrome/Perfetto JSON.
     pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
-        self.trace
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace"))?
-            .write_chrome_trace(path)
+        self.recorded()?.write_chrome_trace(path)
     }
 
+    /// The trace's events, for a launcher that merges the traces of ranks
+    /// in several processes with [`crate::trace::chrome_json`].
+    pub fn chrome_events(&self) -> std::io::Result<Vec<String>> {
+        Ok(self.recorded()?.chrome_events())
+    }
+
+    fn recorded(&self) -> std::io::Result<&Trace> {
+        self.trace
+            .as_deref()
+            .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace"))
+    }
+
+    /// One rank of a world of `config.ranks` ranks in as many processes:
+    /// this process runs rank `rank` on its GPU `local_device`, and its NCCL
+    /// communicators span the processes, which exchange their unique ids
+    /// through `bootstrap` (a [`crate::bootstrap::TcpBootstrap`]).
+    /// `Device::num_devices` is `config.ranks`; [`World::run`] runs the one
+    /// rank. Start a watchdog on [`World::watched`] so that a hang in NCCL
+    /// becomes an error (see [`crate::bootstrap::ProcessGroup::watch`]), and
+    /// stop it before the world drops.
+    pub fn process(
+        config: Config,
+        rank: usize,
+        local_device: usize,
+        bootstrap: Arc<dyn Bootstrap>,
+    ) -> Result<World> {
+        let count = probe()
+            .map_err(|reason| Error::Cuda(format!("the cuda backend cannot start: {reason}")))?;
+        if config.num_streams == 0 {
+            return Err(Error::Invalid(
+                "a world needs at least one pool stream, got 0".into(),
+            ));
+        }
+        if rank >= config.ranks {
+            return Err(Error::Invalid(format!(
+                "rank {rank} is not in a world of {} ranks",
+                config.ranks
+            )));
+        }
+        if local_device >= count {
+            return Err(Error::Invalid(format!(
+                "rank {rank} runs on GPU {local_device} (its local rank); this machine has {count}"
+            )));
+        }
+        let faults = Arc::new(Faults::new(config.ranks));
+        let trace = config.trace.then(|| Arc::new(Trace::default()));
+        let device = CudaDevice::new(
+            rank,
+            local_device,
+            &config,
+            faults.clone(),
+            bootstrap,
+            trace.clone(),
+        )?;
+        Ok(World {
+            faults,
+            devices: vec![Arc::new(device)],
+            trace,
+        })
+    }
+
+    /// The ranks this process runs (all of them for [`World::new`]).
     pub fn ranks(&self) -> usize {
         self.devices.len()
     }
 
-    /// Rank `rank`'s device, e.g. to copy a launcher's inputs to it.
+    /// The global ranks this process runs, in order.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.devices.iter().map(|device| device.rank).collect()
+    }
+
+    /// Rank `rank`'s device, e.g. to copy a launcher's inputs to it; `rank`
+    /// must run in this process.
     pub fn device(&self, rank: usize) -> Arc<CudaDevice> {
-        self.devices[rank].clone()
+        self.devices
+            .iter()
+            .find(|device| device.rank == rank)
+            .unwrap_or_else(|| panic!("rank {rank} does not run in this process"))
+            .clone()
+    }
+
+    /// What a watchdog watches of each rank of this process: its NCCL
+    /// requests in flight (events it queries with `cuEventQuery`), its
+    /// error, and its communicators to abort.
+    pub fn watched(&self) -> Vec<Arc<dyn Watched>> {
+        self.devices
+            .iter()
+            .map(|device| Arc::new(CudaWatch(device.clone())) as Arc<dyn Watched>)
+            .collect()
     }
 
     /// Runs `body` on one thread per rank with that rank entered, then waits
@@ -339,7 +422,55 @@ pub struct CudaDevice {
     faults: Arc<Faults>,
     bootstrap: Arc<dyn Bootstrap>,
     state: Mutex<State>,
+    /// The communications in flight, for the watchdog: each request's event.
+    inflight: Inflight<EventPtr>,
+    /// Every communicator created, for the watchdog to abort.
+    live: Mutex<Vec<Arc<CommCell>>>,
 }
+
+/// A request's event as the watchdog holds it; `None` while it is posted.
+struct EventPtr(Option<sys::CUevent>);
+
+/// A communication being posted, in [`CudaDevice::inflight`]: dropped, it is
+/// forgotten (its posting failed); [`Posting::posted`] gives it its request's
+/// event.
+struct Posting<'a> {
+    inflight: &'a Inflight<EventPtr>,
+    id: u64,
+}
+
+impl Posting<'_> {
+    /// The communication is `request`: the watchdog watches its event.
+    fn posted(self, state: &State, request: Request) -> Request {
+        let slot = usize::try_from(request - state.retired - 1)
+            .ok()
+            .and_then(|index| state.requests.get(index));
+        // A `cuda` receive alone has no event: the stream drain's timeout
+        // covers it instead.
+        let event = match slot {
+            Some(Slot::Done(completions)) => completions.iter().find_map(|c| match c {
+                Completion::Event(event) => Some(*event),
+                Completion::Flag(_) => None,
+            }),
+            _ => None,
+        };
+        if let Some(event) = event {
+            self.inflight.update(self.id, EventPtr(Some(event)));
+            std::mem::forget(self);
+        }
+        request
+    }
+}
+
+impl Drop for Posting<'_> {
+    fn drop(&mut self) {
+        self.inflight.remove(self.id);
+    }
+}
+
+// Queried by the watchdog under `Inflight`'s lock, which the rank takes
+// before it reuses or destroys the event.
+unsafe impl Send for EventPtr {}
 
 impl CudaDevice {
     /// Rank `rank` of `config.ranks` on device `ordinal`, exchanging NCCL ids
@@ -398,6 +529,8 @@ impl CudaDevice {
             faults,
             bootstrap,
             state: Mutex::new(state),
+            inflight: Inflight::default(),
+            live: Mutex::new(Vec::new()),
         })
     }
 
@@ -463,9 +596,19 @@ impl CudaDevice {
             let number = state.exchanges.entry(team.clone()).or_default();
             let comm = Comm::new(team, position, *number, &*self.bootstrap)?;
             *number += 1;
+            lock(&self.live).push(comm.cell.clone());
             state.comms.insert(team.clone(), comm);
         }
         Ok(&state.comms[team])
+    }
+
+    /// Shows the watchdog that the communication `op` is being posted (from
+    /// before its communicator is created, which may block on the peers).
+    fn posting(&self, op: String) -> Posting<'_> {
+        Posting {
+            inflight: &self.inflight,
+            id: self.inflight.post(op, EventPtr(None)),
+        }
     }
 
     /// Issues a request complete once the current stream's work so far is.
@@ -515,19 +658,23 @@ impl CudaDevice {
         let root = op.team.position(op.root).unwrap_or(0);
         let dtype = nccl::data_type(op.dtype());
         let red = nccl::red_op(op.kind);
-        let comm = self.comm(state, &op.team)?.comm;
+        let cell = self.comm(state, &op.team)?.cell.clone();
         let mut scratch = Scratch::default();
         let kernels = &state.kernels;
         let ns = nccl::stream(stream);
         let what = format!("{} on team {}", op.entry(), op.team);
-        let call = |result| nccl::check(result, &what, Some(comm));
+        type Posted =
+            std::result::Result<cudarc::nccl::result::NcclStatus, cudarc::nccl::result::NcclError>;
+        let call = |post: &dyn Fn(cudarc::nccl::sys::ncclComm_t) -> Posted| {
+            cell.with(|comm| nccl::check(post(comm), &what, Some(comm)))
+        };
         match op.op {
             Collective::Allgather => {
                 let input = scratch.readable(kernels, &op.input, stream)?;
                 let whole = split(&op.output, op.axis, n);
                 let (target, back) = scratch.writable(&whole, stream)?;
                 // SAFETY: device buffers of the validated sizes, live comm.
-                call(unsafe {
+                call(&|comm| unsafe {
                     cudarc::nccl::result::all_gather(
                         nccl::ptr(input.ptr),
                         nccl::ptr(target.ptr),
@@ -544,7 +691,7 @@ impl CudaDevice {
             Collective::ReduceScatter => {
                 let input = scratch.readable(kernels, &split(&op.input, op.axis, n), stream)?;
                 let (target, back) = scratch.writable(&op.output, stream)?;
-                call(unsafe {
+                call(&|comm| unsafe {
                     cudarc::nccl::result::reduce_scatter(
                         nccl::ptr(input.ptr),
                         nccl::ptr(target.ptr),
@@ -577,7 +724,7 @@ impl CudaDevice {
                     nccl::ptr(target.ptr),
                     op.input.numel(),
                 );
-                call(unsafe {
+                call(&|comm| unsafe {
                     match op.op {
                         Collective::Allreduce => cudarc::nccl::result::all_reduce(
                             send, recv, count, dtype, red, comm, ns,
@@ -608,15 +755,17 @@ impl CudaDevice {
                 }
             }
             Collective::Gather | Collective::Scatter | Collective::Alltoall => {
-                let parts = grouped::Parts {
-                    op,
-                    me: position,
-                    root,
-                    comm,
-                    kernels,
-                    stream,
-                };
-                parts.post(&mut scratch)?;
+                cell.with(|comm| {
+                    let parts = grouped::Parts {
+                        op,
+                        me: position,
+                        root,
+                        comm,
+                        kernels,
+                        stream,
+                    };
+                    parts.post(&mut scratch)
+                })?;
             }
         }
         Ok(())
@@ -635,13 +784,18 @@ impl CudaDevice {
         } else {
             Entry::Recv(buffer.dtype)
         };
+        let what = format!(
+            "{} {} rank {peer} on team {team}",
+            label(entry),
+            if send { "to" } else { "from" }
+        );
         let peer = team.require(peer, "peer")?;
         team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
         let state = &mut *guard;
         if backend == Backend::Cuda {
-            let what = if send { "send to" } else { "recv from" };
-            state.ipc.check(&team, peer_rank, &buffer, what)?;
+            let direction = if send { "send to" } else { "recv from" };
+            state.ipc.check(&team, peer_rank, &buffer, direction)?;
             let p2p = P2p {
                 send,
                 data: buffer,
@@ -653,12 +807,14 @@ impl CudaDevice {
                 group.ipc.push(p2p);
                 return Ok(state.retired + group.request as Request + 1);
             }
+            let posting = self.posting(what);
             let completion = Self::traced(
                 state,
                 || label(entry),
                 |state| self.post_ipc(state, &p2p, &mut Scratch::default()),
             )?;
-            return Ok(Self::issue(state, vec![completion]));
+            let request = Self::issue(state, vec![completion]);
+            return Ok(posting.posted(state, request));
         }
         let stream = state.current;
         let raw = state.streams[stream];
@@ -688,18 +844,19 @@ impl CudaDevice {
             group.posts.push(p2p);
             return Ok(state.retired + group.request as Request + 1);
         }
+        let posting = self.posting(what);
         self.comm(state, &p2p.team)?;
         Self::traced(state, || label(entry), |state| Self::post_p2p(state, &p2p))?;
         if back {
             state.kernels.copy(&p2p.data, &buffer, raw)?;
         }
         drop(own);
-        Self::record_request(state)
+        let request = Self::record_request(state)?;
+        Ok(posting.posted(state, request))
     }
 
     /// Posts an NCCL send or receive; its team's communicator exists.
     fn post_p2p(state: &State, p2p: &P2p) -> Result<()> {
-        let comm = state.comms[&p2p.team].comm;
         let stream = nccl::stream(state.streams[p2p.stream]);
         let (dtype, count, peer) = (
             nccl::data_type(p2p.data.dtype),
@@ -712,30 +869,32 @@ impl CudaDevice {
             p2p.peer,
             p2p.team
         );
-        // SAFETY: contiguous device buffers of `count` elements, a live
-        // communicator and stream.
-        let result = unsafe {
-            if p2p.send {
-                cudarc::nccl::result::send(
-                    nccl::ptr(p2p.data.ptr),
-                    count,
-                    dtype,
-                    peer,
-                    comm,
-                    stream,
-                )
-            } else {
-                cudarc::nccl::result::recv(
-                    nccl::ptr(p2p.data.ptr),
-                    count,
-                    dtype,
-                    peer,
-                    comm,
-                    stream,
-                )
-            }
-        };
-        nccl::check(result, &what, Some(comm))
+        state.comms[&p2p.team].with(|comm| {
+            // SAFETY: contiguous device buffers of `count` elements, a live
+            // communicator and stream.
+            let result = unsafe {
+                if p2p.send {
+                    cudarc::nccl::result::send(
+                        nccl::ptr(p2p.data.ptr),
+                        count,
+                        dtype,
+                        peer,
+                        comm,
+                        stream,
+                    )
+                } else {
+                    cudarc::nccl::result::recv(
+                        nccl::ptr(p2p.data.ptr),
+                        count,
+                        dtype,
+                        peer,
+                        comm,
+                        stream,
+                    )
+                }
+            };
+            nccl::check(result, &what, Some(comm))
+        })
     }
 
     /// The current stream waits for the work enqueued so far on `stream`.
@@ -1004,12 +1163,14 @@ impl Device for CudaDevice {
                 "a collective inside a coalescing group: groups hold sends and receives".into(),
             ));
         }
+        let posting = self.posting(format!("{} on team {}", op.entry().name(), op.team));
         Self::traced(
             state,
             || label(op.entry()),
             |state| self.post_collective(state, &op),
         )?;
-        Self::record_request(state)
+        let request = Self::record_request(state)?;
+        Ok(posting.posted(state, request))
     }
 
     fn send(&self, transfer: Transfer) -> Result<Request> {
@@ -1045,6 +1206,10 @@ impl Device for CudaDevice {
                 "closes no group: no start_coalescing before it".into(),
             ));
         };
+        let posting = self.posting(format!(
+            "a coalesced group of {} sends and receives",
+            group.posts.len() + group.ipc.len()
+        ));
         // `cuda` receives first: a send's host waits for its receiver's
         // receive, so posting them first lets any order in a group complete.
         let (sends, recvs): (Vec<P2p>, Vec<P2p>) = group.ipc.drain(..).partition(|p2p| p2p.send);
@@ -1091,7 +1256,8 @@ impl Device for CudaDevice {
         unsafe { cu::event::record(event, stream) }.check("cuEventRecord")?;
         events.push(Completion::Event(event));
         state.requests[group.request] = Slot::Done(events);
-        Ok(state.retired + group.request as Request + 1)
+        let request = state.retired + group.request as Request + 1;
+        Ok(posting.posted(state, request))
     }
 
     fn wait(&self, request: Request) -> Result<()> {
@@ -1171,6 +1337,8 @@ impl Device for CudaDevice {
             timeline.collect()?;
         }
         if state.group.is_none() {
+            // Before any event is reused: the watchdog stops asking about them.
+            self.inflight.retire();
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
                 if let Slot::Done(completions) = slot {
@@ -1334,6 +1502,7 @@ impl Drop for CudaDevice {
         if self.bind().is_err() {
             return;
         }
+        self.inflight.retire();
         let streams = lock(&self.state).streams.clone();
         let _ = lock(&self.state).ipc.release();
         if streams
@@ -1372,6 +1541,51 @@ impl Drop for CudaDevice {
             for &stream in &state.streams {
                 let _ = cu::stream::destroy(stream);
             }
+        }
+    }
+}
+
+/// What the watchdog watches of a cuda rank.
+struct CudaWatch(Arc<CudaDevice>);
+
+impl Watched for CudaWatch {
+    fn rank(&self) -> usize {
+        self.0.rank
+    }
+
+    fn stuck(&self, timeout: Duration) -> Option<Stuck> {
+        // The events belong to the rank's context.
+        self.0.bind().ok()?;
+        self.0.inflight.stuck(Instant::now(), timeout, |event| {
+            let Some(event) = event.0 else {
+                // Still being posted (creating a communicator, or inside NCCL).
+                return false;
+            };
+            // SAFETY: a live event (retired ones are not asked about).
+            match unsafe { cu::event::query(event) } {
+                Ok(()) => true,
+                Err(error) => error.0 != sys::cudaError_enum::CUDA_ERROR_NOT_READY,
+            }
+        })
+    }
+
+    fn error(&self) -> Option<RankError> {
+        self.0
+            .faults
+            .errors()
+            .into_iter()
+            .find(|error| error.rank == self.0.rank)
+    }
+
+    fn fail(&self, op: &str, error: Error) {
+        self.0.fail(op, error);
+    }
+
+    fn abort(&self) {
+        let _ = self.0.bind();
+        let cells: Vec<Arc<CommCell>> = lock(&self.0.live).clone();
+        for cell in cells {
+            cell.abort(Duration::from_secs(1));
         }
     }
 }

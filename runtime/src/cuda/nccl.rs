@@ -5,9 +5,12 @@ use super::Stream;
 use super::bootstrap::Bootstrap;
 use crate::abi::{DType, ReduceKind};
 use crate::error::{Error, Result};
+use crate::lock;
 use crate::ops::Team;
 use cudarc::nccl::{result as nccl, sys};
 use std::ffi::{CStr, c_void};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// NCCL's message for `error`, with the communicator's last error if any.
 fn message(error: sys::ncclResult_t, comm: Option<sys::ncclComm_t>) -> String {
@@ -40,13 +43,78 @@ pub(crate) fn check<T>(
         .map_err(|error| Error::Cuda(format!("NCCL {what} failed: {}", message(error.0, comm))))
 }
 
-/// A team's communicator.
+/// A team's communicator. The raw handle sits behind a lock that the rank
+/// holds while it calls NCCL with it, and that the watchdog takes to abort
+/// it ([`CommCell::abort`]); an aborted communicator is gone for both.
 pub(crate) struct Comm {
-    pub comm: sys::ncclComm_t,
+    pub cell: Arc<CommCell>,
 }
 
-// A communicator is used by its rank's host thread only.
-unsafe impl Send for Comm {}
+/// The handle of a communicator, `None` once aborted or destroyed.
+pub(crate) struct CommCell {
+    raw: Mutex<Option<CommPtr>>,
+    team: Team,
+}
+
+#[derive(Clone, Copy)]
+struct CommPtr(sys::ncclComm_t);
+
+// NCCL communicators may be used from any thread, one call at a time: the
+// cell's lock serializes the rank and its watchdog.
+unsafe impl Send for CommPtr {}
+
+impl CommCell {
+    /// Calls `f` with the live handle, holding the lock.
+    pub fn with<T>(&self, f: impl FnOnce(sys::ncclComm_t) -> Result<T>) -> Result<T> {
+        let raw = lock(&self.raw);
+        match *raw {
+            Some(CommPtr(comm)) => f(comm),
+            None => Err(Error::Cuda(format!(
+                "the NCCL communicator of team {} was aborted",
+                self.team
+            ))),
+        }
+    }
+
+    /// Aborts the communicator (`ncclCommAbort`), so that whatever waits on
+    /// it returns; waits at most `patience` for a call in progress to end
+    /// (one stuck inside NCCL keeps the lock: it is left alone then).
+    /// Whether it was aborted now.
+    pub fn abort(&self, patience: Duration) -> bool {
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            match self.raw.try_lock() {
+                Ok(mut raw) => {
+                    return match raw.take() {
+                        // SAFETY: a live communicator, taken out of the cell
+                        // so that nobody uses it again.
+                        Some(CommPtr(comm)) => {
+                            let _ = unsafe { nccl::comm_abort(comm) };
+                            true
+                        }
+                        None => false,
+                    };
+                }
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                    let mut raw = poisoned.into_inner();
+                    return match raw.take() {
+                        Some(CommPtr(comm)) => {
+                            let _ = unsafe { nccl::comm_abort(comm) };
+                            true
+                        }
+                        None => false,
+                    };
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if std::time::Instant::now() >= deadline {
+                        return false;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+    }
+}
 
 impl Comm {
     /// Creates the communicator of `team` as member `position` (blocks until
@@ -87,26 +155,39 @@ impl Comm {
         };
         check(result, &format!("ncclCommInitRank for team {team}"), None)?;
         // SAFETY: initialized by the successful call.
+        let comm = unsafe { comm.assume_init() };
         Ok(Comm {
-            comm: unsafe { comm.assume_init() },
+            cell: Arc::new(CommCell {
+                raw: Mutex::new(Some(CommPtr(comm))),
+                team: team.clone(),
+            }),
         })
+    }
+
+    /// Calls `f` with the live handle (see [`CommCell::with`]).
+    pub fn with<T>(&self, f: impl FnOnce(sys::ncclComm_t) -> Result<T>) -> Result<T> {
+        self.cell.with(f)
     }
 
     /// The first asynchronous error of the communicator, if any.
     pub fn async_error(&self) -> Result<()> {
-        let mut state = sys::ncclResult_t::ncclSuccess;
-        // SAFETY: a live communicator.
-        let result = unsafe { sys::ncclCommGetAsyncError(self.comm, &mut state) }.result();
-        check(result, "ncclCommGetAsyncError", Some(self.comm))?;
-        check(state.result(), "asynchronous operation", Some(self.comm))
+        self.with(|comm| {
+            let mut state = sys::ncclResult_t::ncclSuccess;
+            // SAFETY: a live communicator.
+            let result = unsafe { sys::ncclCommGetAsyncError(comm, &mut state) }.result();
+            check(result, "ncclCommGetAsyncError", Some(comm))?;
+            check(state.result(), "asynchronous operation", Some(comm))
+        })
     }
 }
 
 impl Drop for Comm {
     fn drop(&mut self) {
-        // SAFETY: created in `new`, destroyed once, after the owner
-        // synchronized its streams.
-        let _ = unsafe { nccl::comm_destroy(self.comm) };
+        // SAFETY: created in `new`, destroyed once (unless the watchdog
+        // aborted it), after the owner synchronized its streams.
+        if let Some(CommPtr(comm)) = lock(&self.cell.raw).take() {
+            let _ = unsafe { nccl::comm_destroy(comm) };
+        }
     }
 }
 

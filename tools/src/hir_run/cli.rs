@@ -23,7 +23,22 @@ options:
   --iters K             time K runs after the first
   --trace FILE          write a Chrome/Perfetto trace of the runs
   --print-ir            print the IR after each lowering stage
+  --launch threads|processes
+                        ranks as threads of this process (default for cpu) or as N child
+                        processes of it, one per GPU (default for cuda); with RANK and
+                        WORLD_SIZE set (torchrun), hir-run runs that one rank
+  --dry-run             ranks in processes: bootstrap, check that every rank runs the same
+                        program with the same input shapes, meet at a barrier, run nothing
+  --timeout SECONDS     how long ranks in processes wait for each other, and how long a
+                        communication may stay pending before the watchdog fails it (default 60)
   -h, --help            this help";
+
+/// How the ranks of `-n` are started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launch {
+    Threads,
+    Processes,
+}
 
 #[derive(Debug)]
 pub struct Options {
@@ -41,7 +56,23 @@ pub struct Options {
     pub iters: usize,
     pub trace: Option<PathBuf>,
     pub print_ir: bool,
+    /// `None`: the backend's default (see [`Options::launch`]).
+    pub launch: Option<Launch>,
+    pub dry_run: bool,
+    pub timeout: std::time::Duration,
     pub program: PathBuf,
+}
+
+impl Options {
+    /// How the ranks are started: as asked, else processes for a dry run or
+    /// the cuda backend, threads for the cpu backend.
+    pub fn launch(&self) -> Launch {
+        match self.launch {
+            Some(launch) => launch,
+            None if self.dry_run || self.backend == Backend::Cuda => Launch::Processes,
+            None => Launch::Threads,
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -65,6 +96,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         iters: 0,
         trace: None,
         print_ir: false,
+        launch: None,
+        dry_run: false,
+        timeout: std::time::Duration::from_secs(60),
         program: PathBuf::new(),
     };
     let mut program = None;
@@ -112,6 +146,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--iters" => options.iters = number("--iters", &value()?)?,
             "--trace" => options.trace = Some(PathBuf::from(value()?)),
             "--print-ir" => options.print_ir = true,
+            "--launch" => {
+                options.launch = Some(match value()?.as_str() {
+                    "threads" => Launch::Threads,
+                    "processes" => Launch::Processes,
+                    other => bail!("--launch takes threads or processes, not '{other}'"),
+                })
+            }
+            "--dry-run" => options.dry_run = true,
+            "--timeout" => {
+                options.timeout =
+                    std::time::Duration::from_secs(positive("--timeout", &value()?)? as u64)
+            }
             flag if flag.starts_with('-') && flag != "-" => {
                 bail!("unknown option '{flag}'\n{USAGE}")
             }
@@ -120,6 +166,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         }
     }
     options.program = program.with_context(|| format!("no program given\n{USAGE}"))?;
+    if options.dry_run && options.launch == Some(Launch::Threads) {
+        bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
+    }
     Ok(Command::Run(Box::new(options)))
 }
 
@@ -177,5 +226,24 @@ mod tests {
         assert!(run(&["--frobnicate", "p.mlir"]).is_err());
         assert!(run(&["-n", "2"]).is_err());
         assert!(run(&["a.mlir", "b.mlir"]).is_err());
+        assert!(run(&["--launch", "mpi", "p.mlir"]).is_err());
+        assert!(run(&["--timeout", "0", "p.mlir"]).is_err());
+        assert!(run(&["--dry-run", "--launch", "threads", "p.mlir"]).is_err());
+    }
+
+    #[test]
+    fn launch_defaults_to_the_backends() {
+        assert_eq!(run(&["p.mlir"]).unwrap().launch(), Launch::Threads);
+        assert_eq!(
+            run(&["--backend", "cuda", "p.mlir"]).unwrap().launch(),
+            Launch::Processes
+        );
+        assert_eq!(
+            run(&["--dry-run", "p.mlir"]).unwrap().launch(),
+            Launch::Processes
+        );
+        let options = run(&["--launch=processes", "--timeout", "5", "p.mlir"]).unwrap();
+        assert_eq!(options.launch(), Launch::Processes);
+        assert_eq!(options.timeout, std::time::Duration::from_secs(5));
     }
 }

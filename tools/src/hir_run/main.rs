@@ -11,15 +11,18 @@
 //! For host IR every argument is per-rank and random.
 
 mod cli;
+mod launch;
+mod rendezvous;
+mod session;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cli::{Command, Options};
 use hir_runtime::{abi::DType, npy};
-use hir_tools::backend::Runtime;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::program::{self, Param, Signature};
 use hir_tools::tensor::{self, Rng, Tensor};
 use hir_tools::{jit, reference};
+use session::Session;
 use std::{path::Path, process::ExitCode, time::Instant};
 
 fn main() -> ExitCode {
@@ -35,13 +38,19 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             ExitCode::SUCCESS
         }
-        Command::Run(options) => match run(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("hir-run: error: {error:#}");
-                ExitCode::FAILURE
+        Command::Run(options) => {
+            // Ranks in processes: a launcher, or one rank of it.
+            if let Some(code) = launch::dispatch(&options, run) {
+                return code;
             }
-        },
+            match run(&options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("hir-run: error: {error:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 
@@ -87,19 +96,18 @@ fn run(options: &Options) -> Result<()> {
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
 
-    let runtime = Runtime::start(
-        options.backend,
-        options.ranks,
-        options.num_streams,
-        options.trace.is_some(),
-    )?;
+    let session = Session::start(options)?;
+    let runtime = &session.runtime;
+    let local = session.local_ranks(options.ranks);
     let mut ranks: Vec<RankCall> = (0..options.ranks)
         .map(|rank| rank_buffers(&signature, &globals, rank, options.seed))
         .collect();
-    for (rank, call) in ranks.iter_mut().enumerate() {
-        for buffer in &mut call.buffers {
+    for &rank in &local {
+        for buffer in &mut ranks[rank].buffers {
             runtime.place(rank, buffer)?;
         }
+    }
+    for call in &mut ranks {
         call.pack();
     }
     let calls = Calls::new(&ranks);
@@ -111,10 +119,18 @@ fn run(options: &Options) -> Result<()> {
         })
     };
     launch()?;
-    for (rank, call) in ranks.iter_mut().enumerate() {
-        for buffer in &mut call.buffers {
+    for &rank in &local {
+        for buffer in &mut ranks[rank].buffers {
             runtime.fetch(rank, buffer)?;
         }
+    }
+    if options.check || options.expect.is_some() || options.output_dir.is_some() {
+        session.share_results(&mut ranks)?;
+    }
+    if !session.reports() {
+        // Rank 0 of a multi-process run reports for all; the others still
+        // take part in the timed runs and in gathering the trace.
+        return time_and_trace(options, &session, launch);
     }
     println!(
         "ran {} on {} rank{} ({} streams each)",
@@ -170,6 +186,19 @@ fn run(options: &Options) -> Result<()> {
             }
         }
     }
+    time_and_trace(options, &session, launch)?;
+    if mismatch {
+        bail!("the outputs differ from what they were compared with");
+    }
+    Ok(())
+}
+
+/// The `--iters` timed runs and the `--trace` file.
+fn time_and_trace(
+    options: &Options,
+    session: &Session,
+    launch: impl Fn() -> Result<()>,
+) -> Result<()> {
     if options.iters > 0 {
         let mut times = Vec::with_capacity(options.iters);
         let began = Instant::now();
@@ -187,18 +216,15 @@ fn run(options: &Options) -> Result<()> {
         }
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-        println!(
-            "{} iterations: mean {mean:.3} ms, min {min:.3} ms",
-            options.iters
-        );
+        if session.reports() {
+            println!(
+                "{} iterations: mean {mean:.3} ms, min {min:.3} ms",
+                options.iters
+            );
+        }
     }
     if let Some(path) = &options.trace {
-        runtime
-            .write_chrome_trace(path)
-            .with_context(|| format!("cannot write the trace {}", path.display()))?;
-    }
-    if mismatch {
-        bail!("the outputs differ from what they were compared with");
+        session.write_trace(path)?;
     }
     Ok(())
 }

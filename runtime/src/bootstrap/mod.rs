@@ -1,0 +1,402 @@
+//! Running one rank per process: where the ranks find each other, exchange
+//! bytes, check that they agree, and learn of each other's failures.
+//!
+//! - [`store`]: a small TCP key-value store ([`StoreServer`],
+//!   [`StoreClient`]) that also carries failures.
+//! - [`Env`]: the rank's place, from `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
+//!   `MASTER_ADDR`, `MASTER_PORT` (as torchrun sets them).
+//! - [`ProcessGroup`]: this process's rank joined to the others through the
+//!   store (hosted by rank 0's process unless a launcher hosts it).
+//! - [`TcpBootstrap`]: the cuda backend's [`Bootstrap`] over the store.
+//! - [`watchdog`]: the thread that turns a hang or a peer's failure into
+//!   this rank's error and keeps the process from hanging.
+
+pub mod store;
+#[cfg(test)]
+mod tests;
+pub mod watchdog;
+
+pub use store::{Failure, StoreClient, StoreServer};
+pub use watchdog::{Inflight, Stuck, Watchdog, WatchdogConfig, Watched};
+
+use crate::cuda::{Bootstrap, MessageKey};
+use crate::error::{Error, Result};
+use crate::ops::Team;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Set by a launcher that hosts the store itself (as torchrun's
+/// `TORCHELASTIC_USE_AGENT_STORE`): rank 0 then connects like the others.
+pub const AGENT_STORE: &str = "HIR_AGENT_STORE";
+/// Overrides the store's port (default `MASTER_PORT`, or `MASTER_PORT + 1`
+/// under torchrun, whose agent holds `MASTER_PORT` with its own store).
+pub const STORE_PORT: &str = "HIR_STORE_PORT";
+
+/// Where this process's rank is, from the environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Env {
+    pub rank: usize,
+    pub world_size: usize,
+    /// The GPU of this host the rank runs on (`LOCAL_RANK`, default `rank`).
+    pub local_rank: usize,
+    /// Where the store is (`MASTER_ADDR`, default `127.0.0.1`).
+    pub master_addr: String,
+    pub store_port: u16,
+    /// Whether the launcher hosts the store (rank 0 then does not).
+    pub agent_store: bool,
+}
+
+impl Env {
+    /// This process's rank from `RANK` and `WORLD_SIZE` (and the other
+    /// variables); `None` when neither is set.
+    pub fn from_env() -> Result<Option<Env>> {
+        Env::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// As [`Env::from_env`], reading the variables through `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Option<Env>> {
+        let (rank, world_size) = match (var("RANK"), var("WORLD_SIZE")) {
+            (None, None) => return Ok(None),
+            (Some(rank), Some(world_size)) => (rank, world_size),
+            (rank, _) => {
+                return Err(Error::Invalid(format!(
+                    "{} is set but {} is not: a rank needs both",
+                    if rank.is_some() { "RANK" } else { "WORLD_SIZE" },
+                    if rank.is_some() { "WORLD_SIZE" } else { "RANK" },
+                )));
+            }
+        };
+        let number = |name: &str, value: &str| {
+            value.trim().parse::<usize>().map_err(|_| {
+                Error::Invalid(format!(
+                    "{name} must be a non-negative integer, not '{value}'"
+                ))
+            })
+        };
+        let rank = number("RANK", &rank)?;
+        let world_size = number("WORLD_SIZE", &world_size)?;
+        if rank >= world_size {
+            return Err(Error::Invalid(format!(
+                "RANK {rank} is not below WORLD_SIZE {world_size}"
+            )));
+        }
+        let local_rank = match var("LOCAL_RANK") {
+            Some(value) => number("LOCAL_RANK", &value)?,
+            None => rank,
+        };
+        let master_addr = var("MASTER_ADDR").unwrap_or_else(|| "127.0.0.1".into());
+        let port = |name: &str, value: &str| {
+            value
+                .trim()
+                .parse::<u16>()
+                .map_err(|_| Error::Invalid(format!("{name} must be a TCP port, not '{value}'")))
+        };
+        let torchrun = var("TORCHELASTIC_USE_AGENT_STORE").is_some_and(|value| value == "True");
+        let store_port = match (var(STORE_PORT), var("MASTER_PORT")) {
+            (Some(value), _) => port(STORE_PORT, &value)?,
+            (None, Some(value)) => {
+                let master = port("MASTER_PORT", &value)?;
+                if torchrun {
+                    master.checked_add(1).ok_or_else(|| {
+                        Error::Invalid("MASTER_PORT 65535 leaves no port for the store".into())
+                    })?
+                } else {
+                    master
+                }
+            }
+            (None, None) if world_size == 1 => 0,
+            (None, None) => {
+                return Err(Error::Invalid(
+                    "MASTER_PORT is not set: the ranks need a port to meet on".into(),
+                ));
+            }
+        };
+        Ok(Some(Env {
+            rank,
+            world_size,
+            local_rank,
+            master_addr,
+            store_port,
+            agent_store: var(AGENT_STORE).is_some_and(|value| value == "1"),
+        }))
+    }
+
+    /// `host:port` of the store.
+    pub fn store_addr(&self) -> String {
+        if self.master_addr.contains(':') {
+            format!("[{}]:{}", self.master_addr, self.store_port)
+        } else {
+            format!("{}:{}", self.master_addr, self.store_port)
+        }
+    }
+}
+
+/// This process's rank, joined to the others through the store.
+pub struct ProcessGroup {
+    env: Env,
+    timeout: Duration,
+    client: Arc<StoreClient>,
+    /// Rank 0's process hosts the server unless a launcher does.
+    server: Option<StoreServer>,
+    /// The exchanges of [`ProcessGroup::all_gather`] so far.
+    exchanges: std::sync::atomic::AtomicU64,
+}
+
+impl ProcessGroup {
+    /// Joins the ranks of `env`: rank 0 starts the store (unless the
+    /// launcher hosts it) and every rank connects, waiting up to `timeout`.
+    pub fn join(env: Env, timeout: Duration) -> Result<ProcessGroup> {
+        let server = if env.rank == 0 && !env.agent_store {
+            let server = StoreServer::bind(("0.0.0.0", env.store_port)).map_err(|error| {
+                Error::Io(format!(
+                    "rank 0 cannot host the store on port {}: {error}",
+                    env.store_port
+                ))
+            })?;
+            Some(server)
+        } else {
+            None
+        };
+        let addr = match &server {
+            Some(server) => format!("127.0.0.1:{}", server.port()),
+            None => env.store_addr(),
+        };
+        let host = (!env.agent_store).then_some(0);
+        let client = StoreClient::connect(&addr, Some(env.rank), host, timeout)?;
+        Ok(ProcessGroup {
+            env,
+            timeout,
+            client: Arc::new(client),
+            server,
+            exchanges: Default::default(),
+        })
+    }
+
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    pub fn rank(&self) -> usize {
+        self.env.rank
+    }
+
+    pub fn world_size(&self) -> usize {
+        self.env.world_size
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    pub fn client(&self) -> &Arc<StoreClient> {
+        &self.client
+    }
+
+    /// A second connection to the store, e.g. for a watchdog.
+    pub fn connect(&self) -> Result<StoreClient> {
+        StoreClient::connect(
+            self.client.addr(),
+            Some(self.env.rank),
+            self.client_host(),
+            self.timeout,
+        )
+    }
+
+    fn client_host(&self) -> Option<usize> {
+        (!self.env.agent_store).then_some(0)
+    }
+
+    /// The cuda backend's bootstrap over this store.
+    pub fn bootstrap(&self) -> Arc<TcpBootstrap> {
+        Arc::new(TcpBootstrap::new(self.client.clone(), "nccl", self.timeout))
+    }
+
+    /// Every rank brings `bytes` to the exchange named `name` and gets every
+    /// rank's, in rank order.
+    pub fn all_gather(&self, name: &str, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        self.all_gather_within(name, bytes, self.timeout)
+    }
+
+    /// As [`ProcessGroup::all_gather`], waiting up to `timeout`.
+    pub fn all_gather_within(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<u8>>> {
+        let number = self
+            .exchanges
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let team = self.team();
+        TcpBootstrap::new(self.client.clone(), &format!("group/{name}"), timeout).all_gather(
+            &team,
+            number,
+            self.env.rank,
+            bytes,
+        )
+    }
+
+    /// Every rank waits for the others.
+    pub fn barrier(&self, name: &str) -> Result<()> {
+        self.all_gather(name, Vec::new()).map(drop)
+    }
+
+    fn team(&self) -> Team {
+        let ranks: Vec<i64> = (0..self.env.world_size as i64).collect();
+        Team::new(&ranks, self.env.world_size).expect("0..world_size is a team")
+    }
+
+    /// Tells the others that this rank failed in `op` (best effort: the
+    /// store may be what failed).
+    pub fn fail(&self, op: &str, error: &Error) {
+        let _ = self
+            .client
+            .fail(Failure::failed(self.env.rank, op, &error.to_string()));
+    }
+
+    /// Starts the watchdog of `watched`, with a connection of its own.
+    pub fn watch(&self, watched: Arc<dyn Watched>, config: WatchdogConfig) -> Result<Watchdog> {
+        let client = self.connect()?;
+        Watchdog::start(watched, client, config)
+            .map_err(|error| Error::Io(format!("cannot start the watchdog: {error}")))
+    }
+
+    /// Says this rank is done: its connections (its watchdog's too) may
+    /// close from now on without that being a failure.
+    pub fn goodbye(&self) {
+        let _ = self.client.goodbye();
+    }
+
+    /// Leaves the group: says goodbye (this rank's connections may close),
+    /// and, where this process hosts the store, keeps it up until every rank
+    /// said goodbye or failed (bounded by the timeout). The failures the
+    /// store knew of, the cause first.
+    pub fn finish(&self) -> Vec<Failure> {
+        let _ = self.client.goodbye();
+        match &self.server {
+            Some(server) => {
+                server.wait_done(self.env.world_size, self.timeout);
+                server.failures()
+            }
+            None => self.client.failures(Duration::ZERO).unwrap_or_default(),
+        }
+    }
+
+    /// The cuda world of this process: this rank on GPU `LOCAL_RANK`, its
+    /// communicators spanning the group's processes.
+    pub fn cuda_world(&self, config: crate::cuda::Config) -> Result<crate::cuda::World> {
+        crate::cuda::World::process(
+            crate::cuda::Config {
+                ranks: self.env.world_size,
+                ..config
+            },
+            self.env.rank,
+            self.env.local_rank,
+            self.bootstrap(),
+        )
+    }
+}
+
+/// The cuda backend's [`Bootstrap`] for ranks in different processes: each
+/// exchange is a key per team member in the store (`PREFIX/TEAM/NUMBER/POS`),
+/// which every member reads once all are there; the last to read deletes
+/// them.
+pub struct TcpBootstrap {
+    client: Arc<StoreClient>,
+    prefix: String,
+    timeout: Duration,
+}
+
+impl TcpBootstrap {
+    pub fn new(client: Arc<StoreClient>, prefix: &str, timeout: Duration) -> TcpBootstrap {
+        TcpBootstrap {
+            client,
+            prefix: prefix.to_string(),
+            timeout,
+        }
+    }
+}
+
+impl TcpBootstrap {
+    /// The store key of a message; the receiver deletes it once taken.
+    fn message_key(&self, (team, from, to, number): &MessageKey) -> String {
+        let ranks: Vec<String> = team.ranks().iter().map(usize::to_string).collect();
+        format!(
+            "{}/message/{}/{from}/{to}/{number}",
+            self.prefix,
+            ranks.join(",")
+        )
+    }
+}
+
+impl Bootstrap for TcpBootstrap {
+    fn all_gather(
+        &self,
+        team: &Team,
+        number: u64,
+        position: usize,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let ranks: Vec<String> = team.ranks().iter().map(usize::to_string).collect();
+        let base = format!("{}/{}/{number}", self.prefix, ranks.join(","));
+        let keys: Vec<String> = (0..team.len()).map(|p| format!("{base}/{p}")).collect();
+        self.client.set(&keys[position], &bytes)?;
+        match self.client.get_or_missing(&keys, self.timeout)? {
+            store::Got::Values(values) => {
+                let left = format!("{base}/read");
+                if self.client.add(&left, 1)? == team.len() as i64 {
+                    let mut all = keys;
+                    all.push(left);
+                    self.client.delete(&all)?;
+                }
+                Ok(values)
+            }
+            store::Got::Missing(missing) => {
+                let missing: Vec<usize> = keys
+                    .iter()
+                    .zip(team.ranks())
+                    .filter(|(key, _)| missing.contains(key))
+                    .map(|(_, &rank)| rank)
+                    .collect();
+                Err(Error::Timeout {
+                    after: self.timeout,
+                    waiting: format!(
+                        "for ranks {missing:?} to join {} #{number} of team {team}",
+                        self.prefix
+                    ),
+                })
+            }
+        }
+    }
+
+    fn same_process(&self) -> bool {
+        false
+    }
+
+    fn put(&self, key: MessageKey, bytes: Vec<u8>) -> Result<()> {
+        self.client.set(&self.message_key(&key), &bytes)
+    }
+
+    fn take(&self, key: MessageKey) -> Result<Vec<u8>> {
+        let name = self.message_key(&key);
+        match self
+            .client
+            .get_or_missing(std::slice::from_ref(&name), self.timeout)?
+        {
+            store::Got::Values(mut values) => {
+                self.client.delete(std::slice::from_ref(&name))?;
+                Ok(values.remove(0))
+            }
+            store::Got::Missing(_) => {
+                let (team, from, to, number) = &key;
+                Err(Error::Timeout {
+                    after: self.timeout,
+                    waiting: format!(
+                        "for team member {from} to leave message #{number} for member {to} \
+                         on team {team}"
+                    ),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,633 @@
+//! The store, the bootstrap over it, and the watchdog: between threads with
+//! connections of their own, and across real processes (this test binary
+//! started again as ranks, see `process_rank`).
+
+use super::store::Got;
+use super::watchdog::decide;
+use super::*;
+use crate::error::RankError;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn server() -> StoreServer {
+    StoreServer::bind("127.0.0.1:0").unwrap()
+}
+
+fn client(server: &StoreServer, rank: Option<usize>) -> StoreClient {
+    StoreClient::connect(&server.addr().to_string(), rank, None, 5 * SECOND).unwrap()
+}
+
+fn keys(names: &[&str]) -> Vec<String> {
+    names.iter().map(|name| name.to_string()).collect()
+}
+
+#[test]
+fn set_get_add_delete() {
+    let server = server();
+    let (a, b) = (client(&server, Some(0)), client(&server, Some(1)));
+    a.set("x", b"one").unwrap();
+    assert_eq!(b.get(&keys(&["x"]), SECOND).unwrap(), vec![b"one".to_vec()]);
+    assert_eq!(a.add("n", 2).unwrap(), 2);
+    assert_eq!(b.add("n", 3).unwrap(), 5);
+    b.delete(&keys(&["x"])).unwrap();
+    match a
+        .get_or_missing(&keys(&["x", "n"]), Duration::ZERO)
+        .unwrap()
+    {
+        Got::Missing(missing) => assert_eq!(missing, keys(&["x"])),
+        Got::Values(_) => panic!("x was deleted"),
+    }
+    a.goodbye().unwrap();
+    b.goodbye().unwrap();
+}
+
+#[test]
+fn a_get_waits_for_the_set() {
+    let server = server();
+    let waiter = client(&server, Some(0));
+    let setter = client(&server, Some(1));
+    std::thread::scope(|scope| {
+        let got = scope.spawn(|| waiter.get(&keys(&["late"]), 10 * SECOND));
+        std::thread::sleep(Duration::from_millis(100));
+        setter.set("late", b"here").unwrap();
+        assert_eq!(got.join().unwrap().unwrap(), vec![b"here".to_vec()]);
+    });
+}
+
+#[test]
+fn a_get_times_out_naming_the_missing_keys() {
+    let server = server();
+    let client = client(&server, Some(0));
+    let began = Instant::now();
+    let error = client
+        .get(&keys(&["never"]), Duration::from_millis(200))
+        .unwrap_err();
+    assert!(began.elapsed() >= Duration::from_millis(200));
+    assert!(
+        error
+            .to_string()
+            .starts_with("timed out after 200ms waiting for [\"never\"]"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_posted_failure_ends_every_wait() {
+    let server = server();
+    let waiter = client(&server, Some(0));
+    let failing = client(&server, Some(1));
+    std::thread::scope(|scope| {
+        let got = scope.spawn(|| waiter.get(&keys(&["never"]), 30 * SECOND));
+        std::thread::sleep(Duration::from_millis(100));
+        failing
+            .fail(Failure::failed(1, "hir_rt_allgather_f32", "bad shapes"))
+            .unwrap();
+        let began = Instant::now();
+        let error = got.join().unwrap().unwrap_err();
+        assert!(began.elapsed() < 5 * SECOND);
+        assert_eq!(
+            error.to_string(),
+            "gave up: rank 1 failed in hir_rt_allgather_f32: bad shapes"
+        );
+    });
+}
+
+#[test]
+fn a_connection_closed_without_goodbye_is_a_failure() {
+    let server = server();
+    let waiter = client(&server, Some(0));
+    std::thread::scope(|scope| {
+        let got = scope.spawn(|| waiter.get(&keys(&["never"]), 30 * SECOND));
+        std::thread::sleep(Duration::from_millis(100));
+        drop(client(&server, Some(2)));
+        let error = got.join().unwrap().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "gave up: rank 2 exited (connection closed)"
+        );
+    });
+    assert_eq!(
+        server.failures()[0].to_string(),
+        "rank 2 exited (connection closed)"
+    );
+}
+
+#[test]
+fn goodbye_lets_a_rank_close_all_its_connections() {
+    let server = server();
+    let main = client(&server, Some(1));
+    let second = client(&server, Some(1));
+    main.goodbye().unwrap();
+    drop(second);
+    drop(main);
+    // Not a rank: closing says nothing.
+    drop(client(&server, None));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(server.failures().is_empty());
+    assert!(server.done(1));
+}
+
+#[test]
+fn a_client_whose_store_host_exits_names_it() {
+    let server = server();
+    let client =
+        StoreClient::connect(&server.addr().to_string(), Some(1), Some(0), 5 * SECOND).unwrap();
+    drop(server);
+    let error = client.get(&keys(&["x"]), SECOND).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("gave up: rank 0 exited (the store it hosts"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_bootstrap_gathers_in_team_order_and_cleans_up() {
+    let server = server();
+    let team = Team::new(&[2, 0, 1], 3).unwrap();
+    let all: Vec<Vec<Vec<u8>>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..3)
+            .map(|position| {
+                let client = Arc::new(client(&server, Some(team.ranks()[position])));
+                let team = team.clone();
+                scope.spawn(move || {
+                    let bootstrap = TcpBootstrap::new(client.clone(), "nccl", 10 * SECOND);
+                    assert!(!bootstrap.same_process());
+                    let first = bootstrap
+                        .all_gather(&team, 0, position, vec![position as u8])
+                        .unwrap();
+                    // The same team again: a new exchange number.
+                    let second = bootstrap
+                        .all_gather(&team, 1, position, vec![10 + position as u8])
+                        .unwrap();
+                    client.goodbye().unwrap();
+                    [first, second].concat()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for gathered in &all {
+        assert_eq!(
+            gathered,
+            &vec![vec![0], vec![1], vec![2], vec![10], vec![11], vec![12]]
+        );
+    }
+    let probe = client(&server, None);
+    let left = keys(&["nccl/2,0,1/0/0", "nccl/2,0,1/0/read", "nccl/2,0,1/1/2"]);
+    match probe.get_or_missing(&left, Duration::ZERO).unwrap() {
+        Got::Missing(missing) => assert_eq!(missing, left),
+        Got::Values(_) => panic!("the exchanges' keys were not deleted"),
+    }
+}
+
+#[test]
+fn a_bootstrap_timeout_names_the_missing_ranks() {
+    let server = server();
+    let team = Team::new(&[0, 1, 2], 3).unwrap();
+    let bootstrap = TcpBootstrap::new(
+        Arc::new(client(&server, Some(0))),
+        "nccl",
+        Duration::from_millis(100),
+    );
+    let error = bootstrap.all_gather(&team, 0, 0, vec![]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "timed out after 100ms waiting for ranks [1, 2] to join nccl #0 of team [0, 1, 2]"
+    );
+}
+
+#[test]
+fn env_reads_torchrun_variables() {
+    let env = |vars: &[(&str, &str)]| {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Env::from_vars(move |name| {
+            vars.iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+        })
+    };
+    assert_eq!(env(&[]).unwrap(), None);
+    let e = env(&[
+        ("RANK", "3"),
+        ("WORLD_SIZE", "8"),
+        ("LOCAL_RANK", "1"),
+        ("MASTER_ADDR", "node0"),
+        ("MASTER_PORT", "29500"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!((e.rank, e.world_size, e.local_rank), (3, 8, 1));
+    assert_eq!(e.store_addr(), "node0:29500");
+    assert!(!e.agent_store);
+    let torchrun = env(&[
+        ("RANK", "0"),
+        ("WORLD_SIZE", "2"),
+        ("MASTER_PORT", "29500"),
+        ("TORCHELASTIC_USE_AGENT_STORE", "True"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(torchrun.store_addr(), "127.0.0.1:29501");
+    assert_eq!(torchrun.local_rank, 0);
+    let overridden = env(&[
+        ("RANK", "0"),
+        ("WORLD_SIZE", "2"),
+        ("MASTER_PORT", "29500"),
+        (AGENT_STORE, "1"),
+        (STORE_PORT, "4000"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(overridden.store_port, 4000);
+    assert!(overridden.agent_store);
+    let error = |vars: &[(&str, &str)]| env(vars).unwrap_err().to_string();
+    assert_eq!(
+        error(&[("RANK", "0")]),
+        "RANK is set but WORLD_SIZE is not: a rank needs both"
+    );
+    assert_eq!(
+        error(&[("RANK", "2"), ("WORLD_SIZE", "2"), ("MASTER_PORT", "1")]),
+        "RANK 2 is not below WORLD_SIZE 2"
+    );
+    assert_eq!(
+        error(&[("RANK", "0"), ("WORLD_SIZE", "2")]),
+        "MASTER_PORT is not set: the ranks need a port to meet on"
+    );
+    assert_eq!(
+        error(&[("RANK", "x"), ("WORLD_SIZE", "2")]),
+        "RANK must be a non-negative integer, not 'x'"
+    );
+}
+
+// ----- the watchdog
+
+#[test]
+fn inflight_reports_the_oldest_pending_op_past_the_timeout() {
+    let inflight: Inflight<Arc<AtomicBool>> = Inflight::default();
+    let (a, b) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    inflight.post("allgather on team [0, 1]".into(), a.clone());
+    inflight.post("send to rank 1".into(), b.clone());
+    let done = |flag: &Arc<AtomicBool>| flag.load(Ordering::Acquire);
+    let now = Instant::now();
+    assert_eq!(inflight.stuck(now, 10 * SECOND, done), None);
+    let later = now + 11 * SECOND;
+    assert_eq!(
+        inflight.stuck(later, 10 * SECOND, done).unwrap().op,
+        "allgather on team [0, 1]"
+    );
+    a.store(true, Ordering::Release);
+    let stuck = inflight.stuck(later, 10 * SECOND, done).unwrap();
+    assert_eq!(stuck.op, "send to rank 1");
+    assert!(stuck.pending >= 10 * SECOND);
+    // The completed one is forgotten.
+    assert_eq!(inflight.len(), 1);
+    inflight.retire();
+    assert!(inflight.is_empty());
+    assert_eq!(inflight.stuck(later, 10 * SECOND, done), None);
+}
+
+#[test]
+fn decide_prefers_a_peers_failure_to_a_stuck_op() {
+    let stuck = Stuck {
+        op: "hir_rt_allreduce_f32 on team [0, 1]".into(),
+        pending: 3 * SECOND,
+    };
+    let peer = Failure {
+        rank: 1,
+        what: "exited (connection closed)".into(),
+    };
+    let own = Failure::failed(0, "launcher", "bad input");
+    assert_eq!(decide(0, &[], SECOND, None, SECOND), None);
+    // Pending, not for long enough.
+    let young = Stuck {
+        op: "barrier".into(),
+        pending: SECOND / 2,
+    };
+    assert_eq!(decide(0, &[], SECOND, Some(&young), SECOND), None);
+    // Its own failure is not news to a rank.
+    assert_eq!(
+        decide(0, std::slice::from_ref(&own), SECOND, None, SECOND),
+        None
+    );
+    let (op, error) = decide(
+        0,
+        &[own, peer.clone()],
+        watchdog::SETTLE,
+        Some(&stuck),
+        SECOND,
+    )
+    .unwrap();
+    assert_eq!(op, "hir_rt_allreduce_f32 on team [0, 1]");
+    assert_eq!(
+        error.to_string(),
+        "gave up: rank 1 exited (connection closed)"
+    );
+    // For a while, the host may find out by itself.
+    assert_eq!(
+        decide(
+            0,
+            std::slice::from_ref(&peer),
+            Duration::ZERO,
+            Some(&stuck),
+            SECOND
+        ),
+        None
+    );
+    let (op, error) = decide(0, &[peer], watchdog::SETTLE, None, SECOND).unwrap();
+    assert_eq!(op, "watchdog");
+    assert!(matches!(error, Error::Peer { rank: 1, .. }));
+    let (op, error) = decide(0, &[], Duration::ZERO, Some(&stuck), SECOND).unwrap();
+    assert_eq!(op, "hir_rt_allreduce_f32 on team [0, 1]");
+    assert!(
+        error
+            .to_string()
+            .starts_with("timed out after 1s waiting for it to complete"),
+        "{error}"
+    );
+}
+
+/// A rank without a GPU: what the watchdog sees of it is set by the test.
+struct Fake {
+    rank: usize,
+    stuck: Mutex<Option<Stuck>>,
+    error: Mutex<Option<RankError>>,
+    aborted: AtomicBool,
+}
+
+impl Fake {
+    fn new(rank: usize) -> Arc<Fake> {
+        Arc::new(Fake {
+            rank,
+            stuck: Mutex::new(None),
+            error: Mutex::new(None),
+            aborted: AtomicBool::new(false),
+        })
+    }
+}
+
+impl Watched for Fake {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn stuck(&self, _timeout: Duration) -> Option<Stuck> {
+        self.stuck.lock().unwrap().clone()
+    }
+    fn error(&self) -> Option<RankError> {
+        self.error.lock().unwrap().clone()
+    }
+    fn fail(&self, op: &str, error: Error) {
+        let mut first = self.error.lock().unwrap();
+        if first.is_none() {
+            *first = Some(RankError {
+                rank: self.rank,
+                op: op.into(),
+                error,
+            });
+        }
+    }
+    fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
+    }
+}
+
+fn config() -> WatchdogConfig {
+    WatchdogConfig {
+        timeout: SECOND,
+        poll: Duration::from_millis(20),
+        grace: None,
+    }
+}
+
+fn until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + 10 * SECOND;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_watchdog_fails_a_rank_whose_peer_failed_and_aborts() {
+    let server = server();
+    let fake = Fake::new(0);
+    let dog = Watchdog::start(fake.clone(), client(&server, Some(0)), config()).unwrap();
+    *fake.stuck.lock().unwrap() = None;
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!dog.fired() && fake.error().is_none());
+    client(&server, Some(1))
+        .fail(Failure::failed(1, "hir_rt_send_f32", "bad peer"))
+        .unwrap();
+    until("the watchdog", || fake.aborted.load(Ordering::Acquire));
+    assert!(dog.fired());
+    assert_eq!(
+        fake.error().unwrap().to_string(),
+        "rank 0: watchdog: gave up: rank 1 failed in hir_rt_send_f32: bad peer"
+    );
+    dog.stop();
+}
+
+#[test]
+fn the_watchdog_turns_a_stuck_op_into_an_error_every_rank_sees() {
+    let server = server();
+    let fake = Fake::new(1);
+    let dog = Watchdog::start(fake.clone(), client(&server, Some(1)), config()).unwrap();
+    *fake.stuck.lock().unwrap() = Some(Stuck {
+        op: "hir_rt_allgather_f32 on team [0, 1]".into(),
+        pending: 2 * SECOND,
+    });
+    let peer = client(&server, Some(0));
+    let failures = peer.failures(10 * SECOND).unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].rank, 1);
+    assert!(
+        failures[0]
+            .what
+            .starts_with("failed in hir_rt_allgather_f32 on team [0, 1]: timed out after 1s"),
+        "{}",
+        failures[0]
+    );
+    until("the abort", || fake.aborted.load(Ordering::Acquire));
+    // A peer's wait gives up at once, naming rank 1.
+    let error = peer.get(&keys(&["never"]), 30 * SECOND).unwrap_err();
+    assert!(matches!(error, Error::Peer { rank: 1, .. }), "{error}");
+    dog.stop();
+}
+
+#[test]
+fn the_watchdog_posts_the_ranks_own_error() {
+    let server = server();
+    let fake = Fake::new(2);
+    let dog = Watchdog::start(fake.clone(), client(&server, Some(2)), config()).unwrap();
+    fake.fail("hir_rt_matmul_f32", Error::Invalid("bad shapes".into()));
+    let failures = client(&server, None).failures(10 * SECOND).unwrap();
+    assert_eq!(
+        failures[0].to_string(),
+        "rank 2 failed in hir_rt_matmul_f32: bad shapes"
+    );
+    until("the abort", || fake.aborted.load(Ordering::Acquire));
+    dog.stop();
+}
+
+// ----- across processes
+
+/// The environment variable that makes `process_rank` act as a rank.
+const ROLE: &str = "HIR_BOOTSTRAP_TEST_ROLE";
+
+/// Starts this test binary as rank `rank` of `world`, running
+/// `process_rank` with `role`.
+fn spawn_rank(
+    rank: usize,
+    world: usize,
+    port: u16,
+    agent: bool,
+    role: &str,
+) -> std::process::Child {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "bootstrap::tests::process_rank",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(ROLE, role)
+        .env("RANK", rank.to_string())
+        .env("WORLD_SIZE", world.to_string())
+        .env("MASTER_ADDR", "127.0.0.1")
+        .env("MASTER_PORT", port.to_string())
+        .env_remove(AGENT_STORE)
+        .env_remove(STORE_PORT)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if agent {
+        command.env(AGENT_STORE, "1");
+    }
+    command.spawn().unwrap()
+}
+
+/// Waits for every child (at most 60 s) and returns its exit code and output.
+fn wait_all(children: Vec<std::process::Child>) -> Vec<(i32, String)> {
+    let deadline = Instant::now() + 60 * SECOND;
+    let mut children = children;
+    loop {
+        if children
+            .iter_mut()
+            .all(|child| child.try_wait().unwrap().is_some())
+        {
+            break;
+        }
+        if Instant::now() >= deadline {
+            for child in &mut children {
+                let _ = child.kill();
+            }
+            panic!("the rank processes did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            (
+                output.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&output.stdout).into_owned()
+                    + &String::from_utf8_lossy(&output.stderr),
+            )
+        })
+        .collect()
+}
+
+/// A rank process (started by the tests below; does nothing otherwise).
+#[test]
+fn process_rank() {
+    let Ok(role) = std::env::var(ROLE) else {
+        return;
+    };
+    let env = Env::from_env().unwrap().unwrap();
+    let rank = env.rank;
+    let group = ProcessGroup::join(env, 10 * SECOND).unwrap();
+    let all = group.all_gather("ranks", vec![rank as u8]).unwrap();
+    assert_eq!(
+        all,
+        (0..group.world_size() as u8)
+            .map(|r| vec![r])
+            .collect::<Vec<_>>()
+    );
+    println!("rank {rank} gathered {all:?}");
+    if role == "exit" && rank == 1 {
+        // Gone without a goodbye, as a crash would be.
+        std::process::exit(0);
+    }
+    match group.barrier("end") {
+        Ok(()) => {
+            println!("rank {rank} passed the barrier");
+            group.finish();
+        }
+        Err(error) => {
+            println!("rank {rank}: {error}");
+            group.finish();
+            std::process::exit(3);
+        }
+    }
+}
+
+#[test]
+fn ranks_in_processes_meet_through_rank_0s_store() {
+    // A free port for rank 0 to host the store on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let children = (0..3)
+        .map(|rank| spawn_rank(rank, 3, port, false, "ok"))
+        .collect();
+    for (rank, (code, output)) in wait_all(children).into_iter().enumerate() {
+        assert_eq!(code, 0, "rank {rank}:\n{output}");
+        assert!(
+            output.contains(&format!("rank {rank} gathered [[0], [1], [2]]")),
+            "{output}"
+        );
+        assert!(
+            output.contains(&format!("rank {rank} passed the barrier")),
+            "{output}"
+        );
+    }
+}
+
+#[test]
+fn a_rank_process_that_exits_early_brings_the_others_down() {
+    // The store in this process, as a launcher hosts it.
+    let server = server();
+    let children = (0..3)
+        .map(|rank| spawn_rank(rank, 3, server.port(), true, "exit"))
+        .collect();
+    let results = wait_all(children);
+    assert_eq!(results[1].0, 0, "{}", results[1].1);
+    for rank in [0, 2] {
+        let (code, output) = &results[rank];
+        assert_eq!(*code, 3, "rank {rank}:\n{output}");
+        assert!(
+            output.contains(&format!(
+                "rank {rank}: gave up: rank 1 exited (connection closed)"
+            )),
+            "{output}"
+        );
+    }
+    assert_eq!(
+        server.failures()[0].to_string(),
+        "rank 1 exited (connection closed)"
+    );
+}

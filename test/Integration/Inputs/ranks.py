@@ -1,0 +1,73 @@
+"""Starts the ranks of a multi-process run by hand, as torchrun would.
+
+usage: ranks.py WORLD_SIZE CMD [CMD ...]
+
+Rank r runs CMD number r (the last one when there are fewer), a shell-quoted
+command line, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT
+(a free port of localhost) set. Prints every line the ranks write (stdout and
+stderr) as `[rank R] line`, then `rank R: exit CODE` for each, and exits 0:
+the test checks the output. A rank still running after 60 s is killed.
+"""
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def main():
+    world = int(sys.argv[1])
+    commands = sys.argv[2:]
+    port = free_port()
+    lock = threading.Lock()
+    processes = []
+    readers = []
+    for rank in range(world):
+        env = dict(os.environ)
+        env.pop("HIR_AGENT_STORE", None)
+        env.pop("HIR_STORE_PORT", None)
+        env.update(
+            RANK=str(rank),
+            WORLD_SIZE=str(world),
+            LOCAL_RANK=str(rank),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+        )
+        command = shlex.split(commands[min(rank, len(commands) - 1)])
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        processes.append(process)
+
+        def read(process=process, rank=rank):
+            for line in process.stdout:
+                with lock:
+                    print(f"[rank {rank}] {line.decode(errors='replace').rstrip()}", flush=True)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        readers.append(reader)
+    deadline = time.time() + 60
+    codes = []
+    for rank, process in enumerate(processes):
+        try:
+            codes.append(process.wait(timeout=max(0, deadline - time.time())))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            codes.append("killed after 60 s")
+    for reader in readers:
+        reader.join()
+    for rank, code in enumerate(codes):
+        print(f"rank {rank}: exit {code}")
+
+
+main()
