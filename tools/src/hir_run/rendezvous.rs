@@ -25,14 +25,31 @@ use std::time::{Duration, Instant};
 /// The test hook variable.
 pub const TEST_HOOK: &str = "HIR_TEST_HOOK";
 
-/// This process's group, for the runner of the program (`--backend cuda`
-/// builds its world with `ProcessGroup::cuda_world` and watches it).
-static GROUP: OnceLock<Arc<ProcessGroup>> = OnceLock::new();
+/// This process's group and its watched rank, for the runner of the program
+/// (`--backend cuda` builds its world with `ProcessGroup::cuda_world` and
+/// puts it under the watchdog with [`watch`]).
+static RANK: OnceLock<(Arc<ProcessGroup>, Arc<HostRank>)> = OnceLock::new();
 
 /// This process's rank group, when hir-run runs one rank of a multi-process
 /// run.
 pub fn group() -> Option<Arc<ProcessGroup>> {
-    GROUP.get().cloned()
+    RANK.get().map(|(group, _)| group.clone())
+}
+
+/// Puts `runtime` (this rank's world) under the process's one watchdog,
+/// until [`unwatch`]: one watchdog, so that its store connection closes only
+/// after the rank's goodbye.
+pub fn watch(runtime: Arc<dyn Watched>) {
+    if let Some((_, host)) = RANK.get() {
+        *host.runtime.lock().unwrap() = Some(runtime);
+    }
+}
+
+/// Takes the runtime from the watchdog, before it drops.
+pub fn unwatch() {
+    if let Some((_, host)) = RANK.get() {
+        host.runtime.lock().unwrap().take();
+    }
 }
 
 /// Whether the test hook asks `rank` to do `action`.
@@ -100,7 +117,7 @@ type Step = std::result::Result<(), (String, Error)>;
 fn steps(
     options: &Options,
     group: &Arc<ProcessGroup>,
-    host: &HostRank,
+    host: &Arc<HostRank>,
     run: impl FnOnce(&Options) -> Result<()>,
 ) -> Step {
     let (rank, world) = (group.rank(), group.world_size());
@@ -152,7 +169,7 @@ fn steps(
         }
         return Ok(());
     }
-    GROUP.get_or_init(|| group.clone());
+    RANK.get_or_init(|| (group.clone(), host.clone()));
     run(options).map_err(|error| ("run".to_string(), Error::Io(format!("{error:#}"))))
 }
 
@@ -239,13 +256,15 @@ impl Fnv {
     }
 }
 
-/// A rank whose communications are host-side waits on the store (the dry
-/// run's check and barrier): the watchdog sees them as in flight until they
-/// return, and its abort releases the host from them.
+/// A rank whose communications are host-side waits on the store (the
+/// same-program check, the dry run's barrier) and, once [`watch`]ed, those of
+/// its runtime: the watchdog sees them as in flight until they return, and
+/// its abort releases the host from them.
 struct HostRank {
     rank: usize,
     error: Mutex<Option<RankError>>,
     inflight: Inflight<Arc<AtomicBool>>,
+    runtime: Mutex<Option<Arc<dyn Watched>>>,
     /// Set by an abort, with `wake`.
     aborted: Mutex<bool>,
     wake: Condvar,
@@ -257,6 +276,7 @@ impl HostRank {
             rank,
             error: Mutex::new(None),
             inflight: Inflight::default(),
+            runtime: Mutex::new(None),
             aborted: Mutex::new(false),
             wake: Condvar::new(),
         }
@@ -306,6 +326,12 @@ impl HostRank {
     }
 }
 
+impl HostRank {
+    fn runtime(&self) -> Option<Arc<dyn Watched>> {
+        self.runtime.lock().unwrap().clone()
+    }
+}
+
 impl Watched for HostRank {
     fn rank(&self) -> usize {
         self.rank
@@ -314,13 +340,19 @@ impl Watched for HostRank {
     fn stuck(&self, timeout: Duration) -> Option<Stuck> {
         self.inflight
             .stuck(Instant::now(), timeout, |done| done.load(Ordering::Acquire))
+            .or_else(|| self.runtime()?.stuck(timeout))
     }
 
     fn error(&self) -> Option<RankError> {
-        self.error.lock().unwrap().clone()
+        let own = self.error.lock().unwrap().clone();
+        own.or_else(|| self.runtime()?.error())
     }
 
     fn fail(&self, op: &str, error: Error) {
+        if let Some(runtime) = self.runtime() {
+            // Its synchronize then ends with the error instead of waiting on.
+            runtime.fail(op, error.clone());
+        }
         let mut first = self.error.lock().unwrap();
         if first.is_none() {
             *first = Some(RankError {
@@ -332,6 +364,9 @@ impl Watched for HostRank {
     }
 
     fn abort(&self) {
+        if let Some(runtime) = self.runtime() {
+            runtime.abort();
+        }
         *self.aborted.lock().unwrap() = true;
         self.wake.notify_all();
     }

@@ -6,7 +6,7 @@
 use crate::cli::Options;
 use crate::rendezvous;
 use anyhow::{Context as _, Result, anyhow};
-use hir_runtime::bootstrap::{ProcessGroup, Watchdog, WatchdogConfig};
+use hir_runtime::bootstrap::ProcessGroup;
 use hir_runtime::{cuda, trace};
 use hir_tools::backend::Runtime;
 use hir_tools::buffer::RankCall;
@@ -21,8 +21,6 @@ pub struct Session {
 /// This process's rank of a multi-process run.
 struct Process {
     group: Arc<ProcessGroup>,
-    /// Stopped before the world it watches drops.
-    watchdog: Option<Watchdog>,
 }
 
 impl Session {
@@ -43,16 +41,10 @@ impl Session {
                 ..cuda::Config::new(group.world_size(), options.num_streams)
             })
             .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
-        let watched = world.watched().remove(0);
-        let watchdog = group
-            .watch(watched, WatchdogConfig::new(options.timeout))
-            .map_err(|error| anyhow!("{error}"))?;
+        rendezvous::watch(world.watched().remove(0));
         Ok(Session {
             runtime: Runtime::Cuda(world),
-            process: Some(Process {
-                group,
-                watchdog: Some(watchdog),
-            }),
+            process: Some(Process { group }),
         })
     }
 
@@ -124,12 +116,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(watchdog) = self
-            .process
-            .as_mut()
-            .and_then(|process| process.watchdog.take())
-        {
-            watchdog.stop();
+        if self.process.is_some() {
+            // The watchdog lets go of the world, which then drops with the session.
+            rendezvous::unwatch();
         }
     }
 }
