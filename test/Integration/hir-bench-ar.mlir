@@ -15,5 +15,12 @@
 // RUN: hir-bench emit ar-pipeline -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-pipeline.4.mlir && hir-run -n 4 --check %t.ar-pipeline.4.mlir | FileCheck %s
 // RUN: hir-bench emit ar-nooverlap -D 4 --chunks 2 --m 16 --k 8 --n 4 > %t.ar-nooverlap.4.mlir && hir-run -n 4 --check %t.ar-nooverlap.4.mlir | FileCheck %s
 
+// The partial products are freed after the allreduce's wait, not between the
+// allreduce and its wait.
+// RUN: hir-opt %t.ar-nooverlap.4.mlir --pass-pipeline='builtin.module(hir-lower)' | FileCheck %s --check-prefix=DEALLOC
+// DEALLOC: %[[R:.*]] = comm.allreduce
+// DEALLOC-NEXT: comm.wait %[[R]]
+// DEALLOC-NEXT: host.dealloc
+
 // CHECK: ran @{{[a-z_]+}} on {{[0-9]}} rank
 // CHECK-NEXT: result0: relative error {{.*}}: ok

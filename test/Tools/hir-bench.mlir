@@ -43,7 +43,8 @@
 // TABLE-DAG: rs     16x8x4               comm       rs-reduce-scatter {{.*}} ok
 // TABLE-DAG: rs     16x8x4               nooverlap  rs-ring      {{.*}} ok
 // TABLE-DAG: rs     16x8x4               pipeline   rs-pipeline  {{.*}} ok
-// TABLE-DAG: rs     16x8x4               p2p-nccl   rs-ring            skipped: hir-lower{p2p=nccl} made no ring of rs-ring
+// TABLE-DAG: rs     16x8x4               p2p-nccl   rs-ring      {{.*}} ok
+// TABLE-DAG: rs     16x8x4               p2p-cuda   rs-ring      {{.*}} ok
 // TABLE-DAG: ar     16x8x4               gemm       ar-gemm      {{.*}} ok
 // TABLE-DAG: ar     16x8x4               comm       ar-allreduce {{.*}} ok
 // TABLE-DAG: ar     16x8x4               nooverlap  ar-nooverlap {{.*}} ok
@@ -63,4 +64,4 @@
 // RUN: FileCheck %s --check-prefix=CSV --input-file=%t.csv
 // CSV: family,m,k,n,variant,program,p2p,median_ms,min_ms,tflops_per_gpu,vs_gemm,busbw_gbps,sample_error,full_error,check
 // CSV-NEXT: ag,16,8,4,gemm,ag-gemm,none,{{.*}},ok
-// CSV: rs,16,8,4,p2p-nccl,rs-ring,nccl,,,,,,,,skipped
+// CSV: rs,16,8,4,p2p-nccl,rs-ring,nccl,{{.*}},ok

@@ -66,6 +66,94 @@ func.func @after_wait(%a: memref<1x8xf32>, %b: memref<8xf32>) {
 
 // -----
 
+// A collective posted on a view of the buffer still reads it until its wait,
+// even when other work comes between (hir-bench's rs-ring and ar-nooverlap):
+// the buffer is freed after the wait, not after the collective.
+// CHECK-LABEL: func.func @view_until_wait
+// CHECK: %[[P:.*]] = host.alloc : memref<1x4x8xf32>
+// CHECK: %[[V:.*]] = host.select %[[P]][0][%{{.*}}]
+// CHECK-NEXT: %[[R:.*]] = comm.reduce_scatter %[[V]]
+// CHECK-NEXT: host.neg
+// CHECK-NEXT: comm.wait %[[R]]
+// CHECK-NEXT: host.dealloc %[[P]] : memref<1x4x8xf32>
+// CHECK-NEXT: return
+func.func @view_until_wait(%a: memref<1x4x8xf32>, %b: memref<8xf32>, %c: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = host.alloc : memref<1x4x8xf32>
+  host.neg ins(%a : memref<1x4x8xf32>) outs(%p : memref<1x4x8xf32>)
+  %v = host.select %p[0][%c0] : memref<1x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+  %r = comm.reduce_scatter %v into %c sum team [0, 1, 2, 3] : memref<4x8xf32, strided<[8, 1], offset: ?>> into memref<1x8xf32>
+  host.neg ins(%b : memref<8xf32>) outs(%b : memref<8xf32>)
+  comm.wait %r
+  return
+}
+
+// -----
+
+// A send inside a coalescing group completes with the group's request: the
+// buffer is freed after the wait for the comm.end_coalescing.
+// CHECK-LABEL: func.func @coalesced_send
+// CHECK: %[[G:.*]] = host.alloc : memref<8xf32>
+// CHECK: comm.send %[[G]]
+// CHECK-NEXT: comm.recv
+// CHECK-NEXT: %[[R:.*]] = comm.end_coalescing
+// CHECK-NEXT: host.neg
+// CHECK-NEXT: comm.wait %[[R]]
+// CHECK-NEXT: host.dealloc %[[G]] : memref<8xf32>
+// CHECK-NEXT: return
+func.func @coalesced_send(%a: memref<8xf32>, %b: memref<8xf32>, %peer: index) {
+  %g = host.alloc : memref<8xf32>
+  host.neg ins(%a : memref<8xf32>) outs(%g : memref<8xf32>)
+  comm.start_coalescing
+  %s = comm.send %g to %peer team [0, 1] : memref<8xf32>
+  %q = comm.recv %b from %peer team [0, 1] : memref<8xf32>
+  %r = comm.end_coalescing
+  host.neg ins(%a : memref<8xf32>) outs(%a : memref<8xf32>)
+  comm.wait %r
+  return
+}
+
+// -----
+
+// A wait nested in a region counts as the op that holds it in the buffer's
+// block.
+// CHECK-LABEL: func.func @wait_in_loop
+// CHECK: %[[G:.*]] = host.alloc : memref<8xf32>
+// CHECK: comm.allreduce %[[G]]
+// CHECK: scf.for
+// CHECK: comm.wait
+// CHECK-NEXT: }
+// CHECK-NEXT: host.dealloc %[[G]] : memref<8xf32>
+// CHECK-NEXT: return
+func.func @wait_in_loop(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %g = host.alloc : memref<8xf32>
+  host.neg ins(%a : memref<8xf32>) outs(%g : memref<8xf32>)
+  %r = comm.allreduce %g into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    host.neg ins(%a : memref<8xf32>) outs(%a : memref<8xf32>)
+    comm.wait %r
+  }
+  return
+}
+
+// -----
+
+// A request that leaves the comm ops (here returned) completes out of sight:
+// the buffer it reads is left alone.
+// CHECK-LABEL: func.func @request_escapes
+// CHECK-NOT: host.dealloc
+// CHECK: return
+func.func @request_escapes(%b: memref<8xf32>) -> !comm.request {
+  %g = host.alloc : memref<8xf32>
+  %r = comm.allreduce %g into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
+  return %r : !comm.request
+}
+
+// -----
+
 // A returned buffer escapes to the caller, and one already freed is left alone.
 // CHECK-LABEL: func.func @escapes
 // CHECK-NOT: host.dealloc

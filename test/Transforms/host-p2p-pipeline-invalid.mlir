@@ -318,3 +318,46 @@ func.func @output_in_loop(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
   comm.wait %r
   return
 }
+
+// -----
+
+// A reduce-scatter of a whole view (the unit didx axis viewed away): the view
+// is the collective's, and no other op may use it before the ring has run.
+func.func @view_used_between(%p: memref<1x4x8xf32>, %c: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %pi = host.select %p[1][%i] : memref<1x4x8xf32> to memref<1x8xf32, strided<[32, 1], offset: ?>>
+    host.neg ins(%pi : memref<1x8xf32, strided<[32, 1], offset: ?>>) outs(%pi : memref<1x8xf32, strided<[32, 1], offset: ?>>)
+  }
+  %whole = host.select %p[0][%c0] : memref<1x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+  // expected-error @+1 {{'host.neg' uses a buffer of 'comm.reduce_scatter' between it and its stream loop, where the ring moves it}}
+  host.neg ins(%whole : memref<4x8xf32, strided<[8, 1], offset: ?>>) outs(%whole : memref<4x8xf32, strided<[8, 1], offset: ?>>)
+  %r = comm.reduce_scatter %whole into %c sum team [0, 1, 2, 3] : memref<4x8xf32, strided<[8, 1], offset: ?>> into memref<1x8xf32>
+  comm.wait %r
+  return
+}
+
+// -----
+
+// The loop slices the buffer the reduce-scatter views along axis 1, the
+// view's axis 0: it may use that buffer only through those slices.
+func.func @viewed_buffer_in_loop(%p: memref<1x4x8xf32>, %c: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %pi = host.select %p[1][%i] : memref<1x4x8xf32> to memref<1x8xf32, strided<[32, 1], offset: ?>>
+    // expected-error @+1 {{'host.neg' uses the input of 'comm.reduce_scatter' in its stream loop otherwise than as a host.select along axis 1 at the loop index in the loop body; the ring moves those slices}}
+    host.neg ins(%p : memref<1x4x8xf32>) outs(%p : memref<1x4x8xf32>)
+  }
+  %whole = host.select %p[0][%c0] : memref<1x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+  %r = comm.reduce_scatter %whole into %c sum team [0, 1, 2, 3] : memref<4x8xf32, strided<[8, 1], offset: ?>> into memref<1x8xf32>
+  comm.wait %r
+  return
+}

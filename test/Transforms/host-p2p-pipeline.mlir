@@ -231,6 +231,116 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 
 // -----
 
+// GEMM+RS as convert-fusion-to-host gives it (hir-bench's rs-ring): the partial
+// products P [DIDx(4), Stream(4), 8, 32] keep the local didx axis of extent 1,
+// the loop slices P along axis 1, and the reduce-scatter takes the whole view
+// P[0][0] that drops the unit axis. The ring slices P as the loop does, views
+// the unit axis away from the step's block, and erases the whole view.
+// CHECK-LABEL: func.func @matmul_reduce_scatter_of_view
+// CHECK-SAME: (%[[A:.*]]: memref<1x4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[P:.*]] = host.alloc : memref<1x4x8x32xf32>
+// CHECK: %[[RANK:.*]] = host.rank : index
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
+// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<1x4x8x32xf32>, memref<4x8x32xf32>
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
+// CHECK: %[[SLICE:.*]] = arith.remui %{{.*}}, %[[C4]] : index
+// CHECK: %[[PARTNER:.*]] = arith.remui %{{.*}}, %[[C4]] : index
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
+// CHECK: %[[AI:.*]] = host.select %[[A]][1][%[[SLICE]]]
+// CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][1][%[[SLICE]]] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
+// CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
+// CHECK-NEXT: %[[BLOCK:.*]] = host.select %[[PI]][0][%[[C0]]] : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[PARTNER]]] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: scf.if %[[LOCAL]] {
+// CHECK-NEXT: host.copy ins(%[[BLOCK]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
+// CHECK-NEXT: } else {
+// NCCL-NEXT: comm.start_coalescing
+// NCCL-NEXT: comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
+// NCCL-NEXT: comm.send %[[BLOCK]] to %[[SLICE]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
+// NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: comm.wait %[[GROUP]]
+// CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: %[[SEND:.*]] = comm.send %[[BLOCK]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: }
+// CHECK-NEXT: host.set_current_stream
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
+// CHECK-NEXT: return
+func.func @matmul_reduce_scatter_of_view(%a: memref<1x4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = host.alloc : memref<1x4x8x32xf32>
+  %main = host.get_current_stream : !host.stream
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    host.sync_stream %main
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[1][%i] : memref<1x4x8x16xf32> to memref<1x8x16xf32, strided<[512, 16, 1], offset: ?>>
+    %pi = host.select %p[1][%i] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
+    host.matmul ins(%ai, %b : memref<1x8x16xf32, strided<[512, 16, 1], offset: ?>>, memref<16x32xf32>)
+                outs(%pi : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  %whole = host.select %p[0][%c0] : memref<1x4x8x32xf32> to memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>>
+  %r = comm.reduce_scatter %whole into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xf32>
+  comm.wait %r
+  return
+}
+
+// -----
+
+// An allgather into a whole view whose unit axis comes after the gathered one:
+// G [2, 1, 8] gathered through G[1][0], read by the loop as G[0][%i]. The
+// step receives into the loop's slice with the unit axis viewed away.
+// CHECK-LABEL: func.func @allgather_into_view
+// CHECK-SAME: (%[[IN:.*]]: memref<1x8xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[G:.*]] = host.alloc : memref<2x1x8xf32>
+// CHECK-NOT: host.select %[[G]][1]
+// CHECK: %[[OWN:.*]] = host.select %[[IN]][0][%[[C0]]] : memref<1x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CUDA-NEXT: comm.share_mem_handles %[[IN]], %[[G]] team [0, 1] : memref<1x8xf32>, memref<2x1x8xf32>
+// CHECK-NEXT: scf.for
+// CHECK: %[[SLICE:.*]] = arith.remui
+// CHECK: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]] : memref<2x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: %[[ROW:.*]] = host.select %[[GI]][0][%[[C0]]] : memref<1x8xf32, strided<[8, 1], offset: ?>> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: host.copy ins(%[[OWN]] : {{.*}}) outs(%[[ROW]] : {{.*}})
+// CHECK: comm.recv %[[ROW]] from %[[SLICE]] team [0, 1]
+// CHECK-NEXT: comm.send %[[OWN]]
+// CHECK: host.neg ins(%[[GI]] : {{.*}}) outs(%[[GI]] : {{.*}})
+// CHECK-NOT: comm.allgather
+// CHECK: return
+func.func @allgather_into_view(%in: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %g = host.alloc : memref<2x1x8xf32>
+  %whole = host.select %g[1][%c0] : memref<2x1x8xf32> to memref<2x8xf32, strided<[8, 1], offset: ?>>
+  %r = comm.allgather %in into %whole team [0, 1] : memref<1x8xf32> into memref<2x8xf32, strided<[8, 1], offset: ?>>
+  comm.wait %r
+  scf.for %i = %c0 to %c2 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<2x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    host.neg ins(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>)
+  }
+  return
+}
+
+// -----
+
 // Along a non-leading axis, over two ranks: an allgather of columns and a
 // `max` reduce-scatter, combined by host.amax. An AG and an RS on one loop
 // share its ring indices.

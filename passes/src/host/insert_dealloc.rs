@@ -1,11 +1,15 @@
 //! `host-insert-dealloc`: frees every `host.alloc` after its last use.
 //!
 //! A use is a use of the buffer or of any view of it (`host.select`, taken
-//! transitively). The last use is found among the ops of the allocation's
-//! block: a use nested in a loop counts as the loop. `host.dealloc` is
+//! transitively). A communication posted on the buffer runs until it is
+//! waited for, so the `comm.wait` of its request (of its coalescing group's
+//! request, for a send or receive inside a group) is a use too. The last use
+//! is found among the ops of the allocation's block: a use nested in a loop
+//! counts as the loop. `host.dealloc` is
 //! ordered on the current stream like the work before it, so freeing after
 //! the loop that ends by syncing the caller's stream is safe. A buffer that
-//! escapes (returned, or passed to an op that is not a HIR op) or that is
+//! escapes (returned, or passed to an op that is not a HIR op), whose
+//! communication's request goes elsewhere than to `comm` ops, or that is
 //! already freed is left alone.
 //!
 //! ```mlir
@@ -22,6 +26,13 @@
 //! scf.for %i = %c0 to %c4 step %c1 { ... }
 //! host.dealloc %g : memref<4x8xf32>
 //! return
+//! ```
+//! and a buffer a collective reads is freed after the wait, not after the
+//! collective:
+//! ```mlir
+//! %r = comm.allreduce %g into %out sum team [0, 1] : ...
+//! comm.wait %r
+//! host.dealloc %g : memref<4x8xf32>
 //! ```
 
 use crate::ir;
@@ -62,14 +73,39 @@ impl<'c> RunExternalPass<'c> for InsertDealloc {
     }
 }
 
-/// Every op that uses `value` or a view of it.
+/// Every op that uses `value` or a view of it, and the users of the requests
+/// that complete the communications among them.
 fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRef<'c, 'a>>) {
     for user in ir::users(value) {
         users.push(user);
-        if ir::name(&user) == "host.select" {
-            users_through_views(user.result(0).expect("select has a result").into(), users);
+        match ir::name(&user).as_str() {
+            "host.select" => {
+                users_through_views(user.result(0).expect("select has a result").into(), users)
+            }
+            name if name.starts_with("comm.") => {
+                for request in [Some(user), group_end(user)].into_iter().flatten() {
+                    if let Ok(request) = request.result(0) {
+                        users.extend(ir::users(request.into()));
+                    }
+                }
+            }
+            _ => {}
         }
     }
+}
+
+/// The `comm.end_coalescing` closing the group `op` is posted in, if any: the
+/// next coalescing op after `op` in its block (groups do not nest and close
+/// in their block).
+fn group_end<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    std::iter::successors(op.next_in_block(), |next| next.next_in_block())
+        .find(|next| {
+            matches!(
+                ir::name(next).as_str(),
+                "comm.start_coalescing" | "comm.end_coalescing"
+            )
+        })
+        .filter(|next| ir::name(next) == "comm.end_coalescing")
 }
 
 fn insert_dealloc(alloc: OperationRef) {

@@ -15,6 +15,12 @@
 //! - a **reduce-scatter** after a stream loop that writes its input slice by
 //!   slice along the scattered axis (the partial products of a GEMM).
 //!
+//! The sliced operand may also be a whole view `host.select %b[u][0]` that
+//! drops an axis `u` of extent 1, the loop slicing `%b` along the matching
+//! axis: convert-fusion-to-host reduce-scatters the partial products of
+//! GEMM+RS through such a view of their local `didx` axis. The ring then
+//! moves the loop's slices of `%b` with that axis viewed away too.
+//!
 //! # The ring
 //!
 //! Positions are ranks in the team, which must be the whole mesh in order
@@ -283,6 +289,12 @@ struct Ring<'c, 'a> {
     output: Value<'c, 'a>,
     axis: i64,
     team: Attribute<'c>,
+    /// The buffer the stream loop slices: the collective's sliced operand, or
+    /// the buffer that operand is a whole view of.
+    sliced: Value<'c, 'a>,
+    /// Where the sliced operand is a whole view: the view, erased with the
+    /// collective, and the unit axis it drops, as an axis of `view`.
+    whole_view: Option<(OperationRef<'c, 'a>, i64)>,
     /// The loop's view of the sliced buffer the ring moves: the first select.
     view: Value<'c, 'a>,
     /// The type of the view of the rank's own slice of the other buffer.
@@ -331,7 +343,7 @@ fn match_collective<'c, 'a>(
 ) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
     let op_name = ir::name(&op);
     // The operands a stream loop could slice along the communicated axis.
-    let sliced: &[usize] = match op_name.as_str() {
+    let operands: &[usize] = match op_name.as_str() {
         "comm.allgather" | "comm.gather" => &[1],
         "comm.reduce_scatter" | "comm.scatter" => &[0],
         "comm.alltoall" => &[0, 1],
@@ -339,18 +351,20 @@ fn match_collective<'c, 'a>(
     };
     // `axis` is absent where it has its default, 0.
     let axis = integer_attribute(&op, "axis").unwrap_or(0);
-    let mut loops: Vec<StreamLoop> = Vec::new();
-    for &operand in sliced {
-        let buffer = op.operand(operand).expect("a collective has two operands");
-        for user in ir::users(buffer) {
-            if let Some(stream_loop) = slicing_loop(user, axis)
-                && !loops.iter().any(|known| known.op == stream_loop.op)
-            {
-                loops.push(stream_loop);
+    let mut loops: Vec<(StreamLoop, Sliced)> = Vec::new();
+    for &operand in operands {
+        let operand = op.operand(operand).expect("a collective has two operands");
+        for sliced in Sliced::forms(operand, axis) {
+            for user in ir::users(sliced.buffer) {
+                if let Some(stream_loop) = slicing_loop(user, sliced.axis)
+                    && !loops.iter().any(|(known, _)| known.op == stream_loop.op)
+                {
+                    loops.push((stream_loop, sliced));
+                }
             }
         }
     }
-    let Some(stream_loop) = loops.pop() else {
+    let Some((stream_loop, sliced)) = loops.pop() else {
         return Ok(None);
     };
 
@@ -369,7 +383,7 @@ fn match_collective<'c, 'a>(
         op.operand(0).expect("a collective has an input"),
         op.operand(1).expect("a collective has an output"),
     );
-    let (sliced, own) = match collective {
+    let (operand, own) = match collective {
         Collective::Allgather => (output, input),
         Collective::ReduceScatter(_) => (input, output),
     };
@@ -399,7 +413,7 @@ fn match_collective<'c, 'a>(
             "the stream loop must run from 0 to {size} step 1, one step per rank of the team"
         )));
     }
-    if static_shape(sliced.r#type()).and_then(|shape| shape.get(axis as usize).copied())
+    if static_shape(operand.r#type()).and_then(|shape| shape.get(axis as usize).copied())
         != Some(size)
     {
         return Err(error(format!(
@@ -423,30 +437,31 @@ fn match_collective<'c, 'a>(
     };
 
     // Between the collective and the loop the ring has not run: nothing may
-    // use its buffers there. In the loop, the slices are the ring's.
+    // use its buffers there (but the whole view the collective takes). In the
+    // loop, the slices are the ring's.
     let block = op.block().expect("a collective is in a block");
-    let buffers = if input == output {
-        vec![input]
-    } else {
-        vec![input, output]
-    };
+    let whole_view = sliced.whole_view.map(|(view, _)| view);
+    let mut buffers = vec![sliced.buffer, own];
+    buffers.extend(whole_view.map(|view| Value::from(view.result(0).expect("a view"))));
+    buffers.dedup();
     let mut views = Vec::new();
     for buffer in buffers {
         for user in ir::users(buffer) {
             let in_loop = ir::ancestor_in(user, stream_loop.body);
             let between = ir::ancestor_in(user, block)
                 .is_some_and(|at| first.is_before_in_block(at) && at.is_before_in_block(last));
-            let message = if buffer == sliced && in_loop.is_some() {
-                if is_select_of(user, axis, stream_loop.index) && in_loop == Some(user) {
+            let message = if buffer == sliced.buffer && in_loop.is_some() {
+                if is_select_of(user, sliced.axis, stream_loop.index) && in_loop == Some(user) {
                     views.push(user);
                     continue;
                 }
                 format!(
                     "uses the {what} of '{op_name}' in its stream loop otherwise than as a \
-                     host.select along axis {axis} at the loop index in the loop body; the ring \
-                     moves those slices"
+                     host.select along axis {} at the loop index in the loop body; the ring \
+                     moves those slices",
+                    sliced.axis
                 )
-            } else if user != op && (in_loop.is_some() || between) {
+            } else if user != op && Some(user) != whole_view && (in_loop.is_some() || between) {
                 format!(
                     "uses a buffer of '{op_name}' {}, where the ring moves it",
                     if in_loop.is_some() {
@@ -477,11 +492,60 @@ fn match_collective<'c, 'a>(
             output,
             axis,
             team,
+            sliced: sliced.buffer,
+            whole_view: sliced.whole_view.map(|(view, unit)| {
+                // As an axis of the loop's slice, which drops `sliced.axis`.
+                (view, if unit < sliced.axis { unit } else { unit - 1 })
+            }),
             view: views[0].result(0).expect("a view").into(),
             own_view,
             at,
         },
     )))
+}
+
+/// A buffer a stream loop may slice for a collective's operand, and along
+/// which axis.
+#[derive(Clone, Copy)]
+struct Sliced<'c, 'a> {
+    buffer: Value<'c, 'a>,
+    axis: i64,
+    /// Where `buffer` is not the operand: the whole view the operand is, and
+    /// the unit axis of `buffer` it drops.
+    whole_view: Option<(OperationRef<'c, 'a>, i64)>,
+}
+
+impl<'c, 'a> Sliced<'c, 'a> {
+    /// The operand along `axis`; and, where the operand is a whole view
+    /// `host.select %b[u][0]` of a buffer `%b` whose axis `u` has extent 1,
+    /// `%b` along the matching axis: convert-fusion-to-host views away the
+    /// local `didx` axis of a reduction's operand (GEMM+RS), while the stream
+    /// loop that writes it slices the buffer.
+    fn forms(operand: Value<'c, 'a>, axis: i64) -> Vec<Self> {
+        let mut forms = vec![Self {
+            buffer: operand,
+            axis,
+            whole_view: None,
+        }];
+        let whole_view = OperationResult::try_from(operand)
+            .ok()
+            .map(|result| result.owner())
+            .filter(|op| ir::name(op) == "host.select")
+            .and_then(|view| {
+                let (buffer, unit) = (view.operand(0).ok()?, integer_attribute(&view, "axis")?);
+                let extent = static_shape(buffer.r#type())?.get(unit as usize).copied();
+                (extent == Some(1) && constant(view.operand(1).ok()?) == Some(0))
+                    .then_some((view, buffer, unit))
+            });
+        if let Some((view, buffer, unit)) = whole_view {
+            forms.push(Self {
+                buffer,
+                axis: if axis < unit { axis } else { axis + 1 },
+                whole_view: Some((view, unit)),
+            });
+        }
+        forms
+    }
 }
 
 /// What a collective with a sliced operand along `axis` becomes: an error
@@ -779,24 +843,26 @@ fn rewrite<'c, 'a>(
         local,
     };
     for ring in rings {
-        match ring.collective {
-            Collective::Allgather => allgather_ring(context, backend, stream_loop, &step, ring),
-            Collective::ReduceScatter(combine) => {
-                reduce_scatter_ring(context, backend, stream_loop, &step, ring, combine)
-            }
-        }
+        ring_steps(context, backend, stream_loop, &step, ring);
         // SAFETY: the wait and the collective are live, the wait has no
         // results, and the wait was the request's only user.
         unsafe {
             mlirOperationDestroy(ring.wait.to_raw());
             mlirOperationDestroy(ring.op.to_raw());
         }
+        if let Some((view, _)) = ring.whole_view
+            && ir::users(view.result(0).expect("a view").into()).is_empty()
+        {
+            // SAFETY: the view is live and, the collective gone, unused.
+            unsafe { mlirOperationDestroy(view.to_raw()) }
+        }
     }
 }
 
-/// Receives slice `slice` of the output from its owner, sends the local
-/// shard to the partner; at the local step, copies it.
-fn allgather_ring<'c, 'a>(
+/// Replaces `ring`'s collective by one exchange per step: the slice with its
+/// owner, the rank's own part with the partner. For `cuda`, the two buffers
+/// the transfers touch are shared once before the loop.
+fn ring_steps<'c, 'a>(
     context: &'c Context,
     backend: Backend,
     stream_loop: &StreamLoop<'c, 'a>,
@@ -804,82 +870,87 @@ fn allgather_ring<'c, 'a>(
     ring: &Ring<'c, 'a>,
 ) {
     let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
-    let own = before_loop.value(select(
-        before_loop,
-        ring.input,
-        ring.axis,
-        stream_loop.lower,
-        ring.own_view,
-    ));
+    let at_step = Cursor::before(context, ring.at).located(ring.op.location());
+    // The step's slice, shaped as a slice of the collective's operand.
+    let slice = match ring.whole_view {
+        Some((_, unit)) => at_step.value(select(
+            at_step,
+            ring.view,
+            unit,
+            stream_loop.lower,
+            view_type(context, ring.view.r#type(), unit).expect("a view is strided"),
+        )),
+        None => ring.view,
+    };
+    let (shared, receive, send) = match ring.collective {
+        Collective::Allgather => {
+            // Receive the slice from its owner, send the local shard to the partner.
+            let own = before_loop.value(select(
+                before_loop,
+                ring.input,
+                ring.axis,
+                stream_loop.lower,
+                ring.own_view,
+            ));
+            (
+                [ring.input, ring.sliced],
+                Transfer {
+                    buffer: slice,
+                    peer: step.slice,
+                },
+                Transfer {
+                    buffer: own,
+                    peer: step.partner,
+                },
+            )
+        }
+        Collective::ReduceScatter(combine) => {
+            // Send the partial block to its owner, receive the partner's
+            // partial of this rank's block into the partner's slot.
+            let (slots, slot) =
+                partial_slots(before_loop, at_step, stream_loop, step, ring, combine);
+            (
+                [ring.sliced, slots],
+                Transfer {
+                    buffer: slot,
+                    peer: step.partner,
+                },
+                Transfer {
+                    buffer: slice,
+                    peer: step.slice,
+                },
+            )
+        }
+    };
     if backend == Backend::Cuda {
-        before_loop.insert(share_mem_handles(
-            before_loop,
-            &[ring.input, ring.output],
-            ring,
-        ));
+        before_loop.insert(share_mem_handles(before_loop, &shared, ring));
     }
-    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
-    cursor.insert(exchange(
-        cursor,
-        backend,
-        step,
-        ring,
-        Transfer {
-            buffer: ring.view,
-            peer: step.slice,
-        },
-        Transfer {
-            buffer: own,
-            peer: step.partner,
-        },
-    ));
+    at_step.insert(exchange(at_step, backend, step, ring, receive, send));
 }
 
-/// Sends the partial block `slice` to its owner, receives the partner's
-/// partial of this rank's block into its slot; after the loop, combines the
-/// slots into the output.
-fn reduce_scatter_ring<'c, 'a>(
-    context: &'c Context,
-    backend: Backend,
+/// The reduce-scatter's slots, a buffer shaped as its input whose slot `q`
+/// receives rank `q`'s partial of this rank's block, and the step's slot
+/// (the partner's); after the loop, the slots combined are the output.
+fn partial_slots<'c, 'a>(
+    before_loop: Cursor<'c, 'a>,
+    at_step: Cursor<'c, 'a>,
     stream_loop: &StreamLoop<'c, 'a>,
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
     combine: Combine,
-) {
-    let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
+) -> (Value<'c, 'a>, Value<'c, 'a>) {
+    let context = before_loop.context;
     let partials = MemRefType::try_from(ring.input.r#type()).expect("a memref input");
     let shape = static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
-    let received_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
-    let received = before_loop.value(
+    let slots_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
+    let slots = before_loop.value(
         host::AllocOperation::builder(context, before_loop.location)
-            .result(received_type.into())
+            .result(slots_type.into())
             .build(),
     );
-    if backend == Backend::Cuda {
-        before_loop.insert(share_mem_handles(
-            before_loop,
-            &[ring.input, received],
-            ring,
-        ));
-    }
-    let cursor = Cursor::before(context, ring.at).located(ring.op.location());
     let slot_type =
-        view_type(context, received_type.into(), ring.axis).expect("an identity layout is strided");
-    let slot = cursor.value(select(cursor, received, ring.axis, step.partner, slot_type));
-    cursor.insert(exchange(
-        cursor,
-        backend,
-        step,
-        ring,
-        Transfer {
-            buffer: slot,
-            peer: step.partner,
-        },
-        Transfer {
-            buffer: ring.view,
-            peer: step.slice,
-        },
-    ));
+        view_type(context, slots_type.into(), ring.axis).expect("an identity layout is strided");
+    let slot = at_step.value(select(at_step, slots, ring.axis, step.partner, slot_type));
 
     let after_loop = Cursor::before(context, ring.op);
     let output = after_loop.value(select(
@@ -895,17 +966,18 @@ fn reduce_scatter_ring<'c, 'a>(
         Combine::Sum => Operation::from(
             host::SumOperation::builder(context, location)
                 .axes(axes)
-                .input(received)
+                .input(slots)
                 .output(output)
                 .build(),
         ),
         Combine::Max => host::AmaxOperation::builder(context, location)
             .axes(axes)
-            .input(received)
+            .input(slots)
             .output(output)
             .build()
             .into(),
     });
+    (slots, slot)
 }
 
 /// A buffer and the rank it goes to or comes from.
