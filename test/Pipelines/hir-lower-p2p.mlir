@@ -85,17 +85,18 @@
 // AG-MATMUL-P2P-NCCL-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[S_1]]
 // AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
-// AG-MATMUL-P2P-NCCL-NEXT: scf.if [[V9]] {
-// AG-MATMUL-P2P-NCCL-NEXT: host.copy ins([[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) outs([[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>)
+// AG-MATMUL-P2P-NCCL-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
+// AG-MATMUL-P2P-NCCL-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: } else {
 // AG-MATMUL-P2P-NCCL-NEXT: comm.start_coalescing
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ_2:%[a-zA-Z0-9_]+]] = comm.end_coalescing
 // AG-MATMUL-P2P-NCCL-NEXT: comm.wait [[REQ_2]]
+// AG-MATMUL-P2P-NCCL-NEXT: scf.yield [[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: }
 // AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
-// AG-MATMUL-P2P-NCCL-NEXT: host.matmul ins([[VIEW_1]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-NCCL-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
 // AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[S_1]]
 // AG-MATMUL-P2P-NCCL-NEXT: }
@@ -128,16 +129,17 @@
 // AG-MATMUL-P2P-CUDA-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: scf.if [[V9]] {
-// AG-MATMUL-P2P-CUDA-NEXT: host.copy ins([[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) outs([[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>)
+// AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
+// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: } else {
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[VIEW_1]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[S_1]]
 // AG-MATMUL-P2P-CUDA-NEXT: }

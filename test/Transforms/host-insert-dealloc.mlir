@@ -173,3 +173,25 @@ func.func @already_freed(%a: memref<8xf32>) {
   host.dealloc %g : memref<8xf32>
   return
 }
+
+// -----
+
+// A view an scf.if may yield is the buffer too: freed after the last use of
+// the if's result (the ring's step computing on its own shard or the slice).
+// CHECK-LABEL: func.func @yielded_by_if
+// CHECK: %[[G:.*]] = host.alloc
+// CHECK: %[[X:.*]] = {{scf.if|arith.select}}
+// CHECK: host.neg ins(%[[X]] : memref<8xf32>)
+// CHECK-NEXT: host.dealloc %[[G]]
+// CHECK-NEXT: return
+func.func @yielded_by_if(%a: memref<8xf32>, %b: memref<8xf32>, %local: i1) {
+  %g = host.alloc : memref<8xf32>
+  %x = scf.if %local -> (memref<8xf32>) {
+    scf.yield %a : memref<8xf32>
+  } else {
+    host.copy ins(%a : memref<8xf32>) outs(%g : memref<8xf32>)
+    scf.yield %g : memref<8xf32>
+  }
+  host.neg ins(%x : memref<8xf32>) outs(%b : memref<8xf32>)
+  return
+}

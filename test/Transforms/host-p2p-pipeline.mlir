@@ -7,7 +7,9 @@
 // before the loop that reads its output slice by slice, a reduce-scatter after
 // the loop that writes its input slice by slice. The ring at step %i of rank
 // %rank works on slice (%rank + %i) mod 4 and meets partner (4 + %rank - %i)
-// mod 4; at the step whose slice is its own (%i = 0) it copies.
+// mod 4; at the step whose slice is its own (%i = 0) it copies, or, for an
+// allgather into a buffer of its own that only the step's slice reads, computes
+// on its own shard instead (the first two cases).
 
 // DIDx -> Stream on one axis (seed 001's AllgatherP2p): in [DIDx(4), 8] ->
 // out [Stream(4), 8]. Slice s of the gathered buffer comes from rank s.
@@ -36,8 +38,8 @@
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
-// CHECK-NEXT: scf.if %[[LOCAL]] {
-// CHECK-NEXT: host.copy ins(%[[OWN]] : memref<8xf32, strided<[1], offset: ?>>) outs(%[[GI]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8xf32, strided<[1], offset: ?>>) {
+// CHECK-NEXT: scf.yield %[[OWN]] : memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: } else {
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8xf32, strided<[1], offset: ?>>
@@ -48,9 +50,10 @@
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda : memref<8xf32, strided<[1], offset: ?>>
 // CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: scf.yield %[[GI]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[OI:.*]] = host.select %[[OUT]][0][%[[SLICE]]]
-// CHECK-NEXT: host.copy ins(%[[GI]] : {{.*}}) outs(%[[OI]] : {{.*}})
+// CHECK-NEXT: host.copy ins(%[[X]] : {{.*}}) outs(%[[OI]] : {{.*}})
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: host.sync_stream %[[S]]
 // CHECK-NEXT: }
@@ -107,8 +110,8 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]]
-// CHECK-NEXT: scf.if %[[LOCAL]] {
-// CHECK-NEXT: host.copy ins(%[[OWN]] : {{.*}}) outs(%[[GI]] : {{.*}})
+// CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8x16xbf16, strided<[16, 1], offset: ?>>) {
+// CHECK-NEXT: scf.yield %[[OWN]]
 // CHECK-NEXT: } else {
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8x16xbf16, strided<[16, 1], offset: ?>>
@@ -119,9 +122,10 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CHECK-NEXT: scf.yield %[[GI]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[CI:.*]] = host.select %[[C]][0][%[[SLICE]]]
-// CHECK-NEXT: host.matmul ins(%[[GI]], %[[B]] : {{.*}}) outs(%[[CI]] : {{.*}})
+// CHECK-NEXT: host.matmul ins(%[[X]], %[[B]] : {{.*}}) outs(%[[CI]] : {{.*}})
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: host.sync_stream %[[S]]
 // CHECK-NEXT: }

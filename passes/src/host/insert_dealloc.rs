@@ -73,10 +73,28 @@ impl<'c> RunExternalPass<'c> for InsertDealloc {
     }
 }
 
-/// Every op that uses `value` or a view of it, and the users of the requests
-/// that complete the communications among them.
+/// Every op that uses `value` or a view of it (a `host.select`, or an
+/// `scf.if` or `arith.select` result it may be), and the users of the requests that complete
+/// the communications among them.
 fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRef<'c, 'a>>) {
     for user in ir::users(value) {
+        if let Some(branch) = user
+            .parent_operation()
+            .filter(|parent| ir::name(&user) == "scf.yield" && ir::name(parent) == "scf.if")
+        {
+            for index in 0..user.operand_count() {
+                if user.operand(index).ok() == Some(value) {
+                    let result = branch.result(index).expect("scf.if yields its results");
+                    users_through_views(result.into(), users);
+                }
+            }
+            continue;
+        }
+        if ir::name(&user) == "arith.select" {
+            // What canonicalize makes of an scf.if yielding one of two buffers.
+            users_through_views(user.result(0).expect("select has a result").into(), users);
+            continue;
+        }
         users.push(user);
         match ir::name(&user).as_str() {
             "host.select" => {

@@ -35,7 +35,9 @@
 //! Every `host.select` the loop takes at its index now takes the slice, so
 //! step `i` computes slice `(r + i) mod D`; the index only picks the step's
 //! stream. At step 0 the slice is the rank's own (`slice = r`, a local
-//! copy); at each other step the rank receives from one rank and sends to
+//! copy; for an allgather into a buffer of the function's own that only the
+//! step's slice reads, no copy: an `scf.if` yields the buffer the step computes
+//! on, the local shard or the received slice); at each other step the rank receives from one rank and sends to
 //! another, and over the `D` steps it meets every rank once each way.
 //!
 //! - allgather: receive slice `s` of the output from its owner `s`, send the
@@ -882,6 +884,7 @@ fn ring_steps<'c, 'a>(
         )),
         None => ring.view,
     };
+    let mut in_place = None;
     let (shared, receive, send) = match ring.collective {
         Collective::Allgather => {
             // Receive the slice from its owner, send the local shard to the partner.
@@ -892,6 +895,9 @@ fn ring_steps<'c, 'a>(
                 stream_loop.lower,
                 ring.own_view,
             ));
+            if reads_only_the_step_slice(stream_loop, ring) {
+                in_place = Some(own);
+            }
             (
                 [ring.input, ring.sliced],
                 Transfer {
@@ -925,7 +931,69 @@ fn ring_steps<'c, 'a>(
     if backend == Backend::Cuda {
         before_loop.insert(share_mem_handles(before_loop, &shared, ring));
     }
-    at_step.insert(exchange(at_step, backend, step, ring, receive, send));
+    let Some(own) = in_place else {
+        at_step.insert(exchange(at_step, backend, step, ring, receive, send, None));
+        return;
+    };
+    // The step computes on the local shard itself, or on the received slice.
+    let exchanged = at_step.insert(exchange(
+        at_step,
+        backend,
+        step,
+        ring,
+        receive,
+        send,
+        Some(own),
+    ));
+    let operand = exchanged.result(0).expect("the step's operand").into();
+    for user in ir::users(ring.view) {
+        if within(user, exchanged) {
+            continue;
+        }
+        for index in 0..user.operand_count() {
+            if user.operand(index).ok() == Some(ring.view) {
+                ir::mutable(user).set_operand(index, operand);
+            }
+        }
+    }
+}
+
+/// Whether an allgather's gathered buffer is only read through the step's
+/// slice: a buffer of this function that nothing after the loop reads, whose
+/// one view in the loop has the type of the local shard's. Then the local
+/// step need not copy the shard into it: the step computes on the shard.
+fn reads_only_the_step_slice(stream_loop: &StreamLoop, ring: &Ring) -> bool {
+    if ring.whole_view.is_some() || ring.view.r#type() != ring.own_view {
+        return false;
+    }
+    let defined_by = |value| {
+        OperationResult::try_from(value)
+            .ok()
+            .map(|result| result.owner())
+    };
+    defined_by(ring.sliced).is_some_and(|alloc| ir::name(&alloc) == "host.alloc")
+        && defined_by(ring.view).is_some_and(|view| within(view, stream_loop.op))
+        && ir::users(ring.sliced)
+            .into_iter()
+            .all(|user| match ir::name(&user).as_str() {
+                "host.dealloc" => true,
+                "host.select" => user
+                    .result(0)
+                    .is_ok_and(|view| Value::from(view) == ring.view),
+                _ => user == ring.op,
+            })
+}
+
+/// Whether `op` is `ancestor` or nested in it.
+fn within(op: OperationRef, ancestor: OperationRef) -> bool {
+    let mut current = Some(op);
+    while let Some(op) = current {
+        if op == ancestor {
+            return true;
+        }
+        current = op.parent_operation();
+    }
+    false
 }
 
 /// The reduce-scatter's slots, a buffer shaped as its input whose slot `q`
@@ -987,7 +1055,9 @@ struct Transfer<'c, 'a> {
 }
 
 /// `scf.if %local { copy } else { receive, send, wait }`: at the local step
-/// the sent buffer is the received one's content.
+/// the sent buffer is the received one's content. With `in_place` (the local
+/// shard), the local step copies nothing and the `scf.if` yields the buffer
+/// the step computes on: the shard, or the received slice.
 fn exchange<'c, 'a>(
     cursor: Cursor<'c, 'a>,
     backend: Backend,
@@ -995,6 +1065,7 @@ fn exchange<'c, 'a>(
     ring: &Ring<'c, 'a>,
     receive: Transfer<'c, 'a>,
     send: Transfer<'c, 'a>,
+    in_place: Option<Value<'c, 'a>>,
 ) -> Operation<'c> {
     let (context, location) = (cursor.context, cursor.location);
     let request = Type::parse(context, "!comm.request").expect("the comm dialect is loaded");
@@ -1002,14 +1073,25 @@ fn exchange<'c, 'a>(
         IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
 
     let copy = Block::new(&[]);
-    copy.append_operation(
-        host::CopyOperation::builder(context, location)
-            .input(send.buffer)
-            .output(receive.buffer)
-            .build()
-            .into(),
-    );
-    copy.append_operation(scf::r#yield(&[], location));
+    match in_place {
+        Some(own) => {
+            copy.append_operation(scf::r#yield(&[own], location));
+        }
+        None => {
+            copy.append_operation(
+                host::CopyOperation::builder(context, location)
+                    .input(send.buffer)
+                    .output(receive.buffer)
+                    .build()
+                    .into(),
+            );
+            copy.append_operation(scf::r#yield(&[], location));
+        }
+    }
+    let (yielded, results): (Vec<Value>, Vec<Type>) = match in_place {
+        Some(_) => (vec![receive.buffer], vec![receive.buffer.r#type()]),
+        None => (Vec::new(), Vec::new()),
+    };
 
     let transfers = Block::new(&[]);
     if backend == Backend::Nccl {
@@ -1062,14 +1144,20 @@ fn exchange<'c, 'a>(
                 .into(),
         );
     }
-    transfers.append_operation(scf::r#yield(&[], location));
+    transfers.append_operation(scf::r#yield(&yielded, location));
 
     let region = |block| {
         let region = Region::new();
         region.append_block(block);
         region
     };
-    scf::r#if(step.local, &[], region(copy), region(transfers), location)
+    scf::r#if(
+        step.local,
+        &results,
+        region(copy),
+        region(transfers),
+        location,
+    )
 }
 
 /// The request a transfer returns.
