@@ -177,3 +177,30 @@ template <class E, class Op> __device__ void reduce(const Reduce &r) {
         __syncthreads();
     }
 }
+
+// A short reduction (fewer reduced elements than a warp): one thread per
+// output element, so that neighbouring threads read neighbouring elements;
+// a block per output would leave most of its threads idle.
+template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
+    HIR_GRID_STRIDE(out, r.outputs) {
+        i64 rest = out, o = 0, base = 0;
+        for (i64 d = r.kept_rank - 1; d >= 0; --d) {
+            i64 index = rest % r.kept_sizes[d];
+            rest /= r.kept_sizes[d];
+            o += index * r.out.strides[d];
+            base += index * r.in.strides[d];
+        }
+        const typename E::T *in = (const typename E::T *)r.in.ptr + base;
+        float acc = Op::init();
+        for (i64 j = 0; j < r.reduced; ++j) {
+            i64 left = j, offset = 0;
+            for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
+                i64 index = left % r.reduced_sizes[d];
+                left /= r.reduced_sizes[d];
+                offset += index * r.in_reduced_strides[d];
+            }
+            acc = Op::combine(acc, E::load(in + offset));
+        }
+        ((typename E::T *)r.out.ptr)[o] = E::round(acc);
+    }
+}

@@ -133,6 +133,11 @@ fn source() -> String {
                 format!("reduce<{e}, {o}>"),
                 "Reduce",
             );
+            entry(
+                format!("{}_short", reduce_name(op, dtype)),
+                format!("reduce_short<{e}, {o}>"),
+                "Reduce",
+            );
         }
     }
     source
@@ -360,15 +365,16 @@ impl Kernels {
             out: kview(out.ptr, &kept_strides[0])?,
             input: kview(input.ptr, &kept_strides[1])?,
         };
+        let name = reduce_name(op, out.dtype);
+        if reduced < 32 {
+            let blocks = outputs
+                .div_ceil(THREADS as usize)
+                .min(self.max_blocks as usize) as u32;
+            return self.launch(&format!("{name}_short"), blocks, THREADS, &params, stream);
+        }
         let threads = (reduced.div_ceil(32) * 32).clamp(32, THREADS as usize) as u32;
         let blocks = outputs.min(self.max_blocks as usize * 4) as u32;
-        self.launch(
-            &reduce_name(op, out.dtype),
-            blocks,
-            threads,
-            &params,
-            stream,
-        )
+        self.launch(&name, blocks, threads, &params, stream)
     }
 }
 
@@ -459,8 +465,9 @@ mod tests {
         let dtypes = DType::ALL.len();
         assert_eq!(
             entries,
-            2 + dtypes * (1 + dtypes + Binary::ALL.len() + Reduction::ALL.len())
+            2 + dtypes * (1 + dtypes + Binary::ALL.len() + 2 * Reduction::ALL.len())
         );
+        assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));
     }
