@@ -138,29 +138,40 @@ template <class E, class Op> __device__ void binary(const Pointwise &p) {
     }
 }
 
+// Output element `out`'s offset in the output (`o`) and the offset of its
+// first input element (`base`).
+__device__ void kept_offsets(const Reduce &r, i64 out, i64 &o, i64 &base) {
+    o = 0, base = 0;
+    for (i64 d = r.kept_rank - 1; d >= 0; --d) {
+        i64 index = out % r.kept_sizes[d];
+        out /= r.kept_sizes[d];
+        o += index * r.out.strides[d];
+        base += index * r.in.strides[d];
+    }
+}
+
+// The offset of reduced element `j` from its output element's first input.
+__device__ i64 reduced_offset(const Reduce &r, i64 j) {
+    i64 offset = 0;
+    for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
+        offset += (j % r.reduced_sizes[d]) * r.in_reduced_strides[d];
+        j /= r.reduced_sizes[d];
+    }
+    return offset;
+}
+
 // One block per output element (grid-stride over outputs); the block's
 // threads stride over the reduced elements, then combine by warp shuffles
 // and one shared-memory step.
 template <class E, class Op> __device__ void reduce(const Reduce &r) {
     __shared__ float partial[32];
     for (i64 out = blockIdx.x; out < r.outputs; out += gridDim.x) {
-        i64 rest = out, o = 0, base = 0;
-        for (i64 d = r.kept_rank - 1; d >= 0; --d) {
-            i64 index = rest % r.kept_sizes[d];
-            rest /= r.kept_sizes[d];
-            o += index * r.out.strides[d];
-            base += index * r.in.strides[d];
-        }
+        i64 o, base;
+        kept_offsets(r, out, o, base);
         const typename E::T *in = (const typename E::T *)r.in.ptr + base;
         float acc = Op::init();
         for (i64 j = threadIdx.x; j < r.reduced; j += blockDim.x) {
-            i64 left = j, offset = 0;
-            for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
-                i64 index = left % r.reduced_sizes[d];
-                left /= r.reduced_sizes[d];
-                offset += index * r.in_reduced_strides[d];
-            }
-            acc = Op::combine(acc, E::load(in + offset));
+            acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
         for (int shift = 16; shift > 0; shift /= 2)
             acc = Op::combine(acc, __shfl_down_sync(0xffffffffu, acc, shift));
@@ -183,23 +194,12 @@ template <class E, class Op> __device__ void reduce(const Reduce &r) {
 // a block per output would leave most of its threads idle.
 template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
     HIR_GRID_STRIDE(out, r.outputs) {
-        i64 rest = out, o = 0, base = 0;
-        for (i64 d = r.kept_rank - 1; d >= 0; --d) {
-            i64 index = rest % r.kept_sizes[d];
-            rest /= r.kept_sizes[d];
-            o += index * r.out.strides[d];
-            base += index * r.in.strides[d];
-        }
+        i64 o, base;
+        kept_offsets(r, out, o, base);
         const typename E::T *in = (const typename E::T *)r.in.ptr + base;
         float acc = Op::init();
         for (i64 j = 0; j < r.reduced; ++j) {
-            i64 left = j, offset = 0;
-            for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
-                i64 index = left % r.reduced_sizes[d];
-                left /= r.reduced_sizes[d];
-                offset += index * r.in_reduced_strides[d];
-            }
-            acc = Op::combine(acc, E::load(in + offset));
+            acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
         ((typename E::T *)r.out.ptr)[o] = E::round(acc);
     }

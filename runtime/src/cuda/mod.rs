@@ -353,9 +353,9 @@ impl Completion {
         }
     }
 
-    fn event(self) -> Option<sys::CUevent> {
+    fn event(&self) -> Option<sys::CUevent> {
         match self {
-            Completion::Event(event) => Some(event),
+            Completion::Event(event) => Some(*event),
             Completion::Flag(_) => None,
         }
     }
@@ -448,10 +448,7 @@ impl Posting<'_> {
         // A `cuda` receive alone has no event: the stream drain's timeout
         // covers it instead.
         let event = match slot {
-            Some(Slot::Done(completions)) => completions.iter().find_map(|c| match c {
-                Completion::Event(event) => Some(*event),
-                Completion::Flag(_) => None,
-            }),
+            Some(Slot::Done(completions)) => completions.iter().find_map(Completion::event),
             _ => None,
         };
         if let Some(event) = event {
@@ -1344,7 +1341,7 @@ impl Device for CudaDevice {
                 if let Slot::Done(completions) = slot {
                     state
                         .events
-                        .extend(completions.into_iter().filter_map(Completion::event));
+                        .extend(completions.iter().filter_map(Completion::event));
                 }
             }
         }
@@ -1530,7 +1527,7 @@ impl Drop for CudaDevice {
             }
             for slot in state.requests.drain(..) {
                 if let Slot::Done(completions) = slot {
-                    for event in completions.into_iter().filter_map(Completion::event) {
+                    for event in completions.iter().filter_map(Completion::event) {
                         let _ = cu::event::destroy(event);
                     }
                 }
