@@ -88,17 +88,22 @@
 // AG-MATMUL-P2P-NCCL-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
 // AG-MATMUL-P2P-NCCL-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: } else {
+// AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-P2P-NCCL-NEXT: comm.start_coalescing
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: [[REQ_2:%[a-zA-Z0-9_]+]] = comm.end_coalescing
+// AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[S_1]]
 // AG-MATMUL-P2P-NCCL-NEXT: comm.wait [[REQ_2]]
 // AG-MATMUL-P2P-NCCL-NEXT: scf.yield [[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: }
 // AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
 // AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[MAIN]]
-// AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-NCCL-NEXT: }
+// AG-MATMUL-P2P-NCCL-NEXT: scf.for [[J:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NCCL-NEXT: [[JS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[J]] : !host.stream
+// AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[JS]]
 // AG-MATMUL-P2P-NCCL-NEXT: }
 // AG-MATMUL-P2P-NCCL-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
 // AG-MATMUL-P2P-NCCL-NEXT: return
@@ -132,16 +137,21 @@
 // AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
 // AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: } else {
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
 // AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
-// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[J:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[JS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[J]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[JS]]
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
 // AG-MATMUL-P2P-CUDA-NEXT: return

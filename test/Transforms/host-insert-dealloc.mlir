@@ -49,6 +49,51 @@ func.func @view_in_loop(%a: memref<4x8xf32>) {
 
 // -----
 
+// A loop whose joins come after it (a ring's, from host-p2p-pipeline): the
+// buffer is freed after the loop of joins, and after a lone join, not between
+// the last use and the joins that order it before the caller's stream.
+// CHECK-LABEL: func.func @joins_after_loop
+// CHECK: %[[G:.*]] = host.alloc : memref<4x8xf32>
+// CHECK: scf.for
+// CHECK: host.select %[[G]][0][%{{.*}}]
+// CHECK: scf.for
+// CHECK-NEXT: arith.remui
+// CHECK-NEXT: host.stream_from_pool
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: }
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: host.dealloc %[[G]] : memref<4x8xf32>
+// CHECK-NEXT: host.neg
+// CHECK-NEXT: return
+func.func @joins_after_loop(%a: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8xf32>
+  %main = host.get_current_stream : !host.stream
+  %side = host.stream_from_pool %c0 : !host.stream
+  scf.for %i = %c0 to %c4 step %c1 {
+    %p = arith.remui %i, %c2 : index
+    %s = host.stream_from_pool %p : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %p = arith.remui %i, %c2 : index
+    %s = host.stream_from_pool %p : !host.stream
+    host.sync_stream %s
+  }
+  host.sync_stream %side
+  host.neg ins(%a : memref<4x8xf32>) outs(%a : memref<4x8xf32>)
+  return
+}
+
+// -----
+
 // A communication buffer is freed after the wait that completes it.
 // CHECK-LABEL: func.func @after_wait
 // CHECK: %[[G:.*]] = host.alloc : memref<2x8xf32>

@@ -246,16 +246,64 @@ func.func @index_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<8x8xf
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
   scf.for %i = %c0 to %c4 step %c1 {
     %s = host.stream_from_pool %i : !host.stream
     host.set_current_stream %s
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
-    // expected-error @+1 {{'arith.muli' uses the index of a stream loop that becomes a ring, where the index is a step and no longer a slice; only host.stream_from_pool and host.select may use it}}
+    // expected-error @+1 {{'arith.muli' uses the index of a stream loop that becomes a ring, where the index is a step and no longer a slice; only host.stream_from_pool (of the index or of arith.remui of it) and host.select may use it}}
     %j = arith.muli %i, %c2 : index
     %hj = host.select %h[0][%j] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%hj : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// A remainder of the index may pick the stream (streams rotated), nothing else.
+func.func @rotated_index_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<2x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
+  comm.wait %r
+  scf.for %i = %c0 to %c4 step %c1 {
+    // expected-error @+1 {{'arith.remui' uses the index of a stream loop that becomes a ring}}
+    %p = arith.remui %i, %c2 : index
+    %s = host.stream_from_pool %p : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %hp = host.select %h[0][%p] : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%hp : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// The ring's transfers run on the stream the steps join into: a loop that
+// does not join has none to give them.
+func.func @no_join(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
+  comm.wait %r
+  // expected-error @+1 {{the stream loop of a ring must end each step by joining the step's stream into a stream defined before the loop (host.set_current_stream %main, then host.sync_stream of the step's stream): the ring's transfers run on that stream}}
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
   return
 }

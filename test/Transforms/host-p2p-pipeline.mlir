@@ -41,21 +41,27 @@
 // CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8xf32, strided<[1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[OWN]] : memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: } else {
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8xf32, strided<[1], offset: ?>>
 // NCCL-NEXT: comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] : memref<8xf32, strided<[1], offset: ?>>
 // NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: host.set_current_stream %[[S]]
 // NCCL-NEXT: comm.wait %[[GROUP]]
 // CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] on cuda : memref<8xf32, strided<[1], offset: ?>>
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda : memref<8xf32, strided<[1], offset: ?>>
-// CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CUDA-NEXT: host.set_current_stream %[[S]]
+// CUDA-NEXT: comm.wait %[[RECV]]
 // CHECK-NEXT: scf.yield %[[GI]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[OI:.*]] = host.select %[[OUT]][0][%[[SLICE]]]
 // CHECK-NEXT: host.copy ins(%[[X]] : {{.*}}) outs(%[[OI]] : {{.*}})
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
-// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[C4]] step
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool %[[J]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
@@ -113,21 +119,27 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8x16xbf16, strided<[16, 1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[OWN]]
 // CHECK-NEXT: } else {
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] : memref<8x16xbf16, strided<[16, 1], offset: ?>>
 // NCCL-NEXT: comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] : memref<8x16xbf16, strided<[16, 1], offset: ?>>
 // NCCL-NEXT: %[[GROUP:.*]] = comm.end_coalescing
+// NCCL-NEXT: host.set_current_stream %[[S]]
 // NCCL-NEXT: comm.wait %[[GROUP]]
 // CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[GI]] from %[[SLICE]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[OWN]] to %[[PARTNER]] team [0, 1, 2, 3] on cuda
-// CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CUDA-NEXT: host.set_current_stream %[[S]]
+// CUDA-NEXT: comm.wait %[[RECV]]
 // CHECK-NEXT: scf.yield %[[GI]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[CI:.*]] = host.select %[[C]][0][%[[SLICE]]]
 // CHECK-NEXT: host.matmul ins(%[[X]], %[[B]] : {{.*}}) outs(%[[CI]] : {{.*}})
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
-// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[C4]] step
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool %[[J]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref<4x8x32xbf16>) {
@@ -191,6 +203,8 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: scf.if %[[LOCAL]] {
 // CHECK-NEXT: host.copy ins(%[[PI]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
 // CHECK-NEXT: } else {
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: host.sync_stream %[[S]]
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
 // NCCL-NEXT: comm.send %[[PI]] to %[[SLICE]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
@@ -198,11 +212,15 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // NCCL-NEXT: comm.wait %[[GROUP]]
 // CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[PI]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
-// CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
-// CHECK-NEXT: host.sync_stream %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
+// CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
@@ -245,6 +263,7 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-NEXT: %[[P:.*]] = host.alloc : memref<1x4x8x32xf32>
+// CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
 // CHECK: %[[RANK:.*]] = host.rank : index
 // CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
 // CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<1x4x8x32xf32>, memref<4x8x32xf32>
@@ -252,7 +271,9 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK: %[[SLICE:.*]] = arith.remui %{{.*}}, %[[C4]] : index
 // CHECK: %[[PARTNER:.*]] = arith.remui %{{.*}}, %[[C4]] : index
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
-// CHECK: %[[AI:.*]] = host.select %[[A]][1][%[[SLICE]]]
+// CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[AI:.*]] = host.select %[[A]][1][%[[SLICE]]]
 // CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][1][%[[SLICE]]] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
 // CHECK-NEXT: %[[BLOCK:.*]] = host.select %[[PI]][0][%[[C0]]] : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>> to memref<8x32xf32, strided<[32, 1], offset: ?>>
@@ -260,6 +281,8 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: scf.if %[[LOCAL]] {
 // CHECK-NEXT: host.copy ins(%[[BLOCK]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
 // CHECK-NEXT: } else {
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: host.sync_stream %[[S]]
 // NCCL-NEXT: comm.start_coalescing
 // NCCL-NEXT: comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
 // NCCL-NEXT: comm.send %[[BLOCK]] to %[[SLICE]] team [0, 1, 2, 3] : memref<8x32xf32, strided<[32, 1], offset: ?>>
@@ -267,11 +290,15 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // NCCL-NEXT: comm.wait %[[GROUP]]
 // CUDA-NEXT: %[[RECV:.*]] = comm.recv %[[SLOT]] from %[[PARTNER]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[BLOCK]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
-// CUDA-NEXT: comm.wait %[[RECV]]
 // CUDA-NEXT: comm.wait %[[SEND]]
+// CUDA-NEXT: comm.wait %[[RECV]]
+// CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: }
-// CHECK-NEXT: host.set_current_stream
-// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
+// CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
@@ -330,6 +357,7 @@ func.func @allgather_into_view(%in: memref<1x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
+  %main = host.get_current_stream : !host.stream
   %g = host.alloc : memref<2x1x8xf32>
   %whole = host.select %g[1][%c0] : memref<2x1x8xf32> to memref<2x8xf32, strided<[8, 1], offset: ?>>
   %r = comm.allgather %in into %whole team [0, 1] : memref<1x8xf32> into memref<2x8xf32, strided<[8, 1], offset: ?>>
@@ -339,6 +367,8 @@ func.func @allgather_into_view(%in: memref<1x8xf32>) {
     host.set_current_stream %s
     %gi = host.select %g[0][%i] : memref<2x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
     host.neg ins(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
   }
   return
 }
@@ -406,6 +436,55 @@ func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
   }
   %q = comm.reduce_scatter %p into %out max axis 1 team [0, 1] : memref<8x2xf16> into memref<8x1xf16>
   comm.wait %q
+  return
+}
+
+// -----
+
+// Steps rotated over two pool streams (hir-lower's num-streams=2): the step's
+// stream is stream_from_pool (%i mod 2), the joins after the loop rotate the
+// same way, and the transfers still run on the main stream, in step order.
+// CHECK-LABEL: func.func @rotated_streams
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK: scf.for %[[I:.*]] = %[[C0:.*]] to %[[C4:.*]] step
+// CHECK: %[[P:.*]] = arith.remui %[[I]], %[[C2]] : index
+// CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[P]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK: } else {
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK: comm.recv
+// CHECK-NEXT: comm.send
+// CHECK: host.set_current_stream %[[S]]
+// CHECK-NEXT: comm.wait
+// CHECK: host.neg
+// CHECK-NEXT: host.set_current_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[C4]] step
+// CHECK-NEXT: %[[JP:.*]] = arith.remui %[[J]], %[[C2]] : index
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool %[[JP]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[JS]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @rotated_streams(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8xf32>
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
+  comm.wait %r
+  scf.for %i = %c0 to %c4 step %c1 {
+    %p = arith.remui %i, %c2 : index
+    %s = host.stream_from_pool %p : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
   return
 }
 

@@ -7,7 +7,10 @@
 //! is found among the ops of the allocation's block: a use nested in a loop
 //! counts as the loop. `host.dealloc` is
 //! ordered on the current stream like the work before it, so freeing after
-//! the loop that ends by syncing the caller's stream is safe. A buffer that
+//! the loop that ends by syncing the caller's stream is safe; joins right
+//! after the last use (`host.sync_stream`, or a loop of them, which
+//! host-p2p-pipeline leaves after a ring) are what order the streams that
+//! used the buffer before the current one, so the dealloc follows them. A buffer that
 //! escapes (returned, or passed to an op that is not a HIR op), whose
 //! communication's request goes elsewhere than to `comm` ops, or that is
 //! already freed is left alone.
@@ -146,9 +149,27 @@ fn insert_dealloc(alloc: OperationRef) {
             last = ancestor;
         }
     }
+    while let Some(next) = last.next_in_block().filter(is_join) {
+        last = next;
+    }
     let context = alloc.context();
     // SAFETY: `context` lives through the call, the only place the reference is used.
     let context = unsafe { context.to_ref() };
     let dealloc = hir_dialects::host::dealloc(context, buffer, alloc.location());
     block.insert_operation_after(last, dealloc.into());
+}
+
+/// `host.sync_stream`, or a loop that only joins pool streams into the
+/// current one.
+fn is_join(op: &OperationRef) -> bool {
+    match ir::name(op).as_str() {
+        "host.sync_stream" => true,
+        "scf.for" => ir::body(*op).iter().all(|op| {
+            matches!(
+                ir::name(op).as_str(),
+                "host.stream_from_pool" | "host.sync_stream" | "arith.remui" | "scf.yield"
+            )
+        }),
+        _ => false,
+    }
 }

@@ -8,7 +8,7 @@
 //! rank `j`'s shard, and slice `j` of a reduce-scatter's input goes to rank
 //! `j` alone. Such a collective therefore stays whole next to the loop, on
 //! the caller's stream, and the loop does not overlap it. This pass splits it
-//! into one transfer per step, run on the step's stream:
+//! into one transfer per step of the loop, overlapping the steps' compute:
 //!
 //! - an **allgather** before a stream loop that reads its output slice by
 //!   slice along the gathered axis (DIDx -> Stream on one axis, seed 000);
@@ -49,6 +49,19 @@
 //!   output. Slots are distinct per step, so steps on different streams never
 //!   write the same memory.
 //!
+//! # Streams
+//!
+//! The loop must end each step by joining the step's stream into a stream
+//! defined before it (`host.set_current_stream %main`, `host.sync_stream
+//! %step`), as host-stream-parallelize leaves it. The ring's transfers run on
+//! `%main`, one step after the other, so that step `i`'s data arrives after
+//! `i` transfers' time instead of all steps' data arriving together; the
+//! step's stream waits only for what it computes on (the allgather's
+//! received slice), and a reduce-scatter's transfer waits for the partial
+//! the step's stream computed. For `%main` to be free during the loop, the
+//! joins move to a loop of their own after it. The step's stream may be the
+//! index rotated over fewer pool streams (`stream_from_pool (%i mod %n)`).
+//!
 //! # Backends
 //!
 //! - `nccl`: each step's receive and send are one coalescing group
@@ -60,13 +73,12 @@
 //!   receive only marks its slot free and never blocks the stream; its request
 //!   completes when the data is there. A `cuda` send makes the stream wait
 //!   until the receiver's slot is free, then copies. Each step posts the
-//!   receive, then the send, then waits for both. It cannot deadlock: the
-//!   only waits are (a) a send for its receiver's receive, which is the first
-//!   thing the receiver posts in that step, after nothing that waits, and
-//!   (b) a wait for a receive, on a send whose only wait is (a). No chain of
-//!   waits is longer than two, so none closes into a cycle. Steps sharing a
-//!   pool stream run in step order on every rank, and the host never blocks,
-//!   so every rank posts every step.
+//!   receive, then the send, on `%main`. It cannot deadlock: on every rank
+//!   `%main` runs step `i`'s receive (which waits for nothing) before its
+//!   send, and a send waits only for the receive of the same step on its
+//!   receiver's `%main`, which follows nothing but that rank's earlier steps;
+//!   by induction over the steps every send starts. The steps' streams wait
+//!   for `%main`'s transfers, never the other way, and the host never blocks.
 //!
 //! # What is an error and what is left alone
 //!
@@ -81,8 +93,9 @@
 //! reduce-scatter kind with no host combination (`prod`, `min`, `avg`), a
 //! collective not next to its loop or whose request is used otherwise than
 //! by one `comm.wait`, buffers used between the two, a loop that uses the
-//! index for anything but the stream and slices, or slices used off the
-//! step's stream.
+//! index for anything but the stream and slices, slices used off the
+//! step's stream, or a loop whose steps do not end by joining into a stream
+//! defined before it.
 //!
 //! ```mlir
 //! %r = comm.allgather %a into %g team [0, 1, 2, 3]
@@ -113,14 +126,20 @@
 //!   scf.if %local {
 //!     host.copy ins(%own : ...) outs(%gi : ...)
 //!   } else {
+//!     host.set_current_stream %main                    // the transfers' stream
 //!     comm.start_coalescing
 //!     %3 = comm.recv %gi from %slice team [0, 1, 2, 3] : ...
 //!     %4 = comm.send %own to %partner team [0, 1, 2, 3] : ...
 //!     %5 = comm.end_coalescing
-//!     comm.wait %5
+//!     host.set_current_stream %s
+//!     comm.wait %5                                     // the step's stream waits
 //!   }
 //!   host.matmul ins(%gi, %b : ...) outs(...)
-//!   ...
+//!   host.set_current_stream %main
+//! }
+//! scf.for %i = %c0 to %c4 step %c1 {                  // the joins, after the ring
+//!   %s = host.stream_from_pool %i : !host.stream
+//!   host.sync_stream %s
 //! }
 //! ```
 
@@ -258,6 +277,27 @@ struct StreamLoop<'c, 'a> {
     upper: Value<'c, 'a>,
 }
 
+/// How a stream loop's step ends: `host.set_current_stream %main` then
+/// `host.sync_stream %step`, `%main` defined before the loop. The ring's
+/// transfers run on `%main`, and the joins move after the loop.
+#[derive(Clone, Copy)]
+struct Join<'c, 'a> {
+    main: Value<'c, 'a>,
+    step_stream: Value<'c, 'a>,
+    sync: OperationRef<'c, 'a>,
+}
+
+impl<'c, 'a> Join<'c, 'a> {
+    /// `%n` where the step's stream is rotated, `stream_from_pool (%i mod %n)`.
+    fn step_stream_index(&self) -> Option<Value<'c, 'a>> {
+        let pool = OperationResult::try_from(self.step_stream).ok()?.owner();
+        let index = OperationResult::try_from(pool.operand(0).ok()?)
+            .ok()?
+            .owner();
+        (ir::name(&index) == "arith.remui").then(|| index.operand(1).ok())?
+    }
+}
+
 /// How a reduce-scatter's ring combines the partial blocks it received.
 #[derive(Clone, Copy)]
 enum Combine {
@@ -303,6 +343,7 @@ struct Ring<'c, 'a> {
     own_view: Type<'c>,
     /// The ring's step goes right before this op of the loop's body.
     at: OperationRef<'c, 'a>,
+    join: Join<'c, 'a>,
 }
 
 /// Every stream loop with a ring, and its rings.
@@ -483,6 +524,15 @@ fn match_collective<'c, 'a>(
         .filter(|op| views.contains(op))
         .collect();
     let at = step_position(&stream_loop, &views, collective, &op_name)?;
+    let join = trailing_join(&stream_loop).ok_or_else(|| {
+        emit_error(
+            stream_loop.op.location(),
+            "the stream loop of a ring must end each step by joining the step's stream into a \
+             stream defined before the loop (host.set_current_stream %main, then \
+             host.sync_stream of the step's stream): the ring's transfers run on that stream",
+        );
+        Reported
+    })?;
 
     Ok(Some((
         stream_loop,
@@ -502,6 +552,7 @@ fn match_collective<'c, 'a>(
             view: views[0].result(0).expect("a view").into(),
             own_view,
             at,
+            join,
         },
     )))
 }
@@ -650,14 +701,19 @@ fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported> {
     for user in ir::users(stream_loop.index) {
         let name = ir::name(&user);
         let picks = name == "host.stream_from_pool"
-            || (name == "host.select" && user.operand(1).ok() == Some(stream_loop.index));
+            || (name == "host.select" && user.operand(1).ok() == Some(stream_loop.index))
+            || (name == "arith.remui"
+                && user.operand(0).ok() == Some(stream_loop.index)
+                && ir::users(user.result(0).expect("a remainder").into())
+                    .iter()
+                    .all(|rotated| ir::name(rotated) == "host.stream_from_pool"));
         if !picks {
             emit_error(
                 user.location(),
                 &format!(
                     "'{name}' uses the index of a stream loop that becomes a ring, where the index \
-                     is a step and no longer a slice; only host.stream_from_pool and host.select \
-                     may use it"
+                     is a step and no longer a slice; only host.stream_from_pool (of the index or of \
+                     arith.remui of it) and host.select may use it"
                 ),
             );
             result = Err(Reported);
@@ -715,8 +771,46 @@ fn step_segment<'c, 'a>(
     ))
 }
 
+/// Whether `op` is the step's stream: `host.stream_from_pool` of the loop
+/// index, or of the index rotated over fewer streams (`arith.remui %i, %n`).
 fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
-    ir::name(op) == "host.stream_from_pool" && op.operand(0).ok() == Some(index)
+    ir::name(op) == "host.stream_from_pool"
+        && op
+            .operand(0)
+            .is_ok_and(|operand| operand == index || is_rotation_of(operand, index))
+}
+
+/// Whether `value` is `arith.remui %index, %n`.
+fn is_rotation_of(value: Value, index: Value) -> bool {
+    OperationResult::try_from(value).is_ok_and(|result| {
+        let op = result.owner();
+        ir::name(&op) == "arith.remui" && op.operand(0).ok() == Some(index)
+    })
+}
+
+/// The join the loop body ends with (the two ops before `scf.yield`), if it
+/// has one.
+fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<Join<'c, 'a>> {
+    let ops: Vec<_> = ir::block_ops(stream_loop.body).collect();
+    let [.., set, sync, _yield] = ops[..] else {
+        return None;
+    };
+    if ir::name(&set) != "host.set_current_stream" || ir::name(&sync) != "host.sync_stream" {
+        return None;
+    }
+    let main = set.operand(0).ok()?;
+    let step_stream = sync.operand(0).ok()?;
+    let step_stream_op = OperationResult::try_from(step_stream).ok()?.owner();
+    let main_before_loop = match OperationResult::try_from(main) {
+        Ok(result) => !within(result.owner(), stream_loop.op),
+        // A block argument: the function's (the loop body's only one is the index).
+        Err(_) => true,
+    };
+    (main_before_loop && is_stream_from_pool(&step_stream_op, stream_loop.index)).then_some(Join {
+        main,
+        step_stream,
+        sync,
+    })
 }
 
 fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
@@ -844,6 +938,7 @@ fn rewrite<'c, 'a>(
         partner,
         local,
     };
+    move_joins_after(context, stream_loop, rings[0].join);
     for ring in rings {
         ring_steps(context, backend, stream_loop, &step, ring);
         // SAFETY: the wait and the collective are live, the wait has no
@@ -859,6 +954,59 @@ fn rewrite<'c, 'a>(
             unsafe { mlirOperationDestroy(view.to_raw()) }
         }
     }
+}
+
+/// Moves the loop's joins after it, into a loop of their own: a join in the
+/// loop would hold the next step's transfers on the main stream behind this
+/// step's compute, and the transfers could no longer overlap it.
+fn move_joins_after<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    join: Join<'c, 'a>,
+) {
+    let location = join.sync.location();
+    let index = Type::index(context);
+    let body = Block::new(&[(index, location)]);
+    let step = Value::from(body.argument(0).expect("the induction variable"));
+    let pool_index = match join.step_stream_index() {
+        Some(streams) => Value::from(
+            body.append_operation(arith::remui(step, streams, location))
+                .result(0)
+                .expect("a remainder"),
+        ),
+        None => step,
+    };
+    let stream = body
+        .append_operation(
+            host::StreamFromPoolOperation::builder(context, location)
+                .stream(Type::parse(context, "!host.stream").expect("the host dialect is loaded"))
+                .index(pool_index)
+                .build()
+                .into(),
+        )
+        .result(0)
+        .expect("a stream")
+        .into();
+    body.append_operation(
+        host::SyncStreamOperation::builder(context, location)
+            .stream(stream)
+            .build()
+            .into(),
+    );
+    body.append_operation(scf::r#yield(&[], location));
+    let region = Region::new();
+    region.append_block(body);
+    let joins = scf::r#for(
+        stream_loop.lower,
+        stream_loop.upper,
+        stream_loop.op.operand(2).expect("scf.for has a step"),
+        region,
+        location,
+    );
+    let block = stream_loop.op.block().expect("a loop is in a block");
+    block.insert_operation_after(stream_loop.op, joins);
+    // SAFETY: the join is live and has no results.
+    unsafe { mlirOperationDestroy(join.sync.to_raw()) }
 }
 
 /// Replaces `ring`'s collective by one exchange per step: the slice with its
@@ -1093,7 +1241,28 @@ fn exchange<'c, 'a>(
         None => (Vec::new(), Vec::new()),
     };
 
+    // The transfers run on the main stream, one step after the other, so
+    // that each step's data arrives as early as the links allow; the step's
+    // stream waits only for what it computes on.
     let transfers = Block::new(&[]);
+    let switch_to = |stream| {
+        transfers.append_operation(
+            host::SetCurrentStreamOperation::builder(context, location)
+                .stream(stream)
+                .build()
+                .into(),
+        );
+    };
+    switch_to(ring.join.main);
+    if let Collective::ReduceScatter(_) = ring.collective {
+        // The partial the step sends was computed on the step's stream.
+        transfers.append_operation(
+            host::SyncStreamOperation::builder(context, location)
+                .stream(ring.join.step_stream)
+                .build()
+                .into(),
+        );
+    }
     if backend == Backend::Nccl {
         transfers.append_operation(
             comm::StartCoalescingOperation::builder(context, location)
@@ -1125,24 +1294,39 @@ fn exchange<'c, 'a>(
                 .into(),
         ),
     );
-    let waited = match backend {
-        Backend::Nccl => vec![request_of(
+    let received = match backend {
+        Backend::Nccl => request_of(
             transfers.append_operation(
                 comm::EndCoalescingOperation::builder(context, location)
                     .request(request)
                     .build()
                     .into(),
             ),
-        )],
-        Backend::Cuda => vec![received, sent],
+        ),
+        Backend::Cuda => received,
     };
-    for request in waited {
+    let wait = |request| {
         transfers.append_operation(
             comm::WaitOperation::builder(context, location)
                 .request(request)
                 .build()
                 .into(),
         );
+    };
+    if backend == Backend::Cuda {
+        wait(sent);
+    }
+    match ring.collective {
+        // The step's stream computes on the received slice.
+        Collective::Allgather => {
+            switch_to(ring.join.step_stream);
+            wait(received);
+        }
+        // The received partials are combined after the loop, on the main stream.
+        Collective::ReduceScatter(_) => {
+            wait(received);
+            switch_to(ring.join.step_stream);
+        }
     }
     transfers.append_operation(scf::r#yield(&yielded, location));
 
