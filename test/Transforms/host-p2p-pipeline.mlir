@@ -5,11 +5,12 @@
 // The inputs are host programs whose collective communicates along the axis
 // of a stream loop, so that the loop cannot slice it: an allgather stays
 // before the loop that reads its output slice by slice, a reduce-scatter after
-// the loop that writes its input slice by slice. The ring at step %i of rank
-// %rank works on slice (%rank + %i) mod 4 and meets partner (4 + %rank - %i)
-// mod 4; at the step whose slice is its own (%i = 0) it copies, or, for an
-// allgather into a buffer of its own that only the step's slice reads, computes
-// on its own shard instead (the first two cases).
+// the loop that writes its input slice by slice. The ring at step %t of rank
+// %rank works on slice (%rank + %t) mod 4 and meets partner (4 + %rank - %t)
+// mod 4, where %t is the loop index %i, or %i + 1 in a loop of reduce-scatters
+// only (their local step comes last); at the step whose slice is its own it
+// copies, or, for an allgather into a buffer of its own that only the step's
+// slice reads, computes on its own shard instead (the first two cases).
 
 // DIDx -> Stream on one axis (seed 001's AllgatherP2p): in [DIDx(4), 8] ->
 // out [Stream(4), 8]. Slice s of the gathered buffer comes from rank s.
@@ -172,9 +173,10 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 
 // GEMM+RS: C = sum_d A_d @ B_d with C [DIDx(4), 8, 32]; each rank's partial
 // products P [Stream(4), 8, 32] hold one block per rank. Step %i computes
-// block (%rank + %i) mod 4 and sends it to its owner while receiving the
-// partner's partial of this rank's block into the partner's slot; the slots
-// are summed after the loop.
+// block (%rank + %i + 1) mod 4 (the local block last, so that the first
+// partial leaves as soon as it is computed) and sends it to its owner while
+// receiving the partner's partial of this rank's block into the partner's
+// slot; the slots are summed after the loop.
 // CHECK-LABEL: func.func @matmul_reduce_scatter
 // CHECK-SAME: (%[[A:.*]]: memref<4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -187,11 +189,12 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: %[[RANK:.*]] = host.rank : index
 // CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
 // CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<4x8x32xf32>, memref<4x8x32xf32>
-// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
-// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[I]] : index
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step %[[C1:.*]] {
+// CHECK-NEXT: %[[STEP:.*]] = arith.addi %[[I]], %[[C1]] : index
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[STEP]] : index
 // CHECK-NEXT: %[[SLICE:.*]] = arith.remui %[[SUM]], %[[C4]] : index
 // CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[C4]], %[[RANK]] : index
-// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[I]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[SHIFTED]], %[[STEP]] : index
 // CHECK-NEXT: %[[PARTNER:.*]] = arith.remui %[[BACK]], %[[C4]] : index
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream

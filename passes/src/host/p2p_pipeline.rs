@@ -26,7 +26,9 @@
 //! Positions are ranks in the team, which must be the whole mesh in order
 //! (`team [0, 1, ..., D-1]`), so a position is also the global rank that
 //! `host.rank` returns and that `comm.send`/`comm.recv` take as their peer.
-//! The loop runs `D` steps; at step `i` the rank at position `r` works on
+//! The loop runs `D` steps; at step `i` (the loop index, or the index plus
+//! one in a loop whose rings are all reduce-scatters, so that their local step
+//! comes last: see [`local_step_last`]) the rank at position `r` works on
 //!
 //! - slice `(r + i) mod D` ([`slice`]), whose owner is that position, and
 //! - its partner `(D + r - i) mod D` ([`partner`]), the rank whose slice at
@@ -34,7 +36,7 @@
 //!
 //! Every `host.select` the loop takes at its index now takes the slice, so
 //! step `i` computes slice `(r + i) mod D`; the index only picks the step's
-//! stream. At step 0 the slice is the rank's own (`slice = r`, a local
+//! stream. At step 0 (mod `D`) the slice is the rank's own (`slice = r`, a local
 //! copy; for an allgather into a buffer of the function's own that only the
 //! step's slice reads, no copy: an `scf.if` yields the buffer the step computes
 //! on, the local shard or the received slice); at each other step the rank receives from one rank and sends to
@@ -247,6 +249,23 @@ trait RingArith: Copy {
     fn rem(self, other: Self) -> Self;
 }
 
+/// Whether a loop's rings run their local step last: when they are all
+/// reduce-scatters. Then the first step's partial leaves as soon as it is
+/// computed and the local partial is computed while the last one travels;
+/// an allgather's local step comes first, as it needs nothing to arrive.
+/// (One loop's rings share their steps' slices, so an allgather decides.)
+fn local_step_last(collectives: impl IntoIterator<Item = Collective>) -> bool {
+    collectives
+        .into_iter()
+        .all(|collective| matches!(collective, Collective::ReduceScatter(_)))
+}
+
+/// The ring step of loop iteration `index`: the index itself, or, with the
+/// local step last, `index + 1` (step `size` is step 0 mod `size`).
+fn ring_step<T: RingArith>(index: T, one: T, local_last: bool) -> T {
+    if local_last { index.add(one) } else { index }
+}
+
 /// The slice the rank at `position` works on at `step` of a ring of `size`,
 /// which is also the position of the slice's owner: `(position + step) mod size`.
 fn slice<T: RingArith>(position: T, step: T, size: T) -> T {
@@ -256,7 +275,7 @@ fn slice<T: RingArith>(position: T, step: T, size: T) -> T {
 /// The rank whose slice at `step` is `position`'s own, the one `position`
 /// sends its shard to (allgather) or receives its block from
 /// (reduce-scatter): `(size + position - step) mod size`, with
-/// `step < size` so that the difference is not negative.
+/// `step <= size` so that the difference is not negative.
 fn partner<T: RingArith>(position: T, step: T, size: T) -> T {
     size.add(position).sub(step).rem(size)
 }
@@ -918,8 +937,17 @@ fn rewrite<'c, 'a>(
             .expect("scf.for has a body"),
     );
     let at = |value| Emitted { value, cursor: top };
-    let slice = slice(at(rank), at(stream_loop.index), at(stream_loop.upper)).value;
-    let partner = partner(at(rank), at(stream_loop.index), at(stream_loop.upper)).value;
+    let one = stream_loop
+        .op
+        .operand(2)
+        .expect("scf.for has a step, checked to be 1");
+    let step = ring_step(
+        at(stream_loop.index),
+        at(one),
+        local_step_last(rings.iter().map(|ring| ring.collective)),
+    );
+    let slice = slice(at(rank), step, at(stream_loop.upper)).value;
+    let partner = partner(at(rank), step, at(stream_loop.upper)).value;
     let local = top.value(arith::cmpi(
         context,
         arith::CmpiPredicate::Eq,
@@ -1486,7 +1514,7 @@ mod tests {
         for rank in 0..size {
             // The pass's local test, `slice == rank`.
             if slice(rank, step, size) == rank {
-                assert_eq!(step, 0, "only step 0 is local");
+                assert_eq!(step % size, 0, "only step 0 (mod size) is local");
                 assert_eq!(partner(rank, step, size), rank);
                 local.push(rank);
                 continue;
@@ -1506,6 +1534,7 @@ mod tests {
         for size in 1..=8 {
             // gathered[rank][slice]: whose shard is there.
             let mut gathered = vec![vec![None; size as usize]; size as usize];
+            assert!(!local_step_last([Collective::Allgather]));
             for step in 0..size {
                 // Receive slice `slice` from its owner, send the own shard to the partner.
                 let (sends, receives, local) = post(size, step, slice, partner);
@@ -1542,13 +1571,18 @@ mod tests {
         for size in 1..=8 {
             // slots[rank][source]: which block of which rank's partials is there.
             let mut slots = vec![vec![None; size as usize]; size as usize];
-            for step in 0..size {
+            let local_last = local_step_last([Collective::ReduceScatter(Combine::Sum)]);
+            assert!(local_last);
+            for index in 0..size {
+                let step = ring_step(index, 1, local_last);
                 // Receive from the partner into its slot, send block `slice` to its owner.
                 let (sends, receives, local) = post(size, step, partner, slice);
                 assert_eq!(
                     sends, receives,
                     "size {size}, step {step}: unmatched transfers"
                 );
+                let last = index == size - 1;
+                assert_eq!(local.len() as u64, if last { size } else { 0 });
                 for rank in local {
                     // The copy of the step's block into the partner's slot.
                     let slot = partner(rank, step, size) as usize;

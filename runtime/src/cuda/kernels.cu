@@ -96,12 +96,17 @@ struct AmaxOp {
 };
 
 // Element offsets of linear index `i` of the launch shape in out, a and b.
+// What is left of `i` at the outermost axis is its index there: no division
+// (64-bit divisions dominate a copy's time otherwise; a contiguous view is
+// one axis after coalescing, so it needs none).
 __device__ void offsets(const Pointwise &p, i64 i, i64 &o, i64 &a, i64 &b) {
     o = 0; a = 0; b = 0;
     for (i64 d = p.rank - 1; d >= 0; --d) {
-        i64 size = p.sizes[d];
-        i64 index = i % size;
-        i /= size;
+        i64 index = i;
+        if (d > 0) {
+            index = i % p.sizes[d];
+            i /= p.sizes[d];
+        }
         o += index * p.out.strides[d];
         a += index * p.a.strides[d];
         b += index * p.b.strides[d];
@@ -140,11 +145,15 @@ template <class E, class Op> __device__ void binary(const Pointwise &p) {
 
 // Output element `out`'s offset in the output (`o`) and the offset of its
 // first input element (`base`).
+// (The outermost axis needs no division, as in `offsets`.)
 __device__ void kept_offsets(const Reduce &r, i64 out, i64 &o, i64 &base) {
     o = 0, base = 0;
     for (i64 d = r.kept_rank - 1; d >= 0; --d) {
-        i64 index = out % r.kept_sizes[d];
-        out /= r.kept_sizes[d];
+        i64 index = out;
+        if (d > 0) {
+            index = out % r.kept_sizes[d];
+            out /= r.kept_sizes[d];
+        }
         o += index * r.out.strides[d];
         base += index * r.in.strides[d];
     }
@@ -154,8 +163,12 @@ __device__ void kept_offsets(const Reduce &r, i64 out, i64 &o, i64 &base) {
 __device__ i64 reduced_offset(const Reduce &r, i64 j) {
     i64 offset = 0;
     for (i64 d = r.reduced_rank - 1; d >= 0; --d) {
-        offset += (j % r.reduced_sizes[d]) * r.in_reduced_strides[d];
-        j /= r.reduced_sizes[d];
+        i64 index = j;
+        if (d > 0) {
+            index = j % r.reduced_sizes[d];
+            j /= r.reduced_sizes[d];
+        }
+        offset += index * r.in_reduced_strides[d];
     }
     return offset;
 }
