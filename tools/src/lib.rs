@@ -6,6 +6,8 @@
 //! - [`program`]: parsing, the entry's global signature, the lowering;
 //! - [`jit`]: MLIR's ExecutionEngine with the runtime's symbols;
 //! - [`backend`]: the cpu or cuda runtime, running and timing the ranks;
+//! - [`launch`]: the ranks as threads or one process each (the launcher,
+//!   the rank's rendezvous and watchdog, the exchanges with rank 0);
 //! - [`buffer`]: the arguments of each rank, packed for the entry;
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
 //! - [`programs`]: the benchmark programs, generated from parameters.
@@ -14,6 +16,7 @@ pub mod args;
 pub mod backend;
 pub mod buffer;
 pub mod jit;
+pub mod launch;
 pub mod program;
 pub mod programs;
 pub mod reference;

@@ -1,18 +1,23 @@
 //! `hir-bench run`: for every family and shape, the logical inputs once and
-//! a runtime of D ranks; for every variant, its program built, lowered and
+//! a runtime of the ranks this process runs (all D as threads, or its one
+//! rank of D processes); for every variant, its program built, lowered and
 //! JIT-compiled, its buffers placed, one checked run, then the warm-up and
-//! the timed iterations.
+//! the timed iterations. Ranks in processes bring their checks and times to
+//! each other through the store, and rank 0 reports.
 
 use crate::cli::Run;
 use crate::data::{self, Inputs, Values};
 use crate::{plot, report};
 use anyhow::{Context as _, Result, bail};
 use hir_runtime::abi::DType;
-use hir_tools::backend::{Backend, Runtime};
+use hir_tools::backend::Backend;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
-use hir_tools::programs::{self, Family, Form, Logical, Params, Variant};
+use hir_tools::jit;
+use hir_tools::launch::{Fnv, Peers, Session, combine};
+use hir_tools::program::{self, Signature};
+use hir_tools::programs::{self, Family, Form, Logical, Params, Program, Variant};
 use hir_tools::tensor::{self, Rng};
-use hir_tools::{jit, program};
+use melior::Context;
 use std::borrow::Cow;
 
 /// `(M, K, N)`.
@@ -98,8 +103,9 @@ fn params(run: &Run, (m, k, n): (usize, usize, usize)) -> Params {
     }
 }
 
-pub fn run(run: &Run) -> Result<()> {
-    // Every program must be buildable before anything runs.
+/// Refuses shapes that some chosen program cannot split, before anything
+/// runs.
+pub fn validate(run: &Run) -> Result<()> {
     let mut errors = Vec::new();
     for &family in &run.families {
         for &shape in &run.shapes {
@@ -122,6 +128,17 @@ pub fn run(run: &Run) -> Result<()> {
             errors.join("\n  ")
         );
     }
+    Ok(())
+}
+
+/// `hir-bench run` on the ranks of this process: all of them (threads), or
+/// its one rank of a multi-process run, where rank 0 reports for all.
+pub fn run(run: &Run) -> Result<()> {
+    if run.dry_run {
+        return dry_run(run);
+    }
+    let plan = run.plan();
+    let peers = Peers::here();
     if run.backend == Backend::Cpu {
         eprintln!(
             "hir-bench: note: the cpu backend runs the ranks as threads of the reference runtime: \
@@ -134,7 +151,7 @@ pub fn run(run: &Run) -> Result<()> {
         for &shape in &run.shapes {
             let params = params(run, shape);
             let inputs = make_inputs(family, &params, &variants, run.seed);
-            let runtime = Runtime::start(run.backend, run.devices, run.num_streams, false)?;
+            let session = Session::start(&plan, run.num_streams, false)?;
             let mut reference: Option<Vec<f32>> = None;
             for &variant in &variants {
                 let Some((form, p2p)) = variant.program(family) else {
@@ -151,27 +168,20 @@ pub fn run(run: &Run) -> Result<()> {
                     });
                     continue;
                 };
-                eprintln!(
-                    "hir-bench: {} {}x{}x{} {} ({}, p2p={p2p})",
+                let name = format!(
+                    "{} {}x{}x{} {}",
                     family.name(),
                     shape.0,
                     shape.1,
                     shape.2,
-                    variant.name(),
-                    form.name()
+                    variant.name()
                 );
+                if peers.reports() {
+                    eprintln!("hir-bench: {name} ({}, p2p={p2p})", form.name());
+                }
                 let outcome =
-                    bench_variant(run, &runtime, &inputs, form, p2p, variant, &mut reference)
-                        .with_context(|| {
-                            format!(
-                                "{} {}x{}x{} {}",
-                                family.name(),
-                                shape.0,
-                                shape.1,
-                                shape.2,
-                                variant.name()
-                            )
-                        })?;
+                    bench_variant(run, &session, &inputs, form, p2p, variant, &mut reference)
+                        .with_context(|| name)?;
                 rows.push(Row {
                     family,
                     shape,
@@ -182,6 +192,9 @@ pub fn run(run: &Run) -> Result<()> {
                 });
             }
         }
+    }
+    if !peers.reports() {
+        return Ok(());
     }
     fill_ratios(&mut rows);
     let setup = Setup { run };
@@ -215,6 +228,82 @@ pub fn run(run: &Run) -> Result<()> {
         bail!("wrong results: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// `--dry-run`, on one rank of a multi-process run: every variant built,
+/// lowered and JIT-compiled as for a run, and the hashes of the lowered
+/// programs compared across the ranks through the store. Nothing runs on a
+/// device and nothing is timed.
+fn dry_run(run: &Run) -> Result<()> {
+    let peers = Peers::here();
+    let mut names = Vec::new();
+    let mut hashes = Vec::new();
+    for &family in &run.families {
+        for &shape in &run.shapes {
+            let params = params(run, shape);
+            for variant in variants_of(run, family) {
+                let Some((form, p2p)) = variant.program(family) else {
+                    continue;
+                };
+                let name = format!(
+                    "{} {}x{}x{} {} ({}, p2p={p2p})",
+                    family.name(),
+                    shape.0,
+                    shape.1,
+                    shape.2,
+                    variant.name(),
+                    form.name()
+                );
+                let context = hir_tools::context();
+                let built =
+                    build(&context, run, &params, form, p2p).with_context(|| name.clone())?;
+                names.push(match &built {
+                    Ok(built) => format!("{name}: lowered hash {:016x}", built.lowered),
+                    Err(skipped) => format!("{name}: skipped: {skipped}"),
+                });
+                hashes.push(built.map_or(0, |built| built.lowered));
+            }
+        }
+    }
+    let mine = hashes.iter().flat_map(|hash| hash.to_le_bytes()).collect();
+    let all = peers.all_ranks("dry-run", vec![mine])?;
+    if let Some((rank, index)) = first_difference(&all) {
+        let name = names.get(index).map_or("", String::as_str);
+        bail!("rank {rank} lowered another program than rank 0: {name}");
+    }
+    if peers.reports() {
+        for name in &names {
+            println!("{name}");
+        }
+        let skipped = hashes.iter().filter(|&&hash| hash == 0).count();
+        println!(
+            "dry run: {} ranks built, lowered and JIT-compiled the same {} programs ({skipped} skipped); nothing was timed",
+            all.len(),
+            hashes.len() - skipped
+        );
+    }
+    Ok(())
+}
+
+/// The first rank whose hashes (little-endian `u64`s) differ from rank 0's,
+/// and the index of the first that differs.
+fn first_difference(all: &[Vec<u8>]) -> Option<(usize, usize)> {
+    let hashes = |bytes: &[u8]| -> Vec<u64> {
+        bytes
+            .chunks_exact(8)
+            .map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()))
+            .collect()
+    };
+    let first = hashes(&all[0]);
+    all.iter().enumerate().skip(1).find_map(|(rank, bytes)| {
+        let other = hashes(bytes);
+        let index = first
+            .iter()
+            .zip(&other)
+            .position(|(a, b)| a != b)
+            .or_else(|| (first.len() != other.len()).then(|| first.len().min(other.len())))?;
+        Some((rank, index))
+    })
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<()> {
@@ -259,100 +348,150 @@ fn form_inputs(form: Form) -> Vec<Logical> {
     }
 }
 
-/// Builds, checks and times one variant. The first GEMM alone of a family
-/// and shape leaves its output in `reference`, for the others' full check.
-fn bench_variant(
+/// A variant's program, lowered and JIT-compiled.
+struct Built {
+    /// Holds the code `packed` points into.
+    _engine: jit::Engine,
+    packed: jit::Packed,
+    signature: Signature,
+    generated: Program,
+    /// The hash of the lowered program (LLVM dialect), the same on every
+    /// rank.
+    lowered: u64,
+}
+
+/// Builds `form` with `p2p`: the program, or why it is skipped (a P2P
+/// lowering that made no ring).
+fn build(
+    context: &Context,
     run: &Run,
-    runtime: &Runtime,
-    inputs: &Inputs,
+    params: &Params,
     form: Form,
     p2p: &str,
-    variant: Variant,
-    reference: &mut Option<Vec<f32>>,
-) -> Result<Outcome> {
-    let params = &inputs.params;
-    let dtype = params.dtype;
+) -> Result<std::result::Result<Built, String>> {
     let generated = programs::generate(form, params)?;
     debug_assert_eq!(generated.inputs, form_inputs(form));
-    let context = hir_tools::context();
-    let mut module = program::parse_source(&context, &generated.text, form.name())?;
+    let mut module = program::parse_source(context, &generated.text, form.name())?;
     let function = program::entry(&module)?;
     let signature = program::signature(&module, &function)?;
     program::lower_to_host(
-        &context,
+        context,
         &mut module,
         &signature,
         &format!("p2p={p2p} num-streams={}", run.lower_streams),
         false,
     )?;
     if p2p != "none" && !module.as_operation().to_string().contains("comm.send") {
-        return Ok(Outcome::Skipped(format!(
+        return Ok(Err(format!(
             "hir-lower{{p2p={p2p}}} made no ring of {}: its collective stays whole (as in nooverlap)",
             form.name()
         )));
     }
-    program::lower_to_llvm(&context, &mut module, false)?;
+    program::lower_to_llvm(context, &mut module, false)?;
+    let mut lowered = Fnv::default();
+    lowered.write(module.as_operation().to_string().as_bytes());
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", generated.entry))?;
+    Ok(Ok(Built {
+        _engine: engine,
+        packed,
+        signature,
+        generated,
+        lowered: lowered.finish(),
+    }))
+}
 
-    // Each rank's shards of the inputs, and its output filled with NaN.
-    let output = &signature.outputs[0];
+/// Rank `rank`'s arguments: its shards of the inputs, and its output filled
+/// with NaN.
+fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> RankCall {
+    let dtype = inputs.params.dtype;
+    let mut buffers = Vec::new();
+    for (param, &logical) in built.signature.inputs.iter().zip(&built.generated.inputs) {
+        let values = inputs.get(logical);
+        let didx = param
+            .placement
+            .as_ref()
+            .and_then(|placement| placement.didx);
+        let bytes = match didx {
+            Some(axis) => Cow::Owned(data::shard(
+                &values.bytes,
+                &param.shape,
+                dtype.size(),
+                axis,
+                rank,
+            )),
+            None => Cow::Borrowed(&values.bytes),
+        };
+        buffers.push(Buffer::from_bytes(dtype, param.local_shape(), &bytes));
+    }
+    let local = built.signature.outputs[0].local_shape();
+    let len = local.iter().product();
+    buffers.push(Buffer::from_bytes(dtype, local, &data::nans(dtype, len)));
+    RankCall::new(buffers)
+}
+
+/// Builds, checks and times one variant on the ranks of this process (all
+/// of them, or its one rank: every exchange with the others goes through
+/// `session.peers`). The first GEMM alone of a family and shape leaves its
+/// output in `reference`, for the others' full check.
+fn bench_variant(
+    run: &Run,
+    session: &Session,
+    inputs: &Inputs,
+    form: Form,
+    p2p: &str,
+    variant: Variant,
+    reference: &mut Option<Vec<f32>>,
+) -> Result<Outcome> {
+    let (runtime, peers) = (&session.runtime, &session.peers);
+    let params = &inputs.params;
+    let dtype = params.dtype;
+    let context = hir_tools::context();
+    let built = match build(&context, run, params, form, p2p)? {
+        Ok(built) => built,
+        Err(skipped) => return Ok(Outcome::Skipped(skipped)),
+    };
+    let output = &built.signature.outputs[0];
     let output_didx = output
         .placement
         .as_ref()
         .and_then(|placement| placement.didx);
-    let mut ranks: Vec<RankCall> = (0..run.devices)
-        .map(|rank| {
-            let mut buffers = Vec::new();
-            for (param, &logical) in signature.inputs.iter().zip(&generated.inputs) {
-                let values = inputs.get(logical);
-                let didx = param
-                    .placement
-                    .as_ref()
-                    .and_then(|placement| placement.didx);
-                let bytes = match didx {
-                    Some(axis) => Cow::Owned(data::shard(
-                        &values.bytes,
-                        &param.shape,
-                        dtype.size(),
-                        axis,
-                        rank,
-                    )),
-                    None => Cow::Borrowed(&values.bytes),
-                };
-                buffers.push(Buffer::from_bytes(dtype, param.local_shape(), &bytes));
-            }
-            let local = output.local_shape();
-            let len = local.iter().product();
-            buffers.push(Buffer::from_bytes(dtype, local, &data::nans(dtype, len)));
-            RankCall::new(buffers)
-        })
+    let output_logical = built.generated.output;
+
+    // The ranks that run here, with their buffers on their devices.
+    let local = peers.local_ranks(run.devices);
+    let mut calls: Vec<RankCall> = local
+        .iter()
+        .map(|&rank| rank_call(&built, inputs, rank))
         .collect();
-    for (rank, call) in ranks.iter_mut().enumerate() {
+    for (&rank, call) in local.iter().zip(&mut calls) {
         for buffer in &mut call.buffers {
             runtime.place(rank, buffer)?;
         }
         call.pack();
     }
-    let calls = Calls::new(&ranks);
+    let packed = Calls::new(&calls);
+    let position = |rank: usize| local.iter().position(|&here| here == rank);
     let body = |rank: usize| {
+        let index = position(rank).expect("the rank runs here");
         // SAFETY: each rank passes its own buffers, laid out as the entry's
         // descriptors, to the packed wrapper.
-        unsafe { packed(calls.arguments(rank)) }
+        unsafe { (built.packed)(packed.arguments(index)) }
     };
 
-    // One checked run.
+    // One checked run: each rank checks its own output, and every rank gets
+    // every rank's errors.
     runtime.run(body)?;
-    for (rank, call) in ranks.iter_mut().enumerate() {
+    for (&rank, call) in local.iter().zip(&mut calls) {
         let last = call.buffers.len() - 1;
         runtime.fetch(rank, &mut call.buffers[last])?;
     }
-    let outputs: Vec<&[u8]> = ranks
+    let outputs: Vec<&[u8]> = calls
         .iter()
         .map(|call| call.buffers.last().expect("an output").bytes())
         .collect();
     let gathered = inputs.a.as_ref();
-    let full: Option<Box<dyn Fn(usize) -> f64 + Sync + '_>> = match generated.output {
+    let full: Option<Box<dyn Fn(usize) -> f64 + Sync + '_>> = match output_logical {
         Logical::AgC | Logical::RowC => reference
             .as_ref()
             .map(|values| Box::new(move |index: usize| f64::from(values[index])) as Box<_>),
@@ -360,38 +499,79 @@ fn bench_variant(
         Logical::ReducedP => Some(Box::new(|index| inputs.expected(Logical::ReducedP, index))),
         _ => None,
     };
-    let check = check_outputs(
-        run,
-        inputs,
-        generated.output,
-        &output.shape,
-        output_didx,
-        &outputs,
-        full.as_deref(),
-    );
+    let target = Target {
+        output: output_logical,
+        shape: &output.shape,
+        didx: output_didx,
+        full: full.as_deref(),
+    };
+    let checks: Vec<RankCheck> = std::thread::scope(|scope| {
+        // A thread per rank: the full check reads every entry.
+        let threads: Vec<_> = local
+            .iter()
+            .zip(&outputs)
+            .map(|(&rank, bytes)| {
+                let target = &target;
+                scope.spawn(move || check_rank(run, inputs, target, rank, bytes))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("a check thread panicked"))
+            .collect()
+    });
+    let all = peers.all_ranks(
+        "check",
+        checks.iter().map(|check| check.to_bytes()).collect(),
+    )?;
+    let checks = all
+        .iter()
+        .map(|bytes| RankCheck::from_bytes(bytes))
+        .collect::<Result<Vec<_>>>()?;
+    let check = Check::of(&checks, full.is_some(), dtype);
     drop(full);
     if variant == Variant::Gemm && reference.is_none() {
-        *reference = Some(full_output(dtype, generated.output, &outputs));
+        *reference = Some(full_output(peers, dtype, output_logical, &outputs)?);
     }
     drop(outputs);
-    eprintln!(
-        "hir-bench:   check: sampled error {:.2e}{} (tolerance {:.0e}): {}",
-        check.sample_error,
-        check
-            .full_error
-            .map_or(String::new(), |error| format!(", full error {error:.2e}")),
-        check.tolerance,
-        if check.ok { "ok" } else { "MISMATCH" }
-    );
+    if peers.reports() {
+        eprintln!(
+            "hir-bench:   check: sampled error {:.2e}{} (tolerance {:.0e}): {}",
+            check.sample_error,
+            check
+                .full_error
+                .map_or(String::new(), |error| format!(", full error {error:.2e}")),
+            check.tolerance,
+            if check.ok { "ok" } else { "MISMATCH" }
+        );
+    }
 
+    // Each iteration starts once every rank is there: the ranks of this
+    // process meet in `run_timed`, the processes at a barrier before it.
     for _ in 0..run.warmup {
+        peers.barrier("iteration")?;
         runtime.run_timed(body)?;
     }
-    let mut times = Vec::with_capacity(run.iters);
+    let mut by_rank = vec![Vec::with_capacity(run.iters); local.len()];
     for _ in 0..run.iters {
-        let per_rank = runtime.run_timed(body)?;
-        times.push(per_rank.into_iter().fold(0.0, f64::max));
+        peers.barrier("iteration")?;
+        for (times, time) in by_rank.iter_mut().zip(runtime.run_timed(body)?) {
+            times.push(time);
+        }
     }
+    let all = peers.all_ranks(
+        "times",
+        by_rank
+            .iter()
+            .map(|times| combine::to_bytes(times))
+            .collect(),
+    )?;
+    let by_rank = all
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| combine::from_bytes(bytes, &format!("rank {rank}'s times")))
+        .collect::<Result<Vec<_>>>()?;
+    let times = combine::slowest(&by_rank)?;
     let mut sorted = times.clone();
     let median_ms = median(&mut sorted);
     let min_ms = sorted[0];
@@ -402,11 +582,12 @@ fn bench_variant(
     } else {
         (Some(family.flops_per_device(params) / seconds / 1e12), None)
     };
-    eprintln!(
-        "hir-bench:   {} iterations: median {median_ms:.3} ms, min {min_ms:.3} ms",
-        run.iters
-    );
-    drop(engine);
+    if peers.reports() {
+        eprintln!(
+            "hir-bench:   {} iterations: median {median_ms:.3} ms, min {min_ms:.3} ms",
+            run.iters
+        );
+    }
     Ok(Outcome::Measured(Measure {
         times,
         median_ms,
@@ -436,105 +617,157 @@ fn bus_bandwidth(family: Family, params: &Params) -> f64 {
 }
 
 /// The logical output of the GEMM alone, as the reference of its family:
-/// rank 0's C (ag), or the sum of every rank's partial product (rs, ar).
-fn full_output(dtype: DType, output: Logical, outputs: &[&[u8]]) -> Vec<f32> {
-    match output {
-        Logical::Partial => {
-            let mut sum = data::load_all(dtype, outputs[0]);
-            for bytes in &outputs[1..] {
-                for (index, value) in sum.iter_mut().enumerate() {
-                    *value += data::load(dtype, bytes, index);
-                }
+/// the C of the first rank here (ag: every rank computes all of C), or the
+/// sum of every rank's partial product (rs, ar), which ranks in processes
+/// bring to each other through the store.
+fn full_output(
+    peers: &Peers,
+    dtype: DType,
+    output: Logical,
+    outputs: &[&[u8]],
+) -> Result<Vec<f32>> {
+    if output != Logical::Partial {
+        return Ok(data::load_all(dtype, outputs[0]));
+    }
+    let size = dtype.size();
+    let mut sum = vec![0.0f32; outputs[0].len() / size];
+    peers.all_ranks_in_pieces("gemm-output", outputs, size, |offset, pieces| {
+        for piece in pieces {
+            for (index, value) in sum[offset / size..][..piece.len() / size]
+                .iter_mut()
+                .enumerate()
+            {
+                *value += data::load(dtype, piece, index);
             }
-            sum
         }
-        _ => data::load_all(dtype, outputs[0]),
+    })?;
+    Ok(sum)
+}
+
+/// What a rank's output is checked against.
+struct Target<'a> {
+    output: Logical,
+    /// The output's global shape and its `didx` axis.
+    shape: &'a [usize],
+    didx: Option<usize>,
+    /// The full reference, by global index, where there is one.
+    full: Option<&'a (dyn Fn(usize) -> f64 + Sync)>,
+}
+
+/// One rank's share of a [`Check`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RankCheck {
+    /// Whether every entry is finite.
+    finite: bool,
+    /// `max |out - ref|` and `max |ref|` over the sampled entries.
+    sample_diff: f64,
+    sample_scale: f64,
+    samples: usize,
+    /// The same over every entry, against the full reference (0 without).
+    full_diff: f64,
+    full_scale: f64,
+}
+
+impl RankCheck {
+    fn to_bytes(self) -> Vec<u8> {
+        combine::to_bytes(&[
+            f64::from(u8::from(self.finite)),
+            self.sample_diff,
+            self.sample_scale,
+            self.samples as f64,
+            self.full_diff,
+            self.full_scale,
+        ])
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Result<RankCheck> {
+        match combine::from_bytes(bytes, "a rank's check")?[..] {
+            [
+                finite,
+                sample_diff,
+                sample_scale,
+                samples,
+                full_diff,
+                full_scale,
+            ] => Ok(RankCheck {
+                finite: finite != 0.0,
+                sample_diff,
+                sample_scale,
+                samples: samples as usize,
+                full_diff,
+                full_scale,
+            }),
+            ref other => bail!("a rank's check has 6 numbers, not {}", other.len()),
+        }
     }
 }
 
-/// Checks every rank's output: sampled entries against f64 references
-/// computed from the inputs, and every entry against `full` where there is
-/// one (else only that every entry is finite).
-fn check_outputs(
-    run: &Run,
-    inputs: &Inputs,
-    output: Logical,
-    shape: &[usize],
-    didx: Option<usize>,
-    outputs: &[&[u8]],
-    full: Option<&(dyn Fn(usize) -> f64 + Sync)>,
-) -> Check {
-    let dtype = inputs.params.dtype;
-    let mut rng = Rng::new(run.seed ^ 0x5eed);
-    let (mut sample_diff, mut sample_scale, mut samples) = (0.0f64, 0.0f64, 0);
-    // Every entry of every rank (a thread per rank): finite, and against the
-    // full reference.
-    let scans: Vec<(bool, f64, f64)> = std::thread::scope(|scope| {
-        let threads: Vec<_> = outputs
-            .iter()
-            .enumerate()
-            .map(|(rank, bytes)| {
-                scope.spawn(move || {
-                    let (mut finite, mut diff, mut scale) = (true, 0.0f64, 0.0f64);
-                    for local in 0..bytes.len() / dtype.size() {
-                        let value = f64::from(data::load(dtype, bytes, local));
-                        finite &= value.is_finite();
-                        if let Some(full) = full {
-                            let expected = full(data::global_index(shape, didx, rank, local));
-                            diff = diff.max((value - expected).abs());
-                            scale = scale.max(expected.abs());
-                        }
-                    }
-                    (finite, diff, scale)
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| thread.join().expect("a check thread panicked"))
-            .collect()
-    });
-    let finite = scans.iter().all(|(finite, _, _)| *finite);
-    let (full_diff, full_scale) = scans
-        .iter()
-        .fold((0.0f64, 0.0f64), |(diff, scale), (_, d, s)| {
-            (diff.max(*d), scale.max(*s))
-        });
-    // Sampled entries against f64 references computed from the inputs.
-    for (rank, bytes) in outputs.iter().enumerate() {
-        let len = bytes.len() / dtype.size();
-        let global = |local: usize| data::global_index(shape, didx, rank, local);
-        let picks: Vec<usize> = if len <= run.samples {
-            (0..len).collect()
-        } else {
-            let mut picks = vec![0, len - 1];
-            picks.extend((2..run.samples).map(|_| (rng.next_u64() % len as u64) as usize));
-            picks
+impl Check {
+    /// The check of every rank's output, from each rank's share.
+    fn of(ranks: &[RankCheck], full: bool, dtype: DType) -> Check {
+        let finite = ranks.iter().all(|rank| rank.finite);
+        let max = |field: fn(&RankCheck) -> f64| ranks.iter().map(field).fold(0.0f64, f64::max);
+        let relative = |diff: f64, scale: f64| {
+            if finite {
+                diff / scale.max(f64::MIN_POSITIVE)
+            } else {
+                f64::INFINITY
+            }
         };
-        for local in picks {
-            let value = f64::from(data::load(dtype, bytes, local));
-            let expected = inputs.expected(output, global(local));
-            sample_diff = sample_diff.max((value - expected).abs());
-            sample_scale = sample_scale.max(expected.abs());
-            samples += 1;
+        let sample_error = relative(max(|rank| rank.sample_diff), max(|rank| rank.sample_scale));
+        let full_error =
+            full.then(|| relative(max(|rank| rank.full_diff), max(|rank| rank.full_scale)));
+        let tolerance = tensor::tolerance(dtype);
+        Check {
+            sample_error,
+            samples: ranks.iter().map(|rank| rank.samples).sum(),
+            full_error,
+            tolerance,
+            ok: sample_error <= tolerance && full_error.is_none_or(|error| error <= tolerance),
         }
     }
-    let relative = |diff: f64, scale: f64| {
-        if finite {
-            diff / scale.max(f64::MIN_POSITIVE)
-        } else {
-            f64::INFINITY
+}
+
+/// Checks rank `rank`'s output `bytes`: every entry finite and against the
+/// full reference where there is one, and `--samples` entries (the first,
+/// the last, the others drawn from a generator seeded by the seed and the
+/// rank) against f64 references computed from the inputs.
+fn check_rank(run: &Run, inputs: &Inputs, target: &Target, rank: usize, bytes: &[u8]) -> RankCheck {
+    let dtype = inputs.params.dtype;
+    let len = bytes.len() / dtype.size();
+    let global = |local: usize| data::global_index(target.shape, target.didx, rank, local);
+    let (mut finite, mut full_diff, mut full_scale) = (true, 0.0f64, 0.0f64);
+    for local in 0..len {
+        let value = f64::from(data::load(dtype, bytes, local));
+        finite &= value.is_finite();
+        if let Some(full) = target.full {
+            let expected = full(global(local));
+            full_diff = full_diff.max((value - expected).abs());
+            full_scale = full_scale.max(expected.abs());
         }
+    }
+    let picks: Vec<usize> = if len <= run.samples {
+        (0..len).collect()
+    } else {
+        let mut rng = Rng::new((run.seed ^ 0x5eed).wrapping_add(rank as u64));
+        let mut picks = vec![0, len - 1];
+        picks.extend((2..run.samples).map(|_| (rng.next_u64() % len as u64) as usize));
+        picks
     };
-    let sample_error = relative(sample_diff, sample_scale);
-    let full_error = full.map(|_| relative(full_diff, full_scale));
-    let tolerance = tensor::tolerance(dtype);
-    Check {
-        sample_error,
-        samples,
-        full_error,
-        tolerance,
-        ok: sample_error <= tolerance && full_error.is_none_or(|error| error <= tolerance),
+    let (mut sample_diff, mut sample_scale) = (0.0f64, 0.0f64);
+    for &local in &picks {
+        let value = f64::from(data::load(dtype, bytes, local));
+        let expected = inputs.expected(target.output, global(local));
+        sample_diff = sample_diff.max((value - expected).abs());
+        sample_scale = sample_scale.max(expected.abs());
+    }
+    RankCheck {
+        finite,
+        sample_diff,
+        sample_scale,
+        samples: picks.len(),
+        full_diff,
+        full_scale,
     }
 }
 
@@ -566,6 +799,60 @@ fn fill_ratios(rows: &mut [Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rank(finite: bool, sample: (f64, f64), full: (f64, f64)) -> RankCheck {
+        RankCheck {
+            finite,
+            sample_diff: sample.0,
+            sample_scale: sample.1,
+            samples: 4,
+            full_diff: full.0,
+            full_scale: full.1,
+        }
+    }
+
+    #[test]
+    fn ranks_checks_combine_as_one() {
+        let ranks = [
+            rank(true, (0.01, 2.0), (0.02, 2.0)),
+            rank(true, (0.03, 1.0), (0.01, 4.0)),
+        ];
+        let travelled: Vec<RankCheck> = ranks
+            .iter()
+            .map(|check| RankCheck::from_bytes(&check.to_bytes()).unwrap())
+            .collect();
+        assert_eq!(travelled, ranks);
+        // The largest difference over the largest reference, of all ranks.
+        let check = Check::of(&ranks, true, DType::BF16);
+        assert_eq!((check.sample_error, check.samples), (0.03 / 2.0, 8));
+        assert_eq!(check.full_error, Some(0.02 / 4.0));
+        assert!(check.ok);
+        assert_eq!(Check::of(&ranks, false, DType::BF16).full_error, None);
+        // One rank's non-finite entry fails the check.
+        let check = Check::of(
+            &[ranks[0], rank(false, (0.0, 1.0), (0.0, 1.0))],
+            true,
+            DType::F32,
+        );
+        assert_eq!(check.sample_error, f64::INFINITY);
+        assert!(!check.ok);
+        assert!(RankCheck::from_bytes(&combine::to_bytes(&[1.0])).is_err());
+    }
+
+    #[test]
+    fn the_first_rank_that_lowered_another_program_is_named() {
+        let hashes = |hashes: &[u64]| -> Vec<u8> {
+            hashes.iter().flat_map(|hash| hash.to_le_bytes()).collect()
+        };
+        let same = [hashes(&[1, 2, 3]), hashes(&[1, 2, 3])];
+        assert_eq!(first_difference(&same), None);
+        let other = [hashes(&[1, 2, 3]), hashes(&[1, 2, 3]), hashes(&[1, 5, 3])];
+        assert_eq!(first_difference(&other), Some((2, 1)));
+        assert_eq!(
+            first_difference(&[hashes(&[1, 2]), hashes(&[1])]),
+            Some((1, 1))
+        );
+    }
 
     #[test]
     fn medians() {

@@ -4,8 +4,10 @@ use anyhow::{Context, Result, bail};
 use hir_runtime::abi::DType;
 use hir_tools::args::{number, positive};
 use hir_tools::backend::Backend;
+use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Variant};
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub const USAGE: &str = "\
 usage: hir-bench emit PROGRAM -D D --m M --k K --n N [--chunks S] [--dtype T]
@@ -38,6 +40,15 @@ run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
   --samples K           output entries per rank checked against an f64 dot product (default 512)
   --json FILE --csv FILE --png FILE
                         write the results as JSON, CSV, and a bar chart of TFLOP/s
+  --launch threads|processes
+                        ranks as threads of this process (default for cpu) or as D child
+                        processes of it, one per GPU (default for cuda); with RANK and
+                        WORLD_SIZE set (torchrun), hir-bench runs that one rank
+  --dry-run             ranks in processes: bootstrap, check that every rank runs the same
+                        benchmark, build, lower and JIT-compile every variant on every rank,
+                        check that the ranks lowered the same programs, time nothing
+  --timeout SECONDS     how long ranks in processes wait for each other, and how long a
+                        communication may stay pending before the watchdog fails it (default 60)
   -h, --help            this help";
 
 /// `hir-bench emit`.
@@ -73,6 +84,65 @@ pub struct Run {
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub png: Option<PathBuf>,
+    /// `None`: the backend's default (see [`Plan::launch`]).
+    pub launch: Option<Launch>,
+    pub dry_run: bool,
+    pub timeout: Duration,
+}
+
+impl Run {
+    /// What the launcher needs of these options.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            tool: "hir-bench",
+            ranks: self.devices,
+            backend: self.backend,
+            launch: self.launch,
+            dry_run: self.dry_run,
+            timeout: self.timeout,
+        }
+    }
+
+    /// What every rank in processes must agree on: a hash of every option
+    /// that changes what is built, run and exchanged (all but the seed,
+    /// which the inputs name, and the output files, which rank 0 writes).
+    pub fn fingerprint(&self) -> Fingerprint {
+        let names = |names: Vec<&str>| names.join(",");
+        let shapes = self
+            .shapes
+            .iter()
+            .map(|(m, k, n)| format!("{m}x{k}x{n}"))
+            .collect::<Vec<_>>();
+        let variants = match &self.variants {
+            Some(variants) => names(variants.iter().map(|variant| variant.name()).collect()),
+            None => "all".to_owned(),
+        };
+        let mut hash = Fnv::default();
+        hash.write(
+            format!(
+                "hir-bench run\0backend={}\0devices={}\0shapes={}\0families={}\0variants={variants}\0\
+                 dtype={}\0chunks={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
+                 samples={}\0dry-run={}\0",
+                self.backend.name(),
+                self.devices,
+                shapes.join(","),
+                names(self.families.iter().map(|family| family.name()).collect()),
+                self.dtype.mlir(),
+                self.chunks,
+                self.num_streams,
+                self.lower_streams,
+                self.iters,
+                self.warmup,
+                self.samples,
+                self.dry_run
+            )
+            .as_bytes(),
+        );
+        Fingerprint {
+            hash: hash.finish(),
+            inputs: format!("seed {}", self.seed),
+        }
+    }
 }
 
 pub enum Command {
@@ -216,11 +286,19 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         json: None,
         csv: None,
         png: None,
+        launch: None,
+        dry_run: false,
+        timeout: Duration::from_secs(60),
     };
     let mut chunks = None;
     while let Some((flag, inline)) = args.next_flag() {
-        if flag == "-h" || flag == "--help" {
-            return Ok(Command::Help);
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--dry-run" => {
+                run.dry_run = true;
+                continue;
+            }
+            _ => {}
         }
         let value = args.value(&flag, inline)?;
         match flag.as_str() {
@@ -249,10 +327,15 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
             "--json" => run.json = Some(PathBuf::from(value)),
             "--csv" => run.csv = Some(PathBuf::from(value)),
             "--png" => run.png = Some(PathBuf::from(value)),
+            "--launch" => run.launch = Some(Launch::parse(&flag, &value)?),
+            "--timeout" => run.timeout = Duration::from_secs(positive(&flag, &value)? as u64),
             other => bail!("unknown option '{other}' of run\n{USAGE}"),
         }
     }
     run.chunks = chunks.unwrap_or(run.num_streams);
+    if run.dry_run && run.launch == Some(Launch::Threads) {
+        bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
+    }
     Ok(Command::Run(Box::new(run)))
 }
 
@@ -307,8 +390,49 @@ mod tests {
         assert_eq!(run.families, vec![Family::Ag, Family::Ar]);
         assert_eq!(run.variants, Some(vec![Variant::Gemm, Variant::P2pCuda]));
         assert_eq!((run.chunks, run.num_streams, run.iters), (3, 3, 30));
+        assert_eq!(run.plan().launch(), Launch::Processes);
+        assert_eq!(run.fingerprint().inputs, "seed 0");
         assert!(parse_args(&["run", "--shapes", "64x32"]).is_err());
         assert!(parse_args(&["run", "--families", "ag,xx"]).is_err());
         assert!(parse_args(&["frob"]).is_err());
+    }
+
+    fn run_of(args: &[&str]) -> Run {
+        let mut all = vec!["run"];
+        all.extend(args);
+        match parse_args(&all).unwrap() {
+            Command::Run(run) => *run,
+            _ => panic!("not run"),
+        }
+    }
+
+    #[test]
+    fn parses_launch() {
+        let run = run_of(&["--dry-run", "--timeout=5", "-n", "2"]);
+        assert!(run.dry_run);
+        assert_eq!(run.timeout, Duration::from_secs(5));
+        assert_eq!(run.plan().launch(), Launch::Processes);
+        assert_eq!(run_of(&[]).plan().launch(), Launch::Threads);
+        let threads = run_of(&["--backend", "cuda", "--launch", "threads"]);
+        assert_eq!(threads.plan().launch(), Launch::Threads);
+        assert!(parse_args(&["run", "--dry-run", "--launch", "threads"]).is_err());
+        assert!(parse_args(&["run", "--launch", "mpi"]).is_err());
+        assert!(parse_args(&["run", "--timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn ranks_agree_on_what_changes_the_run() {
+        let base = run_of(&["-n", "2"]).fingerprint();
+        assert_eq!(run_of(&["-n", "2", "--json", "a.json"]).fingerprint(), base);
+        assert_ne!(
+            run_of(&["-n", "2", "--iters", "3"]).fingerprint().hash,
+            base.hash
+        );
+        assert_ne!(
+            run_of(&["-n", "2", "--shapes", "8x8x8"]).fingerprint().hash,
+            base.hash
+        );
+        let seeded = run_of(&["-n", "2", "--seed", "3"]).fingerprint();
+        assert_eq!((seeded.hash, seeded.inputs.as_str()), (base.hash, "seed 3"));
     }
 }

@@ -1,8 +1,10 @@
 //! `hir-bench`: the overlap benchmarks. It builds its programs from
 //! parameters (`hir_tools::programs`), lowers them with `hir-lower` (each
 //! variant's `p2p` and stream options), JIT-compiles them and runs them on
-//! the ranks of a runtime, as `hir-run` does; it checks every variant once,
-//! then times it. `hir-bench emit` prints one program instead.
+//! the ranks of a runtime, as `hir-run` does, and under the same launcher
+//! (`hir_tools::launch`: one process per GPU for `--backend cuda`); it
+//! checks every variant once, then times it. `hir-bench emit` prints one
+//! program instead.
 //!
 //! See `docs/Tools/hir-bench.md`.
 
@@ -13,6 +15,7 @@ mod plot;
 mod report;
 
 use cli::Command;
+use hir_tools::launch;
 use hir_tools::programs::{self, Params};
 use std::process::ExitCode;
 
@@ -41,13 +44,27 @@ fn main() -> ExitCode {
             },
         )
         .map(|program| print!("{}", program.text)),
-        Command::Run(run) => bench::run(&run),
+        Command::Run(run) => {
+            // Every shape must fit before any rank starts.
+            if let Err(error) = bench::validate(&run) {
+                return fail(error);
+            }
+            // Ranks in processes: a launcher, or one rank of it.
+            let dispatched =
+                launch::dispatch(&run.plan(), || Ok(run.fingerprint()), |_| bench::run(&run));
+            if let Some(code) = dispatched {
+                return code;
+            }
+            bench::run(&run)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("hir-bench: error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => fail(error),
     }
+}
+
+fn fail(error: anyhow::Error) -> ExitCode {
+    eprintln!("hir-bench: error: {error:#}");
+    ExitCode::FAILURE
 }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 /// How the numbers are made, for the table's header and the JSON.
 pub const TIME: &str = "median (and min) over the timed iterations of the slowest rank's time; \
-    each iteration: host barrier of all ranks, then per rank a CUDA event on stream 0, the call, \
+    each iteration: host barrier of all ranks (of the threads, or of the processes through the store), \
+    then per rank a CUDA event on stream 0, the call, \
     a CUDA event on stream 0 (cpu backend: host time until the rank's queues are drained)";
 pub const FORMULA: &str = "TFLOP/s per GPU = flops each GPU executes / median time: \
     2*M*N*K for ag (every GPU computes all of C = A @ B), 2*M*N*K/D for rs and ar \
@@ -35,10 +36,11 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "hir-bench: backend {}, D={} ranks, {}, {} timed iterations after {} warm-up, \
+        "hir-bench: backend {}, D={} ranks ({}), {}, {} timed iterations after {} warm-up, \
          S={} chunks, {} pool streams, hir-lower num-streams={}, seed {}",
         run.backend.name(),
         run.devices,
+        run.plan().launch().name(),
         run.dtype.mlir(),
         run.iters,
         run.warmup,
@@ -138,6 +140,11 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
     let _ = writeln!(text, "  \"backend\": {},", string(run.backend.name()));
     let _ = writeln!(text, "  \"meaningful\": {},", run.backend == Backend::Cuda);
     let _ = writeln!(text, "  \"devices\": {},", run.devices);
+    let _ = writeln!(
+        text,
+        "  \"launch\": {},",
+        string(run.plan().launch().name())
+    );
     let _ = writeln!(text, "  \"dtype\": {},", string(run.dtype.mlir()));
     let _ = writeln!(text, "  \"chunks\": {},", run.chunks);
     let _ = writeln!(text, "  \"num_streams\": {},", run.num_streams);

@@ -3,6 +3,7 @@
 use anyhow::{Context, Result, bail};
 use hir_tools::args::{number, positive};
 use hir_tools::backend::Backend;
+use hir_tools::launch::{Launch, Plan};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
@@ -33,13 +34,6 @@ options:
                         communication may stay pending before the watchdog fails it (default 60)
   -h, --help            this help";
 
-/// How the ranks of `-n` are started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Launch {
-    Threads,
-    Processes,
-}
-
 #[derive(Debug)]
 pub struct Options {
     pub ranks: usize,
@@ -56,7 +50,7 @@ pub struct Options {
     pub iters: usize,
     pub trace: Option<PathBuf>,
     pub print_ir: bool,
-    /// `None`: the backend's default (see [`Options::launch`]).
+    /// `None`: the backend's default (see [`Plan::launch`]).
     pub launch: Option<Launch>,
     pub dry_run: bool,
     pub timeout: std::time::Duration,
@@ -64,13 +58,15 @@ pub struct Options {
 }
 
 impl Options {
-    /// How the ranks are started: as asked, else processes for a dry run or
-    /// the cuda backend, threads for the cpu backend.
-    pub fn launch(&self) -> Launch {
-        match self.launch {
-            Some(launch) => launch,
-            None if self.dry_run || self.backend == Backend::Cuda => Launch::Processes,
-            None => Launch::Threads,
+    /// What the launcher needs of these options.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            tool: "hir-run",
+            ranks: self.ranks,
+            backend: self.backend,
+            launch: self.launch,
+            dry_run: self.dry_run,
+            timeout: self.timeout,
         }
     }
 }
@@ -146,13 +142,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--iters" => options.iters = number("--iters", &value()?)?,
             "--trace" => options.trace = Some(PathBuf::from(value()?)),
             "--print-ir" => options.print_ir = true,
-            "--launch" => {
-                options.launch = Some(match value()?.as_str() {
-                    "threads" => Launch::Threads,
-                    "processes" => Launch::Processes,
-                    other => bail!("--launch takes threads or processes, not '{other}'"),
-                })
-            }
+            "--launch" => options.launch = Some(Launch::parse("--launch", &value()?)?),
             "--dry-run" => options.dry_run = true,
             "--timeout" => {
                 options.timeout =
@@ -233,17 +223,20 @@ mod tests {
 
     #[test]
     fn launch_defaults_to_the_backends() {
-        assert_eq!(run(&["p.mlir"]).unwrap().launch(), Launch::Threads);
+        assert_eq!(run(&["p.mlir"]).unwrap().plan().launch(), Launch::Threads);
         assert_eq!(
-            run(&["--backend", "cuda", "p.mlir"]).unwrap().launch(),
+            run(&["--backend", "cuda", "p.mlir"])
+                .unwrap()
+                .plan()
+                .launch(),
             Launch::Processes
         );
         assert_eq!(
-            run(&["--dry-run", "p.mlir"]).unwrap().launch(),
+            run(&["--dry-run", "p.mlir"]).unwrap().plan().launch(),
             Launch::Processes
         );
         let options = run(&["--launch=processes", "--timeout", "5", "p.mlir"]).unwrap();
-        assert_eq!(options.launch(), Launch::Processes);
+        assert_eq!(options.plan().launch(), Launch::Processes);
         assert_eq!(options.timeout, std::time::Duration::from_secs(5));
     }
 }

@@ -11,18 +11,15 @@
 //! For host IR every argument is per-rank and random.
 
 mod cli;
-mod launch;
-mod rendezvous;
-mod session;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cli::{Command, Options};
 use hir_runtime::{abi::DType, npy};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
+use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Signature};
 use hir_tools::tensor::{self, Rng, Tensor};
 use hir_tools::{jit, reference};
-use session::Session;
 use std::{path::Path, process::ExitCode, time::Instant};
 
 fn main() -> ExitCode {
@@ -40,7 +37,23 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => {
             // Ranks in processes: a launcher, or one rank of it.
-            if let Some(code) = launch::dispatch(&options, run) {
+            let dispatched = launch::dispatch(
+                &options.plan(),
+                || fingerprint(&options),
+                |joined| {
+                    if !options.dry_run {
+                        return run(&options);
+                    }
+                    if joined.rank == 0 {
+                        println!(
+                            "dry run: {} ranks run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
+                            joined.world, joined.hash
+                        );
+                    }
+                    Ok(())
+                },
+            );
+            if let Some(code) = dispatched {
                 return code;
             }
             match run(&options) {
@@ -52,6 +65,40 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// The program's hash (its bytes and the options that change how it
+/// lowers and what it computes) and its `--input` shapes, which every rank
+/// in processes must agree on.
+fn fingerprint(options: &Options) -> Result<Fingerprint> {
+    let bytes = std::fs::read(&options.program)
+        .map_err(|error| anyhow!("cannot read {}: {error}", options.program.display()))?;
+    let mut hash = Fnv::default();
+    hash.write(b"hir-run program\0");
+    hash.write(&bytes);
+    let backend = options.backend.name();
+    hash.write(
+        format!(
+            "\0backend={backend}\0num-streams={}\0p2p={}\0seed={}\0",
+            options.num_streams, options.p2p, options.seed
+        )
+        .as_bytes(),
+    );
+    let mut inputs: Vec<(usize, String)> = Vec::new();
+    for (index, path) in &options.inputs {
+        let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
+        inputs.retain(|(other, _)| other != index);
+        inputs.push((
+            *index,
+            format!("arg{index} {:?} {}", array.shape, array.dtype.mlir()),
+        ));
+    }
+    inputs.sort();
+    let inputs: Vec<String> = inputs.into_iter().map(|(_, input)| input).collect();
+    Ok(Fingerprint {
+        hash: hash.finish(),
+        inputs: inputs.join(", "),
+    })
 }
 
 fn run(options: &Options) -> Result<()> {
@@ -96,9 +143,13 @@ fn run(options: &Options) -> Result<()> {
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
 
-    let session = Session::start(options)?;
+    let session = Session::start(
+        &options.plan(),
+        options.num_streams,
+        options.trace.is_some(),
+    )?;
     let runtime = &session.runtime;
-    let local = session.local_ranks(options.ranks);
+    let local = session.peers.local_ranks(options.ranks);
     let mut ranks: Vec<RankCall> = (0..options.ranks)
         .map(|rank| rank_buffers(&signature, &globals, rank, options.seed))
         .collect();
@@ -127,7 +178,7 @@ fn run(options: &Options) -> Result<()> {
     if options.check || options.expect.is_some() || options.output_dir.is_some() {
         session.share_results(&mut ranks)?;
     }
-    if !session.reports() {
+    if !session.peers.reports() {
         // Rank 0 of a multi-process run reports for all; the others still
         // take part in the timed runs and in gathering the trace.
         return time_and_trace(options, &session, launch);
@@ -216,7 +267,7 @@ fn time_and_trace(
         }
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-        if session.reports() {
+        if session.peers.reports() {
             println!(
                 "{} iterations: mean {mean:.3} ms, min {min:.3} ms",
                 options.iters

@@ -1,22 +1,20 @@
-//! One rank of a multi-process run: `RANK` and `WORLD_SIZE` are set (by
-//! `hir-run`'s launcher, see `launch.rs`, or by torchrun). The rank joins the
-//! others through the store, checks that every rank runs the same program
-//! with the same input shapes, starts its watchdog, and then either meets the
-//! others at a barrier and stops (`--dry-run`) or runs the program.
+//! The tool as one rank of a multi-process run: `RANK` and `WORLD_SIZE` are
+//! set (by the launcher, see [`super::launcher`], or by torchrun). The rank
+//! joins the others through the store, checks that every rank runs the same
+//! thing (the tool's [`Fingerprint`]), starts its watchdog, meets the
+//! others at a barrier if it is a dry run, and runs the tool.
 //!
 //! Test hooks: `HIR_TEST_HOOK=R:ACTION` makes rank `R` misbehave on purpose,
 //! so that the tests can show what the others do: `exit-after-bootstrap`
 //! (exits with status 0 without a word, as a crash would), `stall` (hangs
-//! where abort cannot reach it, before the barrier).
+//! where abort cannot reach it, before the dry run's barrier).
 
-use crate::cli::Options;
-use anyhow::{Result, anyhow};
+use super::Plan;
+use crate::backend::Backend;
 use hir_runtime::bootstrap::{
     Env, Inflight, ProcessGroup, Stuck, Watchdog, WatchdogConfig, Watched,
 };
 use hir_runtime::error::{Error, RankError};
-use hir_runtime::npy;
-use hir_tools::backend::Backend;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -25,13 +23,13 @@ use std::time::{Duration, Instant};
 /// The test hook variable.
 pub const TEST_HOOK: &str = "HIR_TEST_HOOK";
 
-/// This process's group and its watched rank, for the runner of the program
+/// This process's group and its watched rank, for the tool's runtime
 /// (`--backend cuda` builds its world with `ProcessGroup::cuda_world` and
 /// puts it under the watchdog with [`watch`]).
 static RANK: OnceLock<(Arc<ProcessGroup>, Arc<HostRank>)> = OnceLock::new();
 
-/// This process's rank group, when hir-run runs one rank of a multi-process
-/// run.
+/// This process's rank group, when the tool runs one rank of a
+/// multi-process run.
 pub fn group() -> Option<Arc<ProcessGroup>> {
     RANK.get().map(|(group, _)| group.clone())
 }
@@ -57,20 +55,64 @@ fn hook(rank: usize, action: &str) -> bool {
     std::env::var(TEST_HOOK).is_ok_and(|hook| hook == format!("{rank}:{action}"))
 }
 
-/// Runs rank `env.rank` of a multi-process run; `run` runs the program.
-pub fn run_rank(options: &Options, env: Env, run: impl FnOnce(&Options) -> Result<()>) -> ExitCode {
-    let rank = env.rank;
-    if options.ranks != 1 && options.ranks != env.world_size {
+/// What a rank runs, which every rank must agree on: a hash of what it
+/// builds and computes, and a description of its inputs (empty: random).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub hash: u64,
+    pub inputs: String,
+}
+
+impl Fingerprint {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.hash.to_le_bytes().to_vec();
+        bytes.extend(self.inputs.as_bytes());
+        bytes
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Fingerprint {
+        Fingerprint {
+            hash: u64::from_le_bytes(bytes[..8].try_into().unwrap()),
+            inputs: String::from_utf8_lossy(&bytes[8..]).into_owned(),
+        }
+    }
+
+    fn describe_inputs(&self) -> &str {
+        if self.inputs.is_empty() {
+            "random"
+        } else {
+            &self.inputs
+        }
+    }
+}
+
+/// This process's rank, once it joined the others and they agreed.
+pub struct Joined {
+    pub rank: usize,
+    pub world: usize,
+    /// Every rank's [`Fingerprint::hash`].
+    pub hash: u64,
+}
+
+/// Runs rank `env.rank` of a multi-process run; `run` runs the tool.
+pub fn run_rank(
+    plan: &Plan,
+    env: Env,
+    fingerprint: impl FnOnce() -> anyhow::Result<Fingerprint>,
+    run: impl FnOnce(&Joined) -> anyhow::Result<()>,
+) -> ExitCode {
+    let (tool, rank) = (plan.tool, env.rank);
+    if plan.ranks != 1 && plan.ranks != env.world_size {
         eprintln!(
-            "hir-run: error: rank {rank}: -n {} does not match WORLD_SIZE {}",
-            options.ranks, env.world_size
+            "{tool}: error: rank {rank}: -n {} does not match WORLD_SIZE {}",
+            plan.ranks, env.world_size
         );
         return ExitCode::FAILURE;
     }
-    let group = match ProcessGroup::join(env, options.timeout) {
+    let group = match ProcessGroup::join(env, plan.timeout) {
         Ok(group) => Arc::new(group),
         Err(error) => {
-            eprintln!("hir-run: error: rank {rank}: bootstrap: {error}");
+            eprintln!("{tool}: error: rank {rank}: bootstrap: {error}");
             return ExitCode::FAILURE;
         }
     };
@@ -78,26 +120,31 @@ pub fn run_rank(options: &Options, env: Env, run: impl FnOnce(&Options) -> Resul
         std::process::exit(0);
     }
     let host = Arc::new(HostRank::new(rank));
-    let watchdog = match group.watch(host.clone(), WatchdogConfig::new(options.timeout)) {
+    let watchdog = match group.watch(host.clone(), WatchdogConfig::new(plan.timeout)) {
         Ok(watchdog) => watchdog,
         Err(error) => {
             host.fail("watchdog", error);
-            return leave(group, None, &host);
+            return leave(tool, group, None, &host);
         }
     };
-    let result = steps(options, &group, &host, run);
+    let result = steps(plan, &group, &host, fingerprint, run);
     if let Err((op, error)) = result {
         host.fail(&op, error);
     }
-    leave(group, Some(watchdog), &host)
+    leave(tool, group, Some(watchdog), &host)
 }
 
 /// Leaves the group, telling it this rank's error if it has one.
-fn leave(group: Arc<ProcessGroup>, watchdog: Option<Watchdog>, host: &HostRank) -> ExitCode {
+fn leave(
+    tool: &str,
+    group: Arc<ProcessGroup>,
+    watchdog: Option<Watchdog>,
+    host: &HostRank,
+) -> ExitCode {
     let error = host.error();
     if let Some(error) = &error {
         group.fail(&error.op, &error.error);
-        eprintln!("hir-run: error: {error}");
+        eprintln!("{tool}: error: {error}");
     }
     // Goodbye first: the watchdog's connection closes when it stops.
     group.goodbye();
@@ -115,13 +162,14 @@ fn leave(group: Arc<ProcessGroup>, watchdog: Option<Watchdog>, host: &HostRank) 
 type Step = std::result::Result<(), (String, Error)>;
 
 fn steps(
-    options: &Options,
+    plan: &Plan,
     group: &Arc<ProcessGroup>,
     host: &Arc<HostRank>,
-    run: impl FnOnce(&Options) -> Result<()>,
+    fingerprint: impl FnOnce() -> anyhow::Result<Fingerprint>,
+    run: impl FnOnce(&Joined) -> anyhow::Result<()>,
 ) -> Step {
     let (rank, world) = (group.rank(), group.world_size());
-    if options.backend == Backend::Cpu && !options.dry_run {
+    if plan.backend == Backend::Cpu && !plan.dry_run {
         return Err((
             "launcher".into(),
             Error::Invalid(
@@ -131,26 +179,29 @@ fn steps(
             ),
         ));
     }
-    let (hash, inputs) = fingerprint(options).map_err(|error| {
+    let mine = fingerprint().map_err(|error| {
         (
             "same-program check".to_string(),
             Error::Invalid(format!("{error:#}")),
         )
     })?;
-    let mut mine = hash.to_le_bytes().to_vec();
-    mine.extend(inputs.as_bytes());
     let all = {
-        let group = group.clone();
+        let (group, bytes) = (group.clone(), mine.to_bytes());
         host.communicate("same-program check", move || {
-            group.all_gather_within("check", mine, group.timeout() * 2)
+            group.all_gather_within("check", bytes, group.timeout() * 2)
         })
     }
     .map_err(|error| ("same-program check".to_string(), error))?;
+    let all: Vec<Fingerprint> = all
+        .iter()
+        .map(|bytes| Fingerprint::from_bytes(bytes))
+        .collect();
     agree(&all).map_err(|error| ("same-program check".to_string(), Error::Mismatch(error)))?;
-    if options.dry_run {
+    if plan.dry_run {
         println!(
-            "rank {rank} of {world}: joined; program hash {hash:016x}; inputs {}",
-            if inputs.is_empty() { "random" } else { &inputs }
+            "rank {rank} of {world}: joined; program hash {:016x}; inputs {}",
+            mine.hash,
+            mine.describe_inputs()
         );
         if hook(rank, "stall") {
             loop {
@@ -162,77 +213,39 @@ fn steps(
             group.all_gather_within("barrier", Vec::new(), group.timeout() * 2)
         })
         .map_err(|error| ("barrier".to_string(), error))?;
-        if rank == 0 {
-            println!(
-                "dry run: {world} ranks run the same program (hash {hash:016x}) with the same inputs and passed a barrier; nothing was executed"
-            );
-        }
-        return Ok(());
     }
     RANK.get_or_init(|| (group.clone(), host.clone()));
-    run(options).map_err(|error| ("run".to_string(), Error::Io(format!("{error:#}"))))
-}
-
-/// The program's hash (its bytes and the options that change how it
-/// lowers and what it computes) and its `--input` shapes.
-fn fingerprint(options: &Options) -> Result<(u64, String)> {
-    let bytes = std::fs::read(&options.program)
-        .map_err(|error| anyhow!("cannot read {}: {error}", options.program.display()))?;
-    let mut hash = Fnv::default();
-    hash.write(b"hir-run program\0");
-    hash.write(&bytes);
-    let backend = match options.backend {
-        Backend::Cpu => "cpu",
-        Backend::Cuda => "cuda",
+    let joined = Joined {
+        rank,
+        world,
+        hash: mine.hash,
     };
-    hash.write(
-        format!(
-            "\0backend={backend}\0num-streams={}\0p2p={}\0seed={}\0",
-            options.num_streams, options.p2p, options.seed
-        )
-        .as_bytes(),
-    );
-    let mut inputs: Vec<(usize, String)> = Vec::new();
-    for (index, path) in &options.inputs {
-        let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
-        inputs.retain(|(other, _)| other != index);
-        inputs.push((
-            *index,
-            format!("arg{index} {:?} {}", array.shape, array.dtype.mlir()),
-        ));
-    }
-    inputs.sort();
-    let inputs: Vec<String> = inputs.into_iter().map(|(_, input)| input).collect();
-    Ok((hash.0, inputs.join(", ")))
+    run(&joined).map_err(|error| ("run".to_string(), Error::Io(format!("{error:#}"))))
 }
 
 /// Every rank's fingerprint must be rank 0's: the error names the first
 /// rank that differs.
-fn agree(all: &[Vec<u8>]) -> std::result::Result<(), String> {
-    let split = |bytes: &Vec<u8>| {
-        let hash = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-        (hash, String::from_utf8_lossy(&bytes[8..]).into_owned())
-    };
-    let (hash0, inputs0) = split(&all[0]);
-    let describe = |inputs: &str| {
-        if inputs.is_empty() {
-            "random inputs".to_string()
-        } else {
-            inputs.to_string()
-        }
-    };
-    for (rank, bytes) in all.iter().enumerate().skip(1) {
-        let (hash, inputs) = split(bytes);
-        if hash != hash0 {
+fn agree(all: &[Fingerprint]) -> std::result::Result<(), String> {
+    let first = &all[0];
+    for (rank, other) in all.iter().enumerate().skip(1) {
+        if other.hash != first.hash {
             return Err(format!(
-                "rank {rank} runs a different program (hash {hash:016x}) than rank 0 (hash {hash0:016x})"
+                "rank {rank} runs a different program (hash {:016x}) than rank 0 (hash {:016x})",
+                other.hash, first.hash
             ));
         }
-        if inputs != inputs0 {
+        if other.inputs != first.inputs {
+            let describe = |fingerprint: &Fingerprint| {
+                if fingerprint.inputs.is_empty() {
+                    "random inputs".to_string()
+                } else {
+                    fingerprint.inputs.clone()
+                }
+            };
             return Err(format!(
                 "rank {rank} has other inputs ({}) than rank 0 ({})",
-                describe(&inputs),
-                describe(&inputs0)
+                describe(other),
+                describe(first)
             ));
         }
     }
@@ -240,7 +253,7 @@ fn agree(all: &[Vec<u8>]) -> std::result::Result<(), String> {
 }
 
 /// 64-bit FNV-1a: the same on every host and build.
-struct Fnv(u64);
+pub struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -249,10 +262,14 @@ impl Default for Fnv {
 }
 
 impl Fnv {
-    fn write(&mut self, bytes: &[u8]) {
+    pub fn write(&mut self, bytes: &[u8]) {
         for &byte in bytes {
             self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
+    }
+
+    pub fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -376,10 +393,13 @@ impl Watched for HostRank {
 mod tests {
     use super::*;
 
-    fn fingerprint(hash: u64, inputs: &str) -> Vec<u8> {
-        let mut bytes = hash.to_le_bytes().to_vec();
-        bytes.extend(inputs.as_bytes());
-        bytes
+    fn fingerprint(hash: u64, inputs: &str) -> Fingerprint {
+        let fingerprint = Fingerprint {
+            hash,
+            inputs: inputs.to_string(),
+        };
+        // As it travels through the store.
+        Fingerprint::from_bytes(&fingerprint.to_bytes())
     }
 
     #[test]
@@ -399,6 +419,6 @@ mod tests {
     fn fnv_is_stable() {
         let mut hash = Fnv::default();
         hash.write(b"a");
-        assert_eq!(hash.0, 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(hash.finish(), 0xaf63_dc4c_8601_ec8c);
     }
 }

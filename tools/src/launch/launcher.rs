@@ -1,6 +1,6 @@
-//! Ranks in processes. `hir-run -n N --launch processes` (the default for
-//! `--backend cuda` and `--dry-run`) is a launcher: it hosts the store on a
-//! free port of localhost, starts N copies of itself with `RANK`,
+//! The tool as a launcher: `-n N --launch processes` (the default for
+//! `--backend cuda` and `--dry-run`) hosts the store on a free port of
+//! localhost, starts N copies of the tool with its arguments and `RANK`,
 //! `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT` and
 //! `HIR_AGENT_STORE=1` set, forwards their output line by line with a
 //! `[rank R]` prefix, and waits for them. Once a rank fails (a failure in the
@@ -9,49 +9,29 @@
 //! exits non-zero naming the rank that failed first.
 //!
 //! A process started with `RANK` and `WORLD_SIZE` (by this launcher or by
-//! torchrun) runs that one rank (`rendezvous.rs`).
+//! torchrun) runs that one rank ([`super::rank`]).
 
-use crate::cli::{Launch, Options};
-use crate::rendezvous;
-use hir_runtime::bootstrap::{AGENT_STORE, Env, Failure, STORE_PORT, StoreServer, WatchdogConfig};
-use hir_tools::backend::Backend;
+use super::Plan;
+use crate::backend::Backend;
+use hir_runtime::bootstrap::{AGENT_STORE, Failure, STORE_PORT, StoreServer, WatchdogConfig};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// What `hir-run` does with `options`: run one rank (`RANK` set), launch
-/// ranks in processes, or `None`: run the ranks as threads here.
-pub fn dispatch(
-    options: &Options,
-    run: impl FnOnce(&Options) -> anyhow::Result<()>,
-) -> Option<ExitCode> {
-    if options.launch == Some(Launch::Threads) {
-        return None;
-    }
-    match Env::from_env() {
-        Ok(Some(env)) => return Some(rendezvous::run_rank(options, env, run)),
-        Ok(None) => {}
-        Err(error) => {
-            eprintln!("hir-run: error: {error}");
-            return Some(ExitCode::FAILURE);
-        }
-    }
-    (options.launch() == Launch::Processes).then(|| launch(options))
-}
-
-/// Starts `options.ranks` copies of this program as ranks and waits for them.
-fn launch(options: &Options) -> ExitCode {
-    if options.backend == Backend::Cpu && !options.dry_run {
+/// Starts `plan.ranks` copies of this program as ranks and waits for them.
+pub fn launch(plan: &Plan) -> ExitCode {
+    let tool = plan.tool;
+    if plan.backend == Backend::Cpu && !plan.dry_run {
         eprintln!(
-            "hir-run: error: the cpu backend runs its ranks as threads of one process: \
+            "{tool}: error: the cpu backend runs its ranks as threads of one process: \
              --launch processes needs --dry-run or --backend cuda"
         );
         return ExitCode::FAILURE;
     }
-    match supervise(options) {
+    match supervise(plan) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("hir-run: error: {error:#}");
+            eprintln!("{tool}: error: {error:#}");
             ExitCode::FAILURE
         }
     }
@@ -64,12 +44,12 @@ struct Rank {
     killed: bool,
 }
 
-fn supervise(options: &Options) -> anyhow::Result<ExitCode> {
+fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
     let server = StoreServer::bind("127.0.0.1:0")
         .map_err(|error| anyhow::anyhow!("cannot start the store on localhost: {error}"))?;
     let exe = std::env::current_exe()?;
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    let world = options.ranks;
+    let world = plan.ranks;
     let mut ranks = Vec::with_capacity(world);
     let mut forwarders = Vec::new();
     for rank in 0..world {
@@ -108,10 +88,8 @@ fn supervise(options: &Options) -> anyhow::Result<ExitCode> {
     }
     // A rank learns of a failure within a poll of its watchdog; it then has
     // the watchdog's grace to return before the watchdog ends it.
-    let grace = WatchdogConfig::new(options.timeout)
-        .grace
-        .unwrap_or_default()
-        + Duration::from_secs(5);
+    let grace =
+        WatchdogConfig::new(plan.timeout).grace.unwrap_or_default() + Duration::from_secs(5);
     let mut failed_at: Option<Instant> = None;
     loop {
         for (rank, process) in ranks.iter_mut().enumerate() {
@@ -152,14 +130,15 @@ fn supervise(options: &Options) -> anyhow::Result<ExitCode> {
     let killed: Vec<usize> = (0..world).filter(|&rank| ranks[rank].killed).collect();
     if !killed.is_empty() {
         eprintln!(
-            "hir-run: killed rank{} {killed:?}: still running {grace:?} after the first failure",
+            "{}: killed rank{} {killed:?}: still running {grace:?} after the first failure",
+            plan.tool,
             if killed.len() == 1 { "" } else { "s" }
         );
     }
     match failures.first() {
         None => Ok(ExitCode::SUCCESS),
         Some(cause) => {
-            eprintln!("hir-run: error: {cause}");
+            eprintln!("{}: error: {cause}", plan.tool);
             Ok(ExitCode::FAILURE)
         }
     }
