@@ -70,7 +70,8 @@ impl Runtime {
     /// done: every run ends with a synchronization), then each times its
     /// call until all the work it enqueued is done. On cuda that is the GPU
     /// time between two events recorded on the rank's stream 0 (the caller's
-    /// stream, which the program's streams join before it returns); on cpu,
+    /// stream, which the program's streams join before it returns), the
+    /// first after an all-reduce that lines the ranks' GPUs up; on cpu,
     /// the host time until the rank's queues are drained. Returns each
     /// rank's time in milliseconds.
     pub fn run_timed(&self, body: impl Fn(usize) + Sync) -> Result<Vec<f64>> {
@@ -86,6 +87,7 @@ impl Runtime {
             }),
             Runtime::Cuda(world) => world.run(|device| {
                 barrier.wait();
+                device.align_ranks()?;
                 let start = device.record_timing_event()?;
                 body(device.rank());
                 let end = device.record_timing_event()?;

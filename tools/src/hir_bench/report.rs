@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 /// How the numbers are made, for the table's header and the JSON.
 pub const TIME: &str = "median (and min) over the timed iterations of the slowest rank's time; \
     each iteration: host barrier of all ranks (of the threads, or of the processes through the store), \
-    then per rank a CUDA event on stream 0, the call, \
+    then per rank an NCCL all-reduce of one float on stream 0 (the GPUs start together), \
+    a CUDA event on stream 0, the call, \
     a CUDA event on stream 0 (cpu backend: host time until the rank's queues are drained)";
 pub const FORMULA: &str = "TFLOP/s per GPU = flops each GPU executes / median time: \
     2*M*N*K for ag (every GPU computes all of C = A @ B), 2*M*N*K/D for rs and ar \
