@@ -4,9 +4,10 @@
 use crate::ir;
 use melior::{
     Context,
+    dialect::scf,
     ir::{
-        Attribute, BlockLike, Identifier, Location, Operation, OperationRef, Type, TypeLike, Value,
-        ValueLike,
+        Attribute, Block, BlockLike, Identifier, Location, Operation, OperationRef, Region,
+        RegionLike, Type, TypeLike, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute},
         operation::{OperationBuilder, OperationLike, OperationMutLike},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
@@ -195,4 +196,66 @@ pub fn select_type<'c>(context: &'c Context, source: Type<'c>, axis: usize) -> T
             mlir_sys::mlirMemRefTypeGetMemorySpace(source.to_raw()),
         ))
     }
+}
+
+/// An `scf.for` being built: its index, a builder in its body, and the
+/// body's terminator.
+pub struct Loop<'c, 'a> {
+    pub index: Value<'c, 'a>,
+    pub body: Builder<'c, 'a>,
+    pub terminator: OperationRef<'c, 'a>,
+}
+
+/// An empty `scf.for %i = lower to upper step step`.
+pub fn new_loop<'c, 'a>(
+    context: &'c Context,
+    builder: &Builder<'c, 'a>,
+    lower: Value<'c, 'a>,
+    upper: Value<'c, 'a>,
+    step: Value<'c, 'a>,
+    location: Location<'c>,
+) -> Loop<'c, 'a> {
+    let block = Block::new(&[(Type::index(context), location)]);
+    block.append_operation(scf::r#yield(&[], location));
+    let region = Region::new();
+    region.append_block(block);
+    let op = builder.insert(scf::r#for(lower, upper, step, region, location));
+    let body = op
+        .region(0)
+        .expect("a loop has a body")
+        .first_block()
+        .expect("with a block");
+    let terminator = body.terminator().expect("ends with a yield");
+    Loop {
+        index: body.argument(0).expect("the induction variable").into(),
+        body: Builder::before(context, terminator),
+        terminator,
+    }
+}
+
+/// `host.stream_from_pool` for iteration `index`, rotated over `modulus` streams.
+pub fn pool_stream<'c, 'a>(
+    context: &'c Context,
+    builder: &Builder<'c, 'a>,
+    index: Value<'c, 'a>,
+    modulus: Option<Value<'c, 'a>>,
+    location: Location<'c>,
+) -> Value<'c, 'a> {
+    let index = match modulus {
+        Some(modulus) => result(builder.op(
+            "arith.remui",
+            location,
+            &[index, modulus],
+            &[],
+            &[Type::index(context)],
+        )),
+        None => index,
+    };
+    result(builder.op(
+        "host.stream_from_pool",
+        location,
+        &[index],
+        &[],
+        &[stream_type(context)],
+    ))
 }

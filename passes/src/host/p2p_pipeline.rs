@@ -145,7 +145,11 @@
 //! }
 //! ```
 
-use crate::{diagnostics::emit_error, ir};
+use crate::{
+    builders::{self, Builder},
+    diagnostics::emit_error,
+    ir,
+};
 use hir_dialects::{comm, host};
 use melior::{
     Context,
@@ -310,10 +314,7 @@ impl<'c, 'a> Join<'c, 'a> {
     /// `%n` where the step's stream is rotated, `stream_from_pool (%i mod %n)`.
     fn step_stream_index(&self) -> Option<Value<'c, 'a>> {
         let pool = OperationResult::try_from(self.step_stream).ok()?.owner();
-        let index = OperationResult::try_from(pool.operand(0).ok()?)
-            .ok()?
-            .owner();
-        (ir::name(&index) == "arith.remui").then(|| index.operand(1).ok())?
+        rotation(pool.operand(0).ok()?).map(|(_, streams)| streams)
     }
 }
 
@@ -801,10 +802,13 @@ fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
 
 /// Whether `value` is `arith.remui %index, %n`.
 fn is_rotation_of(value: Value, index: Value) -> bool {
-    OperationResult::try_from(value).is_ok_and(|result| {
-        let op = result.owner();
-        ir::name(&op) == "arith.remui" && op.operand(0).ok() == Some(index)
-    })
+    rotation(value).is_some_and(|(rotated, _)| rotated == index)
+}
+
+/// `(%i, %n)` where `value` is `arith.remui %i, %n`.
+fn rotation<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
+    let op = OperationResult::try_from(value).ok()?.owner();
+    (ir::name(&op) == "arith.remui").then_some((op.operand(0).ok()?, op.operand(1).ok()?))
 }
 
 /// The join the loop body ends with (the two ops before `scf.yield`), if it
@@ -993,46 +997,28 @@ fn move_joins_after<'c, 'a>(
     join: Join<'c, 'a>,
 ) {
     let location = join.sync.location();
-    let index = Type::index(context);
-    let body = Block::new(&[(index, location)]);
-    let step = Value::from(body.argument(0).expect("the induction variable"));
-    let pool_index = match join.step_stream_index() {
-        Some(streams) => Value::from(
-            body.append_operation(arith::remui(step, streams, location))
-                .result(0)
-                .expect("a remainder"),
-        ),
-        None => step,
-    };
-    let stream = body
-        .append_operation(
-            host::StreamFromPoolOperation::builder(context, location)
-                .stream(Type::parse(context, "!host.stream").expect("the host dialect is loaded"))
-                .index(pool_index)
-                .build()
-                .into(),
-        )
-        .result(0)
-        .expect("a stream")
-        .into();
-    body.append_operation(
-        host::SyncStreamOperation::builder(context, location)
-            .stream(stream)
-            .build()
-            .into(),
-    );
-    body.append_operation(scf::r#yield(&[], location));
-    let region = Region::new();
-    region.append_block(body);
-    let joins = scf::r#for(
+    let after = stream_loop
+        .op
+        .next_in_block()
+        .expect("a terminator follows");
+    let joins = builders::new_loop(
+        context,
+        &Builder::before(context, after),
         stream_loop.lower,
         stream_loop.upper,
         stream_loop.op.operand(2).expect("scf.for has a step"),
-        region,
         location,
     );
-    let block = stream_loop.op.block().expect("a loop is in a block");
-    block.insert_operation_after(stream_loop.op, joins);
+    let stream = builders::pool_stream(
+        context,
+        &joins.body,
+        joins.index,
+        join.step_stream_index(),
+        location,
+    );
+    joins
+        .body
+        .op("host.sync_stream", location, &[stream], &[], &[]);
     // SAFETY: the join is live and has no results.
     unsafe { mlirOperationDestroy(join.sync.to_raw()) }
 }
@@ -1244,7 +1230,7 @@ fn exchange<'c, 'a>(
     in_place: Option<Value<'c, 'a>>,
 ) -> Operation<'c> {
     let (context, location) = (cursor.context, cursor.location);
-    let request = Type::parse(context, "!comm.request").expect("the comm dialect is loaded");
+    let request = builders::request_type(context);
     let on: Attribute =
         IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
 

@@ -57,7 +57,7 @@ use crate::{
 use melior::{
     Context,
     ir::{
-        Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+        BlockLike, OperationRef, RegionLike, Value, ValueLike,
         attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationMutLike},
         r#type::MemRefType,
@@ -235,15 +235,15 @@ fn emit_loops<'c, 'a>(
     let modulus = (num_streams > 0).then(|| outside.index(num_streams as i64, location));
 
     // Every pool stream waits for the caller's stream, before any work.
-    let sync = new_loop(context, &outside, lower, upper, step, location);
-    let stream = pool_stream(context, &sync.body, sync.index, modulus, location);
+    let sync = builders::new_loop(context, &outside, lower, upper, step, location);
+    let stream = builders::pool_stream(context, &sync.body, sync.index, modulus, location);
     sync.body
         .op("host.set_current_stream", location, &[stream], &[], &[]);
     sync.body
         .op("host.sync_stream", location, &[main], &[], &[]);
 
-    let work = new_loop(context, &outside, lower, upper, step, location);
-    let stream = pool_stream(context, &work.body, work.index, modulus, location);
+    let work = builders::new_loop(context, &outside, lower, upper, step, location);
+    let stream = builders::pool_stream(context, &work.body, work.index, modulus, location);
     work.body
         .op("host.set_current_stream", location, &[stream], &[], &[]);
     for unit in group {
@@ -259,68 +259,6 @@ fn emit_loops<'c, 'a>(
     work.body
         .op("host.sync_stream", location, &[stream], &[], &[]);
     Ok(())
-}
-
-struct Loop<'c, 'a> {
-    index: Value<'c, 'a>,
-    body: Builder<'c, 'a>,
-    terminator: OperationRef<'c, 'a>,
-}
-
-/// An empty `scf.for %i = lower to upper step step`.
-fn new_loop<'c, 'a>(
-    context: &'c Context,
-    builder: &Builder<'c, 'a>,
-    lower: Value<'c, 'a>,
-    upper: Value<'c, 'a>,
-    step: Value<'c, 'a>,
-    location: Location<'c>,
-) -> Loop<'c, 'a> {
-    let block = Block::new(&[(Type::index(context), location)]);
-    block.append_operation(melior::dialect::scf::r#yield(&[], location));
-    let region = Region::new();
-    region.append_block(block);
-    let op = builder.insert(melior::dialect::scf::r#for(
-        lower, upper, step, region, location,
-    ));
-    let body = op
-        .region(0)
-        .expect("a loop has a body")
-        .first_block()
-        .expect("with a block");
-    let terminator = body.terminator().expect("ends with a yield");
-    Loop {
-        index: body.argument(0).expect("the induction variable").into(),
-        body: Builder::before(context, terminator),
-        terminator,
-    }
-}
-
-/// `host.stream_from_pool` for iteration `index`, rotated over `modulus` streams.
-fn pool_stream<'c, 'a>(
-    context: &'c Context,
-    builder: &Builder<'c, 'a>,
-    index: Value<'c, 'a>,
-    modulus: Option<Value<'c, 'a>>,
-    location: Location<'c>,
-) -> Value<'c, 'a> {
-    let index = match modulus {
-        Some(modulus) => builders::result(builder.op(
-            "arith.remui",
-            location,
-            &[index, modulus],
-            &[],
-            &[Type::index(context)],
-        )),
-        None => index,
-    };
-    builders::result(builder.op(
-        "host.stream_from_pool",
-        location,
-        &[index],
-        &[],
-        &[builders::stream_type(context)],
-    ))
 }
 
 /// For each buffer operand of `op`, the axis that maps to the stream axis
