@@ -175,8 +175,10 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // products P [Stream(4), 8, 32] hold one block per rank. Step %i computes
 // block (%rank + %i + 1) mod 4 (the local block last, so that the first
 // partial leaves as soon as it is computed) and sends it to its owner while
-// receiving the partner's partial of this rank's block into the partner's
-// slot; the slots are summed after the loop.
+// receiving the partner's partial of this rank's block into slot %i of three.
+// The three slots are summed into C on the main stream right after the loop,
+// while the local step's GEMM runs; after the joins, C += the local partial
+// (which nothing copies).
 // CHECK-LABEL: func.func @matmul_reduce_scatter
 // CHECK-SAME: (%[[A:.*]]: memref<4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -187,8 +189,9 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK: host.sync_stream %[[MAIN]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[RANK:.*]] = host.rank : index
-// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
-// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<4x8x32xf32>, memref<4x8x32xf32>
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<3x8x32xf32>
+// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
+// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<4x8x32xf32>, memref<3x8x32xf32>
 // CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step %[[C1:.*]] {
 // CHECK-NEXT: %[[STEP:.*]] = arith.addi %[[I]], %[[C1]] : index
 // CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[RANK]], %[[STEP]] : index
@@ -202,9 +205,9 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: %[[AI:.*]] = host.select %[[A]][0][%[[SLICE]]]
 // CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][0][%[[SLICE]]]
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
-// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[PARTNER]]] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: %[[K:.*]] = arith.remui %[[I]], %[[C3]] : index
+// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[K]]] : memref<3x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CHECK-NEXT: scf.if %[[LOCAL]] {
-// CHECK-NEXT: host.copy ins(%[[PI]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
 // CHECK-NEXT: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: host.sync_stream %[[S]]
@@ -221,12 +224,14 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<3x8x32xf32>) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
 // CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
-// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
+// CHECK-NEXT: %[[OWN:.*]] = host.select %[[P]][0][%[[RANK]]] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.add ins(%[[MINE]], %[[OWN]] : {{.*}}) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: return
 func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32xf32>) {
   %c0 = arith.constant 0 : index
@@ -259,8 +264,9 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // GEMM+RS as convert-fusion-to-host gives it (hir-bench's rs-ring): the partial
 // products P [DIDx(4), Stream(4), 8, 32] keep the local didx axis of extent 1,
 // the loop slices P along axis 1, and the reduce-scatter takes the whole view
-// P[0][0] that drops the unit axis. The ring slices P as the loop does, views
-// the unit axis away from the step's block, and erases the whole view.
+// P[0][0] that drops the unit axis. The ring slices P as the loop does and
+// views the unit axis away from the step's block; the whole view stays, as
+// what the local partial is selected from.
 // CHECK-LABEL: func.func @matmul_reduce_scatter_of_view
 // CHECK-SAME: (%[[A:.*]]: memref<1x4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -268,8 +274,9 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: %[[P:.*]] = host.alloc : memref<1x4x8x32xf32>
 // CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
 // CHECK: %[[RANK:.*]] = host.rank : index
-// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8x32xf32>
-// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<1x4x8x32xf32>, memref<4x8x32xf32>
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<3x8x32xf32>
+// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
+// CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<1x4x8x32xf32>, memref<3x8x32xf32>
 // CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
 // CHECK: %[[SLICE:.*]] = arith.remui %{{.*}}, %[[C4]] : index
 // CHECK: %[[PARTNER:.*]] = arith.remui %{{.*}}, %[[C4]] : index
@@ -280,9 +287,9 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][1][%[[SLICE]]] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
 // CHECK-NEXT: %[[BLOCK:.*]] = host.select %[[PI]][0][%[[C0]]] : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>> to memref<8x32xf32, strided<[32, 1], offset: ?>>
-// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[PARTNER]]] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: %[[K:.*]] = arith.remui %[[I]], %[[C3]] : index
+// CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[K]]] : memref<3x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CHECK-NEXT: scf.if %[[LOCAL]] {
-// CHECK-NEXT: host.copy ins(%[[BLOCK]] : {{.*}}) outs(%[[SLOT]] : {{.*}})
 // CHECK-NEXT: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: host.sync_stream %[[S]]
@@ -299,12 +306,15 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<3x8x32xf32>) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
 // CHECK-NEXT: host.sync_stream %[[JS]]
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
-// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8x32xf32>) outs(%[[MINE]] : {{.*}})
+// CHECK-NEXT: %[[WHOLE:.*]] = host.select %[[P]][0][%[[C0]]] : memref<1x4x8x32xf32> to memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>>
+// CHECK-NEXT: %[[OWN:.*]] = host.select %[[WHOLE]][0][%[[RANK]]]
+// CHECK-NEXT: host.add ins(%[[MINE]], %[[OWN]] : {{.*}}) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: return
 func.func @matmul_reduce_scatter_of_view(%a: memref<1x4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32xf32>) {
   %c0 = arith.constant 0 : index
@@ -330,6 +340,50 @@ func.func @matmul_reduce_scatter_of_view(%a: memref<1x4x8x16xf32>, %b: memref<16
   %whole = host.select %p[0][%c0] : memref<1x4x8x32xf32> to memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>>
   %r = comm.reduce_scatter %whole into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xf32>
   comm.wait %r
+  return
+}
+
+// -----
+
+// A reduce-scatter whose output is allocated after the loop cannot be
+// combined into right after the loop: every rank's partial gets its slot,
+// the local step copies its own, and all four are summed after the joins.
+// CHECK-LABEL: func.func @reduce_scatter_into_later_buffer
+// CHECK: host.rank
+// CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<4x8xf32>
+// CHECK: scf.for
+// CHECK: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[PARTNER:.*]]] : memref<4x8xf32>
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: host.copy ins(%{{.*}} : {{.*}}) outs(%[[SLOT]] : {{.*}})
+// CHECK: comm.recv %[[SLOT]] from %[[PARTNER]]
+// CHECK: scf.for
+// CHECK-NEXT: host.stream_from_pool
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[C:.*]] = host.alloc : memref<1x8xf32>
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0]
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<4x8xf32>) outs(%[[MINE]] : {{.*}})
+// CHECK-NOT: host.add
+// CHECK: return
+func.func @reduce_scatter_into_later_buffer(%a: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = host.alloc : memref<4x8xf32>
+  %main = host.get_current_stream : !host.stream
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %pi = host.select %p[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>) outs(%pi : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  %c = host.alloc : memref<1x8xf32>
+  %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8xf32> into memref<1x8xf32>
+  comm.wait %r
+  host.dealloc %c : memref<1x8xf32>
   return
 }
 

@@ -914,10 +914,13 @@ impl RingArith for Emitted<'_, '_> {
 
 /// The ring indices of a step, emitted at the top of the loop body.
 struct Step<'c, 'a> {
+    rank: Value<'c, 'a>,
     slice: Value<'c, 'a>,
     partner: Value<'c, 'a>,
     /// `slice == rank`: the step whose slice is the rank's own.
     local: Value<'c, 'a>,
+    /// The local step is the loop's last.
+    local_last: bool,
 }
 
 fn rewrite<'c, 'a>(
@@ -945,11 +948,8 @@ fn rewrite<'c, 'a>(
         .op
         .operand(2)
         .expect("scf.for has a step, checked to be 1");
-    let step = ring_step(
-        at(stream_loop.index),
-        at(one),
-        local_step_last(rings.iter().map(|ring| ring.collective)),
-    );
+    let local_last = local_step_last(rings.iter().map(|ring| ring.collective));
+    let step = ring_step(at(stream_loop.index), at(one), local_last);
     let slice = slice(at(rank), step, at(stream_loop.upper)).value;
     let partner = partner(at(rank), step, at(stream_loop.upper)).value;
     let local = top.value(arith::cmpi(
@@ -966,9 +966,11 @@ fn rewrite<'c, 'a>(
         }
     }
     let step = Step {
+        rank,
         slice,
         partner,
         local,
+        local_last,
     };
     move_joins_after(context, stream_loop, rings[0].join);
     for ring in rings {
@@ -1046,7 +1048,7 @@ fn ring_steps<'c, 'a>(
         )),
         None => ring.view,
     };
-    let mut in_place = None;
+    let mut at_local = AtLocal::Copy;
     let (shared, receive, send) = match ring.collective {
         Collective::Allgather => {
             // Receive the slice from its owner, send the local shard to the partner.
@@ -1058,7 +1060,7 @@ fn ring_steps<'c, 'a>(
                 ring.own_view,
             ));
             if reads_only_the_step_slice(stream_loop, ring) {
-                in_place = Some(own);
+                at_local = AtLocal::Yield(own);
             }
             (
                 [ring.input, ring.sliced],
@@ -1075,8 +1077,11 @@ fn ring_steps<'c, 'a>(
         Collective::ReduceScatter(combine) => {
             // Send the partial block to its owner, receive the partner's
             // partial of this rank's block into the partner's slot.
-            let (slots, slot) =
+            let (slots, slot, split) =
                 partial_slots(before_loop, at_step, stream_loop, step, ring, combine);
+            if split {
+                at_local = AtLocal::Nothing;
+            }
             (
                 [ring.sliced, slots],
                 Transfer {
@@ -1093,20 +1098,13 @@ fn ring_steps<'c, 'a>(
     if backend == Backend::Cuda {
         before_loop.insert(share_mem_handles(before_loop, &shared, ring));
     }
-    let Some(own) = in_place else {
-        at_step.insert(exchange(at_step, backend, step, ring, receive, send, None));
+    let exchanged = at_step.insert(exchange(
+        at_step, backend, step, ring, receive, send, at_local,
+    ));
+    let AtLocal::Yield(_) = at_local else {
         return;
     };
     // The step computes on the local shard itself, or on the received slice.
-    let exchanged = at_step.insert(exchange(
-        at_step,
-        backend,
-        step,
-        ring,
-        receive,
-        send,
-        Some(own),
-    ));
     let operand = exchanged.result(0).expect("the step's operand").into();
     for user in ir::users(ring.view) {
         if within(user, exchanged) {
@@ -1158,9 +1156,21 @@ fn within(op: OperationRef, ancestor: OperationRef) -> bool {
     false
 }
 
-/// The reduce-scatter's slots, a buffer shaped as its input whose slot `q`
-/// receives rank `q`'s partial of this rank's block, and the step's slot
-/// (the partner's); after the loop, the slots combined are the output.
+/// Where a reduce-scatter's ring receives the partials of this rank's block,
+/// and how it combines them into the output; returns the slots, the step's
+/// slot, and whether the combine is split.
+///
+/// - Split, when the local step is last (and there are two ranks or more,
+///   and the output exists before the loop): one slot per remote step, the
+///   step's by loop index (the local step's view, unused, is slot 0). The
+///   slots are combined into the output on the main stream right after the
+///   loop, where their receives were waited for, while the local step's
+///   GEMM still runs; after the joins, the local partial is combined into
+///   the output in place. Only one pass over a block follows the last GEMM,
+///   and nothing copies the local partial.
+/// - Otherwise one slot per rank, the step's the partner's; the local step
+///   copies its partial into its own slot, and all are combined after the
+///   joins.
 fn partial_slots<'c, 'a>(
     before_loop: Cursor<'c, 'a>,
     at_step: Cursor<'c, 'a>,
@@ -1168,31 +1178,54 @@ fn partial_slots<'c, 'a>(
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
     combine: Combine,
-) -> (Value<'c, 'a>, Value<'c, 'a>) {
+) -> (Value<'c, 'a>, Value<'c, 'a>, bool) {
     let context = before_loop.context;
+    let location = before_loop.location;
     let partials = MemRefType::try_from(ring.input.r#type()).expect("a memref input");
-    let shape = static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
+    let mut shape =
+        static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
+    let ranks = shape[ring.axis as usize];
+    let split = step.local_last && ranks >= 2 && defined_before(ring.output, stream_loop.op);
+    if split {
+        shape[ring.axis as usize] = ranks - 1;
+    }
     let slots_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
     let slots = before_loop.value(
-        host::AllocOperation::builder(context, before_loop.location)
+        host::AllocOperation::builder(context, location)
             .result(slots_type.into())
             .build(),
     );
+    let slot_index = if split {
+        let index = Type::index(context);
+        let remote = before_loop.value(arith::constant(
+            context,
+            IntegerAttribute::new(index, ranks - 1).into(),
+            location,
+        ));
+        at_step.value(arith::remui(stream_loop.index, remote, location))
+    } else {
+        step.partner
+    };
     let slot_type =
         view_type(context, slots_type.into(), ring.axis).expect("an identity layout is strided");
-    let slot = at_step.value(select(at_step, slots, ring.axis, step.partner, slot_type));
+    let slot = at_step.value(select(at_step, slots, ring.axis, slot_index, slot_type));
 
-    let after_loop = Cursor::before(context, ring.op);
-    let output = after_loop.value(select(
-        after_loop,
+    let after_joins = Cursor::before(context, ring.op).located(location);
+    let combine_at = if split {
+        let joins = stream_loop.op.next_in_block().expect("the joins follow");
+        Cursor::before(context, joins).located(location)
+    } else {
+        after_joins
+    };
+    let output = combine_at.value(select(
+        combine_at,
         ring.output,
         ring.axis,
         stream_loop.lower,
         ring.own_view,
     ));
     let axes: Attribute = DenseI64ArrayAttribute::new(context, &[ring.axis]).into();
-    let location = after_loop.location;
-    after_loop.insert(match combine {
+    combine_at.insert(match combine {
         Combine::Sum => Operation::from(
             host::SumOperation::builder(context, location)
                 .axes(axes)
@@ -1207,7 +1240,47 @@ fn partial_slots<'c, 'a>(
             .build()
             .into(),
     });
-    (slots, slot)
+    if split {
+        let own_type = view_type(context, ring.input.r#type(), ring.axis).expect("a strided input");
+        let own = after_joins.value(select(
+            after_joins,
+            ring.input,
+            ring.axis,
+            step.rank,
+            own_type,
+        ));
+        after_joins.insert(match combine {
+            Combine::Sum => Operation::from(
+                host::AddOperation::builder(context, location)
+                    .lhs(output)
+                    .rhs(own)
+                    .output(output)
+                    .build(),
+            ),
+            Combine::Max => host::MaxOperation::builder(context, location)
+                .lhs(output)
+                .rhs(own)
+                .output(output)
+                .build()
+                .into(),
+        });
+    }
+    (slots, slot, split)
+}
+
+/// Whether `value` is available before `op`: an argument of an enclosing
+/// block, or the result of an op before `op` in its block.
+fn defined_before(value: Value, op: OperationRef) -> bool {
+    let Ok(result) = OperationResult::try_from(value) else {
+        return true;
+    };
+    let owner = result.owner();
+    let Some(block) = op.block() else {
+        return false;
+    };
+    ir::block_ops(block)
+        .take_while(|before| *before != op)
+        .any(|before| before == owner)
 }
 
 /// A buffer and the rank it goes to or comes from.
@@ -1216,10 +1289,21 @@ struct Transfer<'c, 'a> {
     peer: Value<'c, 'a>,
 }
 
-/// `scf.if %local { copy } else { receive, send, wait }`: at the local step
-/// the sent buffer is the received one's content. With `in_place` (the local
-/// shard), the local step copies nothing and the `scf.if` yields the buffer
-/// the step computes on: the shard, or the received slice.
+/// What a ring's local step does in place of its transfers.
+#[derive(Clone, Copy)]
+enum AtLocal<'c, 'a> {
+    /// Copies the buffer it would send into the one it would receive.
+    Copy,
+    /// Copies nothing; the `scf.if` yields the buffer the step computes on:
+    /// this one (the local shard), or the received slice.
+    Yield(Value<'c, 'a>),
+    /// Nothing: a reduce-scatter whose local partial is combined where it
+    /// was computed (see `partial_slots`).
+    Nothing,
+}
+
+/// `scf.if %local { at_local } else { receive, send, wait }`: at the local
+/// step the sent buffer is the received one's content.
 fn exchange<'c, 'a>(
     cursor: Cursor<'c, 'a>,
     backend: Backend,
@@ -1227,7 +1311,7 @@ fn exchange<'c, 'a>(
     ring: &Ring<'c, 'a>,
     receive: Transfer<'c, 'a>,
     send: Transfer<'c, 'a>,
-    in_place: Option<Value<'c, 'a>>,
+    at_local: AtLocal<'c, 'a>,
 ) -> Operation<'c> {
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
@@ -1235,11 +1319,11 @@ fn exchange<'c, 'a>(
         IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
 
     let copy = Block::new(&[]);
-    match in_place {
-        Some(own) => {
+    match at_local {
+        AtLocal::Yield(own) => {
             copy.append_operation(scf::r#yield(&[own], location));
         }
-        None => {
+        AtLocal::Copy => {
             copy.append_operation(
                 host::CopyOperation::builder(context, location)
                     .input(send.buffer)
@@ -1249,10 +1333,13 @@ fn exchange<'c, 'a>(
             );
             copy.append_operation(scf::r#yield(&[], location));
         }
+        AtLocal::Nothing => {
+            copy.append_operation(scf::r#yield(&[], location));
+        }
     }
-    let (yielded, results): (Vec<Value>, Vec<Type>) = match in_place {
-        Some(_) => (vec![receive.buffer], vec![receive.buffer.r#type()]),
-        None => (Vec::new(), Vec::new()),
+    let (yielded, results): (Vec<Value>, Vec<Type>) = match at_local {
+        AtLocal::Yield(_) => (vec![receive.buffer], vec![receive.buffer.r#type()]),
+        AtLocal::Copy | AtLocal::Nothing => (Vec::new(), Vec::new()),
     };
 
     // The transfers run on the main stream, one step after the other, so

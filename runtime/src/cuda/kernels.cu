@@ -69,9 +69,11 @@ struct F16 {
     }
 };
 
-// Element words moved as they are (copy, broadcast).
-template <class W> struct Bits {
-    typedef W T;
+// Sixteen bytes: what one thread moves per access on the wide paths (a
+// 16-byte load or store is a quarter of the instructions of 4-byte ones,
+// and a 2-byte element per access cannot reach HBM bandwidth).
+struct alignas(16) Word16 {
+    unsigned v[4];
 };
 
 __device__ float hir_max(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
@@ -202,9 +204,9 @@ template <class E, class Op> __device__ void reduce(const Reduce &r) {
     }
 }
 
-// A short reduction (fewer reduced elements than a warp): one thread per
-// output element, so that neighbouring threads read neighbouring elements;
-// a block per output would leave most of its threads idle.
+// A reduction over outer axes (or a short one): one thread per output
+// element, so that neighbouring threads read neighbouring elements; a block
+// per output would leave most of its threads idle or read strided.
 template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
     HIR_GRID_STRIDE(out, r.outputs) {
         i64 o, base;
@@ -215,5 +217,32 @@ template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
             acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
         ((typename E::T *)r.out.ptr)[o] = E::round(acc);
+    }
+}
+
+// `reduce_short` on 16-byte words: each thread reduces the 16 / sizeof(T)
+// consecutive outputs of a word (the launch counts words on the innermost
+// kept axis; its strides stay in elements).
+template <class E, class Op> __device__ void reduce_wide(const Reduce &r) {
+    typedef typename E::T T;
+    const int lanes = sizeof(Word16) / sizeof(T);
+    union Lanes {
+        Word16 word;
+        T e[sizeof(Word16) / sizeof(T)];
+    };
+    HIR_GRID_STRIDE(out, r.outputs) {
+        i64 o, base;
+        kept_offsets(r, out, o, base);
+        const T *in = (const T *)r.in.ptr + base;
+        float acc[lanes];
+        for (int l = 0; l < lanes; ++l) acc[l] = Op::init();
+        for (i64 j = 0; j < r.reduced; ++j) {
+            Lanes x;
+            x.word = *(const Word16 *)(in + reduced_offset(r, j));
+            for (int l = 0; l < lanes; ++l) acc[l] = Op::combine(acc[l], E::load(&x.e[l]));
+        }
+        Lanes y;
+        for (int l = 0; l < lanes; ++l) y.e[l] = E::round(acc[l]);
+        *(Word16 *)((T *)r.out.ptr + o) = y.word;
     }
 }

@@ -24,6 +24,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Must match `HIR_MAX_RANK` in `kernels.cu`.
 pub(crate) const MAX_RANK: usize = 8;
 const THREADS: u32 = 256;
+/// The bytes a thread moves per access on the wide paths.
+const WIDE: usize = 16;
+/// Outputs from which a reduction over outer axes runs a thread per output
+/// however long it is: the threads read neighbouring elements, and there are
+/// enough of them to fill the GPU.
+const MANY_OUTPUTS: usize = 1 << 16;
 
 /// `View` of `kernels.cu`.
 #[repr(C)]
@@ -69,10 +75,10 @@ fn element(dtype: DType) -> &'static str {
 }
 
 fn word(size: usize) -> &'static str {
-    if size == 4 {
-        "unsigned"
-    } else {
-        "unsigned short"
+    match size {
+        2 => "unsigned short",
+        4 => "unsigned",
+        _ => "Word16",
     }
 }
 
@@ -86,7 +92,7 @@ fn source() -> String {
         )
         .expect("writing to a string");
     };
-    for size in [2, 4] {
+    for size in [2, 4, WIDE] {
         entry(
             copy_name(size),
             format!("copy<{}>", word(size)),
@@ -136,6 +142,11 @@ fn source() -> String {
             entry(
                 format!("{}_short", reduce_name(op, dtype)),
                 format!("reduce_short<{e}, {o}>"),
+                "Reduce",
+            );
+            entry(
+                format!("{}_wide", reduce_name(op, dtype)),
+                format!("reduce_wide<{e}, {o}>"),
                 "Reduce",
             );
         }
@@ -278,7 +289,23 @@ impl Kernels {
 
     /// Copies `from` into `to` (same element size and shape), bit for bit.
     pub fn copy(&self, from: &View, to: &View, stream: Stream) -> Result<()> {
-        self.pointwise(&copy_name(from.dtype.size()), to, &[from], stream)
+        let size = from.dtype.size();
+        let (sizes, strides) = coalesce(&to.sizes, &[to.strides.clone(), from.strides.clone()]);
+        let lanes = lanes(size, &sizes, &strides, &[], &[to.ptr, from.ptr]);
+        if lanes == 1 {
+            return self.pointwise(&copy_name(size), to, &[from], stream);
+        }
+        // The same bytes as words of WIDE bytes.
+        let mut sizes = sizes;
+        *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
+        let words = |ptr: *mut u8, strides: &[usize]| View {
+            dtype: from.dtype,
+            ptr,
+            sizes: sizes.clone(),
+            strides: widen(strides, lanes),
+        };
+        let (to, from) = (words(to.ptr, &strides[0]), words(from.ptr, &strides[1]));
+        self.pointwise(&copy_name(WIDE), &to, &[&from], stream)
     }
 
     pub fn neg(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
@@ -366,11 +393,39 @@ impl Kernels {
             input: kview(input.ptr, &kept_strides[1])?,
         };
         let name = reduce_name(op, out.dtype);
-        if reduced < 32 {
-            let blocks = outputs
+        let outer = kept_strides[1].last() == Some(&1) && outputs >= MANY_OUTPUTS;
+        if reduced < 32 || outer {
+            let lanes = lanes(
+                out.dtype.size(),
+                &kept_sizes,
+                &kept_strides,
+                &reduced_strides[0],
+                &[out.ptr, input.ptr],
+            );
+            let (kernel, params) = if lanes == 1 {
+                ("short", params)
+            } else {
+                let mut sizes = kept_sizes;
+                *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
+                let wide = Reduce {
+                    outputs: (outputs / lanes) as i64,
+                    kept_sizes: fill(&sizes, "kept")?,
+                    out: kview(out.ptr, &widen_innermost(&kept_strides[0], lanes))?,
+                    input: kview(input.ptr, &widen_innermost(&kept_strides[1], lanes))?,
+                    ..params
+                };
+                ("wide", wide)
+            };
+            let blocks = (params.outputs as usize)
                 .div_ceil(THREADS as usize)
                 .min(self.max_blocks as usize) as u32;
-            return self.launch(&format!("{name}_short"), blocks, THREADS, &params, stream);
+            return self.launch(
+                &format!("{name}_{kernel}"),
+                blocks,
+                THREADS,
+                &params,
+                stream,
+            );
         }
         let threads = (reduced.div_ceil(32) * 32).clamp(32, THREADS as usize) as u32;
         let blocks = outputs.min(self.max_blocks as usize * 4) as u32;
@@ -405,6 +460,45 @@ fn kview(ptr: *mut u8, strides: &[usize]) -> Result<KView> {
         ptr: ptr as u64,
         strides: fill(strides, "strided")?,
     })
+}
+
+/// How many elements of `size` bytes a thread moves as one WIDE-byte word:
+/// WIDE / size when the innermost of `sizes` is a multiple of that, every
+/// view steps over it contiguously, every other stride (the views' outer
+/// ones and `steps`) is a whole number of words and every pointer is
+/// WIDE-byte aligned; otherwise 1.
+fn lanes(
+    size: usize,
+    sizes: &[usize],
+    strides: &[Vec<usize>],
+    steps: &[usize],
+    ptrs: &[*mut u8],
+) -> usize {
+    let lanes = WIDE / size;
+    let whole = |stride: &usize| stride.is_multiple_of(lanes);
+    let fits = sizes.last().is_some_and(whole)
+        && strides.iter().all(|strides| {
+            strides
+                .split_last()
+                .is_some_and(|(&last, outer)| last == 1 && outer.iter().all(whole))
+        })
+        && steps.iter().all(whole)
+        && ptrs.iter().all(|&ptr| (ptr as usize).is_multiple_of(WIDE));
+    if fits { lanes } else { 1 }
+}
+
+/// Strides in elements as strides in words of `lanes` elements.
+fn widen(strides: &[usize], lanes: usize) -> Vec<usize> {
+    let (&last, rest) = strides.split_last().expect("one stride per axis");
+    rest.iter().map(|&s| s / lanes).chain([last]).collect()
+}
+
+/// Strides in elements with the innermost axis counted in words of `lanes`
+/// elements (the wide reduction indexes elements).
+fn widen_innermost(strides: &[usize], lanes: usize) -> Vec<usize> {
+    let mut strides = strides.to_vec();
+    *strides.last_mut().expect("one stride per axis") *= lanes;
+    strides
 }
 
 /// Simplifies a shape shared by several views (`strides[v]` per view): drops
@@ -459,16 +553,39 @@ mod tests {
     }
 
     #[test]
+    fn wide_words_need_contiguous_aligned_rows() {
+        let aligned = 4096 as *mut u8;
+        // bf16 rows of 2048 with outer strides of whole words: 8 lanes.
+        assert_eq!(lanes(2, &[4, 2048], &[vec![4096, 1]], &[], &[aligned]), 8);
+        assert_eq!(lanes(4, &[4, 2048], &[vec![4096, 1]], &[8], &[aligned]), 4);
+        // A row length, an outer stride, a step or a pointer off a word.
+        assert_eq!(lanes(2, &[4, 2044], &[vec![4096, 1]], &[], &[aligned]), 1);
+        assert_eq!(lanes(2, &[4, 2048], &[vec![4100, 1]], &[], &[aligned]), 1);
+        assert_eq!(lanes(2, &[4, 2048], &[vec![4096, 1]], &[3], &[aligned]), 1);
+        assert_eq!(
+            lanes(2, &[4, 2048], &[vec![4096, 1]], &[], &[4098 as *mut u8]),
+            1
+        );
+        // Strided rows or no axis at all.
+        assert_eq!(lanes(2, &[4, 2048], &[vec![1, 4]], &[], &[aligned]), 1);
+        assert_eq!(lanes(2, &[], &[vec![]], &[], &[aligned]), 1);
+        assert_eq!(widen(&[4096, 1], 8), vec![512, 1]);
+        assert_eq!(widen_innermost(&[4096, 1], 8), vec![4096, 8]);
+    }
+
+    #[test]
     fn every_entry_is_generated_once() {
         let source = source();
         let entries = source.matches("extern \"C\" __global__").count();
         let dtypes = DType::ALL.len();
         assert_eq!(
             entries,
-            2 + dtypes * (1 + dtypes + Binary::ALL.len() + 2 * Reduction::ALL.len())
+            3 + dtypes * (1 + dtypes + Binary::ALL.len() + 3 * Reduction::ALL.len())
         );
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));
+        assert!(source.contains("void hir_sum_f32_wide(Reduce p)"));
+        assert!(source.contains("void hir_copy_128(Pointwise p)"));
     }
 }

@@ -311,6 +311,83 @@ fn reductions_match() {
     }
 }
 
+/// The 16-byte paths: a copy of a row slice and reductions over the outer
+/// axis with many outputs (short and long), next to the same shapes one
+/// element off alignment, which take the element paths.
+#[test]
+fn wide_copies_and_outer_reductions_match() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::ALL {
+        let b = |len| Buffer { dtype, len };
+        let (rows, cols) = (64, 2048);
+        let buffers = [
+            b(4 * rows * cols + 8),
+            b(40 * 32 * cols),
+            b(rows * cols + 8),
+            b(32 * cols + 8),
+        ];
+        compare(
+            &format!("wide copy {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                // Rows 8.. of block 1 into rows 8.. of the output, then the
+                // same one element off (the element path).
+                let block = |base, offset| view(dtype, base, offset, &[56, cols], &[cols, 1]);
+                run(
+                    device,
+                    KernelOp::Copy,
+                    vec![block(p[0], rows * cols + 8 * cols)],
+                    block(p[2], 8 * cols),
+                );
+                let rows7 = |base| view(dtype, base, 1, &[7, cols], &[cols, 1]);
+                run(device, KernelOp::Copy, vec![rows7(p[0])], rows7(p[3]));
+            },
+        );
+        for op in Reduction::ALL {
+            let how = if op == Reduction::Amax {
+                Match::Bits
+            } else {
+                Match::Close
+            };
+            compare(
+                &format!("wide {} {dtype:?}", op.name()),
+                &world,
+                &buffers,
+                how,
+                &|device, p| {
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0]),
+                        vec![dense(dtype, p[0], &[4, rows, cols])],
+                        dense(dtype, p[2], &[rows, cols]),
+                    );
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0]),
+                        vec![dense(dtype, p[1], &[40, 32, cols])],
+                        view(dtype, p[3], 8, &[32, cols], &[cols, 1]),
+                    );
+                    // Misaligned by one element.
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0]),
+                        vec![view(
+                            dtype,
+                            p[0],
+                            1,
+                            &[4, rows, cols],
+                            &[rows * cols, cols, 1],
+                        )],
+                        view(dtype, p[2], 1, &[rows, cols], &[cols, 1]),
+                    );
+                },
+            );
+        }
+    }
+}
+
 #[test]
 fn matmuls_and_linears_match() {
     let Some(world) = world(1, false) else { return };
