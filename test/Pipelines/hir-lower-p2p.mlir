@@ -84,6 +84,11 @@
 // AG-MATMUL-P2P-NCCL-NEXT: [[V9:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[V5]], [[RANK]] : index
 // AG-MATMUL-P2P-NCCL-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-MATMUL-P2P-NCCL-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-NCCL-NEXT: [[BACK:%[a-zA-Z0-9_]+]] = arith.addi [[I_1]], [[C4]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[BEFORE:%[a-zA-Z0-9_]+]] = arith.subi [[BACK]], {{%[a-zA-Z0-9_]+}} : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[PREVIOUS:%[a-zA-Z0-9_]+]] = arith.remui [[BEFORE]], [[C4]] : index
+// AG-MATMUL-P2P-NCCL-NEXT: [[PS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[PREVIOUS]] : !host.stream
+// AG-MATMUL-P2P-NCCL-NEXT: host.sync_stream [[PS]]
 // AG-MATMUL-P2P-NCCL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NCCL-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
 // AG-MATMUL-P2P-NCCL-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
@@ -133,6 +138,11 @@
 // AG-MATMUL-P2P-CUDA-NEXT: [[V9:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[V5]], [[RANK]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: [[BACK:%[a-zA-Z0-9_]+]] = arith.addi [[I_1]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[BEFORE:%[a-zA-Z0-9_]+]] = arith.subi [[BACK]], {{%[a-zA-Z0-9_]+}} : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[PREVIOUS:%[a-zA-Z0-9_]+]] = arith.remui [[BEFORE]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[PS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[PREVIOUS]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[PS]]
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
 // AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>

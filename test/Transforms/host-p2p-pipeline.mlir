@@ -10,7 +10,9 @@
 // mod 4, where %t is the loop index %i, or %i + 1 in a loop of reduce-scatters
 // only (their local step comes last); at the step whose slice is its own it
 // copies, or, for an allgather into a buffer of its own that only the step's
-// slice reads, computes on its own shard instead (the first two cases).
+// slice reads, computes on its own shard instead (the first two cases). Each
+// step's stream first waits for the previous step's, stream (%i + n - 1) mod n
+// of the n the steps use, so that the steps compute one at a time, in order.
 
 // DIDx -> Stream on one axis (seed 001's AllgatherP2p): in [DIDx(4), 8] ->
 // out [Stream(4), 8]. Slice s of the gathered buffer comes from rank s.
@@ -38,6 +40,11 @@
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[N:.*]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[N]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8xf32, strided<[1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[OWN]] : memref<8xf32, strided<[1], offset: ?>>
@@ -116,6 +123,11 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[N:.*]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[N]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][0][%[[SLICE]]]
 // CHECK-NEXT: %[[X:.*]] = scf.if %[[LOCAL]] -> (memref<8x16xbf16, strided<[16, 1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[OWN]]
@@ -202,6 +214,11 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[N:.*]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[N]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK-NEXT: %[[AI:.*]] = host.select %[[A]][0][%[[SLICE]]]
 // CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][0][%[[SLICE]]]
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
@@ -283,6 +300,11 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[I]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[N:.*]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[N]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK-NEXT: %[[AI:.*]] = host.select %[[A]][1][%[[SLICE]]]
 // CHECK-NEXT: %[[PI:.*]] = host.select %[[P]][1][%[[SLICE]]] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
@@ -456,6 +478,11 @@ func.func @allgather_into_view(%in: memref<1x8xf32>) {
 // CHECK-NEXT: %[[LOCAL:.*]] = arith.cmpi eq, %[[SLICE]], %[[RANK]] : index
 // CHECK-NOT: arith.
 // CHECK: host.set_current_stream
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[C2]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[C2]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK-NEXT: %[[GI:.*]] = host.select %[[G]][1][%[[SLICE]]] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
 // CHECK-NEXT: scf.if %[[LOCAL]] {
 // CHECK-NEXT: host.copy ins(%[[OWN]] : {{.*}}) outs(%[[GI]] : {{.*}})
@@ -508,6 +535,11 @@ func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
 // CHECK: %[[P:.*]] = arith.remui %[[I]], %[[C2]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[P]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
+// CHECK-NEXT: %[[BACK:.*]] = arith.addi %[[I]], %[[C2]] : index
+// CHECK-NEXT: %[[BEFORE:.*]] = arith.subi %[[BACK]], %{{.*}} : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.remui %[[BEFORE]], %[[C2]] : index
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[PREVIOUS]] : !host.stream
+// CHECK-NEXT: host.sync_stream %[[PS]]
 // CHECK: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK: comm.recv

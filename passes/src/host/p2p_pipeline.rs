@@ -973,6 +973,7 @@ fn rewrite<'c, 'a>(
         local_last,
     };
     move_joins_after(context, stream_loop, rings[0].join);
+    compute_in_step_order(context, stream_loop, rings[0].join, one);
     for ring in rings {
         ring_steps(context, backend, stream_loop, &step, ring);
         // SAFETY: the wait and the collective are live, the wait has no
@@ -1023,6 +1024,41 @@ fn move_joins_after<'c, 'a>(
         .op("host.sync_stream", location, &[stream], &[], &[]);
     // SAFETY: the join is live and has no results.
     unsafe { mlirOperationDestroy(join.sync.to_raw()) }
+}
+
+/// Makes each step's stream wait for the previous step's (stream `(%i + n -
+/// 1) mod n` of the `n` the steps use) before it computes: the steps then
+/// compute one at a time, in ring order, so that a step's result (a partial
+/// to send, a block to combine) is there after its own GEMM, not after all
+/// the GEMMs that were ready shared the GPU. Step 0 waits for the last
+/// stream, which has nothing of this loop yet.
+fn compute_in_step_order<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    join: Join<'c, 'a>,
+    one: Value<'c, 'a>,
+) {
+    let streams = join.step_stream_index().unwrap_or(stream_loop.upper);
+    if constant(streams) == Some(1) {
+        return;
+    }
+    let Some(switch) = ir::block_ops(stream_loop.body).find(|op| {
+        ir::name(op) == "host.set_current_stream" && op.operand(0).ok() == Some(join.step_stream)
+    }) else {
+        return;
+    };
+    let after = switch.next_in_block().expect("a terminator follows");
+    let location = switch.location();
+    let cursor = Cursor::before(context, after).located(location);
+    let at = |value| Emitted { value, cursor };
+    let previous = at(stream_loop.index)
+        .add(at(streams))
+        .sub(at(one))
+        .rem(at(streams))
+        .value;
+    let builder = Builder::before(context, after);
+    let stream = builders::pool_stream(context, &builder, previous, None, location);
+    builder.op("host.sync_stream", location, &[stream], &[], &[]);
 }
 
 /// Replaces `ring`'s collective by one exchange per step: the slice with its

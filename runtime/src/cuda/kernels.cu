@@ -145,6 +145,26 @@ template <class E, class Op> __device__ void binary(const Pointwise &p) {
     }
 }
 
+// `binary` on 16-byte words: the launch counts words on the innermost axis
+// (every view contiguous there) and its strides are in words.
+template <class E, class Op> __device__ void binary_wide(const Pointwise &p) {
+    typedef typename E::T T;
+    const int lanes = sizeof(Word16) / sizeof(T);
+    union Lanes {
+        Word16 word;
+        T e[sizeof(Word16) / sizeof(T)];
+    };
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        Lanes x, y, z;
+        x.word = ((const Word16 *)p.a.ptr)[a];
+        y.word = ((const Word16 *)p.b.ptr)[b];
+        for (int l = 0; l < lanes; ++l) z.e[l] = E::round(Op::apply(E::load(&x.e[l]), E::load(&y.e[l])));
+        ((Word16 *)p.out.ptr)[o] = z.word;
+    }
+}
+
 // Output element `out`'s offset in the output (`o`) and the offset of its
 // first input element (`base`).
 // (The outermost axis needs no division, as in `offsets`.)

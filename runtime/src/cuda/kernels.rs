@@ -128,6 +128,11 @@ fn source() -> String {
                 format!("binary<{e}, {o}>"),
                 "Pointwise",
             );
+            entry(
+                format!("{}_wide", binary_name(op, dtype)),
+                format!("binary_wide<{e}, {o}>"),
+                "Pointwise",
+            );
         }
         for op in Reduction::ALL {
             let o = match op {
@@ -290,22 +295,10 @@ impl Kernels {
     /// Copies `from` into `to` (same element size and shape), bit for bit.
     pub fn copy(&self, from: &View, to: &View, stream: Stream) -> Result<()> {
         let size = from.dtype.size();
-        let (sizes, strides) = coalesce(&to.sizes, &[to.strides.clone(), from.strides.clone()]);
-        let lanes = lanes(size, &sizes, &strides, &[], &[to.ptr, from.ptr]);
-        if lanes == 1 {
-            return self.pointwise(&copy_name(size), to, &[from], stream);
+        match words(to, &[from]) {
+            Some((to, inputs)) => self.pointwise(&copy_name(WIDE), &to, &[&inputs[0]], stream),
+            None => self.pointwise(&copy_name(size), to, &[from], stream),
         }
-        // The same bytes as words of WIDE bytes.
-        let mut sizes = sizes;
-        *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
-        let words = |ptr: *mut u8, strides: &[usize]| View {
-            dtype: from.dtype,
-            ptr,
-            sizes: sizes.clone(),
-            strides: widen(strides, lanes),
-        };
-        let (to, from) = (words(to.ptr, &strides[0]), words(from.ptr, &strides[1]));
-        self.pointwise(&copy_name(WIDE), &to, &[&from], stream)
     }
 
     pub fn neg(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
@@ -327,7 +320,16 @@ impl Kernels {
         out: &View,
         stream: Stream,
     ) -> Result<()> {
-        self.pointwise(&binary_name(op, out.dtype), out, &[lhs, rhs], stream)
+        let name = binary_name(op, out.dtype);
+        match words(out, &[lhs, rhs]) {
+            Some((out, inputs)) => self.pointwise(
+                &format!("{name}_wide"),
+                &out,
+                &[&inputs[0], &inputs[1]],
+                stream,
+            ),
+            None => self.pointwise(&name, out, &[lhs, rhs], stream),
+        }
     }
 
     /// `out` is `input` repeated along the new output axes `axes`.
@@ -487,6 +489,29 @@ fn lanes(
     if fits { lanes } else { 1 }
 }
 
+/// `out` and `inputs` (one element type, one shape) as views of WIDE-byte
+/// words over the coalesced launch shape, when `lanes` allows it.
+fn words(out: &View, inputs: &[&View]) -> Option<(View, Vec<View>)> {
+    let mut strides = vec![out.strides.clone()];
+    strides.extend(inputs.iter().map(|view| view.strides.clone()));
+    let (mut sizes, strides) = coalesce(&out.sizes, &strides);
+    let mut ptrs = vec![out.ptr];
+    ptrs.extend(inputs.iter().map(|view| view.ptr));
+    let lanes = lanes(out.dtype.size(), &sizes, &strides, &[], &ptrs);
+    if lanes == 1 {
+        return None;
+    }
+    *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
+    let mut views = ptrs.iter().zip(&strides).map(|(&ptr, strides)| View {
+        dtype: out.dtype,
+        ptr,
+        sizes: sizes.clone(),
+        strides: widen(strides, lanes),
+    });
+    let out = views.next().expect("the output");
+    Some((out, views.collect()))
+}
+
 /// Strides in elements as strides in words of `lanes` elements.
 fn widen(strides: &[usize], lanes: usize) -> Vec<usize> {
     let (&last, rest) = strides.split_last().expect("one stride per axis");
@@ -580,12 +605,13 @@ mod tests {
         let dtypes = DType::ALL.len();
         assert_eq!(
             entries,
-            3 + dtypes * (1 + dtypes + Binary::ALL.len() + 3 * Reduction::ALL.len())
+            3 + dtypes * (1 + dtypes + 2 * Binary::ALL.len() + 3 * Reduction::ALL.len())
         );
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));
         assert!(source.contains("void hir_sum_f32_wide(Reduce p)"));
         assert!(source.contains("void hir_copy_128(Pointwise p)"));
+        assert!(source.contains("void hir_add_bf16_wide(Pointwise p)"));
     }
 }

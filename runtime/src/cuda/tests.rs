@@ -327,7 +327,7 @@ fn wide_copies_and_outer_reductions_match() {
             b(32 * cols + 8),
         ];
         compare(
-            &format!("wide copy {dtype:?}"),
+            &format!("wide copy/add {dtype:?}"),
             &world,
             &buffers,
             Match::Bits,
@@ -343,6 +343,23 @@ fn wide_copies_and_outer_reductions_match() {
                 );
                 let rows7 = |base| view(dtype, base, 1, &[7, cols], &[cols, 1]);
                 run(device, KernelOp::Copy, vec![rows7(p[0])], rows7(p[3]));
+                // An add of row blocks (in place, as the reduce-scatter ring
+                // combines its local partial), and one element off.
+                let out = block(p[2], 8 * cols);
+                let lhs = block(p[0], 2 * rows * cols + 8 * cols);
+                run(
+                    device,
+                    KernelOp::Binary(Binary::Add),
+                    vec![out.clone(), lhs],
+                    out,
+                );
+                let rows7b = |base| view(dtype, base, 3 * cols + 1, &[7, cols], &[cols, 1]);
+                run(
+                    device,
+                    KernelOp::Binary(Binary::Max),
+                    vec![rows7(p[0]), rows7b(p[0])],
+                    rows7b(p[3]),
+                );
             },
         );
         for op in Reduction::ALL {
