@@ -1026,8 +1026,8 @@ fn move_joins_after<'c, 'a>(
     unsafe { mlirOperationDestroy(join.sync.to_raw()) }
 }
 
-/// Makes each step's stream wait for the previous step's (stream `(%i + n -
-/// 1) mod n` of the `n` the steps use) before it computes: the steps then
+/// Makes each step's stream wait for the previous step's, stream
+/// `(%i + n - 1) mod n` of the `n` the steps use, before it computes: the steps then
 /// compute one at a time, in ring order, so that a step's result (a partial
 /// to send, a block to combine) is there after its own GEMM, not after all
 /// the GEMMs that were ready shared the GPU. Step 0 waits for the last
