@@ -19,7 +19,7 @@ pub mod watchdog;
 pub use store::{Failure, StoreClient, StoreServer};
 pub use watchdog::{Inflight, Stuck, Watchdog, WatchdogConfig, Watched};
 
-use crate::cuda::{Bootstrap, MessageKey};
+use crate::cuda::Bootstrap;
 use crate::error::{Error, Result};
 use crate::ops::Team;
 use std::sync::Arc;
@@ -317,18 +317,6 @@ impl TcpBootstrap {
     }
 }
 
-impl TcpBootstrap {
-    /// The store key of a message; the receiver deletes it once taken.
-    fn message_key(&self, (team, from, to, number): &MessageKey) -> String {
-        let ranks: Vec<String> = team.ranks().iter().map(usize::to_string).collect();
-        format!(
-            "{}/message/{}/{from}/{to}/{number}",
-            self.prefix,
-            ranks.join(",")
-        )
-    }
-}
-
 impl Bootstrap for TcpBootstrap {
     fn all_gather(
         &self,
@@ -373,30 +361,15 @@ impl Bootstrap for TcpBootstrap {
         false
     }
 
-    fn put(&self, key: MessageKey, bytes: Vec<u8>) -> Result<()> {
-        self.client.set(&self.message_key(&key), &bytes)
+    fn timeout(&self) -> Duration {
+        self.timeout
     }
 
-    fn take(&self, key: MessageKey) -> Result<Vec<u8>> {
-        let name = self.message_key(&key);
-        match self
-            .client
-            .get_or_missing(std::slice::from_ref(&name), self.timeout)?
-        {
-            store::Got::Values(mut values) => {
-                self.client.delete(std::slice::from_ref(&name))?;
-                Ok(values.remove(0))
-            }
-            store::Got::Missing(_) => {
-                let (team, from, to, number) = &key;
-                Err(Error::Timeout {
-                    after: self.timeout,
-                    waiting: format!(
-                        "for team member {from} to leave message #{number} for member {to} \
-                         on team {team}"
-                    ),
-                })
-            }
+    /// One store round trip (`failures` with no wait).
+    fn check_failed(&self) -> Result<()> {
+        match self.client.failures(Duration::ZERO)?.first() {
+            Some(failure) => Err(failure.error()),
+            None => Ok(()),
         }
     }
 }

@@ -3,33 +3,39 @@
 //!
 //! `share_mem_handle(buffer, team)` exchanges, through the [`Bootstrap`], the
 //! buffer's whole allocation and, on the team's first share, each rank's flag
-//! array for the team; every rank then maps its peers' (see [`Export`]).
-//! Shares are cached per (allocation, team): the caching allocator hands a
-//! site the same buffer on every call, so a program shares for free after its
-//! first run.
+//! array and mailbox (`mailbox.rs`) for the team; every rank then maps its
+//! peers' (see [`Export`]). Shares are cached per (allocation, team): the
+//! caching allocator hands a site the same buffer on every call, so a
+//! program shares for free after its first run.
 //!
 //! Transfer `k` from `a` to `b` on a team (the `k`-th of that pair and
-//! direction, matched as NCCL does) is signalled by the value `k + 1` in two
-//! flags of slot `k mod SLOTS`: `ready` in `a`'s array (written by `b`: its
-//! buffer is free) and `done` in `b`'s (written by `a`: the data is there).
+//! direction, matched as NCCL does) uses slot `k mod SLOTS` of the pair: in
+//! `b`'s mailbox, where `b` leaves its destination, and in two flags signalled
+//! by the value `k + 1`: `ready` in `a`'s array (written by `b`: its buffer
+//! is free) and `done` in `b`'s (written by `a`: the data is there).
 //!
-//! - `recv`, on `b`: leaves its destination (a [`Destination`]) for `a`
-//!   through the bootstrap, then, on the posting stream after its work so
-//!   far, writes `ready = k + 1` into `a`'s flag. Its request is the flag
-//!   wait `done >= k + 1`, which `wait` puts on the then current stream, as
-//!   NCCL's receive completes where the program waits for it.
-//! - `send`, on `a`: takes `b`'s destination (the host waits until `b`'s host
-//!   has posted that `recv`), then on the current stream waits for
-//!   `ready >= k + 1`, copies (`cuMemcpyAsync`, the copy engine, when the
-//!   destination is contiguous; the copy kernel writing through the mapping
-//!   otherwise) and writes `done = k + 1` into `b`'s flag.
+//! - `recv`, on `b`: leaves its destination (a [`Destination`]) for `a` in
+//!   its mailbox, in host shared memory (no bootstrap round trip), then, on
+//!   the posting stream after its work so far, writes `ready = k + 1` into
+//!   `a`'s flag. Its request is the flag wait `done >= k + 1`, which `wait`
+//!   puts on the then current stream, as NCCL's receive completes where the
+//!   program waits for it.
+//! - `send`, on `a`: takes `b`'s destination from `b`'s mailbox (the host
+//!   waits until `b`'s host has posted that `recv`), then on the current
+//!   stream waits for `ready >= k + 1`, copies (`cuMemcpyAsync`, the copy
+//!   engine, when the destination is contiguous; the copy kernel writing
+//!   through the mapping otherwise) and writes `done = k + 1` into `b`'s flag.
 //!
 //! Each transfer has its own slot, so receives posted from different streams
 //! may signal in any order; a slot is reused `SLOTS` transfers later with a
-//! larger value, and waits compare cyclically, so values may wrap.
+//! larger value, and waits compare cyclically, so values may wrap. A mailbox
+//! slot is reused only once its sender has taken the previous destination
+//! in it: a receiving host more than `SLOTS` transfers ahead of its sender's
+//! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
-use super::bootstrap::{Bootstrap, MessageKey};
-use super::kernels::Kernels;
+use super::bootstrap::Bootstrap;
+use super::kernels::{Kernels, MAX_RANK, coalesce};
+use super::mailbox::Mailbox;
 use super::{Check, P2p, Scratch, Stream, is_contiguous};
 use crate::abi::{DType, Entry};
 use crate::error::{Error, Result};
@@ -80,15 +86,20 @@ enum Reach {
     Handles { buffer: [u8; 64], flags: [u8; 64] },
 }
 
-/// What a rank brings to a share: the shared buffer's allocation and its
-/// flag array for the team.
+/// What a rank brings to a share: the shared buffer's allocation, its flag
+/// array for the team and, on the team's first share, the name of its
+/// mailbox (empty afterwards).
 #[derive(Clone, Debug, PartialEq)]
 struct Export {
     base: u64,
     size: u64,
     flags: u64,
     reach: Reach,
+    mailbox: String,
 }
+
+/// The longest mailbox name an export carries (`NAME_MAX`).
+const MAX_NAME: usize = 255;
 
 impl Export {
     fn encode(&self) -> Vec<u8> {
@@ -103,17 +114,32 @@ impl Export {
                 bytes.extend(flags);
             }
         }
+        bytes.extend(self.mailbox.as_bytes());
         bytes
     }
 
     fn decode(bytes: &[u8], same_process: bool) -> Result<Export> {
         let want = if same_process { 32 } else { 24 + 128 };
-        if bytes.len() != want {
+        if bytes.len() < want || bytes.len() > want + MAX_NAME {
             return Err(Error::Invalid(format!(
-                "a shared memory export has {} bytes, expected {want}",
+                "a shared memory export has {} bytes, expected {want} and a mailbox name of at \
+                 most {MAX_NAME}",
                 bytes.len()
             )));
         }
+        // Empty, or a POSIX shared memory name: `/` and printable ASCII.
+        let mailbox = std::str::from_utf8(&bytes[want..])
+            .ok()
+            .filter(|name| match name.strip_prefix('/') {
+                Some(rest) => {
+                    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_graphic() && b != b'/')
+                }
+                None => name.is_empty(),
+            })
+            .ok_or_else(|| {
+                Error::Invalid("a shared memory export has a malformed mailbox name".into())
+            })?
+            .to_string();
         let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
         let reach = if same_process {
             Reach::Context(word(3))
@@ -128,45 +154,67 @@ impl Export {
             size: word(1),
             flags: word(2),
             reach,
+            mailbox,
         })
     }
 }
 
 /// A receive's buffer as its sender needs it, in the receiver's address
-/// space.
+/// space. Encoded as `u64` words, `dtype, ptr, rank`, then the sizes and
+/// strides: at most [`super::mailbox::WORDS`].
 #[derive(Clone, Debug, PartialEq)]
 struct Destination(View);
 
 impl Destination {
-    fn encode(&self) -> Vec<u8> {
+    /// `view`, its axes merged where they can be if it has more than the
+    /// mailbox holds.
+    fn of(view: &View) -> Result<Destination> {
+        if view.rank() <= MAX_RANK {
+            return Ok(Destination(view.clone()));
+        }
+        let (sizes, strides) = coalesce(&view.sizes, std::slice::from_ref(&view.strides));
+        if sizes.len() > MAX_RANK {
+            return Err(Error::Invalid(format!(
+                "a cuda recv buffer of {} non-mergeable axes exceeds the {MAX_RANK} a cuda \
+                 transfer takes",
+                sizes.len()
+            )));
+        }
+        Ok(Destination(View {
+            sizes,
+            strides: strides.into_iter().next().unwrap_or_default(),
+            ..view.clone()
+        }))
+    }
+
+    fn encode(&self) -> Vec<u64> {
         let view = &self.0;
         let dtype = DType::ALL.iter().position(|&d| d == view.dtype).unwrap();
         [dtype as u64, view.ptr as u64, view.rank() as u64]
             .into_iter()
             .chain(view.sizes.iter().chain(&view.strides).map(|&x| x as u64))
-            .flat_map(u64::to_le_bytes)
             .collect()
     }
 
-    fn decode(bytes: &[u8]) -> Result<Destination> {
-        let words: Vec<u64> = bytes
-            .chunks_exact(8)
-            .map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()))
-            .collect();
+    fn decode(words: &[u64]) -> Result<Destination> {
         let malformed = || Error::Invalid("a malformed receive destination".into());
         let (&[dtype, ptr, rank], rest) = words.split_first_chunk::<3>().ok_or_else(malformed)?;
-        let rank = rank as usize;
-        if !bytes.len().is_multiple_of(8) || rest.len() != 2 * rank {
+        if usize::try_from(rank).ok() != Some(rest.len() / 2) || rest.len() % 2 != 0 {
             return Err(malformed());
         }
+        let rank = rest.len() / 2;
         let dtype = *DType::ALL.get(dtype as usize).ok_or_else(malformed)?;
-        let field =
-            |range: std::ops::Range<usize>| rest[range].iter().map(|&x| x as usize).collect();
+        let field = |range: std::ops::Range<usize>| {
+            rest[range]
+                .iter()
+                .map(|&x| usize::try_from(x).map_err(|_| malformed()))
+                .collect::<Result<Vec<usize>>>()
+        };
         Ok(Destination(View {
             dtype,
-            ptr: ptr as *mut u8,
-            sizes: field(0..rank),
-            strides: field(rank..2 * rank),
+            ptr: usize::try_from(ptr).map_err(|_| malformed())? as *mut u8,
+            sizes: field(0..rank)?,
+            strides: field(rank..2 * rank)?,
         }))
     }
 }
@@ -194,8 +242,9 @@ fn signal(number: u64) -> u32 {
     (number as u32).wrapping_add(1)
 }
 
-/// Transfers with one member in one direction that may be in flight at once.
-const SLOTS: usize = 64;
+/// Transfers with one member in one direction that may be in flight at once
+/// (flag and mailbox slots).
+pub(crate) const SLOTS: usize = 64;
 
 /// A team's flag array: `ready[i][slot]` for sends to member `i`, then
 /// `done[i][slot]` for receives from member `i`.
@@ -233,12 +282,16 @@ struct Link {
     peers: Vec<sys::CUdeviceptr>,
     sends: Counters,
     recvs: Counters,
+    /// Where this rank's receives leave their destinations, and its sends
+    /// take theirs.
+    mailbox: Mailbox,
 }
 
 impl Link {
     /// Needs the rank's context current.
     fn new(team: &Team, position: usize) -> Result<Link> {
         let members = team.len();
+        let mailbox = Mailbox::create(team, position)?;
         let bytes = 2 * members * SLOTS * 4;
         // SAFETY: plain allocations, zeroed before any stream sees them,
         // released in `Ipc::drop`.
@@ -252,6 +305,7 @@ impl Link {
                 peers: vec![0; members],
                 sends: Counters::new(members),
                 recvs: Counters::new(members),
+                mailbox,
             })
         }
     }
@@ -302,26 +356,47 @@ impl Ipc {
         }
         let link = &self.links[team];
         let same_process = me.bootstrap.same_process();
-        let export = Export {
-            base,
-            size,
-            flags: link.flags,
-            reach: if same_process {
-                Reach::Context(me.ctx as u64)
-            } else {
-                Reach::Handles {
-                    buffer: ipc_handle(base)?,
+        let reach = if same_process {
+            Ok(Reach::Context(me.ctx as u64))
+        } else {
+            ipc_handle(base).and_then(|buffer| {
+                Ok(Reach::Handles {
+                    buffer,
                     flags: ipc_handle(link.flags)?,
-                }
-            },
+                })
+            })
         };
-        let all = me
-            .bootstrap
-            .all_gather(team, number(), position, export.encode())?;
-        let mut peers = Vec::with_capacity(all.len());
-        for (&peer, bytes) in team.ranks().iter().zip(&all) {
-            let export = Export::decode(bytes, same_process)?;
-            let (local, flags) = self.map(me, peer, &export)?;
+        let exports = reach
+            .and_then(|reach| {
+                let export = Export {
+                    base,
+                    size,
+                    flags: link.flags,
+                    reach,
+                    mailbox: link.mailbox.name().unwrap_or_default().to_string(),
+                };
+                me.bootstrap
+                    .all_gather(team, number(), position, export.encode())
+            })
+            .and_then(|all| {
+                all.iter()
+                    .map(|bytes| Export::decode(bytes, same_process))
+                    .collect::<Result<Vec<_>>>()
+            });
+        let mailbox = &mut self.links.get_mut(team).unwrap().mailbox;
+        if !mailbox.connected() {
+            match &exports {
+                Ok(exports) => {
+                    let names: Vec<&str> = exports.iter().map(|e| e.mailbox.as_str()).collect();
+                    mailbox.connect(&names, me.bootstrap)?;
+                }
+                // Nothing may be left in /dev/shm.
+                Err(_) => mailbox.unlink(),
+            }
+        }
+        let mut peers = Vec::with_capacity(team.len());
+        for (&peer, export) in team.ranks().iter().zip(&exports?) {
+            let (local, flags) = self.map(me, peer, export)?;
             let mapping = Mapping {
                 remote: (export.base as usize, (export.base + export.size) as usize),
                 local: local as usize,
@@ -428,11 +503,21 @@ impl Ipc {
             ..
         } = p2p;
         let from = *from;
+        let destination = Destination::of(buffer)?.encode();
         let link = self.links.get_mut(team).expect("checked");
         let number = link.recvs.next(from);
-        let key: MessageKey = (team.clone(), from, link.position, number);
-        me.bootstrap
-            .put(key, Destination(buffer.clone()).encode())?;
+        let sender = team.ranks()[from];
+        let reused = || {
+            format!(
+                "for rank {sender} to post the send of cuda transfer #{} from rank {sender} to \
+                 rank {} on team {team}, whose mailbox slot transfer #{number} reuses; a rank's \
+                 cuda recvs from a peer may run at most {SLOTS} transfers ahead of its sends",
+                number - SLOTS as u64,
+                me.rank
+            )
+        };
+        link.mailbox
+            .post(from, number, &destination, me.bootstrap, reused)?;
         let value = signal(number);
         let ready_flag = ready(link.peers[from], link.position, number);
         // SAFETY: a live stream; the sender's flag is mapped device memory,
@@ -483,7 +568,6 @@ impl Ipc {
         let to = *to;
         let link = self.links.get_mut(team).expect("checked");
         let number = link.sends.next(to);
-        let key: MessageKey = (team.clone(), link.position, to, number);
         let receiver = team.ranks()[to];
         let describe = || {
             format!(
@@ -491,16 +575,12 @@ impl Ipc {
                 me.rank
             )
         };
-        let message = me.bootstrap.take(key).map_err(|error| match error {
-            Error::Timeout { after, .. } => Error::Timeout {
-                after,
-                waiting: format!(
-                    "for rank {receiver} to post the matching recv ({}); a cuda send learns \
-                     where to write from its recv, so the recv must be posted first",
-                    describe()
-                ),
-            },
-            error => error,
+        let message = link.mailbox.take(to, number, me.bootstrap, || {
+            format!(
+                "for rank {receiver} to post the matching recv ({}); a cuda send learns where \
+                 to write from its recv, so the recv must be posted first",
+                describe()
+            )
         })?;
         let Destination(target) = Destination::decode(&message)?;
         let value = signal(number);
@@ -693,6 +773,7 @@ mod tests {
             size: 4096,
             flags: 0x7f10_0000,
             reach: Reach::Context(0xabcd),
+            mailbox: "/hir-mailbox-12-0-abc".into(),
         };
         assert_eq!(Export::decode(&same.encode(), true).unwrap(), same);
         let handles = Export {
@@ -700,19 +781,62 @@ mod tests {
                 buffer: [7; 64],
                 flags: [9; 64],
             },
+            mailbox: String::new(),
             ..same.clone()
         };
         assert_eq!(Export::decode(&handles.encode(), false).unwrap(), handles);
         assert!(Export::decode(&same.encode(), false).is_err());
+        assert!(Export::decode(&handles.encode(), true).is_err());
+        for name in ["no-slash", "/", "/a/b", "/a\0b", "/a b"] {
+            let bad = Export {
+                mailbox: name.into(),
+                ..same.clone()
+            };
+            assert!(Export::decode(&bad.encode(), true).is_err(), "{name:?}");
+        }
+        let mut long = same.encode();
+        long.extend([b'x'; MAX_NAME]);
+        assert!(Export::decode(&long, true).is_err());
     }
 
     #[test]
     fn destinations_round_trip() {
         let destination = Destination(view(0x4000, &[4, 8], &[24, 1]));
-        let bytes = destination.encode();
-        assert_eq!(Destination::decode(&bytes).unwrap(), destination);
-        assert!(Destination::decode(&bytes[..bytes.len() - 8]).is_err());
-        assert!(Destination::decode(&bytes[..5]).is_err());
+        let words = destination.encode();
+        assert_eq!(words.len(), 7);
+        assert_eq!(Destination::decode(&words).unwrap(), destination);
+        assert!(Destination::decode(&words[..words.len() - 1]).is_err());
+        assert!(Destination::decode(&words[..2]).is_err());
+        let mut bad_dtype = words.clone();
+        bad_dtype[0] = 1 << 40;
+        assert!(Destination::decode(&bad_dtype).is_err());
+        let mut bad_rank = words.clone();
+        bad_rank[2] = u64::MAX;
+        assert!(Destination::decode(&bad_rank).is_err());
+    }
+
+    #[test]
+    fn destinations_fit_the_mailbox() {
+        // Up to MAX_RANK axes travel as they are.
+        let sizes = [2; MAX_RANK];
+        let strides: Vec<usize> = (0..MAX_RANK).rev().map(|axis| 1 << (2 * axis)).collect();
+        let wide = view(0x4000, &sizes, &strides);
+        let destination = Destination::of(&wide).unwrap();
+        assert_eq!(destination.0, wide);
+        assert_eq!(destination.encode().len(), super::super::mailbox::WORDS);
+        // More are merged: a contiguous [1, 2, ..., 2] is one axis.
+        let mut sizes = vec![1];
+        sizes.extend([2; MAX_RANK + 1]);
+        let tall = View::contiguous(DType::F32, 0x4000 as *mut u8, &sizes);
+        let merged = Destination::of(&tall).unwrap().0;
+        assert_eq!(
+            (merged.sizes, merged.strides),
+            (vec![1 << (MAX_RANK + 1)], vec![1])
+        );
+        // Axes that do not merge are an error.
+        let sizes = [2; MAX_RANK + 1];
+        let strides: Vec<usize> = (0..=MAX_RANK).rev().map(|axis| 1 << (2 * axis)).collect();
+        assert!(Destination::of(&view(0x4000, &sizes, &strides)).is_err());
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod bootstrap;
 mod grouped;
 mod ipc;
 mod kernels;
+pub(crate) mod mailbox;
 mod nccl;
 #[cfg(test)]
 mod tests;
@@ -25,7 +26,7 @@ mod timeline;
 mod timer;
 
 pub use alloc::DeviceBuffer;
-pub use bootstrap::{Bootstrap, MessageKey};
+pub use bootstrap::Bootstrap;
 pub use timer::TimingEvent;
 
 use crate::abi::{Backend, Collective, Entry};
