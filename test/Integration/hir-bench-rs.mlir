@@ -28,8 +28,7 @@
 
 // With p2p, hir-lower makes a ring of rs-ring's reduce-scatter (of the whole
 // view that drops the partial products' unit didx axis): sends and receives
-// in the stream loop, each received block added into the output as it
-// arrives, the local block added after the loop, no collective left.
+// in the stream loop, the received blocks summed after it, no collective left.
 // RUN: hir-opt %t.rs-ring.2.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RUN: hir-opt %t.rs-ring.3.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RUN: hir-opt %t.rs-ring.4.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
@@ -38,9 +37,7 @@
 // RING: host.matmul
 // RING: comm.recv
 // RING-NEXT: comm.send
-// RING: host.copy
-// RING: host.add
-// RING: host.add
+// RING: host.sum [0]
 // RING: return
 
 // CHECK: ran @{{[a-z_]+}} on {{[0-9]}} rank

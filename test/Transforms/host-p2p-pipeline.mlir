@@ -188,9 +188,9 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // block (%rank + %i + 1) mod 4 (the local block last, so that the first
 // partial leaves as soon as it is computed) and sends it to its owner while
 // receiving the partner's partial of this rank's block into slot %i of three.
-// On the main stream, right after its receive, the first step copies its
-// partial into C and the later ones add theirs, while the next step's GEMM
-// runs; after the joins, C += the local partial (which nothing copies).
+// The three slots are summed into C on the main stream right after the loop,
+// while the local step's GEMM runs; after the joins, C += the local partial
+// (which nothing copies).
 // CHECK-LABEL: func.func @matmul_reduce_scatter
 // CHECK-SAME: (%[[A:.*]]: memref<4x8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<1x8x32xf32>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -203,7 +203,6 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: %[[RANK:.*]] = host.rank : index
 // CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<3x8x32xf32>
 // CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<4x8x32xf32>, memref<3x8x32xf32>
 // CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step %[[C1:.*]] {
 // CHECK-NEXT: %[[STEP:.*]] = arith.addi %[[I]], %[[C1]] : index
@@ -225,7 +224,6 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CHECK-NEXT: host.matmul ins(%[[AI]], %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}})
 // CHECK-NEXT: %[[K:.*]] = arith.remui %[[I]], %[[C3]] : index
 // CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[K]]] : memref<3x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
-// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[I]], %[[C0]] : index
 // CHECK-NEXT: scf.if %[[LOCAL]] {
 // CHECK-NEXT: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
@@ -239,15 +237,12 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[PI]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: comm.wait %[[SEND]]
 // CUDA-NEXT: comm.wait %[[RECV]]
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: host.copy ins(%[[SLOT]] : {{.*}}) outs(%[[MINE]] : {{.*}})
-// CHECK-NEXT: } else {
-// CHECK-NEXT: host.add ins(%[[MINE]], %[[SLOT]] : {{.*}}) outs(%[[MINE]] : {{.*}})
-// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<3x8x32xf32>) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
 // CHECK-NEXT: host.sync_stream %[[JS]]
@@ -298,7 +293,6 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK: %[[RANK:.*]] = host.rank : index
 // CHECK-NEXT: %[[SLOTS:.*]] = host.alloc : memref<3x8x32xf32>
 // CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CUDA-NEXT: comm.share_mem_handles %[[P]], %[[SLOTS]] team [0, 1, 2, 3] : memref<1x4x8x32xf32>, memref<3x8x32xf32>
 // CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
 // CHECK: %[[SLICE:.*]] = arith.remui %{{.*}}, %[[C4]] : index
@@ -317,7 +311,6 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NEXT: %[[BLOCK:.*]] = host.select %[[PI]][0][%[[C0]]] : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // CHECK-NEXT: %[[K:.*]] = arith.remui %[[I]], %[[C3]] : index
 // CHECK-NEXT: %[[SLOT:.*]] = host.select %[[SLOTS]][0][%[[K]]] : memref<3x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
-// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[I]], %[[C0]] : index
 // CHECK-NEXT: scf.if %[[LOCAL]] {
 // CHECK-NEXT: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
@@ -331,15 +324,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CUDA-NEXT: %[[SEND:.*]] = comm.send %[[BLOCK]] to %[[SLICE]] team [0, 1, 2, 3] on cuda
 // CUDA-NEXT: comm.wait %[[SEND]]
 // CUDA-NEXT: comm.wait %[[RECV]]
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: host.copy ins(%[[SLOT]] : {{.*}}) outs(%[[MINE]] : {{.*}})
-// CHECK-NEXT: } else {
-// CHECK-NEXT: host.add ins(%[[MINE]], %[[SLOT]] : {{.*}}) outs(%[[MINE]] : {{.*}})
-// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[S]]
 // CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]
 // CHECK-NEXT: }
+// CHECK-NEXT: %[[MINE:.*]] = host.select %[[C]][0][%[[C0]]] : memref<1x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins(%[[SLOTS]] : memref<3x8x32xf32>) outs(%[[MINE]] : {{.*}})
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool
 // CHECK-NEXT: host.sync_stream %[[JS]]

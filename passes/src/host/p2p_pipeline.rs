@@ -1113,10 +1113,10 @@ fn ring_steps<'c, 'a>(
         Collective::ReduceScatter(combine) => {
             // Send the partial block to its owner, receive the partner's
             // partial of this rank's block into the partner's slot.
-            let (slots, slot, accumulate) =
+            let (slots, slot, split) =
                 partial_slots(before_loop, at_step, stream_loop, step, ring, combine);
-            if let Some(accumulate) = accumulate {
-                at_local = AtLocal::Accumulate(accumulate);
+            if split {
+                at_local = AtLocal::Nothing;
             }
             (
                 [ring.sliced, slots],
@@ -1194,16 +1194,16 @@ fn within(op: OperationRef, ancestor: OperationRef) -> bool {
 
 /// Where a reduce-scatter's ring receives the partials of this rank's block,
 /// and how it combines them into the output; returns the slots, the step's
-/// slot, and, when the partials are combined as they arrive, how.
+/// slot, and whether the combine is split.
 ///
-/// - As they arrive, when the local step is last (and there are two ranks or
-///   more, and the output exists before the loop): one slot per remote step,
-///   the step's by loop index (the local step's view, unused, is slot 0).
-///   On the main stream, right after its receive, each step copies (the
-///   first) or combines its partial into the output, while the next step's
-///   GEMM runs; after the joins, the local partial is combined into the
-///   output in place. Only one pass over a block follows the last GEMM, and
-///   nothing copies the local partial.
+/// - Split, when the local step is last (and there are two ranks or more,
+///   and the output exists before the loop): one slot per remote step, the
+///   step's by loop index (the local step's view, unused, is slot 0). The
+///   slots are combined into the output on the main stream right after the
+///   loop, where their receives were waited for, while the local step's
+///   GEMM still runs; after the joins, the local partial is combined into
+///   the output in place. Only one pass over a block follows the last GEMM,
+///   and nothing copies the local partial.
 /// - Otherwise one slot per rank, the step's the partner's; the local step
 ///   copies its partial into its own slot, and all are combined after the
 ///   joins.
@@ -1214,16 +1214,15 @@ fn partial_slots<'c, 'a>(
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
     combine: Combine,
-) -> (Value<'c, 'a>, Value<'c, 'a>, Option<Accumulate<'c, 'a>>) {
+) -> (Value<'c, 'a>, Value<'c, 'a>, bool) {
     let context = before_loop.context;
     let location = before_loop.location;
     let partials = MemRefType::try_from(ring.input.r#type()).expect("a memref input");
     let mut shape =
         static_shape(ring.input.r#type()).expect("the extent along the axis was checked");
     let ranks = shape[ring.axis as usize];
-    let as_they_arrive =
-        step.local_last && ranks >= 2 && defined_before(ring.output, stream_loop.op);
-    if as_they_arrive {
+    let split = step.local_last && ranks >= 2 && defined_before(ring.output, stream_loop.op);
+    if split {
         shape[ring.axis as usize] = ranks - 1;
     }
     let slots_type = MemRefType::new(partials.element(), &shape, None, partials.memory_space());
@@ -1232,7 +1231,7 @@ fn partial_slots<'c, 'a>(
             .result(slots_type.into())
             .build(),
     );
-    let slot_index = if as_they_arrive {
+    let slot_index = if split {
         let index = Type::index(context);
         let remote = before_loop.value(arith::constant(
             context,
@@ -1248,122 +1247,61 @@ fn partial_slots<'c, 'a>(
     let slot = at_step.value(select(at_step, slots, ring.axis, slot_index, slot_type));
 
     let after_joins = Cursor::before(context, ring.op).located(location);
-    let output_at = if as_they_arrive {
-        before_loop
+    let combine_at = if split {
+        let joins = stream_loop.op.next_in_block().expect("the joins follow");
+        Cursor::before(context, joins).located(location)
     } else {
         after_joins
     };
-    let output = output_at.value(select(
-        output_at,
+    let output = combine_at.value(select(
+        combine_at,
         ring.output,
         ring.axis,
         stream_loop.lower,
         ring.own_view,
     ));
-    if !as_they_arrive {
-        let axes: Attribute = DenseI64ArrayAttribute::new(context, &[ring.axis]).into();
+    let axes: Attribute = DenseI64ArrayAttribute::new(context, &[ring.axis]).into();
+    combine_at.insert(match combine {
+        Combine::Sum => Operation::from(
+            host::SumOperation::builder(context, location)
+                .axes(axes)
+                .input(slots)
+                .output(output)
+                .build(),
+        ),
+        Combine::Max => host::AmaxOperation::builder(context, location)
+            .axes(axes)
+            .input(slots)
+            .output(output)
+            .build()
+            .into(),
+    });
+    if split {
+        let own_type = view_type(context, ring.input.r#type(), ring.axis).expect("a strided input");
+        let own = after_joins.value(select(
+            after_joins,
+            ring.input,
+            ring.axis,
+            step.rank,
+            own_type,
+        ));
         after_joins.insert(match combine {
             Combine::Sum => Operation::from(
-                host::SumOperation::builder(context, location)
-                    .axes(axes)
-                    .input(slots)
+                host::AddOperation::builder(context, location)
+                    .lhs(output)
+                    .rhs(own)
                     .output(output)
                     .build(),
             ),
-            Combine::Max => host::AmaxOperation::builder(context, location)
-                .axes(axes)
-                .input(slots)
+            Combine::Max => host::MaxOperation::builder(context, location)
+                .lhs(output)
+                .rhs(own)
                 .output(output)
                 .build()
                 .into(),
         });
-        return (slots, slot, None);
     }
-    let own_type = view_type(context, ring.input.r#type(), ring.axis).expect("a strided input");
-    let own = after_joins.value(select(
-        after_joins,
-        ring.input,
-        ring.axis,
-        step.rank,
-        own_type,
-    ));
-    after_joins.insert(combine_into(context, location, combine, output, own));
-    let first = at_step.value(arith::cmpi(
-        context,
-        arith::CmpiPredicate::Eq,
-        stream_loop.index,
-        stream_loop.lower,
-        location,
-    ));
-    let accumulate = Accumulate {
-        output,
-        first,
-        combine,
-    };
-    (slots, slot, Some(accumulate))
-}
-
-/// `output = combine(output, other)`, elementwise, in place.
-fn combine_into<'c>(
-    context: &'c Context,
-    location: Location<'c>,
-    combine: Combine,
-    output: Value<'c, '_>,
-    other: Value<'c, '_>,
-) -> Operation<'c> {
-    match combine {
-        Combine::Sum => host::AddOperation::builder(context, location)
-            .lhs(output)
-            .rhs(other)
-            .output(output)
-            .build()
-            .into(),
-        Combine::Max => host::MaxOperation::builder(context, location)
-            .lhs(output)
-            .rhs(other)
-            .output(output)
-            .build()
-            .into(),
-    }
-}
-
-/// `scf.if %first { copy received into output } else { output = combine(output, received) }`.
-fn accumulate_received<'c>(
-    context: &'c Context,
-    location: Location<'c>,
-    accumulate: Accumulate<'c, '_>,
-    received: Value<'c, '_>,
-) -> Operation<'c> {
-    let copy = Block::new(&[]);
-    copy.append_operation(
-        host::CopyOperation::builder(context, location)
-            .input(received)
-            .output(accumulate.output)
-            .build()
-            .into(),
-    );
-    copy.append_operation(scf::r#yield(&[], location));
-    let combine = Block::new(&[]);
-    combine.append_operation(combine_into(
-        context,
-        location,
-        accumulate.combine,
-        accumulate.output,
-        received,
-    ));
-    combine.append_operation(scf::r#yield(&[], location));
-    let region = |block| {
-        let region = Region::new();
-        region.append_block(block);
-        region
-    };
-    scf::r#if(
-        accumulate.first,
-        &[],
-        region(copy),
-        region(combine),
-        location,
-    )
+    (slots, slot, split)
 }
 
 /// Whether `value` is available before `op`: an argument of an enclosing
@@ -1395,20 +1333,9 @@ enum AtLocal<'c, 'a> {
     /// Copies nothing; the `scf.if` yields the buffer the step computes on:
     /// this one (the local shard), or the received slice.
     Yield(Value<'c, 'a>),
-    /// Nothing: a reduce-scatter that combines each received partial into
-    /// its output on arrival, and the local partial where it was computed
-    /// (see `partial_slots`).
-    Accumulate(Accumulate<'c, 'a>),
-}
-
-/// A reduce-scatter's combine as its partials arrive: the first received
-/// one is copied into `output`, each later one combined into it.
-#[derive(Clone, Copy)]
-struct Accumulate<'c, 'a> {
-    output: Value<'c, 'a>,
-    /// The loop's first step, whose partial is the first received.
-    first: Value<'c, 'a>,
-    combine: Combine,
+    /// Nothing: a reduce-scatter whose local partial is combined where it
+    /// was computed (see `partial_slots`).
+    Nothing,
 }
 
 /// `scf.if %local { at_local } else { receive, send, wait }`: at the local
@@ -1442,13 +1369,13 @@ fn exchange<'c, 'a>(
             );
             copy.append_operation(scf::r#yield(&[], location));
         }
-        AtLocal::Accumulate(_) => {
+        AtLocal::Nothing => {
             copy.append_operation(scf::r#yield(&[], location));
         }
     }
     let (yielded, results): (Vec<Value>, Vec<Type>) = match at_local {
         AtLocal::Yield(_) => (vec![receive.buffer], vec![receive.buffer.r#type()]),
-        AtLocal::Copy | AtLocal::Accumulate(_) => (Vec::new(), Vec::new()),
+        AtLocal::Copy | AtLocal::Nothing => (Vec::new(), Vec::new()),
     };
 
     // The transfers run on the main stream, one step after the other, so
@@ -1535,14 +1462,6 @@ fn exchange<'c, 'a>(
         // The received partials are combined after the loop, on the main stream.
         Collective::ReduceScatter(_) => {
             wait(received);
-            if let AtLocal::Accumulate(accumulate) = at_local {
-                transfers.append_operation(accumulate_received(
-                    context,
-                    location,
-                    accumulate,
-                    receive.buffer,
-                ));
-            }
             switch_to(ring.join.step_stream);
         }
     }
