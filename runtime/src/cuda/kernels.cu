@@ -76,6 +76,12 @@ struct alignas(16) Word16 {
     unsigned v[4];
 };
 
+// A word's elements of type T.
+template <class T> union Lanes {
+    Word16 word;
+    T e[sizeof(Word16) / sizeof(T)];
+};
+
 __device__ float hir_max(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
 __device__ float hir_min(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b); }
 
@@ -150,14 +156,10 @@ template <class E, class Op> __device__ void binary(const Pointwise &p) {
 template <class E, class Op> __device__ void binary_wide(const Pointwise &p) {
     typedef typename E::T T;
     const int lanes = sizeof(Word16) / sizeof(T);
-    union Lanes {
-        Word16 word;
-        T e[sizeof(Word16) / sizeof(T)];
-    };
     HIR_GRID_STRIDE(i, p.numel) {
         i64 o, a, b;
         offsets(p, i, o, a, b);
-        Lanes x, y, z;
+        Lanes<T> x, y, z;
         x.word = ((const Word16 *)p.a.ptr)[a];
         y.word = ((const Word16 *)p.b.ptr)[b];
         for (int l = 0; l < lanes; ++l) z.e[l] = E::round(Op::apply(E::load(&x.e[l]), E::load(&y.e[l])));
@@ -246,10 +248,6 @@ template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
 template <class E, class Op> __device__ void reduce_wide(const Reduce &r) {
     typedef typename E::T T;
     const int lanes = sizeof(Word16) / sizeof(T);
-    union Lanes {
-        Word16 word;
-        T e[sizeof(Word16) / sizeof(T)];
-    };
     HIR_GRID_STRIDE(out, r.outputs) {
         i64 o, base;
         kept_offsets(r, out, o, base);
@@ -257,11 +255,11 @@ template <class E, class Op> __device__ void reduce_wide(const Reduce &r) {
         float acc[lanes];
         for (int l = 0; l < lanes; ++l) acc[l] = Op::init();
         for (i64 j = 0; j < r.reduced; ++j) {
-            Lanes x;
+            Lanes<T> x;
             x.word = *(const Word16 *)(in + reduced_offset(r, j));
             for (int l = 0; l < lanes; ++l) acc[l] = Op::combine(acc[l], E::load(&x.e[l]));
         }
-        Lanes y;
+        Lanes<T> y;
         for (int l = 0; l < lanes; ++l) y.e[l] = E::round(acc[l]);
         *(Word16 *)((T *)r.out.ptr + o) = y.word;
     }
