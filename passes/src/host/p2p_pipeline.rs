@@ -325,6 +325,58 @@ enum Combine {
     Max,
 }
 
+impl Combine {
+    /// `output` = the combine of `input` over `axis`.
+    fn over<'c>(
+        self,
+        context: &'c Context,
+        location: Location<'c>,
+        axis: i64,
+        input: Value<'c, '_>,
+        output: Value<'c, '_>,
+    ) -> Operation<'c> {
+        let axes: Attribute = DenseI64ArrayAttribute::new(context, &[axis]).into();
+        match self {
+            Combine::Sum => host::SumOperation::builder(context, location)
+                .axes(axes)
+                .input(input)
+                .output(output)
+                .build()
+                .into(),
+            Combine::Max => host::AmaxOperation::builder(context, location)
+                .axes(axes)
+                .input(input)
+                .output(output)
+                .build()
+                .into(),
+        }
+    }
+
+    /// `output` = the combine of `output` and `other`, elementwise.
+    fn in_place<'c>(
+        self,
+        context: &'c Context,
+        location: Location<'c>,
+        output: Value<'c, '_>,
+        other: Value<'c, '_>,
+    ) -> Operation<'c> {
+        match self {
+            Combine::Sum => host::AddOperation::builder(context, location)
+                .lhs(output)
+                .rhs(other)
+                .output(output)
+                .build()
+                .into(),
+            Combine::Max => host::MaxOperation::builder(context, location)
+                .lhs(output)
+                .rhs(other)
+                .output(output)
+                .build()
+                .into(),
+        }
+    }
+}
+
 /// The collectives that have a ring.
 #[derive(Clone, Copy)]
 enum Collective {
@@ -1260,22 +1312,7 @@ fn partial_slots<'c, 'a>(
         stream_loop.lower,
         ring.own_view,
     ));
-    let axes: Attribute = DenseI64ArrayAttribute::new(context, &[ring.axis]).into();
-    combine_at.insert(match combine {
-        Combine::Sum => Operation::from(
-            host::SumOperation::builder(context, location)
-                .axes(axes)
-                .input(slots)
-                .output(output)
-                .build(),
-        ),
-        Combine::Max => host::AmaxOperation::builder(context, location)
-            .axes(axes)
-            .input(slots)
-            .output(output)
-            .build()
-            .into(),
-    });
+    combine_at.insert(combine.over(context, location, ring.axis, slots, output));
     if split {
         let own_type = view_type(context, ring.input.r#type(), ring.axis).expect("a strided input");
         let own = after_joins.value(select(
@@ -1285,21 +1322,7 @@ fn partial_slots<'c, 'a>(
             step.rank,
             own_type,
         ));
-        after_joins.insert(match combine {
-            Combine::Sum => Operation::from(
-                host::AddOperation::builder(context, location)
-                    .lhs(output)
-                    .rhs(own)
-                    .output(output)
-                    .build(),
-            ),
-            Combine::Max => host::MaxOperation::builder(context, location)
-                .lhs(output)
-                .rhs(own)
-                .output(output)
-                .build()
-                .into(),
-        });
+        after_joins.insert(combine.in_place(context, location, output, own));
     }
     (slots, slot, split)
 }

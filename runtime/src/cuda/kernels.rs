@@ -267,14 +267,38 @@ impl Kernels {
         .check(&format!("launching {name}"))
     }
 
-    fn pointwise(&self, name: &str, out: &View, inputs: &[&View], stream: Stream) -> Result<()> {
+    /// Launches `name` over `out`'s shape, or `wide` (the same op on
+    /// WIDE-byte words) where every view allows it (see `lanes`).
+    fn pointwise(
+        &self,
+        name: &str,
+        wide: Option<&str>,
+        out: &View,
+        inputs: &[&View],
+        stream: Stream,
+    ) -> Result<()> {
         let numel = out.numel();
         if numel == 0 {
             return Ok(());
         }
         let mut strides = vec![out.strides.clone()];
         strides.extend(inputs.iter().map(|view| view.strides.clone()));
-        let (sizes, strides) = coalesce(&out.sizes, &strides);
+        let (mut sizes, mut strides) = coalesce(&out.sizes, &strides);
+        let mut ptrs = vec![out.ptr];
+        ptrs.extend(inputs.iter().map(|view| view.ptr));
+        let lanes = match wide {
+            Some(_) => lanes(out.dtype.size(), &sizes, &strides, &[], &ptrs),
+            None => 1,
+        };
+        let name = match wide {
+            Some(wide) if lanes > 1 => {
+                *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
+                strides = strides.iter().map(|view| widen(view, lanes)).collect();
+                wide
+            }
+            _ => name,
+        };
+        let numel = numel / lanes;
         let mut params = Pointwise {
             rank: sizes.len() as i64,
             numel: numel as i64,
@@ -294,22 +318,25 @@ impl Kernels {
 
     /// Copies `from` into `to` (same element size and shape), bit for bit.
     pub fn copy(&self, from: &View, to: &View, stream: Stream) -> Result<()> {
-        let size = from.dtype.size();
-        match words(to, &[from]) {
-            Some((to, inputs)) => self.pointwise(&copy_name(WIDE), &to, &[&inputs[0]], stream),
-            None => self.pointwise(&copy_name(size), to, &[from], stream),
-        }
+        let name = copy_name(from.dtype.size());
+        self.pointwise(&name, Some(&copy_name(WIDE)), to, &[from], stream)
     }
 
     pub fn neg(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
-        self.pointwise(&neg_name(input.dtype), out, &[input], stream)
+        self.pointwise(&neg_name(input.dtype), None, out, &[input], stream)
     }
 
     pub fn cast(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
         if input.dtype == out.dtype {
             return self.copy(input, out, stream);
         }
-        self.pointwise(&cast_name(input.dtype, out.dtype), out, &[input], stream)
+        self.pointwise(
+            &cast_name(input.dtype, out.dtype),
+            None,
+            out,
+            &[input],
+            stream,
+        )
     }
 
     pub fn binary(
@@ -321,15 +348,8 @@ impl Kernels {
         stream: Stream,
     ) -> Result<()> {
         let name = binary_name(op, out.dtype);
-        match words(out, &[lhs, rhs]) {
-            Some((out, inputs)) => self.pointwise(
-                &format!("{name}_wide"),
-                &out,
-                &[&inputs[0], &inputs[1]],
-                stream,
-            ),
-            None => self.pointwise(&name, out, &[lhs, rhs], stream),
-        }
+        let wide = format!("{name}_wide");
+        self.pointwise(&name, Some(&wide), out, &[lhs, rhs], stream)
     }
 
     /// `out` is `input` repeated along the new output axes `axes`.
@@ -487,29 +507,6 @@ fn lanes(
         && steps.iter().all(whole)
         && ptrs.iter().all(|&ptr| (ptr as usize).is_multiple_of(WIDE));
     if fits { lanes } else { 1 }
-}
-
-/// `out` and `inputs` (one element type, one shape) as views of WIDE-byte
-/// words over the coalesced launch shape, when `lanes` allows it.
-fn words(out: &View, inputs: &[&View]) -> Option<(View, Vec<View>)> {
-    let mut strides = vec![out.strides.clone()];
-    strides.extend(inputs.iter().map(|view| view.strides.clone()));
-    let (mut sizes, strides) = coalesce(&out.sizes, &strides);
-    let mut ptrs = vec![out.ptr];
-    ptrs.extend(inputs.iter().map(|view| view.ptr));
-    let lanes = lanes(out.dtype.size(), &sizes, &strides, &[], &ptrs);
-    if lanes == 1 {
-        return None;
-    }
-    *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
-    let mut views = ptrs.iter().zip(&strides).map(|(&ptr, strides)| View {
-        dtype: out.dtype,
-        ptr,
-        sizes: sizes.clone(),
-        strides: widen(strides, lanes),
-    });
-    let out = views.next().expect("the output");
-    Some((out, views.collect()))
 }
 
 /// Strides in elements as strides in words of `lanes` elements.
