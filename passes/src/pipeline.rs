@@ -10,16 +10,24 @@ const P2P: OptionInfo = OptionInfo {
     default: "none",
 };
 
+/// Parts each ring step is split into (host-p2p-pipeline's `chunks`).
+const RING_CHUNKS: OptionInfo = OptionInfo {
+    name: "ring-chunks",
+    description: "Parts each ring step's transfer and compute are split into (0: host-p2p-pipeline chooses, 1: whole steps)",
+    default: "0",
+};
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[NUM_STREAMS, P2P],
+    options: &[NUM_STREAMS, P2P, RING_CHUNKS],
     build: build_hir_lower,
 };
 
 fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let num_streams = options.count(NUM_STREAMS.name)?;
     let p2p = options.choice(P2P.name, &["none", "nccl", "cuda"])?;
+    let chunks = options.count(RING_CHUNKS.name)?;
     let mut passes = vec![
         "fusion-propagate-sharding".to_owned(),
         "fusion-verify-sharding".to_owned(),
@@ -28,7 +36,9 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         format!("func.func(host-stream-parallelize{{num-streams={num_streams}}})"),
     ];
     if p2p != "none" {
-        passes.push(format!("func.func(host-p2p-pipeline{{backend={p2p}}})"));
+        passes.push(format!(
+            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks}}})"
+        ));
     }
     passes.push("func.func(host-insert-dealloc)".to_owned());
     Ok(passes.join(","))

@@ -108,6 +108,13 @@ pub const NUM_STREAMS: OptionInfo = OptionInfo {
     default: "0",
 };
 
+/// Parts each ring step's transfer and compute are split into.
+pub const CHUNKS: OptionInfo = OptionInfo {
+    name: "chunks",
+    description: "Parts each ring step's transfer and compute are split into (0: the pass chooses, 1: whole steps)",
+    default: "0",
+};
+
 /// Every HIR pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
@@ -153,16 +160,20 @@ pub const PASSES: &[PassInfo] = &[
         argument: host::p2p_pipeline::ARGUMENT,
         description: "Turn collectives over a stream loop's axis into P2P ring pipelines",
         anchor: host::p2p_pipeline::ANCHOR,
-        options: &[OptionInfo {
-            name: "backend",
-            description: "How the ring moves data: nccl (coalesced send/recv) or cuda (CUDA-IPC copies)",
-            default: "nccl",
-        }],
+        options: &[
+            OptionInfo {
+                name: "backend",
+                description: "How the ring moves data: nccl (coalesced send/recv) or cuda (CUDA-IPC copies)",
+                default: "nccl",
+            },
+            CHUNKS,
+        ],
         create: |options| {
             let backend = options.choice("backend", &host::p2p_pipeline::Backend::NAMES)?;
             let backend = host::p2p_pipeline::Backend::from_name(backend)
                 .expect("the choice is one of the names");
-            Ok(host::p2p_pipeline::create(backend))
+            let chunks = options.count(CHUNKS.name)?;
+            Ok(host::p2p_pipeline::create(backend, chunks))
         },
     },
     PassInfo {

@@ -1,12 +1,13 @@
 // hir-lower on the P2P examples (seeds 000 and 001): without p2p the allgather
 // along the stream axis runs whole before the loop; with p2p=nccl it is a ring
-// of coalesced send/recv, with p2p=cuda a ring of CUDA-IPC copies.
+// of coalesced send/recv (whole steps, ring-chunks=1), with p2p=cuda a ring of
+// CUDA-IPC copies in the parts host-p2p-pipeline chooses.
 //
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P-NCCL
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P-CUDA
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P
-// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P-NCCL
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl ring-chunks=1})' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P-NCCL
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG-MATMUL-P2P-CUDA
 
 // ----- allgather_p2p.mlir
@@ -114,6 +115,9 @@
 // AG-MATMUL-P2P-NCCL-NEXT: return
 // AG-MATMUL-P2P-NCCL-NEXT: }
 
+// hir-lower's default ring-chunks (0) lets host-p2p-pipeline choose: an
+// allgather ring's steps go in two parts, loop of 8 iterations, the step
+// %i / 2 and the part %i mod 2, each slice narrowed to its half of the rows.
 // AG-MATMUL-P2P-CUDA-LABEL: func.func @ag_matmul_p2p(
 // AG-MATMUL-P2P-CUDA-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x256x2048xbf16>) {
 // AG-MATMUL-P2P-CUDA-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
@@ -126,42 +130,55 @@
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S]]
 // AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[MAIN]]
 // AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0]]{{\]}} : memref<1x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: comm.share_mem_handles [[ARG0]], [[BUF]] team [0, 1, 2, 3] : memref<1x256x1024xbf16>, memref<4x256x1024xbf16>
-// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
-// AG-MATMUL-P2P-CUDA-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.addi [[RANK]], [[I_1]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[J:%[a-zA-Z0-9_]+]] = [[C0]] to [[C8]] step [[C1]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[C2:%[a-zA-Z0-9_]+]] = arith.constant 2 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[STEP:%[a-zA-Z0-9_]+]] = arith.divui [[J]], [[C2]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[PART:%[a-zA-Z0-9_]+]] = arith.remui [[J]], [[C2]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.addi [[RANK]], [[STEP]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[V5:%[a-zA-Z0-9_]+]] = arith.remui [[V4]], [[C4]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[V6:%[a-zA-Z0-9_]+]] = arith.addi [[C4]], [[RANK]] : index
-// AG-MATMUL-P2P-CUDA-NEXT: [[V7:%[a-zA-Z0-9_]+]] = arith.subi [[V6]], [[I_1]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[V7:%[a-zA-Z0-9_]+]] = arith.subi [[V6]], [[STEP]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[V8:%[a-zA-Z0-9_]+]] = arith.remui [[V7]], [[C4]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[V9:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[V5]], [[RANK]] : index
-// AG-MATMUL-P2P-CUDA-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[STEP]] : !host.stream
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
-// AG-MATMUL-P2P-CUDA-NEXT: [[BACK:%[a-zA-Z0-9_]+]] = arith.addi [[I_1]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[BACK:%[a-zA-Z0-9_]+]] = arith.addi [[STEP]], [[C4]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[BEFORE:%[a-zA-Z0-9_]+]] = arith.subi [[BACK]], {{%[a-zA-Z0-9_]+}} : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[PREVIOUS:%[a-zA-Z0-9_]+]] = arith.remui [[BEFORE]], [[C4]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[PS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[PREVIOUS]] : !host.stream
 // AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[PS]]
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<256x1024xbf16, strided<[1024, 1], offset: ?>>) {
-// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[ROWS:%[a-zA-Z0-9_]+]] = arith.constant 128 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[AT:%[a-zA-Z0-9_]+]] = arith.muli [[PART]], [[ROWS]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[HALF:%[a-zA-Z0-9_]+]] = memref.subview [[VIEW_1]]{{\[}}[[AT]], 0] [128, 1024] [1, 1] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>> to memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[ROWS_1:%[a-zA-Z0-9_]+]] = arith.constant 128 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[AT_1:%[a-zA-Z0-9_]+]] = arith.muli [[PART]], [[ROWS_1]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[OWN:%[a-zA-Z0-9_]+]] = memref.subview [[VIEW]]{{\[}}[[AT_1]], 0] [128, 1024] [1, 1] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>> to memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<128x1024xbf16, strided<[1024, 1], offset: ?>>) {
+// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[OWN]] : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: } else {
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
-// AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[VIEW_1]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[VIEW]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[HALF]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[OWN]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_1]]
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
-// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[VIEW_1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[HALF]] : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
-// AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_2]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-CUDA-NEXT: [[ROWS_2:%[a-zA-Z0-9_]+]] = arith.constant 128 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[AT_2:%[a-zA-Z0-9_]+]] = arith.muli [[PART]], [[ROWS_2]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[OUT:%[a-zA-Z0-9_]+]] = memref.subview [[VIEW_2]]{{\[}}[[AT_2]], 0] [128, 2048] [1, 1] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>> to memref<128x2048xbf16, strided<[2048, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: host.matmul ins([[OPERAND]], [[ARG1]] : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[OUT]] : memref<128x2048xbf16, strided<[2048, 1], offset: ?>>)
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-P2P-CUDA-NEXT: }
-// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[J:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
-// AG-MATMUL-P2P-CUDA-NEXT: [[JS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[J]] : !host.stream
-// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[JS]]
+// AG-MATMUL-P2P-CUDA-NEXT: scf.for [[K:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[KS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[K]] : !host.stream
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[KS]]
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
 // AG-MATMUL-P2P-CUDA-NEXT: return

@@ -1,6 +1,6 @@
-// RUN: hir-opt %s --split-input-file --host-p2p-pipeline | FileCheck %s --check-prefixes=CHECK,NCCL
-// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=nccl}))' | FileCheck %s --check-prefixes=CHECK,NCCL
-// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=cuda}))' | FileCheck %s --check-prefixes=CHECK,CUDA
+// RUN: hir-opt %s --split-input-file --host-p2p-pipeline='chunks=1' | FileCheck %s --check-prefixes=CHECK,NCCL
+// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=nccl chunks=1}))' | FileCheck %s --check-prefixes=CHECK,NCCL
+// RUN: hir-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{backend=cuda chunks=1}))' | FileCheck %s --check-prefixes=CHECK,CUDA
 
 // The inputs are host programs whose collective communicates along the axis
 // of a stream loop, so that the loop cannot slice it: an allgather stays

@@ -1,7 +1,7 @@
 //! `host-insert-dealloc`: frees every `host.alloc` after its last use.
 //!
-//! A use is a use of the buffer or of any view of it (`host.select`, taken
-//! transitively). A communication posted on the buffer runs until it is
+//! A use is a use of the buffer or of any view of it (`host.select`, or the
+//! `memref.subview` of a ring step's part, taken transitively). A communication posted on the buffer runs until it is
 //! waited for, so the `comm.wait` of its request (of its coalescing group's
 //! request, for a send or receive inside a group) is a use too. The last use
 //! is found among the ops of the allocation's block: a use nested in a loop
@@ -76,7 +76,8 @@ impl<'c> RunExternalPass<'c> for InsertDealloc {
     }
 }
 
-/// Every op that uses `value` or a view of it (a `host.select`, or an
+/// Every op that uses `value` or a view of it (a `host.select` or
+/// `memref.subview`, or an
 /// `scf.if` or `arith.select` result it may be), and the users of the requests that complete
 /// the communications among them.
 fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRef<'c, 'a>>) {
@@ -100,8 +101,8 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
         }
         users.push(user);
         match ir::name(&user).as_str() {
-            "host.select" => {
-                users_through_views(user.result(0).expect("select has a result").into(), users)
+            "host.select" | "memref.subview" => {
+                users_through_views(user.result(0).expect("a view has a result").into(), users)
             }
             name if name.starts_with("comm.") => {
                 for request in [Some(user), group_end(user)].into_iter().flatten() {
@@ -139,7 +140,9 @@ fn insert_dealloc(alloc: OperationRef) {
     let mut last = alloc;
     for user in users {
         let name = ir::name(&user);
-        if name == "host.dealloc" || !(name.starts_with("host.") || name.starts_with("comm.")) {
+        let hir =
+            name.starts_with("host.") || name.starts_with("comm.") || name == "memref.subview";
+        if name == "host.dealloc" || !hir {
             return;
         }
         let Some(ancestor) = ir::ancestor_in(user, block) else {

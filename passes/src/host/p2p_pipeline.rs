@@ -145,6 +145,8 @@
 //! }
 //! ```
 
+mod chunks;
+
 use crate::{
     builders::{self, Builder},
     diagnostics::emit_error,
@@ -203,9 +205,14 @@ impl Backend {
 }
 
 /// Creates the pass (anchored on `func.func`) moving data with `backend`.
-pub fn create(backend: Backend) -> Pass {
+/// Creates the pass: rings over `backend`, each step in `chunks` parts, or
+/// in the parts the pass chooses where `chunks` is 0 (see [`chunks`]).
+pub fn create(backend: Backend, chunks: usize) -> Pass {
     external_pass!(
-        P2pPipeline { backend },
+        P2pPipeline {
+            backend,
+            chunks: chunks as i64
+        },
         "P2pPipeline",
         ARGUMENT,
         "Turn collectives over a stream loop's axis into P2P ring pipelines",
@@ -217,6 +224,7 @@ pub fn create(backend: Backend) -> Pass {
 #[derive(Clone)]
 struct P2pPipeline {
     backend: Backend,
+    chunks: i64,
 }
 
 impl<'c> RunExternalPass<'c> for P2pPipeline {
@@ -226,10 +234,10 @@ impl<'c> RunExternalPass<'c> for P2pPipeline {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        match plan(context, function) {
+        match plan(context, function, self.chunks) {
             Ok(loops) => {
-                for (stream_loop, rings) in loops {
-                    rewrite(context, self.backend, &stream_loop, &rings);
+                for (stream_loop, rings, chunks) in loops {
+                    rewrite(context, self.backend, chunks, &stream_loop, &rings);
                 }
             }
             Err(Reported) => pass.signal_failure(),
@@ -292,6 +300,7 @@ fn partner<T: RingArith>(position: T, step: T, size: T) -> T {
 struct Reported;
 
 /// A loop over a stream axis, `scf.for %i = %c0 to %cD step %c1`.
+#[derive(Clone, Copy)]
 struct StreamLoop<'c, 'a> {
     op: OperationRef<'c, 'a>,
     body: BlockRef<'c, 'a>,
@@ -418,16 +427,17 @@ struct Ring<'c, 'a> {
     join: Join<'c, 'a>,
 }
 
-/// Every stream loop with a ring, and its rings.
-type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>)>;
+/// Every stream loop with a ring, its rings, and the parts of its steps.
+type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>, i64)>;
 
 /// The rings of `function`, grouped by loop; nothing when an error was
 /// emitted (then the function is left as it is).
 fn plan<'c, 'a>(
     context: &'c Context,
     function: OperationRef<'c, 'a>,
+    chunks: i64,
 ) -> Result<Plan<'c, 'a>, Reported> {
-    let mut loops: Plan = Vec::new();
+    let mut loops: Vec<(StreamLoop, Vec<Ring>)> = Vec::new();
     let mut failed = false;
     for op in ir::nested(function) {
         match match_collective(context, op) {
@@ -444,10 +454,18 @@ fn plan<'c, 'a>(
             Err(Reported) => failed = true,
         }
     }
-    for (stream_loop, _) in &loops {
-        failed |= check_index_uses(stream_loop).is_err();
+    let mut planned = Vec::new();
+    for (stream_loop, rings) in loops {
+        failed |= check_index_uses(&stream_loop).is_err();
+        let parts = if chunks == chunks::CHOSEN {
+            chunks::chosen(&stream_loop, &rings)
+        } else {
+            failed |= chunks > 1 && chunks::check(&stream_loop, chunks).is_err();
+            chunks
+        };
+        planned.push((stream_loop, rings, parts));
     }
-    if failed { Err(Reported) } else { Ok(loops) }
+    if failed { Err(Reported) } else { Ok(planned) }
 }
 
 /// The ring `op` becomes, `None` if it is not a collective over a stream
@@ -973,28 +991,57 @@ struct Step<'c, 'a> {
     local: Value<'c, 'a>,
     /// The local step is the loop's last.
     local_last: bool,
+    /// With steps in parts: the iteration's part, and each slice of the loop
+    /// with its part.
+    parts: Option<(chunks::Part<'c, 'a>, Vec<(Value<'c, 'a>, Value<'c, 'a>)>)>,
+}
+
+impl<'c, 'a> Step<'c, 'a> {
+    /// The part of the loop's slice `view` the iteration works on.
+    fn part_of_slice(&self, view: Value<'c, 'a>) -> Value<'c, 'a> {
+        self.parts
+            .as_ref()
+            .and_then(|(_, slices)| slices.iter().find(|(slice, _)| *slice == view))
+            .map_or(view, |&(_, part)| part)
+    }
+
+    /// The iteration's part of `buffer`, a view of one rank's slice along
+    /// `axis` of a ring's buffer.
+    fn part_of(&self, cursor: Cursor<'c, 'a>, buffer: Value<'c, 'a>, axis: i64) -> Value<'c, 'a> {
+        match self.parts {
+            Some((part, _)) => chunks::part_of(cursor, buffer, axis, part),
+            None => buffer,
+        }
+    }
 }
 
 fn rewrite<'c, 'a>(
     context: &'c Context,
     backend: Backend,
+    chunks: i64,
     stream_loop: &StreamLoop<'c, 'a>,
     rings: &[Ring<'c, 'a>],
 ) {
     let index = Type::index(context);
     let before_loop = Cursor::before(context, stream_loop.op);
+    // The ring's ops go before the body's first op, after the split's.
+    let first = stream_loop
+        .body
+        .first_operation()
+        .expect("scf.for has a body");
+    let (stream_loop, part) = if chunks > 1 {
+        let (stream_loop, part) = chunks::split_loop(context, stream_loop, chunks);
+        (stream_loop, Some(part))
+    } else {
+        (*stream_loop, None)
+    };
+    let stream_loop = &stream_loop;
     let rank = before_loop.value(
         host::RankOperation::builder(context, before_loop.location)
             .rank(index)
             .build(),
     );
-    let top = Cursor::before(
-        context,
-        stream_loop
-            .body
-            .first_operation()
-            .expect("scf.for has a body"),
-    );
+    let top = Cursor::before(context, first);
     let at = |value| Emitted { value, cursor: top };
     let one = stream_loop
         .op
@@ -1011,6 +1058,7 @@ fn rewrite<'c, 'a>(
         rank,
         top.location,
     ));
+    let parts = part.map(|part| (part, chunks::narrow_slices(context, stream_loop, part)));
     // Every slice the loop takes at its index, it now takes at the step's slice.
     for user in ir::users(stream_loop.index) {
         if ir::name(&user) == "host.select" {
@@ -1023,6 +1071,7 @@ fn rewrite<'c, 'a>(
         partner,
         local,
         local_last,
+        parts,
     };
     move_joins_after(context, stream_loop, rings[0].join);
     compute_in_step_order(context, stream_loop, rings[0].join, one);
@@ -1125,16 +1174,17 @@ fn ring_steps<'c, 'a>(
 ) {
     let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
     let at_step = Cursor::before(context, ring.at).located(ring.op.location());
+    let view = step.part_of_slice(ring.view);
     // The step's slice, shaped as a slice of the collective's operand.
     let slice = match ring.whole_view {
         Some((_, unit)) => at_step.value(select(
             at_step,
-            ring.view,
+            view,
             unit,
             stream_loop.lower,
-            view_type(context, ring.view.r#type(), unit).expect("a view is strided"),
+            view_type(context, view.r#type(), unit).expect("a view is strided"),
         )),
-        None => ring.view,
+        None => view,
     };
     let mut at_local = AtLocal::Copy;
     let (shared, receive, send) = match ring.collective {
@@ -1147,6 +1197,7 @@ fn ring_steps<'c, 'a>(
                 stream_loop.lower,
                 ring.own_view,
             ));
+            let own = step.part_of(at_step, own, ring.axis);
             if reads_only_the_step_slice(stream_loop, ring) {
                 at_local = AtLocal::Yield(own);
             }
@@ -1167,6 +1218,7 @@ fn ring_steps<'c, 'a>(
             // partial of this rank's block into the partner's slot.
             let (slots, slot, split) =
                 partial_slots(before_loop, at_step, stream_loop, step, ring, combine);
+            let slot = step.part_of(at_step, slot, ring.axis);
             if split {
                 at_local = AtLocal::Nothing;
             }
@@ -1194,12 +1246,12 @@ fn ring_steps<'c, 'a>(
     };
     // The step computes on the local shard itself, or on the received slice.
     let operand = exchanged.result(0).expect("the step's operand").into();
-    for user in ir::users(ring.view) {
+    for user in ir::users(view) {
         if within(user, exchanged) {
             continue;
         }
         for index in 0..user.operand_count() {
-            if user.operand(index).ok() == Some(ring.view) {
+            if user.operand(index).ok() == Some(view) {
                 ir::mutable(user).set_operand(index, operand);
             }
         }

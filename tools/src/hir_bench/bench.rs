@@ -378,7 +378,10 @@ fn build(
         context,
         &mut module,
         &signature,
-        &format!("p2p={p2p} num-streams={}", run.lower_streams),
+        &format!(
+            "p2p={p2p} num-streams={} ring-chunks={}",
+            run.lower_streams, run.ring_chunks
+        ),
         false,
     )?;
     if p2p != "none" && !module.as_operation().to_string().contains("comm.send") {

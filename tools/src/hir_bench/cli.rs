@@ -31,6 +31,8 @@ run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
                         that apply: no P2P ring for ar)
   --dtype T             bf16 (default), f16 or f32
   --chunks S            chunks of the collective pipelines (default: --num-streams)
+  --ring-chunks C       parts each P2P ring step's transfer and GEMM are split into
+                        (default 0: host-p2p-pipeline chooses)
   --num-streams P       streams in each rank's pool (default 4)
   --lower-streams N     hir-lower's num-streams: pool streams a loop rotates over
                         (default 0: all of the pool)
@@ -75,6 +77,8 @@ pub struct Run {
     pub variants: Option<Vec<Variant>>,
     pub dtype: DType,
     pub chunks: usize,
+    /// `hir-lower`'s `ring-chunks`: parts of each ring step.
+    pub ring_chunks: usize,
     pub num_streams: usize,
     pub lower_streams: usize,
     pub iters: usize,
@@ -121,7 +125,7 @@ impl Run {
         hash.write(
             format!(
                 "hir-bench run\0backend={}\0devices={}\0shapes={}\0families={}\0variants={variants}\0\
-                 dtype={}\0chunks={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
+                 dtype={}\0chunks={}\0ring-chunks={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
                  samples={}\0dry-run={}\0",
                 self.backend.name(),
                 self.devices,
@@ -129,6 +133,7 @@ impl Run {
                 names(self.families.iter().map(|family| family.name()).collect()),
                 self.dtype.mlir(),
                 self.chunks,
+                self.ring_chunks,
                 self.num_streams,
                 self.lower_streams,
                 self.iters,
@@ -277,6 +282,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         variants: None,
         dtype: DType::BF16,
         chunks: 0,
+        ring_chunks: 0,
         num_streams: 4,
         lower_streams: 0,
         iters: 20,
@@ -318,6 +324,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
             }
             "--dtype" => run.dtype = dtype(&value)?,
             "--chunks" => chunks = Some(positive(&flag, &value)?),
+            "--ring-chunks" => run.ring_chunks = number(&flag, &value)?,
             "--num-streams" => run.num_streams = positive(&flag, &value)?,
             "--lower-streams" => run.lower_streams = number(&flag, &value)?,
             "--iters" => run.iters = positive(&flag, &value)?,

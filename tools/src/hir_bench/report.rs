@@ -38,7 +38,8 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
     let _ = writeln!(
         text,
         "hir-bench: backend {}, D={} ranks ({}), {}, {} timed iterations after {} warm-up, \
-         S={} chunks, {} pool streams, hir-lower num-streams={}, seed {}",
+         S={} chunks, {} pool streams, hir-lower num-streams={} ring-chunks={} (0: chosen by \
+         host-p2p-pipeline), seed {}",
         run.backend.name(),
         run.devices,
         run.plan().launch().name(),
@@ -48,6 +49,7 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         run.chunks,
         run.num_streams,
         run.lower_streams,
+        run.ring_chunks,
         run.seed
     );
     let _ = writeln!(text, "time: {TIME}");
@@ -148,6 +150,7 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
     );
     let _ = writeln!(text, "  \"dtype\": {},", string(run.dtype.mlir()));
     let _ = writeln!(text, "  \"chunks\": {},", run.chunks);
+    let _ = writeln!(text, "  \"ring_chunks\": {},", run.ring_chunks);
     let _ = writeln!(text, "  \"num_streams\": {},", run.num_streams);
     let _ = writeln!(text, "  \"lower_streams\": {},", run.lower_streams);
     let _ = writeln!(text, "  \"iters\": {},", run.iters);

@@ -16,6 +16,8 @@ options:
   --backend cpu|cuda    runtime backend (default cpu)
   --num-streams S       streams in each rank's pool (default 4)
   --p2p none|nccl|cuda  lower collectives along the stream axis to rings (default none)
+  --ring-chunks C       split each ring step's transfer and compute into C parts
+                        (default 0: host-p2p-pipeline chooses)
   --input argI=FILE     global value of argument I from a .npy file (repeatable)
   --seed K              seed of the random inputs (default 0)
   --output-dir D        write the outputs there as .npy
@@ -41,6 +43,8 @@ pub struct Options {
     pub num_streams: usize,
     /// `hir-lower`'s `p2p` option: none, nccl or cuda.
     pub p2p: String,
+    /// `hir-lower`'s `ring-chunks` option.
+    pub ring_chunks: usize,
     /// Argument index and file.
     pub inputs: Vec<(usize, PathBuf)>,
     pub seed: u64,
@@ -84,6 +88,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         backend: Backend::Cpu,
         num_streams: 4,
         p2p: "none".to_owned(),
+        ring_chunks: 0,
         inputs: Vec::new(),
         seed: 0,
         output_dir: None,
@@ -122,6 +127,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
                     bail!("--p2p takes none, nccl or cuda, not '{}'", options.p2p);
                 }
             }
+            "--ring-chunks" => options.ring_chunks = number("--ring-chunks", &value()?)?,
             "--input" => {
                 let value = value()?;
                 let (name, file) = value

@@ -79,8 +79,8 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0num-streams={}\0p2p={}\0seed={}\0",
-            options.num_streams, options.p2p, options.seed
+            "\0backend={backend}\0num-streams={}\0p2p={}\0ring-chunks={}\0seed={}\0",
+            options.num_streams, options.p2p, options.ring_chunks, options.seed
         )
         .as_bytes(),
     );
@@ -137,7 +137,7 @@ fn run(options: &Options) -> Result<()> {
         &context,
         &mut module,
         &signature,
-        &format!("p2p={}", options.p2p),
+        &format!("p2p={} ring-chunks={}", options.p2p, options.ring_chunks),
         options.print_ir,
     )?;
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;

@@ -1,0 +1,334 @@
+//! Ring steps in chunks (`chunks=c`): each step's transfer and compute are
+//! split into `c` parts along the rows of its slices, so that a step's
+//! compute starts on the first part of its slice while the rest still
+//! travels, and the last transfer of the ring leaves only `1/c` of a step's
+//! compute after it.
+//!
+//! The loop runs `D * c` iterations; iteration `j` is part `j mod c` of step
+//! `j / c`. Every use of the index becomes the step (`arith.divui`), so the
+//! ring, the streams and the joins see the `D` steps as before: a step's
+//! parts run on its stream, one after the other. Every slice
+//! the loop takes at the step is narrowed to its part (`memref.subview` of
+//! `1/c` of the axis that follows the sliced one, which stays in place), and
+//! so are the ring's own buffers. This is sound only where the step computes
+//! each row of a slice from the same row of the others: elementwise ops over
+//! slices alone, and `host.matmul`/`host.linear` whose first operand and
+//! output are slices along the same rows and whose second operand is not one.
+//! Anything else is a located error.
+
+use super::{Collective, Cursor, Reported, Ring, StreamLoop, integer_attribute, static_shape};
+use crate::{diagnostics::emit_error, ir};
+use melior::{
+    Context,
+    dialect::arith,
+    ir::{
+        Attribute, BlockLike, Identifier, Location, Type, TypeLike, Value, ValueLike,
+        attribute::{
+            DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
+            StridedLayoutAttribute,
+        },
+        operation::{OperationBuilder, OperationLike, OperationMutLike, OperationResult},
+        r#type::{MemRefType, ShapedTypeLike},
+    },
+};
+use mlir_sys::mlirMemRefTypeGetStridesAndOffset;
+
+/// Elementwise host ops: each row of the output is computed from the same
+/// row of every operand.
+const ELEMENTWISE: &[&str] = &[
+    "host.copy",
+    "host.neg",
+    "host.cast",
+    "host.add",
+    "host.sub",
+    "host.mul",
+    "host.div",
+    "host.max",
+    "host.min",
+];
+
+/// The part of a split loop's iteration: `index` (`%j mod c`) of `count`.
+#[derive(Clone, Copy)]
+pub(super) struct Part<'c, 'a> {
+    pub index: Value<'c, 'a>,
+    pub count: i64,
+}
+
+/// The loop's slices (`host.select` at the index), with the axis a part
+/// narrows in each: the one after the sliced axis, where the view keeps it.
+fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)> {
+    ir::users(stream_loop.index)
+        .into_iter()
+        .filter(|user| {
+            ir::name(user) == "host.select" && user.operand(1).ok() == Some(stream_loop.index)
+        })
+        .filter_map(|select| {
+            Some((
+                select.result(0).ok()?.into(),
+                integer_attribute(&select, "axis")?,
+            ))
+        })
+        .collect()
+}
+
+/// The `chunks` option that lets the pass choose the parts.
+pub(super) const CHOSEN: i64 = 0;
+
+/// The parts the pass chooses for a loop's steps: 2 where its rings are all
+/// allgathers and its steps split in two, else 1. An allgather step's
+/// compute waits for its whole slice, so the last transfer's time is
+/// exposed; in halves, only half of it is. On 4 × H200 (hir-bench, p2p-cuda,
+/// D=4), 2 parts took AG+GEMM from 0.968 / 0.995 / 0.872 of the GEMM alone
+/// to 1.004 / 0.998 / 0.907 at 32768×16384×8192 / 8192×16384×8192 /
+/// 16384×8192×2048; 4 parts made the third 0.830, its GEMMs too small to
+/// fill the GPU. A reduce-scatter's combine follows all its steps whatever
+/// their parts: in halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to
+/// 0.891 / 0.870 / 0.617.
+pub(super) fn chosen(stream_loop: &StreamLoop, rings: &[Ring]) -> i64 {
+    let allgathers = rings
+        .iter()
+        .all(|ring| matches!(ring.collective, Collective::Allgather));
+    if allgathers && problems(stream_loop, 2).is_empty() {
+        2
+    } else {
+        1
+    }
+}
+
+/// Checks that every slice of the loop splits into `chunks` parts and that
+/// every op on a slice computes each row from the same rows; an error at
+/// each op that does not.
+pub(super) fn check(stream_loop: &StreamLoop, chunks: i64) -> Result<(), Reported> {
+    let problems = problems(stream_loop, chunks);
+    // Slices made by one op share its location: say each thing once there.
+    let mut said = Vec::new();
+    for (location, message) in &problems {
+        let said_here = format!("{location}: {message}");
+        if !said.contains(&said_here) {
+            emit_error(*location, message);
+            said.push(said_here);
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Reported)
+    }
+}
+
+/// Where and why the loop's steps do not split into `chunks` parts.
+fn problems<'c>(stream_loop: &StreamLoop<'c, '_>, chunks: i64) -> Vec<(Location<'c>, String)> {
+    let slices = slices(stream_loop);
+    let axis_of = |value: Value| {
+        slices
+            .iter()
+            .find(|(slice, _)| *slice == value)
+            .map(|&(_, axis)| axis)
+    };
+    let rank = |value: Value| {
+        MemRefType::try_from(value.r#type()).map_or(0, |r#type| r#type.rank() as i64)
+    };
+    let mut problems = Vec::new();
+    for &(slice, axis) in &slices {
+        let extent =
+            static_shape(slice.r#type()).and_then(|shape| shape.get(axis as usize).copied());
+        let owner = OperationResult::try_from(slice)
+            .expect("a select's result")
+            .owner();
+        if extent.is_none_or(|extent| extent % chunks != 0) {
+            problems.push((
+                owner.location(),
+                format!(
+                    "chunks={chunks} splits each ring step along axis {axis} of its slices, but \
+                     this slice has {} there",
+                    extent.map_or("a dynamic extent".to_owned(), |extent| format!(
+                        "{extent} rows"
+                    ))
+                ),
+            ));
+        }
+        for user in ir::users(slice) {
+            let name = ir::name(&user);
+            let operands: Vec<Value> = user.operands().collect();
+            let by_rows = if ELEMENTWISE.contains(&name.as_str()) {
+                operands
+                    .iter()
+                    .all(|&operand| axis_of(operand) == Some(axis) && rank(operand) == rank(slice))
+            } else if name == "host.matmul" || name == "host.linear" {
+                // ins(%x, %w) outs(%y): rows of %x make the same rows of %y.
+                match operands[..] {
+                    [x, w, y] => {
+                        axis_of(x) == Some(axis)
+                            && axis_of(y) == Some(axis)
+                            && axis_of(w).is_none()
+                            && rank(x) == rank(y)
+                            && axis <= rank(x) - 2
+                    }
+                    _ => false,
+                }
+            } else {
+                false
+            };
+            if !by_rows {
+                problems.push((
+                    user.location(),
+                    format!(
+                        "'{name}' cannot be split into the chunks={chunks} parts of a ring step: \
+                         only elementwise ops over slices, and host.matmul or host.linear whose \
+                         first operand and output are slices along the same rows, compute each \
+                         row of a slice from the same rows"
+                    ),
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Makes `stream_loop` run `chunks` parts per step: the loop runs `D * chunks`
+/// iterations, `%step = %j / chunks` takes every use of the index, and `%j
+/// mod chunks` is the part. Returns the loop as the ring sees it (indexed by
+/// the step, `D` steps) and the part.
+pub(super) fn split_loop<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    chunks: i64,
+) -> (StreamLoop<'c, 'a>, Part<'c, 'a>) {
+    let index = Type::index(context);
+    let steps = super::constant(stream_loop.upper).expect("a ring loop runs a constant D steps");
+    let before_loop = Cursor::before(context, stream_loop.op);
+    let index_constant = |cursor: Cursor<'c, 'a>, value: i64| {
+        cursor.value(arith::constant(
+            context,
+            IntegerAttribute::new(index, value).into(),
+            cursor.location,
+        ))
+    };
+    let iterations = index_constant(before_loop, steps * chunks);
+    ir::mutable(stream_loop.op).set_operand(1, iterations);
+    let first = stream_loop
+        .body
+        .first_operation()
+        .expect("scf.for has a body");
+    let top = Cursor::before(context, first);
+    let count = index_constant(top, chunks);
+    let step = top.value(arith::divui(stream_loop.index, count, top.location));
+    let part = top.value(arith::remui(stream_loop.index, count, top.location));
+    for user in ir::users(stream_loop.index) {
+        if user
+            .result(0)
+            .ok()
+            .is_some_and(|result| [step, part].contains(&result.into()))
+        {
+            continue;
+        }
+        for operand in 0..user.operand_count() {
+            if user.operand(operand).ok() == Some(stream_loop.index) {
+                ir::mutable(user).set_operand(operand, step);
+            }
+        }
+    }
+    (
+        StreamLoop {
+            index: step,
+            ..*stream_loop
+        },
+        Part {
+            index: part,
+            count: chunks,
+        },
+    )
+}
+
+/// Narrows every slice the loop takes at its step to the iteration's part;
+/// returns each slice with its part.
+pub(super) fn narrow_slices<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    part: Part<'c, 'a>,
+) -> Vec<(Value<'c, 'a>, Value<'c, 'a>)> {
+    slices(stream_loop)
+        .into_iter()
+        .map(|(slice, axis)| {
+            let select = OperationResult::try_from(slice)
+                .expect("a select's result")
+                .owner();
+            let after = select.next_in_block().expect("a terminator follows");
+            let narrowed = part_of(Cursor::before(context, after), slice, axis, part);
+            for user in ir::users(slice) {
+                if user
+                    .result(0)
+                    .ok()
+                    .is_some_and(|result| Value::from(result) == narrowed)
+                {
+                    continue;
+                }
+                for operand in 0..user.operand_count() {
+                    if user.operand(operand).ok() == Some(slice) {
+                        ir::mutable(user).set_operand(operand, narrowed);
+                    }
+                }
+            }
+            (slice, narrowed)
+        })
+        .collect()
+}
+
+/// `memref.subview` of `view`: part `part.index` of `part.count` along `axis`.
+pub(super) fn part_of<'c, 'a>(
+    cursor: Cursor<'c, 'a>,
+    view: Value<'c, '_>,
+    axis: i64,
+    part: Part<'c, 'a>,
+) -> Value<'c, 'a> {
+    let (context, location) = (cursor.context, cursor.location);
+    let r#type = MemRefType::try_from(view.r#type()).expect("a slice is a memref");
+    let mut sizes = static_shape(view.r#type()).expect("checked static");
+    sizes[axis as usize] /= part.count;
+    let index = Type::index(context);
+    let rows = cursor.value(arith::constant(
+        context,
+        IntegerAttribute::new(index, sizes[axis as usize]).into(),
+        location,
+    ));
+    let offset = cursor.value(arith::muli(part.index, rows, location));
+    let mut strides = vec![0; sizes.len()];
+    let mut base = 0;
+    // SAFETY: `strides` has one element per axis.
+    let strided = unsafe {
+        mlirMemRefTypeGetStridesAndOffset(r#type.to_raw(), strides.as_mut_ptr(), &mut base)
+    };
+    assert!(strided.value != 0, "a slice of a ring is strided");
+    let dynamic = MemRefType::dynamic_stride_or_offset();
+    let layout = StridedLayoutAttribute::new(context, dynamic, &strides);
+    let result = MemRefType::new(
+        r#type.element(),
+        &sizes,
+        Some(layout.into()),
+        r#type.memory_space(),
+    );
+    let mut offsets = vec![0; sizes.len()];
+    offsets[axis as usize] = dynamic;
+    let array =
+        |values: &[i64]| -> Attribute<'c> { DenseI64ArrayAttribute::new(context, values).into() };
+    let attributes = [
+        ("static_offsets", array(&offsets)),
+        ("static_sizes", array(&sizes)),
+        ("static_strides", array(&vec![1; sizes.len()])),
+        (
+            "operandSegmentSizes",
+            DenseI32ArrayAttribute::new(context, &[1, 1, 0, 0]).into(),
+        ),
+    ];
+    let attributes: Vec<_> = attributes
+        .into_iter()
+        .map(|(name, value)| (Identifier::new(context, name), value))
+        .collect();
+    let op = OperationBuilder::new("memref.subview", location)
+        .add_operands(&[view, offset])
+        .add_attributes(&attributes)
+        .add_results(&[result.into()])
+        .build()
+        .expect("memref.subview builds");
+    cursor.value(op)
+}
