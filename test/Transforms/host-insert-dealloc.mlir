@@ -240,3 +240,27 @@ func.func @yielded_by_if(%a: memref<8xf32>, %b: memref<8xf32>, %local: i1) {
   host.neg ins(%x : memref<8xf32>) outs(%b : memref<8xf32>)
   return
 }
+
+// -----
+
+// A part of a view (memref.subview, as host-p2p-pipeline takes a ring step's
+// part) is a use of the buffer: freed after the loop that uses it.
+// CHECK-LABEL: func.func @part_of_a_view
+// CHECK: scf.for
+// CHECK: memref.subview
+// CHECK: host.neg
+// CHECK: }
+// CHECK-NEXT: host.dealloc %{{.*}} : memref<4x8xf32>
+// CHECK-NEXT: return
+func.func @part_of_a_view() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %half = memref.subview %gi[%c0] [4] [1] : memref<8xf32, strided<[1], offset: ?>> to memref<4xf32, strided<[1], offset: ?>>
+    host.neg ins(%half : memref<4xf32, strided<[1], offset: ?>>) outs(%half : memref<4xf32, strided<[1], offset: ?>>)
+  }
+  return
+}
