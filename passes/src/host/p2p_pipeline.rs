@@ -51,6 +51,9 @@
 //!   output. Slots are distinct per step, so steps on different streams never
 //!   write the same memory.
 //!
+//! With `chunks=c` each step goes in `c` parts along the rows of its slices
+//! (see [`chunks`]); by default the pass chooses.
+//!
 //! # Streams
 //!
 //! The loop must end each step by joining the step's stream into a stream
@@ -1594,9 +1597,6 @@ fn select<'c>(
         .into()
 }
 
-/// The type of a `host.select` of `source` along `axis` (as
-/// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
-/// offset dynamic.
 /// The shape of a memref type whose extents are all static.
 fn static_shape(r#type: Type) -> Option<Vec<i64>> {
     let r#type = MemRefType::try_from(r#type).ok()?;
@@ -1608,6 +1608,9 @@ fn static_shape(r#type: Type) -> Option<Vec<i64>> {
         .collect()
 }
 
+/// The type of a `host.select` of `source` along `axis` (as
+/// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
+/// offset dynamic.
 fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
     let source = MemRefType::try_from(source).ok()?;
     let mut strides = vec![0; source.rank()];
