@@ -3,7 +3,7 @@
 
 use melior::ir::{
     BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
-    operation::{OperationLike, OperationRefMut},
+    operation::{OperationLike, OperationMutLike, OperationRefMut},
 };
 use mlir_sys::{
     mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull, mlirValueGetFirstUse,
@@ -80,4 +80,19 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
         }
     }
     users
+}
+
+/// Makes every use of `from` a use of `to`, but in the ops `kept` says to leave.
+pub fn replace_uses<'c: 'a, 'a>(
+    from: Value<'c, 'a>,
+    to: Value<'c, 'a>,
+    kept: impl Fn(OperationRef<'c, 'a>) -> bool,
+) {
+    for user in users(from).into_iter().filter(|&user| !kept(user)) {
+        for index in 0..user.operand_count() {
+            if user.operand(index).ok() == Some(from) {
+                mutable(user).set_operand(index, to);
+            }
+        }
+    }
 }

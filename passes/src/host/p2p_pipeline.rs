@@ -1249,16 +1249,7 @@ fn ring_steps<'c, 'a>(
     };
     // The step computes on the local shard itself, or on the received slice.
     let operand = exchanged.result(0).expect("the step's operand").into();
-    for user in ir::users(view) {
-        if within(user, exchanged) {
-            continue;
-        }
-        for index in 0..user.operand_count() {
-            if user.operand(index).ok() == Some(view) {
-                ir::mutable(user).set_operand(index, operand);
-            }
-        }
-    }
+    ir::replace_uses(view, operand, |user| within(user, exchanged));
 }
 
 /// Whether an allgather's gathered buffer is only read through the step's
@@ -1597,6 +1588,18 @@ fn select<'c>(
         .into()
 }
 
+/// The strides of a memref type with a strided layout.
+fn strides(r#type: Type) -> Option<Vec<i64>> {
+    let r#type = MemRefType::try_from(r#type).ok()?;
+    let mut strides = vec![0; r#type.rank()];
+    let mut offset = 0;
+    // SAFETY: `strides` has one element per axis.
+    let strided = unsafe {
+        mlirMemRefTypeGetStridesAndOffset(r#type.to_raw(), strides.as_mut_ptr(), &mut offset)
+    };
+    (strided.value != 0).then_some(strides)
+}
+
 /// The shape of a memref type whose extents are all static.
 fn static_shape(r#type: Type) -> Option<Vec<i64>> {
     let r#type = MemRefType::try_from(r#type).ok()?;
@@ -1612,16 +1615,8 @@ fn static_shape(r#type: Type) -> Option<Vec<i64>> {
 /// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
 /// offset dynamic.
 fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
+    let mut strides = strides(source)?;
     let source = MemRefType::try_from(source).ok()?;
-    let mut strides = vec![0; source.rank()];
-    let mut source_offset = 0;
-    // SAFETY: `strides` has one element per axis.
-    let strided = unsafe {
-        mlirMemRefTypeGetStridesAndOffset(source.to_raw(), strides.as_mut_ptr(), &mut source_offset)
-    };
-    if strided.value == 0 {
-        return None;
-    }
     let mut shape: Vec<i64> = (0..source.rank())
         .map(|axis| match source.dim_size(axis) {
             Ok(DimSize::Static(extent)) => extent as i64,

@@ -521,22 +521,33 @@ mod tests {
         Team::new(&[0, 1], 2).unwrap()
     }
 
-    /// Both members of a two-rank team, created and connected on two
-    /// threads (each maps the other's region: two mappings of each).
-    fn connected(bootstrap: &ThreadBootstrap) -> [Mailbox; 2] {
+    /// Both members of a two-rank team, created, and their regions' names.
+    fn created() -> ([Mailbox; 2], Vec<String>) {
         let team = pair();
-        let mut boxes = [0, 1].map(|position| Mailbox::create(&team, position).unwrap());
-        let names: Vec<String> = boxes
+        let boxes = [0, 1].map(|position| Mailbox::create(&team, position).unwrap());
+        let names = boxes
             .iter()
             .map(|mailbox| mailbox.name().unwrap().to_string())
             .collect();
+        (boxes, names)
+    }
+
+    /// Connects both members on two threads (each maps the other's region:
+    /// two mappings of each).
+    fn connect(boxes: &mut [Mailbox; 2], names: &[String], bootstrap: &ThreadBootstrap) {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         std::thread::scope(|scope| {
-            for mailbox in &mut boxes {
+            for mailbox in boxes {
                 let names = &names;
                 scope.spawn(move || mailbox.connect(names, bootstrap).unwrap());
             }
         });
+    }
+
+    /// Both members of a two-rank team, created and connected.
+    fn connected(bootstrap: &ThreadBootstrap) -> [Mailbox; 2] {
+        let (mut boxes, names) = created();
+        connect(&mut boxes, &names, bootstrap);
         boxes
     }
 
@@ -686,21 +697,9 @@ mod tests {
     #[test]
     fn regions_are_unlinked_once_every_member_mapped_them() {
         let (_, bootstrap) = bootstrap(Duration::from_secs(10));
-        let team = pair();
-        let mut boxes = [0, 1].map(|position| Mailbox::create(&team, position).unwrap());
-        let names: Vec<String> = boxes
-            .iter()
-            .map(|mailbox| mailbox.name().unwrap().to_string())
-            .collect();
+        let (mut boxes, names) = created();
         assert!(shm_open(&names[0], false).is_ok(), "created under its name");
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let bootstrap = &bootstrap;
-        std::thread::scope(|scope| {
-            for mailbox in &mut boxes {
-                let refs = &refs;
-                scope.spawn(move || mailbox.connect(refs, bootstrap).unwrap());
-            }
-        });
+        connect(&mut boxes, &names, &bootstrap);
         for (mailbox, name) in boxes.iter().zip(&names) {
             assert_eq!(mailbox.name(), None);
             let error = shm_open(name, false).unwrap_err();

@@ -5,7 +5,7 @@ use hir_runtime::abi::DType;
 use hir_tools::args::{number, positive};
 use hir_tools::backend::Backend;
 use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};
-use hir_tools::programs::{Family, Form, Variant};
+use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,12 +57,7 @@ run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
 #[derive(Debug)]
 pub struct Emit {
     pub form: Form,
-    pub devices: usize,
-    pub chunks: usize,
-    pub m: usize,
-    pub k: usize,
-    pub n: usize,
-    pub dtype: DType,
+    pub params: Params,
 }
 
 /// `hir-bench run`.
@@ -264,12 +259,14 @@ fn parse_emit(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
     let missing = |what: &str| format!("emit needs {what}\n{USAGE}");
     Ok(Command::Emit(Emit {
         form: form.with_context(|| missing("a program"))?,
-        devices: devices.with_context(|| missing("-D"))?,
-        chunks,
-        m: m.with_context(|| missing("--m"))?,
-        k: k.with_context(|| missing("--k"))?,
-        n: n.with_context(|| missing("--n"))?,
-        dtype: element,
+        params: Params {
+            devices: devices.with_context(|| missing("-D"))?,
+            chunks,
+            m: m.with_context(|| missing("--m"))?,
+            k: k.with_context(|| missing("--k"))?,
+            n: n.with_context(|| missing("--n"))?,
+            dtype: element,
+        },
     }))
 }
 
@@ -363,8 +360,12 @@ mod tests {
             panic!("not emit");
         };
         assert_eq!(emit.form, Form::AgRing);
-        assert_eq!((emit.devices, emit.m, emit.k, emit.n), (4, 64, 32, 16));
-        assert_eq!((emit.chunks, emit.dtype), (4, DType::F32));
+        let params = &emit.params;
+        assert_eq!(
+            (params.devices, params.m, params.k, params.n),
+            (4, 64, 32, 16)
+        );
+        assert_eq!((params.chunks, params.dtype), (4, DType::F32));
         assert!(parse_args(&["emit", "ag-ring", "--m", "4", "--k", "4", "--n", "4"]).is_err());
         assert!(parse_args(&["emit", "ag-nope", "-D", "2"]).is_err());
     }

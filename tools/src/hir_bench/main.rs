@@ -16,7 +16,7 @@ mod report;
 
 use cli::Command;
 use hir_tools::launch;
-use hir_tools::programs::{self, Params};
+use hir_tools::programs;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -32,18 +32,9 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             Ok(())
         }
-        Command::Emit(emit) => programs::generate(
-            emit.form,
-            &Params {
-                devices: emit.devices,
-                chunks: emit.chunks,
-                m: emit.m,
-                k: emit.k,
-                n: emit.n,
-                dtype: emit.dtype,
-            },
-        )
-        .map(|program| print!("{}", program.text)),
+        Command::Emit(emit) => {
+            programs::generate(emit.form, &emit.params).map(|program| print!("{}", program.text))
+        }
         Command::Run(run) => {
             // Every shape must fit before any rank starts.
             if let Err(error) = bench::validate(&run) {

@@ -16,13 +16,15 @@
 //! output are slices along the same rows and whose second operand is not one.
 //! Anything else is a located error.
 
-use super::{Collective, Cursor, Reported, Ring, StreamLoop, integer_attribute, static_shape};
+use super::{
+    Collective, Cursor, Reported, Ring, StreamLoop, integer_attribute, static_shape, strides,
+};
 use crate::{diagnostics::emit_error, ir};
 use melior::{
     Context,
     dialect::arith,
     ir::{
-        Attribute, BlockLike, Identifier, Location, Type, TypeLike, Value, ValueLike,
+        Attribute, BlockLike, Identifier, Location, OperationRef, Type, Value, ValueLike,
         attribute::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
             StridedLayoutAttribute,
@@ -31,7 +33,6 @@ use melior::{
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
-use mlir_sys::mlirMemRefTypeGetStridesAndOffset;
 
 /// Elementwise host ops: each row of the output is computed from the same
 /// row of every operand.
@@ -214,20 +215,14 @@ pub(super) fn split_loop<'c, 'a>(
     let count = index_constant(top, chunks);
     let step = top.value(arith::divui(stream_loop.index, count, top.location));
     let part = top.value(arith::remui(stream_loop.index, count, top.location));
-    for user in ir::users(stream_loop.index) {
-        if user
-            .result(0)
-            .ok()
-            .is_some_and(|result| [step, part].contains(&result.into()))
-        {
-            continue;
-        }
-        for operand in 0..user.operand_count() {
-            if user.operand(operand).ok() == Some(stream_loop.index) {
-                ir::mutable(user).set_operand(operand, step);
-            }
-        }
-    }
+    // The index stays in the two ops that make the step and the part of it.
+    let makes = |user: OperationRef, value: Value| {
+        user.result(0)
+            .is_ok_and(|result| Value::from(result) == value)
+    };
+    ir::replace_uses(stream_loop.index, step, |user| {
+        makes(user, step) || makes(user, part)
+    });
     (
         StreamLoop {
             index: step,
@@ -255,20 +250,10 @@ pub(super) fn narrow_slices<'c, 'a>(
                 .owner();
             let after = select.next_in_block().expect("a terminator follows");
             let narrowed = part_of(Cursor::before(context, after), slice, axis, part);
-            for user in ir::users(slice) {
-                if user
-                    .result(0)
-                    .ok()
-                    .is_some_and(|result| Value::from(result) == narrowed)
-                {
-                    continue;
-                }
-                for operand in 0..user.operand_count() {
-                    if user.operand(operand).ok() == Some(slice) {
-                        ir::mutable(user).set_operand(operand, narrowed);
-                    }
-                }
-            }
+            ir::replace_uses(slice, narrowed, |user| {
+                user.result(0)
+                    .is_ok_and(|result| Value::from(result) == narrowed)
+            });
             (slice, narrowed)
         })
         .collect()
@@ -292,13 +277,7 @@ pub(super) fn part_of<'c, 'a>(
         location,
     ));
     let offset = cursor.value(arith::muli(part.index, rows, location));
-    let mut strides = vec![0; sizes.len()];
-    let mut base = 0;
-    // SAFETY: `strides` has one element per axis.
-    let strided = unsafe {
-        mlirMemRefTypeGetStridesAndOffset(r#type.to_raw(), strides.as_mut_ptr(), &mut base)
-    };
-    assert!(strided.value != 0, "a slice of a ring is strided");
+    let strides = strides(view.r#type()).expect("a slice of a ring is strided");
     let dynamic = MemRefType::dynamic_stride_or_offset();
     let layout = StridedLayoutAttribute::new(context, dynamic, &strides);
     let result = MemRefType::new(
