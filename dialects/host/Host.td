@@ -302,10 +302,22 @@ def Host_MatmulOp : Host_ComputeOp<"matmul"> {
     host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
                 outs(%c : memref<256x2048xbf16>)
     ```
+
+    With `accumulate`, `output += lhs x rhs`: the product is added to the
+    output's values in f32 and the sum rounded once to the element type.
+
+    ```mlir
+    host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
+                outs(%c : memref<256x2048xbf16>) {accumulate}
+    ```
   }];
+  // The output is read too when `accumulate` is set: declaring the read
+  // always keeps the effects correct for both forms (ODS effects cannot
+  // depend on an attribute).
   let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$lhs,
                        Arg<Host_Buffer, "", [MemRead]>:$rhs,
-                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+                       Arg<Host_Buffer, "", [MemRead, MemWrite]>:$output,
+                       UnitAttr:$accumulate);
   let assemblyFormat = [{
     `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
     `outs` `(` $output `:` type($output) `)` attr-dict

@@ -227,6 +227,8 @@ pub enum Entry {
     Broadcast(DType),
     /// `void (buf lhs, buf rhs, buf out)`.
     Matmul(DType),
+    /// `void (buf lhs, buf rhs, buf out)`: `out += lhs x rhs`.
+    MatmulAccumulate(DType),
     /// `void (buf in, buf weight, buf out)`.
     Linear(DType),
     /// `void (buf in, buf weight, buf bias, buf out)`.
@@ -275,6 +277,7 @@ impl Entry {
                 Neg(dtype),
                 Broadcast(dtype),
                 Matmul(dtype),
+                MatmulAccumulate(dtype),
                 Linear(dtype),
                 LinearBias(dtype),
                 Send(dtype),
@@ -344,6 +347,7 @@ impl fmt::Display for Entry {
             Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Broadcast(t) => write!(f, "broadcast_to_{}", t.mlir()),
             Matmul(t) => write!(f, "matmul_{}", t.mlir()),
+            MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),
             LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
             Collective(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),

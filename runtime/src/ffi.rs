@@ -95,6 +95,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
             Entry::Broadcast(t) => (KernelOp::Broadcast(Vec::new()), t, t),
             Entry::Matmul(t) => (KernelOp::Matmul, t, t),
+            Entry::MatmulAccumulate(t) => (KernelOp::MatmulAccumulate, t, t),
             Entry::Linear(t) | Entry::LinearBias(t) => (KernelOp::Linear, t, t),
             _ => unreachable!("{entry} is not a compute entry"),
         };
@@ -414,6 +415,9 @@ entries! {
     binary _mlir_ciface_hir_rt_matmul_f32 = Entry::Matmul(F32);
     binary _mlir_ciface_hir_rt_matmul_bf16 = Entry::Matmul(BF16);
     binary _mlir_ciface_hir_rt_matmul_f16 = Entry::Matmul(F16);
+    binary _mlir_ciface_hir_rt_matmul_acc_f32 = Entry::MatmulAccumulate(F32);
+    binary _mlir_ciface_hir_rt_matmul_acc_bf16 = Entry::MatmulAccumulate(BF16);
+    binary _mlir_ciface_hir_rt_matmul_acc_f16 = Entry::MatmulAccumulate(F16);
     binary _mlir_ciface_hir_rt_linear_f32 = Entry::Linear(F32);
     binary _mlir_ciface_hir_rt_linear_bf16 = Entry::Linear(BF16);
     binary _mlir_ciface_hir_rt_linear_f16 = Entry::Linear(F16);

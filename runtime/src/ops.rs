@@ -79,6 +79,8 @@ pub enum KernelOp {
     /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`, and the row case
     /// `[K] x [K, N] -> [N]`.
     Matmul,
+    /// As `Matmul`, added to the output's values: `out += lhs x rhs`.
+    MatmulAccumulate,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
 }
@@ -103,6 +105,7 @@ impl Kernel {
             KernelOp::Reduce(op, _) => Entry::Reduction(*op, dtype),
             KernelOp::Broadcast(_) => Entry::Broadcast(dtype),
             KernelOp::Matmul => Entry::Matmul(dtype),
+            KernelOp::MatmulAccumulate => Entry::MatmulAccumulate(dtype),
             KernelOp::Linear if self.inputs.len() == 3 => Entry::LinearBias(dtype),
             KernelOp::Linear => Entry::Linear(dtype),
         }
@@ -111,7 +114,7 @@ impl Kernel {
     /// Checks the buffers' shapes and element types against the op.
     pub fn validate(&self) -> Result<()> {
         let arity = match self.op {
-            KernelOp::Binary(_) | KernelOp::Matmul => 2..=2,
+            KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
             KernelOp::Linear => 2..=3,
             _ => 1..=1,
         };
@@ -152,7 +155,7 @@ impl Kernel {
                     .collect();
                 same_shape("input", input, &kept)
             }
-            KernelOp::Matmul if input.len() == 1 => {
+            KernelOp::Matmul | KernelOp::MatmulAccumulate if input.len() == 1 => {
                 let rhs = &self.inputs[1].sizes;
                 if rhs.len() != 2 || rhs[0] != input[0] {
                     return Err(invalid(format!(
@@ -161,7 +164,7 @@ impl Kernel {
                 }
                 same_shape("output", output, &rhs[1..])
             }
-            KernelOp::Matmul => {
+            KernelOp::Matmul | KernelOp::MatmulAccumulate => {
                 let rhs = &self.inputs[1].sizes;
                 if input.len() < 2 || (rhs.len() != 2 && rhs.len() != input.len()) {
                     return Err(invalid(format!(

@@ -3,8 +3,9 @@
 //! upstream conversions of [`super::LLVM_PIPELINE`] take to the LLVM dialect.
 //!
 //! - Compute ops call their dtype-suffixed entry with every buffer cast to
-//!   an unranked memref; reduction and broadcast axes are `memref<*xi64>`
-//!   constants (`memref.global`).
+//!   an unranked memref (`host.matmul {accumulate}` calls
+//!   `hir_rt_matmul_acc_<T>`); reduction and broadcast axes are
+//!   `memref<*xi64>` constants (`memref.global`).
 //! - `host.alloc` calls `hir_rt_alloc(site, bytes)`, `site` numbering the
 //!   allocations of the module in program order, and builds the memref
 //!   descriptor of the pointer it returns (`llvm.insertvalue`s cast back to
@@ -230,6 +231,9 @@ fn lower<'c, 'a>(
             arguments.push(runtime.list(op, "axes", &axes)?);
             runtime.call(op, entry, &arguments)?;
             return Ok(None);
+        }
+        "matmul" if op.has_attribute("accumulate") => {
+            Entry::MatmulAccumulate(dtype(&op, operand(0))?)
         }
         "matmul" => Entry::Matmul(dtype(&op, operand(0))?),
         "linear" if op.operand_count() == 4 => Entry::LinearBias(dtype(&op, operand(0))?),

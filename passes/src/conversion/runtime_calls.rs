@@ -127,7 +127,7 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         StartCoalescing => (vec![], vec![]),
         Copy(t) | Neg(t) => (vec![buf(t), buf(t)], vec![]),
         Cast(from, to) => (vec![buf(from), buf(to)], vec![]),
-        Binary(_, t) | Matmul(t) | Linear(t) => (vec![buf(t); 3], vec![]),
+        Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) => (vec![buf(t); 3], vec![]),
         LinearBias(t) => (vec![buf(t); 4], vec![]),
         Reduction(_, t) | Broadcast(t) => (vec![buf(t), buf(t), list], vec![]),
         Collective(_, t) => (vec![buf(t), buf(t), i64, i64, i64, list, i64], vec![i64]),

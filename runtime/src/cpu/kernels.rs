@@ -200,14 +200,21 @@ pub(crate) fn run(kernel: &Kernel) {
                 .collect();
             store(out, &spread);
         }
-        KernelOp::Matmul => {
+        KernelOp::Matmul | KernelOp::MatmulAccumulate => {
             let rhs = &kernel.inputs[1];
             let rank = input.rank();
             let (k, n) = (input.sizes[rank - 1], rhs.sizes[rhs.rank() - 1]);
             // A row `[K]` is one `[1, K]` matrix.
             let m = if rank == 1 { 1 } else { input.sizes[rank - 2] };
             let batch = input.sizes[..rank.saturating_sub(2)].iter().product();
-            store(out, &matmul(&load(input), &load(rhs), batch, m, k, n));
+            let mut values = matmul(&load(input), &load(rhs), batch, m, k, n);
+            if kernel.op == KernelOp::MatmulAccumulate {
+                // In f32, so that `store` rounds the sum once.
+                for (value, old) in values.iter_mut().zip(load(out)) {
+                    *value += old;
+                }
+            }
+            store(out, &values);
         }
         KernelOp::Linear => {
             let weight = &kernel.inputs[1];

@@ -828,6 +828,139 @@ fn compute_kernels_on_strided_views() {
         .unwrap();
 }
 
+/// Deterministic values of magnitude in `[lo, 2 lo)` and random sign: never zero.
+fn noise(seed: u64, lo: f32) -> impl Fn(usize) -> f32 {
+    move |e| {
+        let mut h = ((seed << 32) ^ e as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 31;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 29;
+        let magnitude = lo * (1.0 + (h >> 40) as f32 / (1u64 << 24) as f32);
+        if h & 1 == 0 { magnitude } else { -magnitude }
+    }
+}
+
+#[test]
+fn matmul_accumulate_adds_the_product_to_the_output() {
+    // Through the C ABI, as the lowering calls it: [B, M, K] x [K, N] into a
+    // strided [B, M, N] view (columns 1..=N of a [B, M, W] buffer), and the
+    // row case [K] x [K, N] into every other element of a [2N] buffer.
+    let (b, m, k, n, w) = (2, 3, 4, 5, 8);
+    let world = world(1, 1);
+    for dtype in DType::ALL {
+        let (lhs, rhs, initial, out, row_initial, row_out) = world
+            .run(|device| {
+                let mut lhs = array(dtype, &[b, m, k], noise(1, 0.25));
+                let mut rhs = array(dtype, &[k, n], noise(2, 0.25));
+                let mut out = array(dtype, &[b, m, w], noise(3, 1.0));
+                let mut row_out = array(dtype, &[2 * n], noise(4, 1.0));
+                let (initial, row_initial) = (out.to_f32(), row_out.to_f32());
+                let (lhs_view, rhs_view) = (view(&mut lhs), view(&mut rhs));
+                let row = select(&select(&lhs_view, 0, 1), 0, 2);
+                let row_target = View {
+                    sizes: vec![n],
+                    strides: vec![2],
+                    ..view(&mut row_out)
+                };
+                let [l, r, o, row, row_o] = [
+                    lhs_view,
+                    rhs_view,
+                    view(&mut out).slice(2, 1, n),
+                    row,
+                    row_target,
+                ]
+                .map(|v| Descriptor::of(&v));
+                let accumulate: BinaryFn = symbol(Entry::MatmulAccumulate(dtype));
+                unsafe {
+                    accumulate(l.ptr(), r.ptr(), o.ptr());
+                    accumulate(row.ptr(), r.ptr(), row_o.ptr());
+                }
+                device.synchronize().unwrap();
+                assert!(!device.failed());
+                (
+                    lhs.to_f32(),
+                    rhs.to_f32(),
+                    initial,
+                    out.to_f32(),
+                    row_initial,
+                    row_out.to_f32(),
+                )
+            })
+            .unwrap()
+            .remove(0);
+        // One rounding of the f32 sum to the element type (half an ulp), and
+        // f32 accumulation of the K products; products are at most 0.25 and
+        // outputs at least 1, so a kernel that drops the output fails.
+        let half_ulp = match dtype {
+            DType::F32 => 2f64.powi(-24),
+            DType::BF16 => 2f64.powi(-8),
+            DType::F16 => 2f64.powi(-11),
+        };
+        let check = |got: f32, old: f32, lhs_row: &[f32], col: usize, what: &str| {
+            let terms: Vec<f64> = (0..k)
+                .map(|p| lhs_row[p] as f64 * rhs[p * n + col] as f64)
+                .collect();
+            let want = old as f64 + terms.iter().sum::<f64>();
+            let scale = old.abs() as f64 + terms.iter().map(|t| t.abs()).sum::<f64>();
+            let tol = half_ulp * want.abs() + 8.0 * 2f64.powi(-24) * scale;
+            assert!(
+                (got as f64 - want).abs() <= tol,
+                "{dtype:?} {what}: got {got}, want {want} (tolerance {tol:e})"
+            );
+        };
+        for bi in 0..b {
+            for i in 0..m {
+                let lhs_row = &lhs[(bi * m + i) * k..][..k];
+                for col in 0..w {
+                    let e = (bi * m + i) * w + col;
+                    if (1..=n).contains(&col) {
+                        let at = format!("[{bi}, {i}, {}]", col - 1);
+                        check(out[e], initial[e], lhs_row, col - 1, &at);
+                    } else {
+                        assert_eq!(out[e], initial[e], "{dtype:?}: outside the view at {e}");
+                    }
+                }
+            }
+        }
+        let lhs_row = &lhs[(m + 2) * k..][..k];
+        for e in 0..2 * n {
+            if e % 2 == 0 {
+                let at = format!("row [{}]", e / 2);
+                check(row_out[e], row_initial[e], lhs_row, e / 2, &at);
+            } else {
+                assert_eq!(
+                    row_out[e], row_initial[e],
+                    "{dtype:?}: outside the row at {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn matmul_accumulate_rounds_the_sum_once() {
+    // 1 + (2^-8 + 2^-16) in bf16 (8 significant bits): rounded once, the sum
+    // is above the tie between 1 and 1 + 2^-7 and goes up; a product rounded
+    // to bf16 first (2^-8, a tie itself) would make a tie that goes to 1.
+    let world = world(1, 1);
+    let out = world
+        .run(|device| {
+            let mut lhs = Array::from_f32(DType::BF16, &[1, 2], &[2f32.powi(-8), 2f32.powi(-16)]);
+            let mut rhs = array(DType::BF16, &[2, 1], |_| 1.0);
+            let mut out = array(DType::BF16, &[1, 1], |_| 1.0);
+            let matmul = kernel(
+                KernelOp::MatmulAccumulate,
+                vec![view(&mut lhs), view(&mut rhs)],
+                view(&mut out),
+            );
+            device.compute(matmul).unwrap();
+            device.synchronize().unwrap();
+            out.to_f32()
+        })
+        .unwrap();
+    assert_eq!(out[0], [1.0 + 2f32.powi(-7)]);
+}
+
 #[test]
 fn an_error_skips_the_rest_of_the_rank_and_names_the_op() {
     let world = world(1, 1);

@@ -12,9 +12,11 @@
 //! that does not collapse to one stride goes through a contiguous copy.
 //!
 //! Compute is f32 for every dtype (tf32 off); bias is cuBLASLt's `BIAS`
-//! epilogue. Plans (descriptors, layouts and the heuristic's algorithm) are
-//! cached by shape, strides and pointer alignment; each stream has its own
-//! workspace, since matmuls on different streams run concurrently.
+//! epilogue; an accumulating matmul passes `beta = 1`, with the output as
+//! cuBLASLt's C as well as its D (C + A B in f32, rounded once). Plans
+//! (descriptors, layouts and the heuristic's algorithm) are cached by shape,
+//! strides and pointer alignment; each stream has its own workspace, since
+//! matmuls on different streams run concurrently.
 
 use super::kernels::Kernels;
 use super::{Check, Scratch, Stream};
@@ -94,6 +96,7 @@ struct Key {
     d: Operand,
     batch: i32,
     bias: bool,
+    accumulate: bool,
 }
 
 /// Cached descriptors and algorithm of one [`Key`].
@@ -243,12 +246,14 @@ impl Plan {
 
 /// A GEMM to run: `d = a-side x b-side (+ bias)` in row-major terms, with
 /// `lhs [batch, m, k]`, `rhs [batch or shared, k, n]`, `out [batch, m, n]`
-/// given as views of rank 3 (batch axis first, possibly of stride 0).
+/// given as views of rank 3 (batch axis first, possibly of stride 0);
+/// `accumulate` adds the product to `out`'s values instead.
 pub(crate) struct Gemm<'a> {
     pub lhs: &'a View,
     pub rhs: &'a View,
     pub bias: Option<&'a View>,
     pub out: &'a View,
+    pub accumulate: bool,
 }
 
 impl Blas {
@@ -274,6 +279,7 @@ impl Blas {
             rhs,
             bias,
             out,
+            accumulate,
         } = gemm;
         let (batch, m, n) = (lhs.sizes[0], lhs.sizes[1], out.sizes[2]);
         if batch * m * n == 0 {
@@ -299,6 +305,9 @@ impl Blas {
         let out_direct = matrix(out).is_some_and(|operand| !operand.transposed);
         let target = if out_direct {
             out.clone()
+        } else if accumulate {
+            // The staged output is also what the product is added to.
+            scratch.contiguous_copy(kernels, out, stream)?
         } else {
             scratch.contiguous(out, stream)?
         };
@@ -325,13 +334,14 @@ impl Blas {
                 Error::Invalid(format!("a batch of {batch} is too large for cuBLASLt"))
             })?,
             bias: bias.is_some(),
+            accumulate,
         };
         if !self.plans.contains_key(&key) {
             let plan = Plan::new(self.handle, &key)?;
             self.plans.insert(key, plan);
         }
         let plan = &self.plans[&key];
-        let (alpha, beta) = (1f32, 0f32);
+        let (alpha, beta) = (1f32, if accumulate { 1f32 } else { 0f32 });
         // SAFETY: the plan's descriptors are live; the views are device memory
         // the program passed, valid for the shapes checked by validate.
         unsafe {

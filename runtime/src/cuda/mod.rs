@@ -941,7 +941,7 @@ impl CudaDevice {
             KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
             KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
             KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
-            KernelOp::Matmul | KernelOp::Linear => {
+            KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::default();
                 let bias = kernel
@@ -954,6 +954,7 @@ impl CudaDevice {
                         rhs,
                         bias,
                         out,
+                        accumulate: kernel.op == KernelOp::MatmulAccumulate,
                     };
                     state
                         .blas

@@ -514,6 +514,105 @@ fn matmuls_and_linears_match() {
 }
 
 #[test]
+fn accumulating_matmuls_match() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in [DType::BF16, DType::F32] {
+        let b = |len| Buffer { dtype, len };
+        // A short K, so that the output's own values weigh in every sum.
+        let (m, k, n) = (64, 8, 80);
+        let buffers = [
+            b(4 * m * k), // lhs [4, m, k]
+            b(4 * k * n), // rhs [4, k, n]
+            b(4 * m * n), // out [4, m, n]
+            b(2 * m * n), // staged outputs
+        ];
+        compare(
+            &format!("matmul accumulate {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Close,
+            &|device, p| {
+                let acc = |inputs, output| run(device, KernelOp::MatmulAccumulate, inputs, output);
+                let lhs = |sizes: &[usize]| dense(dtype, p[0], sizes);
+                let rhs2 = dense(dtype, p[1], &[k, n]);
+                // Written in place: plain, batched with shared rhs (folds into
+                // m, and adds to the plain one's rows again), batched rhs, the
+                // row case.
+                acc(
+                    vec![lhs(&[m, k]), rhs2.clone()],
+                    dense(dtype, p[2], &[m, n]),
+                );
+                acc(
+                    vec![lhs(&[3, m, k]), rhs2.clone()],
+                    dense(dtype, p[2], &[3, m, n]),
+                );
+                acc(
+                    vec![lhs(&[4, m, k]), dense(dtype, p[1], &[4, k, n])],
+                    dense(dtype, p[2], &[4, m, n]),
+                );
+                acc(
+                    vec![view(dtype, p[0], 0, &[k], &[1]), rhs2.clone()],
+                    view(dtype, p[2], 5, &[n], &[1]),
+                );
+                // Outputs cuBLASLt cannot write, computed on a contiguous copy
+                // of their values: a transposed one and a column-strided one.
+                acc(
+                    vec![lhs(&[m, k]), rhs2.clone()],
+                    view(dtype, p[3], 0, &[m, n], &[1, m]),
+                );
+                acc(
+                    vec![lhs(&[m, k]), dense(dtype, p[1], &[k, n / 2])],
+                    view(dtype, p[3], m * n, &[m, n / 2], &[n, 2]),
+                );
+            },
+        );
+    }
+    // C + A B rounded once, as on the cpu backend (see its test): 1 + 2^-8 +
+    // 2^-16 in bf16 is 1 + 2^-7; a product rounded first would give 1.
+    let got = world
+        .run(|device| {
+            let encode = |values: &[f32]| -> Vec<u8> {
+                values
+                    .iter()
+                    .flat_map(|&v| bf16::from_f32(v).to_le_bytes())
+                    .collect()
+            };
+            let data = [
+                encode(&[2f32.powi(-8), 2f32.powi(-16)]),
+                encode(&[1.0, 1.0]),
+                encode(&[1.0]),
+            ];
+            let ptrs: Vec<*mut u8> = data
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| {
+                    let ptr = device.alloc(2000 + i as i64, bytes.len()).unwrap().as_ptr();
+                    device.copy_to_device(ptr, bytes).unwrap();
+                    ptr
+                })
+                .collect();
+            run(
+                device,
+                KernelOp::MatmulAccumulate,
+                vec![
+                    dense(DType::BF16, ptrs[0], &[1, 2]),
+                    dense(DType::BF16, ptrs[1], &[2, 1]),
+                ],
+                dense(DType::BF16, ptrs[2], &[1, 1]),
+            );
+            device.synchronize().unwrap();
+            let mut out = [0u8; 2];
+            device.copy_from_device(ptrs[2], &mut out).unwrap();
+            for ptr in ptrs {
+                device.dealloc(ptr).unwrap();
+            }
+            bf16::from_le_bytes(out).to_f32()
+        })
+        .unwrap();
+    assert_eq!(got, [1.0 + 2f32.powi(-7)]);
+}
+
+#[test]
 fn streams_order_work_through_events() {
     let Some(world) = world(1, false) else { return };
     let dtype = DType::F32;

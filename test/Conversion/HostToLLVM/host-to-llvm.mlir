@@ -97,6 +97,7 @@ func.func @more_sites() {
 // CHECK-DAG: func.func private @hir_rt_amax_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @hir_rt_broadcast_to_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @hir_rt_matmul_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @hir_rt_matmul_acc_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @hir_rt_linear_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @hir_rt_linear_bias_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @hir_rt_rank() -> i64{{$}}
@@ -113,6 +114,7 @@ func.func @more_sites() {
 // CHECK: memref.get_global @__hir_axes_1 : memref<1xi64>
 // CHECK: call @hir_rt_broadcast_to_f32(
 // CHECK: call @hir_rt_matmul_bf16(
+// CHECK: call @hir_rt_matmul_acc_bf16(
 // CHECK: call @hir_rt_linear_f32(
 // CHECK: call @hir_rt_linear_bias_f32(
 // CHECK: %[[R:.*]] = call @hir_rt_rank() : () -> i64
@@ -130,6 +132,7 @@ func.func @compute(%a: memref<8x16xbf16>, %b: memref<8x16xbf16>, %f: memref<8x16
   host.amax [1] ins(%f : memref<8x16xf32>) outs(%r : memref<8xf32>)
   host.broadcast [1] ins(%r : memref<8xf32>) outs(%y : memref<8x32xf32>)
   host.matmul ins(%a, %k : memref<8x16xbf16>, memref<16x16xbf16>) outs(%b : memref<8x16xbf16>)
+  host.matmul ins(%a, %k : memref<8x16xbf16>, memref<16x16xbf16>) outs(%b : memref<8x16xbf16>) {accumulate}
   host.linear ins(%f, %w : memref<8x16xf32>, memref<32x16xf32>) outs(%y : memref<8x32xf32>)
   host.linear ins(%f, %w, %bias : memref<8x16xf32>, memref<32x16xf32>, memref<32xf32>) outs(%y : memref<8x32xf32>)
   %rank = host.rank : index

@@ -132,11 +132,12 @@ func.func @reductions_and_broadcast(%a: memref<4x8x16xf32>, %b: memref<4x16xf32>
   return
 }
 
-// Matmul (plain and batched) and linear with and without bias.
+// Matmul (plain, batched and accumulating) and linear with and without bias.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: ([[A:%.*]]: memref<256x1024xbf16>, [[B:%.*]]: memref<1024x2048xbf16>, [[C:%.*]]: memref<256x2048xbf16>, [[BA:%.*]]: memref<4x256x1024xbf16>, [[BC:%.*]]: memref<4x256x2048xbf16>, [[X:%.*]]: memref<8x64xf32>, [[W:%.*]]: memref<32x64xf32>, [[BIAS:%.*]]: memref<32xf32>, [[Y:%.*]]: memref<8x32xf32>)
 // CHECK-NEXT: host.matmul ins([[A]], [[B]] : memref<256x1024xbf16>, memref<1024x2048xbf16>) outs([[C]] : memref<256x2048xbf16>)
 // CHECK-NEXT: host.matmul ins([[BA]], [[B]] : memref<4x256x1024xbf16>, memref<1024x2048xbf16>) outs([[BC]] : memref<4x256x2048xbf16>)
+// CHECK-NEXT: host.matmul ins([[A]], [[B]] : memref<256x1024xbf16>, memref<1024x2048xbf16>) outs([[C]] : memref<256x2048xbf16>) {accumulate}
 // CHECK-NEXT: host.linear ins([[X]], [[W]], [[BIAS]] : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>) outs([[Y]] : memref<8x32xf32>)
 // CHECK-NEXT: host.linear ins([[X]], [[W]] : memref<8x64xf32>, memref<32x64xf32>) outs([[Y]] : memref<8x32xf32>)
 func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memref<256x2048xbf16>,
@@ -147,6 +148,8 @@ func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memre
               outs(%c : memref<256x2048xbf16>)
   host.matmul ins(%ba, %b : memref<4x256x1024xbf16>, memref<1024x2048xbf16>)
               outs(%bc : memref<4x256x2048xbf16>)
+  host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
+              outs(%c : memref<256x2048xbf16>) {accumulate}
   host.linear ins(%x, %w, %bias : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
               outs(%y : memref<8x32xf32>)
   host.linear ins(%x, %w : memref<8x64xf32>, memref<32x64xf32>) outs(%y : memref<8x32xf32>)
