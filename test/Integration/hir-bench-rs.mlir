@@ -26,18 +26,20 @@
 // RUN: hir-run -n 4 --p2p nccl --check %t.rs-ring.4.mlir | FileCheck %s
 // RUN: hir-run -n 4 --p2p cuda --check %t.rs-ring.4.mlir | FileCheck %s
 
-// With p2p, hir-lower makes a ring of rs-ring's reduce-scatter (of the whole
-// view that drops the partial products' unit didx axis): sends and receives
-// in the stream loop, the received blocks summed after it, no collective left.
+// With p2p, hir-lower makes a chain of rs-ring's reduce-scatter (of the
+// whole view that drops the partial products' unit didx axis): each step's
+// GEMM accumulates onto the sum the next rank sent, and sends it on; no
+// collective and no combine after the loop.
 // RUN: hir-opt %t.rs-ring.2.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RUN: hir-opt %t.rs-ring.3.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RUN: hir-opt %t.rs-ring.4.mlir --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RUN: hir-opt %t.rs-ring.4.mlir --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' | FileCheck %s --check-prefix=RING --implicit-check-not=comm.reduce_scatter
 // RING: scf.for
 // RING: host.matmul
+// RING: host.matmul {{.*}} {accumulate}
 // RING: comm.recv
-// RING-NEXT: comm.send
-// RING: host.sum [0]
+// RING: comm.send
+// RING-NOT: host.sum
 // RING: return
 
 // CHECK: ran @{{[a-z_]+}} on {{[0-9]}} rank

@@ -58,9 +58,11 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 
 // -----
 
-// GEMM+RS: with chunks=2 each partial block leaves in two halves, each into
-// its half of the step's slot; the combine after the loop is unchanged. The
-// pass does not choose parts for it (whole steps: a loop of 4).
+// GEMM+RS by max (a sum is a chain of accumulating GEMMs instead: see
+// host-p2p-pipeline-chain.mlir): with chunks=2 each partial block leaves in
+// two halves, each into its half of the step's slot; the combine after the
+// loop is unchanged. The pass does not choose parts for it (whole steps: a
+// loop of 4).
 // CHECK-LABEL: func.func @matmul_reduce_scatter
 // CHECK: %[[SLOTS:.*]] = host.alloc : memref<3x8x32xf32>
 // TWO: scf.for %{{.*}} = %{{.*}} to %[[C8:.*]] step
@@ -75,7 +77,7 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
 // TWO: comm.send %[[PART]] to
 // CHOSEN: scf.for %{{.*}} = %{{.*}} to %c4 step
 // CHOSEN-NOT: memref.subview
-// CHECK: host.sum [0] ins(%[[SLOTS]] : memref<3x8x32xf32>)
+// CHECK: host.amax [0] ins(%[[SLOTS]] : memref<3x8x32xf32>)
 func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -92,7 +94,7 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
     host.set_current_stream %main
     host.sync_stream %s
   }
-  %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
+  %r = comm.reduce_scatter %p into %c max team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
   return
 }

@@ -148,6 +148,7 @@
 //! }
 //! ```
 
+mod chain;
 mod chunks;
 
 use crate::{
@@ -240,7 +241,17 @@ impl<'c> RunExternalPass<'c> for P2pPipeline {
         match plan(context, function, self.chunks) {
             Ok(loops) => {
                 for (stream_loop, rings, chunks) in loops {
-                    rewrite(context, self.backend, chunks, &stream_loop, &rings);
+                    match chain::gemm(context, &stream_loop, &rings).filter(|_| chunks > 1) {
+                        Some(gemm) => chain::rewrite(
+                            context,
+                            self.backend,
+                            chunks,
+                            &stream_loop,
+                            &rings[0],
+                            gemm,
+                        ),
+                        None => rewrite(context, self.backend, chunks, &stream_loop, &rings),
+                    }
                 }
             }
             Err(Reported) => pass.signal_failure(),
@@ -461,7 +472,7 @@ fn plan<'c, 'a>(
     for (stream_loop, rings) in loops {
         failed |= check_index_uses(&stream_loop).is_err();
         let parts = if chunks == chunks::CHOSEN {
-            chunks::chosen(&stream_loop, &rings)
+            chunks::chosen(context, &stream_loop, &rings)
         } else {
             failed |= chunks > 1 && chunks::check(&stream_loop, chunks).is_err();
             chunks
@@ -1080,18 +1091,24 @@ fn rewrite<'c, 'a>(
     compute_in_step_order(context, stream_loop, rings[0].join, one);
     for ring in rings {
         ring_steps(context, backend, stream_loop, &step, ring);
-        // SAFETY: the wait and the collective are live, the wait has no
-        // results, and the wait was the request's only user.
-        unsafe {
-            mlirOperationDestroy(ring.wait.to_raw());
-            mlirOperationDestroy(ring.op.to_raw());
-        }
-        if let Some((view, _)) = ring.whole_view
-            && ir::users(view.result(0).expect("a view").into()).is_empty()
-        {
-            // SAFETY: the view is live and, the collective gone, unused.
-            unsafe { mlirOperationDestroy(view.to_raw()) }
-        }
+        erase_collective(ring);
+    }
+}
+
+/// Erases the collective the ring replaced, its wait, and the whole view it
+/// took if nothing else uses it.
+fn erase_collective(ring: &Ring) {
+    // SAFETY: the wait and the collective are live, the wait has no
+    // results, and the wait was the request's only user.
+    unsafe {
+        mlirOperationDestroy(ring.wait.to_raw());
+        mlirOperationDestroy(ring.op.to_raw());
+    }
+    if let Some((view, _)) = ring.whole_view
+        && ir::users(view.result(0).expect("a view").into()).is_empty()
+    {
+        // SAFETY: the view is live and, the collective gone, unused.
+        unsafe { mlirOperationDestroy(view.to_raw()) }
     }
 }
 

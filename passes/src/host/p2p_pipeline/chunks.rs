@@ -76,20 +76,27 @@ fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)>
 pub(super) const CHOSEN: i64 = 0;
 
 /// The parts the pass chooses for a loop's steps: 2 where its rings are all
-/// allgathers and its steps split in two, else 1. An allgather step's
-/// compute waits for its whole slice, so the last transfer's time is
-/// exposed; in halves, only half of it is. On 4 × H200 (hir-bench, p2p-cuda,
-/// D=4), 2 parts took AG+GEMM from 0.968 / 0.995 / 0.872 of the GEMM alone
-/// to 1.004 / 0.998 / 0.907 at 32768×16384×8192 / 8192×16384×8192 /
-/// 16384×8192×2048; 4 parts made the third 0.830, its GEMMs too small to
-/// fill the GPU. A reduce-scatter's combine follows all its steps whatever
-/// their parts: in halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to
-/// 0.891 / 0.870 / 0.617.
-pub(super) fn chosen(stream_loop: &StreamLoop, rings: &[Ring]) -> i64 {
+/// allgathers, or one reduce-scatter that runs as a chain of accumulating
+/// GEMMs ([`super::chain`]), and its steps split in two; else 1. An
+/// allgather step's compute waits for its whole slice, so the last
+/// transfer's time is exposed; in halves, only half of it is. On 4 × H200
+/// (hir-bench, p2p-cuda, D=4), 2 parts took AG+GEMM from 0.968 / 0.995 /
+/// 0.872 of the GEMM alone to 1.004 / 0.998 / 0.907 at 32768×16384×8192 /
+/// 8192×16384×8192 / 16384×8192×2048; 4 parts made the third 0.830, its
+/// GEMMs too small to fill the GPU. A chain's step needs the previous rank's
+/// sum of the same part, so whole steps would wait a transfer each. Other
+/// reduce-scatters combine after all their steps whatever their parts: in
+/// halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to 0.891 / 0.870 / 0.617.
+pub(super) fn chosen<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    rings: &[Ring<'c, 'a>],
+) -> i64 {
     let allgathers = rings
         .iter()
         .all(|ring| matches!(ring.collective, Collective::Allgather));
-    if allgathers && problems(stream_loop, 2).is_empty() {
+    let chain = super::chain::gemm(context, stream_loop, rings).is_some();
+    if (allgathers || chain) && problems(stream_loop, 2).is_empty() {
         2
     } else {
         1

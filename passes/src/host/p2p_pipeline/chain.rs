@@ -1,0 +1,415 @@
+//! A reduce-scatter by `sum` whose partial blocks are GEMM outputs, as a
+//! chain of accumulating GEMMs (the reduce-scatter ring of NCCL, with the
+//! reduction done by the GEMMs).
+//!
+//! Block `b`'s partials are summed along the ring: the rank at position
+//! `b + 1` computes its partial of `b` at step 0 and sends it on to the rank
+//! before it, each next rank adds its own partial to what arrived
+//! (`host.matmul {accumulate}`, the GEMM's `beta = 1`) and sends the sum on,
+//! and `b`'s owner adds the last partial at step `D - 1`, into the output.
+//! At step `i`, the rank at position `r` works on block `(r + i + 1) mod D`
+//! (the split form's slice, local step last), receives from `(r + 1) mod D`
+//! and sends to `(r + D - 1) mod D`. Nothing combines the partials after the
+//! loop: the last GEMM writes the result.
+//!
+//! A step's GEMM needs the sum the previous rank computed at the previous
+//! step, so a whole-step chain would wait one transfer per step; the chain
+//! runs in the parts of [`super::chunks`] (`c >= 2`): part `k` of a step
+//! arrives while part `k + 1` of the previous one computes. The receive for
+//! iteration `j + c` is posted at iteration `j`, before its send, and its
+//! wait goes on the stream of iteration `j + c` (each iteration has its own
+//! pool stream, `j mod n`), so that the request never crosses iterations and
+//! no host waits for a receive its peer posts later (a `cuda` send waits on
+//! the host for its receive). With `n <= c` pool streams a later part's
+//! wait lands before an earlier part's GEMM: still correct, but serial.
+
+use super::{
+    Backend, Collective, Combine, Cursor, Emitted, Ring, RingArith, StreamLoop, chunks,
+    compute_in_step_order, constant, defined_before, move_joins_after, partner, ring_step, select,
+    share_mem_handles, slice, static_shape, view_type,
+};
+use crate::{
+    builders::{self, Builder},
+    ir,
+};
+use hir_dialects::{comm, host};
+use melior::{
+    Context,
+    dialect::{arith, scf},
+    ir::{
+        Attribute, Block, BlockLike, Operation, OperationRef, Region, RegionLike, Type, Value,
+        ValueLike,
+        attribute::IntegerAttribute,
+        operation::{OperationLike, OperationMutLike, OperationResult},
+        r#type::IntegerType,
+    },
+};
+use mlir_sys::{mlirOperationClone, mlirOperationDestroy};
+
+/// The GEMM that writes a chain's partial blocks, if the loop has one: the
+/// loop's rings are one reduce-scatter by `sum` over two ranks or more, whose
+/// output exists before the loop and has blocks of the partials' layout, and
+/// whose partial block the loop takes once and only a `host.matmul` writes
+/// (its output, not an input, and not yet accumulating).
+pub(super) fn gemm<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    rings: &[Ring<'c, 'a>],
+) -> Option<OperationRef<'c, 'a>> {
+    let [ring] = rings else { return None };
+    let Collective::ReduceScatter(Combine::Sum) = ring.collective else {
+        return None;
+    };
+    if constant(stream_loop.upper)? < 2
+        || !defined_before(ring.output, stream_loop.op)
+        || view_type(context, ring.input.r#type(), ring.axis) != Some(ring.own_view)
+        || static_shape(output_as_view(ring).1)? != static_shape(ring.view.r#type())?
+    {
+        return None;
+    }
+    let in_loop = ir::users(ring.sliced)
+        .into_iter()
+        .filter(|user| ir::ancestor_in(*user, stream_loop.body).is_some())
+        .count();
+    let [gemm] = *ir::users(ring.view).as_slice() else {
+        return None;
+    };
+    let operands: Vec<Value> = gemm.operands().collect();
+    (in_loop == 1
+        && ir::name(&gemm) == "host.matmul"
+        && gemm.attribute("accumulate").is_err()
+        && operands[..2].iter().all(|&operand| operand != ring.view)
+        && operands[2] == ring.view)
+        .then_some(gemm)
+}
+
+/// The output with the shape of the loop's slice, and that shape's type:
+/// the output itself where the loop slices a buffer the collective's input
+/// is a whole view of (its unit axis is the output's), else its block.
+fn output_as_view<'c>(ring: &Ring<'c, '_>) -> (bool, Type<'c>) {
+    match ring.whole_view {
+        Some(_) => (true, ring.output.r#type()),
+        None => (false, ring.own_view),
+    }
+}
+
+/// Rewrites the loop of `ring` into the chain, each step in `parts` parts;
+/// `gemm` is what [`gemm`] found.
+pub(super) fn rewrite<'c, 'a>(
+    context: &'c Context,
+    backend: Backend,
+    parts: i64,
+    stream_loop: &StreamLoop<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+    gemm: OperationRef<'c, 'a>,
+) {
+    let location = ring.op.location();
+    let index = Type::index(context);
+    let before_loop = Cursor::before(context, stream_loop.op).located(location);
+    let first = stream_loop
+        .body
+        .first_operation()
+        .expect("scf.for has a body");
+    let (steps, part) = chunks::split_loop(context, stream_loop, parts);
+    let one = stream_loop.op.operand(2).expect("scf.for has a step");
+    // The loop as its iterations see it: `%j`, `D * parts` of them.
+    let iterations = StreamLoop {
+        upper: stream_loop
+            .op
+            .operand(1)
+            .expect("scf.for has an upper bound"),
+        ..*stream_loop
+    };
+    per_iteration_streams(ring, steps.index, iterations.index);
+    move_joins_after(context, &iterations, ring.join);
+    compute_in_step_order(context, &iterations, ring.join, one);
+
+    let rank = before_loop.value(
+        host::RankOperation::builder(context, location)
+            .rank(index)
+            .build(),
+    );
+    let outside = |value| Emitted {
+        value,
+        cursor: before_loop,
+    };
+    let size = steps.upper;
+    let from = slice(outside(rank), outside(one), outside(size)).value;
+    let to = partner(outside(rank), outside(one), outside(size)).value;
+    let (whole, _) = output_as_view(ring);
+    let output = if whole {
+        ring.output
+    } else {
+        before_loop.value(select(
+            before_loop,
+            ring.output,
+            ring.axis,
+            stream_loop.lower,
+            ring.own_view,
+        ))
+    };
+    if backend == Backend::Cuda {
+        before_loop.insert(share_mem_handles(
+            before_loop,
+            &[ring.sliced, ring.output],
+            ring,
+        ));
+    }
+
+    let top = Cursor::before(context, first).located(location);
+    let at = |value| Emitted { value, cursor: top };
+    let step = ring_step(at(steps.index), at(one), true);
+    let block = slice(at(rank), step, at(size)).value;
+    let next_block = slice(at(rank), step.add(at(one)), at(size)).value;
+    let equal = |lhs, rhs| {
+        top.value(arith::cmpi(
+            context,
+            arith::CmpiPredicate::Eq,
+            lhs,
+            rhs,
+            location,
+        ))
+    };
+    let first_step = equal(steps.index, stream_loop.lower);
+    let last_step = equal(block, rank);
+    let next_is_last = equal(next_block, rank);
+
+    let slices = chunks::narrow_slices(context, &steps, part);
+    for user in ir::users(steps.index) {
+        if ir::name(&user) == "host.select" {
+            ir::mutable(user).set_operand(1, block);
+        }
+    }
+    let narrowed = |view| {
+        slices
+            .iter()
+            .find(|(slice, _)| *slice == view)
+            .map(|&(_, part)| part)
+            .expect("the partial block is a slice of the loop")
+    };
+    let view_select = OperationResult::try_from(ring.view)
+        .expect("a select's result")
+        .owner();
+    let axis = super::integer_attribute(&view_select, "axis").expect("a select has an axis");
+    let partial = narrowed(ring.view);
+
+    // The GEMM: from scratch at step 0, onto what arrived after, into the
+    // output at the last step.
+    let at_gemm = Cursor::before(context, gemm).located(location);
+    let output_part = chunks::part_of(at_gemm, output, axis, part);
+    let variant = |output: Option<Value<'c, 'a>>, accumulate: bool| {
+        // SAFETY: `gemm` is live; the clone is owned until appended.
+        let mut clone = unsafe { Operation::from_raw(mlirOperationClone(gemm.to_raw())) };
+        if let Some(output) = output {
+            clone.set_operand(2, output);
+        }
+        if accumulate {
+            clone.set_attribute("accumulate", Attribute::unit(context));
+        }
+        clone
+    };
+    let region = |ops: Vec<Operation<'c>>| {
+        let block = Block::new(&[]);
+        for op in ops {
+            block.append_operation(op);
+        }
+        block.append_operation(scf::r#yield(&[], location));
+        let region = Region::new();
+        region.append_block(block);
+        region
+    };
+    let onto = scf::r#if(
+        last_step,
+        &[],
+        region(vec![variant(Some(output_part), true)]),
+        region(vec![variant(None, true)]),
+        location,
+    );
+    at_gemm.insert(scf::r#if(
+        first_step,
+        &[],
+        region(vec![variant(None, false)]),
+        region(vec![onto]),
+        location,
+    ));
+    // SAFETY: the GEMM is live and has no results; its clones replace it.
+    unsafe { mlirOperationDestroy(gemm.to_raw()) };
+
+    // The exchange, after the GEMM: receive the next step's part (into the
+    // output's at the last step), send this one's sum on.
+    let at_step = Cursor::before(context, ring.at).located(location);
+    let as_transfer = |view: Value<'c, 'a>| match ring.whole_view {
+        Some((_, unit)) => at_step.value(select(
+            at_step,
+            view,
+            unit,
+            stream_loop.lower,
+            view_type(context, view.r#type(), unit).expect("a view is strided"),
+        )),
+        None => view,
+    };
+    let sent = as_transfer(partial);
+    let next_partial = at_step.value(select(
+        at_step,
+        ring.sliced,
+        axis,
+        next_block,
+        ring.view.r#type(),
+    ));
+    let next_partial = as_transfer(chunks::part_of(at_step, next_partial, axis, part));
+    let next_output = as_transfer(chunks::part_of(at_step, output, axis, part));
+    let target = at_step.value(arith::select(
+        next_is_last,
+        next_output,
+        next_partial,
+        location,
+    ));
+    let ahead = top.value(arith::constant(
+        context,
+        IntegerAttribute::new(index, parts).into(),
+        location,
+    ));
+    let later = at(iterations.index).add(at(ahead)).value;
+    let later_stream = builders::pool_stream(
+        context,
+        &Builder::before(context, first),
+        later,
+        ring.join.step_stream_index(),
+        location,
+    );
+    let transfers = exchange(
+        context,
+        backend,
+        ring,
+        [target, sent],
+        [from, to],
+        later_stream,
+    );
+    at_step.insert(scf::r#if(
+        last_step,
+        &[],
+        region(Vec::new()),
+        transfers,
+        location,
+    ));
+    super::erase_collective(ring);
+}
+
+/// Points the step's pool stream at the iteration instead of the step that
+/// [`chunks::split_loop`] made it: each part computes on its own stream.
+fn per_iteration_streams<'c, 'a>(
+    ring: &Ring<'c, 'a>,
+    step: Value<'c, 'a>,
+    iteration: Value<'c, 'a>,
+) {
+    let pool = OperationResult::try_from(ring.join.step_stream)
+        .expect("a pool stream")
+        .owner();
+    let operand = pool.operand(0).expect("stream_from_pool has an index");
+    let picks = if operand == step {
+        pool
+    } else {
+        OperationResult::try_from(operand)
+            .expect("a rotation of the step")
+            .owner()
+    };
+    ir::mutable(picks).set_operand(0, iteration);
+}
+
+/// The region of the transfers, on the main stream: receive `target` from
+/// `from`, then (once the step's stream computed it) send `sent` to `to`;
+/// the stream of the iteration that accumulates onto `target` waits for it.
+fn exchange<'c, 'a>(
+    context: &'c Context,
+    backend: Backend,
+    ring: &Ring<'c, 'a>,
+    [target, sent]: [Value<'c, 'a>; 2],
+    [from, to]: [Value<'c, 'a>; 2],
+    later_stream: Value<'c, 'a>,
+) -> Region<'c> {
+    let location = ring.op.location();
+    let request = builders::request_type(context);
+    let on: Attribute =
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
+    let block = Block::new(&[]);
+    let append = |op: Operation<'c>| block.append_operation(op);
+    let switch_to = |stream| {
+        append(
+            host::SetCurrentStreamOperation::builder(context, location)
+                .stream(stream)
+                .build()
+                .into(),
+        );
+    };
+    let sync_step = || {
+        append(
+            host::SyncStreamOperation::builder(context, location)
+                .stream(ring.join.step_stream)
+                .build()
+                .into(),
+        );
+    };
+    let wait = |request| {
+        append(
+            comm::WaitOperation::builder(context, location)
+                .request(request)
+                .build()
+                .into(),
+        );
+    };
+    let recv = || -> Operation<'c> {
+        comm::RecvOperation::builder(context, location)
+            .request(request)
+            .buffer(target)
+            .peer(from)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into()
+    };
+    let send = || -> Operation<'c> {
+        comm::SendOperation::builder(context, location)
+            .request(request)
+            .buffer(sent)
+            .peer(to)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into()
+    };
+    switch_to(ring.join.main);
+    let arrived = match backend {
+        // The receive first frees its slot for the sender as early as the
+        // main stream allows; the send waits for the step's GEMM.
+        Backend::Cuda => {
+            let received = super::request_of(append(recv()));
+            sync_step();
+            let sent = super::request_of(append(send()));
+            wait(sent);
+            received
+        }
+        Backend::Nccl => {
+            sync_step();
+            append(
+                comm::StartCoalescingOperation::builder(context, location)
+                    .build()
+                    .into(),
+            );
+            append(recv());
+            append(send());
+            super::request_of(append(
+                comm::EndCoalescingOperation::builder(context, location)
+                    .request(request)
+                    .build()
+                    .into(),
+            ))
+        }
+    };
+    switch_to(later_stream);
+    wait(arrived);
+    switch_to(ring.join.step_stream);
+    append(scf::r#yield(&[], location));
+    let region = Region::new();
+    region.append_block(block);
+    region
+}
