@@ -123,13 +123,13 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // -----
 
 // The form convert-fusion-to-host gives GEMM+RS, with the steps rotated over
-// 2 pool streams: the partial products [1, 4, 8, 32] reduce-scattered
+// 3 pool streams: the partial products [1, 4, 8, 32] reduce-scattered
 // through a whole view that drops their unit axis. The last step's GEMM
-// writes the output itself; iteration j's stream is j mod 2, and the
-// receive for iteration j + 2 waits on stream (j + 2) mod 2.
+// writes the output itself; iteration j's stream is j mod 3, and the
+// receive for iteration j + 2 waits on stream (j + 2) mod 3.
 // CHECK-LABEL: func.func @whole_view
 // CHECK-SAME: %[[C:[^:]*]]: memref<1x8x32xbf16>)
-// CHECK: %[[N:.*]] = arith.constant 2 : index
+// CHECK: %[[N:.*]] = arith.constant 3 : index
 // CHECK: %[[P:.*]] = host.alloc : memref<1x4x8x32xbf16>
 // CUDA: comm.share_mem_handles %[[P]], %[[C]] team [0, 1, 2, 3] : memref<1x4x8x32xbf16>, memref<1x8x32xbf16>
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
@@ -149,6 +149,38 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-NOT: host.sum
 // CHECK: return
 func.func @whole_view(%a: memref<1x4x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref<1x8x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  %p = host.alloc : memref<1x4x8x32xbf16>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %n = arith.remui %i, %c3 : index
+    %s = host.stream_from_pool %n : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[1][%i] : memref<1x4x8x16xbf16> to memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>
+    %pi = host.select %p[1][%i] : memref<1x4x8x32xbf16> to memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>
+    host.matmul ins(%ai, %b : memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>, memref<16x32xbf16>)
+                outs(%pi : memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  %all = host.select %p[0][%c0] : memref<1x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
+  %r = comm.reduce_scatter %all into %c sum team [0, 1, 2, 3] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xbf16>
+  comm.wait %r
+  return
+}
+
+// -----
+
+// With the steps rotated over no more pool streams than parts, the wait for
+// iteration j + 2 would land on a stream that an earlier part's GEMM waits
+// for: the split form stays.
+// CHECK-LABEL: func.func @two_streams
+// CHECK-NOT: accumulate
+// CHECK: host.sum [0]
+func.func @two_streams(%a: memref<1x4x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref<1x8x32xbf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

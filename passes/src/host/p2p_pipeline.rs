@@ -241,7 +241,7 @@ impl<'c> RunExternalPass<'c> for P2pPipeline {
         match plan(context, function, self.chunks) {
             Ok(loops) => {
                 for (stream_loop, rings, chunks) in loops {
-                    match chain::gemm(context, &stream_loop, &rings).filter(|_| chunks > 1) {
+                    match chain::gemm(context, &stream_loop, &rings, chunks) {
                         Some(gemm) => chain::rewrite(
                             context,
                             self.backend,

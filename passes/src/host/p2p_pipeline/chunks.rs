@@ -95,7 +95,7 @@ pub(super) fn chosen<'c, 'a>(
     let allgathers = rings
         .iter()
         .all(|ring| matches!(ring.collective, Collective::Allgather));
-    let chain = super::chain::gemm(context, stream_loop, rings).is_some();
+    let chain = super::chain::gemm(context, stream_loop, rings, 2).is_some();
     if (allgathers || chain) && problems(stream_loop, 2).is_empty() {
         2
     } else {
