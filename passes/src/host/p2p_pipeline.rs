@@ -13,7 +13,9 @@
 //! - an **allgather** before a stream loop that reads its output slice by
 //!   slice along the gathered axis (DIDx -> Stream on one axis, seed 000);
 //! - a **reduce-scatter** after a stream loop that writes its input slice by
-//!   slice along the scattered axis (the partial products of a GEMM).
+//!   slice along the scattered axis (the partial products of a GEMM); by
+//!   `sum`, with a `host.matmul` writing the partials, as a chain of
+//!   accumulating GEMMs ([`chain`]).
 //!
 //! The sliced operand may also be a whole view `host.select %b[u][0]` that
 //! drops an axis `u` of extent 1, the loop slicing `%b` along the matching
