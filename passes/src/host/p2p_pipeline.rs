@@ -1197,17 +1197,7 @@ fn ring_steps<'c, 'a>(
     let before_loop = Cursor::before(context, stream_loop.op).located(ring.op.location());
     let at_step = Cursor::before(context, ring.at).located(ring.op.location());
     let view = step.part_of_slice(ring.view);
-    // The step's slice, shaped as a slice of the collective's operand.
-    let slice = match ring.whole_view {
-        Some((_, unit)) => at_step.value(select(
-            at_step,
-            view,
-            unit,
-            stream_loop.lower,
-            view_type(context, view.r#type(), unit).expect("a view is strided"),
-        )),
-        None => view,
-    };
+    let slice = as_operand_slice(at_step, ring, view, stream_loop.lower);
     let mut at_local = AtLocal::Copy;
     let (shared, receive, send) = match ring.collective {
         Collective::Allgather => {
@@ -1269,6 +1259,27 @@ fn ring_steps<'c, 'a>(
     // The step computes on the local shard itself, or on the received slice.
     let operand = exchanged.result(0).expect("the step's operand").into();
     ir::replace_uses(view, operand, |user| within(user, exchanged));
+}
+
+/// `view`, a slice of the buffer the loop slices, shaped as a slice of the
+/// collective's operand: where that operand is a whole view, with its unit
+/// axis viewed away at `zero`.
+fn as_operand_slice<'c, 'a>(
+    cursor: Cursor<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+    view: Value<'c, 'a>,
+    zero: Value<'c, 'a>,
+) -> Value<'c, 'a> {
+    match ring.whole_view {
+        Some((_, unit)) => cursor.value(select(
+            cursor,
+            view,
+            unit,
+            zero,
+            view_type(cursor.context, view.r#type(), unit).expect("a view is strided"),
+        )),
+        None => view,
+    }
 }
 
 /// Whether an allgather's gathered buffer is only read through the step's

@@ -24,9 +24,9 @@
 //! wait lands before an earlier part's GEMM: still correct, but serial.
 
 use super::{
-    Backend, Collective, Combine, Cursor, Emitted, Ring, RingArith, StreamLoop, chunks,
-    compute_in_step_order, constant, defined_before, move_joins_after, partner, ring_step, select,
-    share_mem_handles, slice, static_shape, view_type,
+    Backend, Collective, Combine, Cursor, Emitted, Ring, RingArith, StreamLoop, as_operand_slice,
+    chunks, compute_in_step_order, constant, defined_before, move_joins_after, partner, ring_step,
+    select, share_mem_handles, slice, static_shape, view_type,
 };
 use crate::{
     builders::{self, Builder},
@@ -247,16 +247,7 @@ pub(super) fn rewrite<'c, 'a>(
     // The exchange, after the GEMM: receive the next step's part (into the
     // output's at the last step), send this one's sum on.
     let at_step = Cursor::before(context, ring.at).located(location);
-    let as_transfer = |view: Value<'c, 'a>| match ring.whole_view {
-        Some((_, unit)) => at_step.value(select(
-            at_step,
-            view,
-            unit,
-            stream_loop.lower,
-            view_type(context, view.r#type(), unit).expect("a view is strided"),
-        )),
-        None => view,
-    };
+    let as_transfer = |view| as_operand_slice(at_step, ring, view, stream_loop.lower);
     let sent = as_transfer(partial);
     let next_partial = at_step.value(select(
         at_step,
@@ -421,4 +412,65 @@ fn exchange<'c, 'a>(
     let region = Region::new();
     region.append_block(block);
     region
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{partner, ring_step, slice};
+
+    /// Follows every block's running sum along the ring with the pass's
+    /// formulas (on integers): each rank adds its partial of the block it
+    /// works on to what arrived from `slice(r, 1)` and sends the sum to
+    /// `partner(r, 1)`, which must work on the same block at the next step;
+    /// at the last step every rank holds its own block with every partial.
+    #[test]
+    fn chain_sums_every_partial_once_into_its_owner() {
+        for size in 2..=8u64 {
+            let block = |rank, index| slice(rank, ring_step(index, 1, true), size);
+            // held[rank]: the block the rank's sum is of, and whose partials it has.
+            let mut held: Vec<(u64, Vec<u64>)> = (0..size).map(|_| (0, Vec::new())).collect();
+            for index in 0..size {
+                let mut arrived = vec![None; size as usize];
+                for rank in 0..size {
+                    let (from, to) = (slice(rank, 1, size), partner(rank, 1, size));
+                    assert_eq!(
+                        slice(to, 1, size),
+                        rank,
+                        "size {size}: to sends back to from"
+                    );
+                    if index > 0 {
+                        // What `from` sent at the previous step.
+                        let (sent_block, partials) = held[from as usize].clone();
+                        assert_eq!(
+                            sent_block,
+                            block(rank, index),
+                            "size {size}: a block arrives at the rank that works on it"
+                        );
+                        arrived[rank as usize] = Some(partials);
+                    }
+                }
+                for rank in 0..size {
+                    let mut partials = arrived[rank as usize].take().unwrap_or_default();
+                    assert!(
+                        !partials.contains(&rank),
+                        "size {size}: rank {rank} adds twice"
+                    );
+                    partials.push(rank);
+                    held[rank as usize] = (block(rank, index), partials);
+                }
+            }
+            for (rank, (block, partials)) in held.iter_mut().enumerate() {
+                partials.sort();
+                assert_eq!(
+                    *block, rank as u64,
+                    "size {size}: the last step is the own block"
+                );
+                assert_eq!(
+                    *partials,
+                    (0..size).collect::<Vec<_>>(),
+                    "size {size}: rank {rank}"
+                );
+            }
+        }
+    }
 }
