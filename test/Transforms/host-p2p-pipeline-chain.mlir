@@ -66,8 +66,7 @@
 // output's at the last step.
 // CHECK-NEXT: %[[PN:.*]] = host.select %[[P]][0][%[[NEXT]]]
 // CHECK: %[[PN_PART:.*]] = memref.subview %[[PN]]
-// CHECK: %[[ON_PART:.*]] = memref.subview %[[OUT]]
-// CHECK-NEXT: %[[TARGET:.*]] = arith.select %[[NEXT_LAST]], %[[ON_PART]], %[[PN_PART]]
+// CHECK-NEXT: %[[TARGET:.*]] = arith.select %[[NEXT_LAST]], %[[OUT_PART]], %[[PN_PART]]
 // CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK-NEXT: } else {
 // CHECK-NEXT: host.set_current_stream %[[MAIN]]

@@ -1450,9 +1450,6 @@ fn exchange<'c, 'a>(
 ) -> Operation<'c> {
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
-    let on: Attribute =
-        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
-
     let copy = Block::new(&[]);
     match at_local {
         AtLocal::Yield(own) => {
@@ -1506,30 +1503,22 @@ fn exchange<'c, 'a>(
                 .into(),
         );
     }
-    let received = request_of(
-        transfers.append_operation(
-            comm::RecvOperation::builder(context, location)
-                .request(request)
-                .buffer(receive.buffer)
-                .peer(receive.peer)
-                .team(ring.team)
-                .backend(on)
-                .build()
-                .into(),
-        ),
-    );
-    let sent = request_of(
-        transfers.append_operation(
-            comm::SendOperation::builder(context, location)
-                .request(request)
-                .buffer(send.buffer)
-                .peer(send.peer)
-                .team(ring.team)
-                .backend(on)
-                .build()
-                .into(),
-        ),
-    );
+    let received = request_of(transfers.append_operation(point_to_point(
+        context,
+        location,
+        backend,
+        ring,
+        Direction::Receive,
+        &receive,
+    )));
+    let sent = request_of(transfers.append_operation(point_to_point(
+        context,
+        location,
+        backend,
+        ring,
+        Direction::Send,
+        &send,
+    )));
     let received = match backend {
         Backend::Nccl => request_of(
             transfers.append_operation(
@@ -1578,6 +1567,45 @@ fn exchange<'c, 'a>(
         region(transfers),
         location,
     )
+}
+
+/// Which way a transfer goes, for [`point_to_point`].
+#[derive(Clone, Copy)]
+enum Direction {
+    Receive,
+    Send,
+}
+
+/// `comm.recv` or `comm.send` of `transfer` on `ring`'s team over `backend`.
+fn point_to_point<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    backend: Backend,
+    ring: &Ring<'c, '_>,
+    direction: Direction,
+    transfer: &Transfer<'c, '_>,
+) -> Operation<'c> {
+    let request = builders::request_type(context);
+    let on: Attribute =
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
+    match direction {
+        Direction::Receive => comm::RecvOperation::builder(context, location)
+            .request(request)
+            .buffer(transfer.buffer)
+            .peer(transfer.peer)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into(),
+        Direction::Send => comm::SendOperation::builder(context, location)
+            .request(request)
+            .buffer(transfer.buffer)
+            .peer(transfer.peer)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into(),
+    }
 }
 
 /// The request a transfer returns.

@@ -24,9 +24,10 @@
 //! wait lands before an earlier part's GEMM: still correct, but serial.
 
 use super::{
-    Backend, Collective, Combine, Cursor, Emitted, Ring, RingArith, StreamLoop, as_operand_slice,
-    chunks, compute_in_step_order, constant, defined_before, move_joins_after, partner, ring_step,
-    select, share_mem_handles, slice, static_shape, view_type,
+    Backend, Collective, Combine, Cursor, Direction, Emitted, Ring, RingArith, StreamLoop,
+    Transfer, as_operand_slice, chunks, compute_in_step_order, constant, defined_before,
+    move_joins_after, partner, point_to_point, ring_step, select, share_mem_handles, slice,
+    static_shape, view_type,
 };
 use crate::{
     builders::{self, Builder},
@@ -41,7 +42,6 @@ use melior::{
         ValueLike,
         attribute::IntegerAttribute,
         operation::{OperationLike, OperationMutLike, OperationResult},
-        r#type::IntegerType,
     },
 };
 use mlir_sys::{mlirOperationClone, mlirOperationDestroy};
@@ -72,7 +72,7 @@ pub(super) fn gemm<'c, 'a>(
         || constant(stream_loop.upper)? < 2
         || !defined_before(ring.output, stream_loop.op)
         || view_type(context, ring.input.r#type(), ring.axis) != Some(ring.own_view)
-        || static_shape(output_as_view(ring).1)? != static_shape(ring.view.r#type())?
+        || static_shape(output_as_view(ring))? != static_shape(ring.view.r#type())?
     {
         return None;
     }
@@ -92,13 +92,13 @@ pub(super) fn gemm<'c, 'a>(
         .then_some(gemm)
 }
 
-/// The output with the shape of the loop's slice, and that shape's type:
-/// the output itself where the loop slices a buffer the collective's input
-/// is a whole view of (its unit axis is the output's), else its block.
-fn output_as_view<'c>(ring: &Ring<'c, '_>) -> (bool, Type<'c>) {
+/// The type of the output with the shape of the loop's slice: the output
+/// itself where the loop slices a buffer the collective's input is a whole
+/// view of (its unit axis is the output's), else its block.
+fn output_as_view<'c>(ring: &Ring<'c, '_>) -> Type<'c> {
     match ring.whole_view {
-        Some(_) => (true, ring.output.r#type()),
-        None => (false, ring.own_view),
+        Some(_) => ring.output.r#type(),
+        None => ring.own_view,
     }
 }
 
@@ -145,17 +145,15 @@ pub(super) fn rewrite<'c, 'a>(
     let size = steps.upper;
     let from = slice(outside(rank), outside(one), outside(size)).value;
     let to = partner(outside(rank), outside(one), outside(size)).value;
-    let (whole, _) = output_as_view(ring);
-    let output = if whole {
-        ring.output
-    } else {
-        before_loop.value(select(
+    let output = match ring.whole_view {
+        Some(_) => ring.output,
+        None => before_loop.value(select(
             before_loop,
             ring.output,
             ring.axis,
             stream_loop.lower,
             ring.own_view,
-        ))
+        )),
     };
     if backend == Backend::Cuda {
         before_loop.insert(share_mem_handles(
@@ -189,18 +187,14 @@ pub(super) fn rewrite<'c, 'a>(
             ir::mutable(user).set_operand(1, block);
         }
     }
-    let narrowed = |view| {
-        slices
-            .iter()
-            .find(|(slice, _)| *slice == view)
-            .map(|&(_, part)| part)
-            .expect("the partial block is a slice of the loop")
-    };
     let view_select = OperationResult::try_from(ring.view)
         .expect("a select's result")
         .owner();
     let axis = super::integer_attribute(&view_select, "axis").expect("a select has an axis");
-    let partial = narrowed(ring.view);
+    let (_, partial) = *slices
+        .iter()
+        .find(|(slice, _)| *slice == ring.view)
+        .expect("the partial block is a slice of the loop");
 
     // The GEMM: from scratch at step 0, onto what arrived after, into the
     // output at the last step.
@@ -257,7 +251,8 @@ pub(super) fn rewrite<'c, 'a>(
         ring.view.r#type(),
     ));
     let next_partial = as_transfer(chunks::part_of(at_step, next_partial, axis, part));
-    let next_output = as_transfer(chunks::part_of(at_step, output, axis, part));
+    // The output's part of the next step is this step's: the same rows.
+    let next_output = as_transfer(output_part);
     let target = at_step.value(arith::select(
         next_is_last,
         next_output,
@@ -281,8 +276,14 @@ pub(super) fn rewrite<'c, 'a>(
         context,
         backend,
         ring,
-        [target, sent],
-        [from, to],
+        Transfer {
+            buffer: target,
+            peer: from,
+        },
+        Transfer {
+            buffer: sent,
+            peer: to,
+        },
         later_stream,
     );
     at_step.insert(scf::r#if(
@@ -316,21 +317,19 @@ fn per_iteration_streams<'c, 'a>(
     ir::mutable(picks).set_operand(0, iteration);
 }
 
-/// The region of the transfers, on the main stream: receive `target` from
-/// `from`, then (once the step's stream computed it) send `sent` to `to`;
-/// the stream of the iteration that accumulates onto `target` waits for it.
+/// The region of the transfers, on the main stream: `receive`, then (once
+/// the step's stream computed it) `send`; the stream of the iteration that
+/// accumulates onto what is received waits for it.
 fn exchange<'c, 'a>(
     context: &'c Context,
     backend: Backend,
     ring: &Ring<'c, 'a>,
-    [target, sent]: [Value<'c, 'a>; 2],
-    [from, to]: [Value<'c, 'a>; 2],
+    receive: Transfer<'c, 'a>,
+    send: Transfer<'c, 'a>,
     later_stream: Value<'c, 'a>,
 ) -> Region<'c> {
     let location = ring.op.location();
     let request = builders::request_type(context);
-    let on: Attribute =
-        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
     let block = Block::new(&[]);
     let append = |op: Operation<'c>| block.append_operation(op);
     let switch_to = |stream| {
@@ -357,26 +356,17 @@ fn exchange<'c, 'a>(
                 .into(),
         );
     };
-    let recv = || -> Operation<'c> {
-        comm::RecvOperation::builder(context, location)
-            .request(request)
-            .buffer(target)
-            .peer(from)
-            .team(ring.team)
-            .backend(on)
-            .build()
-            .into()
+    let recv = || {
+        point_to_point(
+            context,
+            location,
+            backend,
+            ring,
+            Direction::Receive,
+            &receive,
+        )
     };
-    let send = || -> Operation<'c> {
-        comm::SendOperation::builder(context, location)
-            .request(request)
-            .buffer(sent)
-            .peer(to)
-            .team(ring.team)
-            .backend(on)
-            .build()
-            .into()
-    };
+    let send = || point_to_point(context, location, backend, ring, Direction::Send, &send);
     switch_to(ring.join.main);
     let arrived = match backend {
         // The receive first frees its slot for the sender as early as the
