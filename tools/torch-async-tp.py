@@ -58,7 +58,7 @@ def worker(rank, size):
         dist.all_gather_into_tensor(gathered, shard, group=group)
         reference = (gathered @ b).float()
         _, (fused,) = torch.ops.symm_mem.fused_all_gather_matmul(shard, [b], 0, group.group_name)
-        ag_ok = close(fused, reference)
+        ag_check = close(fused, reference)
 
         def ag_nooverlap():
             dist.all_gather_into_tensor(gathered, shard, group=group)
@@ -67,7 +67,7 @@ def worker(rank, size):
         rows = [
             ("gemm", lambda: torch.mm(gathered, b), "-"),
             ("nooverlap", ag_nooverlap, "-"),
-            ("async-tp", lambda: torch.ops.symm_mem.fused_all_gather_matmul(shard, [b], 0, group.group_name), ag_ok),
+            ("async-tp", lambda: torch.ops.symm_mem.fused_all_gather_matmul(shard, [b], 0, group.group_name), ag_check),
         ]
         report("ag", (m, k, n), rows, group, 2 * m * n * k, rank)
         del shard, b, gathered, reference, fused
@@ -80,7 +80,7 @@ def worker(rank, size):
         reference = torch.empty(m // size, n, device="cuda", dtype=torch.float32)
         dist.reduce_scatter_tensor(reference, partial, group=group)
         fused = torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b, "sum", 0, group.group_name)
-        rs_ok = close(fused, reference)
+        rs_check = close(fused, reference)
 
         def rs_nooverlap():
             dist.reduce_scatter_tensor(out, torch.mm(a, b), group=group)
@@ -88,7 +88,7 @@ def worker(rank, size):
         rows = [
             ("gemm", lambda: torch.mm(a, b), "-"),
             ("nooverlap", rs_nooverlap, "-"),
-            ("async-tp", lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b, "sum", 0, group.group_name), rs_ok),
+            ("async-tp", lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b, "sum", 0, group.group_name), rs_check),
         ]
         report("rs", (m, k, n), rows, group, 2 * m * n * k // size, rank)
         del a, b, out, partial, reference, fused
