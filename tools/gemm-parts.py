@@ -3,7 +3,8 @@
 # the same GEMM as P row parts (`addmm_`, beta = 1, as the reduce-scatter
 # chain's accumulating parts) run back to back on one stream, and the same
 # parts with each on the next of 4 streams after an event wait on the
-# previous one (the chain's stream per iteration). The configurations are
+# previous one (the chain's stream per iteration), and the same parts over 4
+# streams with no order between them. The configurations are
 # interleaved and repeated, as the GPU's clocks drift over a run.
 # Run on the device machine:
 #   /opt/torch/.venv/bin/python tools/gemm-parts.py
@@ -59,9 +60,27 @@ def case(name, m, k, n, parts):
             previous = stream
         main.wait_stream(previous)
 
-    runs = {"whole": [], f"{parts} parts, one stream": [], f"{parts} parts, a stream each": []}
+    def unordered():
+        # Each part on the next stream with no order between them, so one
+        # part's last wave may share the GPU with the next part's first.
+        main = torch.cuda.current_stream()
+        for stream in streams:
+            stream.wait_stream(main)
+        for p in range(parts):
+            with torch.cuda.stream(streams[p % len(streams)]):
+                s = slice(p * rows, (p + 1) * rows)
+                c[s].addmm_(a[s], b)
+        for stream in streams:
+            main.wait_stream(stream)
+
+    runs = {
+        "whole": [],
+        f"{parts} parts, one stream": [],
+        f"{parts} parts, a stream each": [],
+        f"{parts} parts, unordered": [],
+    }
     for _ in range(5):
-        for label, fn in zip(runs, (whole, one_stream, stream_per_part)):
+        for label, fn in zip(runs, (whole, one_stream, stream_per_part, unordered)):
             runs[label].append(median_us(fn))
     print(f"{name}: M={m} K={k} N={n}, {parts} parts of {rows} rows")
     whole_us = sorted(runs["whole"])[2]
