@@ -158,15 +158,46 @@
 // AG-MATMUL-P2P-CUDA-NEXT: [[ROWS_1:%[a-zA-Z0-9_]+]] = arith.constant 128 : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[AT_1:%[a-zA-Z0-9_]+]] = arith.muli [[PART]], [[ROWS_1]] : index
 // AG-MATMUL-P2P-CUDA-NEXT: [[OWN:%[a-zA-Z0-9_]+]] = memref.subview [[VIEW]]{{\[}}[[AT_1]], 0] [128, 1024] [1, 1] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>> to memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// Part 0 of a step receives both halves, part 1 none: the receive of the
+// next half is posted before this half's send, and waited for on the next
+// step's stream ([[ARRIVALS]]), which part 1's stream syncs with.
+// AG-MATMUL-P2P-CUDA-NEXT: [[ONE:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[TWO:%[a-zA-Z0-9_]+]] = arith.constant 2 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[ZERO:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[FIRST:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[PART]], [[ZERO]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[LAST:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[MORE:%[a-zA-Z0-9_]+]] = arith.cmpi ne, [[PART]], [[LAST]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[AFTER:%[a-zA-Z0-9_]+]] = arith.addi [[PART]], [[ONE]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[NEXT:%[a-zA-Z0-9_]+]] = arith.remui [[AFTER]], [[TWO]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[ROWS_N:%[a-zA-Z0-9_]+]] = arith.constant 128 : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[AT_N:%[a-zA-Z0-9_]+]] = arith.muli [[NEXT]], [[ROWS_N]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[NEXT_HALF:%[a-zA-Z0-9_]+]] = memref.subview [[VIEW_1]]{{\[}}[[AT_N]], 0] [128, 1024] [1, 1] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>> to memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: [[NEXT_STEP:%[a-zA-Z0-9_]+]] = arith.addi [[STEP]], [[ONE]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[NEXT_POOL:%[a-zA-Z0-9_]+]] = arith.remui [[NEXT_STEP]], [[C4]] : index
+// AG-MATMUL-P2P-CUDA-NEXT: [[ARRIVALS:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[NEXT_POOL]] : !host.stream
 // AG-MATMUL-P2P-CUDA-NEXT: [[OPERAND:%[a-zA-Z0-9_]+]] = scf.if [[V9]] -> (memref<128x1024xbf16, strided<[1024, 1], offset: ?>>) {
 // AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[OWN]] : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: } else {
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: scf.if [[FIRST]] {
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.recv [[HALF]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: } else {
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.sync_stream [[ARRIVALS]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
+// AG-MATMUL-P2P-CUDA-NEXT: scf.if [[MORE]] {
+// AG-MATMUL-P2P-CUDA-NEXT: [[REQ_N:%[a-zA-Z0-9_]+]] = comm.recv [[NEXT_HALF]] from [[V5]] team [0, 1, 2, 3] on cuda : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[ARRIVALS]]
+// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_N]]
+// AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[MAIN]]
+// AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.send [[OWN]] to [[V8]] team [0, 1, 2, 3] on cuda : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ_1]]
 // AG-MATMUL-P2P-CUDA-NEXT: host.set_current_stream [[S_1]]
-// AG-MATMUL-P2P-CUDA-NEXT: comm.wait [[REQ]]
 // AG-MATMUL-P2P-CUDA-NEXT: scf.yield [[HALF]] : memref<128x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-CUDA-NEXT: }
 // AG-MATMUL-P2P-CUDA-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[V5]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>

@@ -22,11 +22,41 @@
 // CHECK-NEXT: %[[AT:.*]] = arith.muli %[[PART]], %[[ROWS]] : index
 // CHECK-NEXT: %[[HALF:.*]] = memref.subview %[[GI]][%[[AT]], 0] [4, 16] [1, 1] : memref<8x16xbf16, strided<[16, 1], offset: ?>> to memref<4x16xbf16, strided<[16, 1], offset: ?>>
 // CHECK: %[[OWN_HALF:.*]] = memref.subview %[[OWN]][%{{.*}}, 0] [4, 16] [1, 1]
+// Over cuda, each step's first half receives both halves: the second is
+// posted before the first one's send and waited for on the next step's
+// stream, which the second half's iteration syncs its step's stream with.
+// TWO: %[[FIRST:.*]] = arith.cmpi eq, %[[PART]], %{{.*}} : index
+// TWO: %[[MORE:.*]] = arith.cmpi ne, %[[PART]], %{{.*}} : index
+// TWO: %[[NEXT_HALF:.*]] = memref.subview %[[GI]][%{{.*}}, 0] [4, 16] [1, 1]
+// TWO: %[[AFTER:.*]] = arith.addi %[[STEP]], %{{.*}} : index
+// TWO-NEXT: %[[NEXT_POOL:.*]] = arith.remui %[[AFTER]], %{{.*}} : index
+// TWO-NEXT: %[[ARRIVALS:.*]] = host.stream_from_pool %[[NEXT_POOL]] : !host.stream
 // CHECK: %[[X:.*]] = scf.if %{{.*}} -> (memref<4x16xbf16, strided<[16, 1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[OWN_HALF]]
 // CHECK-NEXT: } else {
-// CHECK: comm.recv %[[HALF]] from %[[SLICE]]
-// CHECK: comm.send %[[OWN_HALF]] to
+// TWO-NEXT: host.set_current_stream %[[MAIN:.*]]
+// TWO-NEXT: scf.if %[[FIRST]] {
+// TWO-NEXT: %[[R:.*]] = comm.recv %[[HALF]] from %[[SLICE]] team [0, 1, 2, 3] on cuda
+// TWO-NEXT: host.set_current_stream %[[S]]
+// TWO-NEXT: comm.wait %[[R]]
+// TWO-NEXT: host.set_current_stream %[[MAIN]]
+// TWO-NEXT: } else {
+// TWO-NEXT: host.set_current_stream %[[S]]
+// TWO-NEXT: host.sync_stream %[[ARRIVALS]]
+// TWO-NEXT: host.set_current_stream %[[MAIN]]
+// TWO-NEXT: }
+// TWO-NEXT: scf.if %[[MORE]] {
+// TWO-NEXT: %[[R_NEXT:.*]] = comm.recv %[[NEXT_HALF]] from %[[SLICE]] team [0, 1, 2, 3] on cuda
+// TWO-NEXT: host.set_current_stream %[[ARRIVALS]]
+// TWO-NEXT: comm.wait %[[R_NEXT]]
+// TWO-NEXT: host.set_current_stream %[[MAIN]]
+// TWO-NEXT: }
+// TWO-NEXT: %[[T:.*]] = comm.send %[[OWN_HALF]] to %{{.*}} team [0, 1, 2, 3] on cuda
+// TWO-NEXT: comm.wait %[[T]]
+// TWO-NEXT: host.set_current_stream %[[S]]
+// CHOSEN: comm.start_coalescing
+// CHOSEN-NEXT: comm.recv %[[HALF]] from %[[SLICE]]
+// CHOSEN-NEXT: comm.send %[[OWN_HALF]] to
 // CHECK: scf.yield %[[HALF]]
 // CHECK: %[[CI:.*]] = host.select %[[C]][0][%[[SLICE]]]
 // CHECK: %[[OUT:.*]] = memref.subview %[[CI]][%{{.*}}, 0] [4, 32] [1, 1]
@@ -45,6 +75,43 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
   comm.wait %r
   scf.for %i = %c0 to %c4 step %c1 {
     %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
+    %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
+    host.matmul ins(%gi, %b : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<16x32xbf16>)
+                outs(%ci : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
+    host.set_current_stream %main
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// Steps rotated over one pool stream: no other stream to wait for a half
+// received ahead on, so each half is received in its own iteration.
+// TWO-LABEL: func.func @ag_matmul_one_stream
+// TWO: scf.if %{{.*}} -> (memref<4x16xbf16, strided<[16, 1], offset: ?>>) {
+// TWO: } else {
+// TWO-NEXT: host.set_current_stream %[[MAIN:.*]]
+// TWO-NEXT: %[[R:.*]] = comm.recv
+// TWO-NEXT: %[[T:.*]] = comm.send
+// TWO-NEXT: comm.wait %[[T]]
+// TWO-NEXT: host.set_current_stream
+// TWO-NEXT: comm.wait %[[R]]
+// TWO-NOT: comm.recv
+// TWO: host.matmul
+func.func @ag_matmul_one_stream(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref<4x8x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8x16xbf16>
+  %main = host.get_current_stream : !host.stream
+  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8x16xbf16> into memref<4x8x16xbf16>
+  comm.wait %r
+  scf.for %i = %c0 to %c4 step %c1 {
+    %n = arith.remui %i, %c1 : index
+    %s = host.stream_from_pool %n : !host.stream
     host.set_current_stream %s
     %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
     %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>

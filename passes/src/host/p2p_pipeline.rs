@@ -152,6 +152,7 @@
 
 mod chain;
 mod chunks;
+mod receive_ahead;
 
 use crate::{
     builders::{self, Builder},
@@ -1250,8 +1251,23 @@ fn ring_steps<'c, 'a>(
     if backend == Backend::Cuda {
         before_loop.insert(share_mem_handles(before_loop, &shared, ring));
     }
+    let ahead = match (backend, ring.collective) {
+        (Backend::Cuda, Collective::Allgather) => {
+            receive_ahead::plan(at_step, stream_loop, step, ring)
+        }
+        _ => None,
+    };
     let exchanged = at_step.insert(exchange(
-        at_step, backend, step, ring, receive, send, at_local,
+        at_step,
+        backend,
+        step,
+        ring,
+        Exchange {
+            receive,
+            send,
+            ahead,
+        },
+        at_local,
     ));
     let AtLocal::Yield(_) = at_local else {
         return;
@@ -1437,6 +1453,14 @@ enum AtLocal<'c, 'a> {
     Nothing,
 }
 
+/// A step's transfers: what it receives and sends, and the receives it
+/// posts ahead, if it does.
+struct Exchange<'c, 'a> {
+    receive: Transfer<'c, 'a>,
+    send: Transfer<'c, 'a>,
+    ahead: Option<receive_ahead::Ahead<'c, 'a>>,
+}
+
 /// `scf.if %local { at_local } else { receive, send, wait }`: at the local
 /// step the sent buffer is the received one's content.
 fn exchange<'c, 'a>(
@@ -1444,10 +1468,14 @@ fn exchange<'c, 'a>(
     backend: Backend,
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
-    receive: Transfer<'c, 'a>,
-    send: Transfer<'c, 'a>,
+    transfers_of: Exchange<'c, 'a>,
     at_local: AtLocal<'c, 'a>,
 ) -> Operation<'c> {
+    let Exchange {
+        receive,
+        send,
+        ahead,
+    } = transfers_of;
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
     let copy = Block::new(&[]);
@@ -1503,14 +1531,22 @@ fn exchange<'c, 'a>(
                 .into(),
         );
     }
-    let received = request_of(transfers.append_operation(point_to_point(
-        context,
-        location,
-        backend,
-        ring,
-        Direction::Receive,
-        &receive,
-    )));
+    let received = match &ahead {
+        Some(ahead) => {
+            for op in receive_ahead::receives(context, location, ring, &receive, ahead) {
+                transfers.append_operation(op);
+            }
+            None
+        }
+        None => Some(request_of(transfers.append_operation(point_to_point(
+            context,
+            location,
+            backend,
+            ring,
+            Direction::Receive,
+            &receive,
+        )))),
+    };
     let sent = request_of(transfers.append_operation(point_to_point(
         context,
         location,
@@ -1520,14 +1556,14 @@ fn exchange<'c, 'a>(
         &send,
     )));
     let received = match backend {
-        Backend::Nccl => request_of(
+        Backend::Nccl => Some(request_of(
             transfers.append_operation(
                 comm::EndCoalescingOperation::builder(context, location)
                     .request(request)
                     .build()
                     .into(),
             ),
-        ),
+        )),
         Backend::Cuda => received,
     };
     let wait = |request| {
@@ -1542,14 +1578,15 @@ fn exchange<'c, 'a>(
         wait(sent);
     }
     match ring.collective {
-        // The step's stream computes on the received slice.
+        // The step's stream computes on the received slice (waited for
+        // already where it was received ahead).
         Collective::Allgather => {
             switch_to(ring.join.step_stream);
-            wait(received);
+            received.map(wait);
         }
         // The received partials are combined after the loop, on the main stream.
         Collective::ReduceScatter(_) => {
-            wait(received);
+            received.map(wait);
             switch_to(ring.join.step_stream);
         }
     }
