@@ -1582,11 +1582,15 @@ fn exchange<'c, 'a>(
         // already where it was received ahead).
         Collective::Allgather => {
             switch_to(ring.join.step_stream);
-            received.map(wait);
+            if let Some(received) = received {
+                wait(received);
+            }
         }
         // The received partials are combined after the loop, on the main stream.
         Collective::ReduceScatter(_) => {
-            received.map(wait);
+            if let Some(received) = received {
+                wait(received);
+            }
             switch_to(ring.join.step_stream);
         }
     }
