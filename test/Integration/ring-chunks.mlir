@@ -19,8 +19,6 @@
 // RUN: hir-run -n 4 --p2p nccl --ring-chunks 0 --check %t.ag4.mlir | FileCheck %s
 // RUN: hir-run -n 4 --p2p cuda --ring-chunks 2 --num-streams 2 --check %t.ag4.mlir | FileCheck %s
 // RUN: hir-run -n 3 --p2p cuda --ring-chunks 4 --num-streams 1 --check %t.ag3.mlir | FileCheck %s
-// RUN: hir-run -n 4 --p2p cuda --ring-chunks 2 --check %t.ag4.mlir | FileCheck %s
-// RUN: hir-run -n 4 --p2p cuda --ring-chunks 4 --num-streams 5 --check %t.ag4.mlir | FileCheck %s
 // RUN: hir-run -n 4 --p2p cuda --ring-chunks 2 --check %t.rs4.mlir | FileCheck %s
 // RUN: hir-run -n 4 --p2p nccl --ring-chunks 1 --check %t.rs4.mlir | FileCheck %s
 // RUN: hir-run -n 8 --p2p cuda --ring-chunks 2 --num-streams 3 --check %t.ag8.mlir | FileCheck %s

@@ -152,7 +152,6 @@
 
 mod chain;
 mod chunks;
-mod first_step_early;
 mod receive_ahead;
 
 use crate::{
@@ -1252,12 +1251,11 @@ fn ring_steps<'c, 'a>(
     if backend == Backend::Cuda {
         before_loop.insert(share_mem_handles(before_loop, &shared, ring));
     }
-    let (ahead, early) = match (backend, ring.collective) {
-        (Backend::Cuda, Collective::Allgather) => (
-            receive_ahead::plan(at_step, stream_loop, step, ring),
-            first_step_early::plan(at_step, stream_loop, step, ring, send.buffer),
-        ),
-        _ => (None, None),
+    let ahead = match (backend, ring.collective) {
+        (Backend::Cuda, Collective::Allgather) => {
+            receive_ahead::plan(at_step, stream_loop, step, ring)
+        }
+        _ => None,
     };
     let exchanged = at_step.insert(exchange(
         at_step,
@@ -1268,7 +1266,6 @@ fn ring_steps<'c, 'a>(
             receive,
             send,
             ahead,
-            early,
         },
         at_local,
     ));
@@ -1456,13 +1453,12 @@ enum AtLocal<'c, 'a> {
     Nothing,
 }
 
-/// A step's transfers: what it receives and sends, the receives it posts
-/// ahead, and step 1's transfers that the local step posts, where it does.
+/// A step's transfers: what it receives and sends, and the receives it
+/// posts ahead, if it does.
 struct Exchange<'c, 'a> {
     receive: Transfer<'c, 'a>,
     send: Transfer<'c, 'a>,
     ahead: Option<receive_ahead::Ahead<'c, 'a>>,
-    early: Option<first_step_early::Early<'c, 'a>>,
 }
 
 /// `scf.if %local { at_local } else { receive, send, wait }`: at the local
@@ -1479,28 +1475,28 @@ fn exchange<'c, 'a>(
         receive,
         send,
         ahead,
-        early,
     } = transfers_of;
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
     let copy = Block::new(&[]);
-    if let AtLocal::Copy = at_local {
-        copy.append_operation(
-            host::CopyOperation::builder(context, location)
-                .input(send.buffer)
-                .output(receive.buffer)
-                .build()
-                .into(),
-        );
+    match at_local {
+        AtLocal::Yield(own) => {
+            copy.append_operation(scf::r#yield(&[own], location));
+        }
+        AtLocal::Copy => {
+            copy.append_operation(
+                host::CopyOperation::builder(context, location)
+                    .input(send.buffer)
+                    .output(receive.buffer)
+                    .build()
+                    .into(),
+            );
+            copy.append_operation(scf::r#yield(&[], location));
+        }
+        AtLocal::Nothing => {
+            copy.append_operation(scf::r#yield(&[], location));
+        }
     }
-    if let Some(early) = &early {
-        first_step_early::post(context, location, &copy, ring, early);
-    }
-    let local_yield = match at_local {
-        AtLocal::Yield(own) => vec![own],
-        AtLocal::Copy | AtLocal::Nothing => Vec::new(),
-    };
-    copy.append_operation(scf::r#yield(&local_yield, location));
     let (yielded, results): (Vec<Value>, Vec<Type>) = match at_local {
         AtLocal::Yield(_) => (vec![receive.buffer], vec![receive.buffer.r#type()]),
         AtLocal::Copy | AtLocal::Nothing => (Vec::new(), Vec::new()),
@@ -1598,32 +1594,20 @@ fn exchange<'c, 'a>(
             switch_to(ring.join.step_stream);
         }
     }
+    transfers.append_operation(scf::r#yield(&yielded, location));
+
     let region = |block| {
         let region = Region::new();
         region.append_block(block);
         region
     };
-    let remote = match &early {
-        // Step 1's part was posted at the local step; other steps exchange.
-        Some(early) => {
-            transfers.append_operation(scf::r#yield(&[], location));
-            let arrived = Block::new(&[]);
-            first_step_early::arrived(context, location, &arrived, ring, early);
-            arrived.append_operation(scf::r#yield(&[], location));
-            let remote = Block::new(&[]);
-            remote.append_operation(scf::r#if(
-                early.first_remote,
-                &[],
-                region(arrived),
-                region(transfers),
-                location,
-            ));
-            remote
-        }
-        None => transfers,
-    };
-    remote.append_operation(scf::r#yield(&yielded, location));
-    scf::r#if(step.local, &results, region(copy), region(remote), location)
+    scf::r#if(
+        step.local,
+        &results,
+        region(copy),
+        region(transfers),
+        location,
+    )
 }
 
 /// Which way a transfer goes, for [`point_to_point`].
