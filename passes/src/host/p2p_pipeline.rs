@@ -1506,23 +1506,15 @@ fn exchange<'c, 'a>(
     // that each step's data arrives as early as the links allow; the step's
     // stream waits only for what it computes on.
     let transfers = Block::new(&[]);
-    let switch_to = |stream| {
-        transfers.append_operation(
-            host::SetCurrentStreamOperation::builder(context, location)
-                .stream(stream)
-                .build()
-                .into(),
-        );
+    let ops = StreamOps {
+        context,
+        location,
+        block: &transfers,
     };
-    switch_to(ring.join.main);
+    ops.switch_to(ring.join.main);
     if let Collective::ReduceScatter(_) = ring.collective {
         // The partial the step sends was computed on the step's stream.
-        transfers.append_operation(
-            host::SyncStreamOperation::builder(context, location)
-                .stream(ring.join.step_stream)
-                .build()
-                .into(),
-        );
+        ops.sync_with(ring.join.step_stream);
     }
     if backend == Backend::Nccl {
         transfers.append_operation(
@@ -1566,32 +1558,24 @@ fn exchange<'c, 'a>(
         )),
         Backend::Cuda => received,
     };
-    let wait = |request| {
-        transfers.append_operation(
-            comm::WaitOperation::builder(context, location)
-                .request(request)
-                .build()
-                .into(),
-        );
-    };
     if backend == Backend::Cuda {
-        wait(sent);
+        ops.wait(sent);
     }
     match ring.collective {
         // The step's stream computes on the received slice (waited for
         // already where it was received ahead).
         Collective::Allgather => {
-            switch_to(ring.join.step_stream);
+            ops.switch_to(ring.join.step_stream);
             if let Some(received) = received {
-                wait(received);
+                ops.wait(received);
             }
         }
         // The received partials are combined after the loop, on the main stream.
         Collective::ReduceScatter(_) => {
             if let Some(received) = received {
-                wait(received);
+                ops.wait(received);
             }
-            switch_to(ring.join.step_stream);
+            ops.switch_to(ring.join.step_stream);
         }
     }
     transfers.append_operation(scf::r#yield(&yielded, location));
@@ -1608,6 +1592,47 @@ fn exchange<'c, 'a>(
         region(transfers),
         location,
     )
+}
+
+/// Appends the stream switches, syncs and waits of a ring's transfers to the
+/// block being built.
+#[derive(Clone, Copy)]
+struct StreamOps<'c, 'b> {
+    context: &'c Context,
+    location: Location<'c>,
+    block: &'b Block<'c>,
+}
+
+impl<'c> StreamOps<'c, '_> {
+    /// `host.set_current_stream %stream`.
+    fn switch_to(self, stream: Value<'c, '_>) {
+        self.block.append_operation(
+            host::SetCurrentStreamOperation::builder(self.context, self.location)
+                .stream(stream)
+                .build()
+                .into(),
+        );
+    }
+
+    /// `host.sync_stream %stream`: the current stream waits for its work so far.
+    fn sync_with(self, stream: Value<'c, '_>) {
+        self.block.append_operation(
+            host::SyncStreamOperation::builder(self.context, self.location)
+                .stream(stream)
+                .build()
+                .into(),
+        );
+    }
+
+    /// `comm.wait %request` on the current stream.
+    fn wait(self, request: Value<'c, '_>) {
+        self.block.append_operation(
+            comm::WaitOperation::builder(self.context, self.location)
+                .request(request)
+                .build()
+                .into(),
+        );
+    }
 }
 
 /// Which way a transfer goes, for [`point_to_point`].

@@ -25,7 +25,7 @@
 
 use super::{
     Backend, Collective, Combine, Cursor, Direction, Emitted, Ring, RingArith, StreamLoop,
-    Transfer, as_operand_slice, chunks, compute_in_step_order, constant, defined_before,
+    StreamOps, Transfer, as_operand_slice, chunks, compute_in_step_order, constant, defined_before,
     move_joins_after, partner, point_to_point, ring_step, select, share_mem_handles, slice,
     static_shape, view_type,
 };
@@ -332,29 +332,10 @@ fn exchange<'c, 'a>(
     let request = builders::request_type(context);
     let block = Block::new(&[]);
     let append = |op: Operation<'c>| block.append_operation(op);
-    let switch_to = |stream| {
-        append(
-            host::SetCurrentStreamOperation::builder(context, location)
-                .stream(stream)
-                .build()
-                .into(),
-        );
-    };
-    let sync_step = || {
-        append(
-            host::SyncStreamOperation::builder(context, location)
-                .stream(ring.join.step_stream)
-                .build()
-                .into(),
-        );
-    };
-    let wait = |request| {
-        append(
-            comm::WaitOperation::builder(context, location)
-                .request(request)
-                .build()
-                .into(),
-        );
+    let ops = StreamOps {
+        context,
+        location,
+        block: &block,
     };
     let recv = || {
         point_to_point(
@@ -367,19 +348,19 @@ fn exchange<'c, 'a>(
         )
     };
     let send = || point_to_point(context, location, backend, ring, Direction::Send, &send);
-    switch_to(ring.join.main);
+    ops.switch_to(ring.join.main);
     let arrived = match backend {
         // The receive first frees its slot for the sender as early as the
         // main stream allows; the send waits for the step's GEMM.
         Backend::Cuda => {
             let received = super::request_of(append(recv()));
-            sync_step();
+            ops.sync_with(ring.join.step_stream);
             let sent = super::request_of(append(send()));
-            wait(sent);
+            ops.wait(sent);
             received
         }
         Backend::Nccl => {
-            sync_step();
+            ops.sync_with(ring.join.step_stream);
             append(
                 comm::StartCoalescingOperation::builder(context, location)
                     .build()
@@ -395,9 +376,9 @@ fn exchange<'c, 'a>(
             ))
         }
     };
-    switch_to(later_stream);
-    wait(arrived);
-    switch_to(ring.join.step_stream);
+    ops.switch_to(later_stream);
+    ops.wait(arrived);
+    ops.switch_to(ring.join.step_stream);
     append(scf::r#yield(&[], location));
     let region = Region::new();
     region.append_block(block);

@@ -26,11 +26,10 @@
 //! wait on, and each part is received in its own iteration.
 
 use super::{
-    Backend, Cursor, Direction, Emitted, Ring, RingArith, Step, StreamLoop, Transfer,
+    Backend, Cursor, Direction, Emitted, Ring, RingArith, Step, StreamLoop, StreamOps, Transfer,
     as_operand_slice, chunks, constant, integer_attribute, point_to_point, request_of,
 };
 use crate::builders::{self, Builder};
-use hir_dialects::{comm, host};
 use melior::{
     Context,
     dialect::{arith, scf},
@@ -140,14 +139,6 @@ pub(super) fn receives<'c>(
         region.append_block(block);
         region
     };
-    let switch_to = |block: &Block<'c>, stream| {
-        block.append_operation(
-            host::SetCurrentStreamOperation::builder(context, location)
-                .stream(stream)
-                .build()
-                .into(),
-        );
-    };
     // Receives `transfer` on the main stream and waits for it on `stream`.
     let receive_onto = |block: &Block<'c>, transfer: &Transfer<'c, '_>, stream| {
         let received = request_of(block.append_operation(point_to_point(
@@ -158,24 +149,24 @@ pub(super) fn receives<'c>(
             Direction::Receive,
             transfer,
         )));
-        switch_to(block, stream);
-        block.append_operation(
-            comm::WaitOperation::builder(context, location)
-                .request(received)
-                .build()
-                .into(),
-        );
-        switch_to(block, ring.join.main);
+        let ops = StreamOps {
+            context,
+            location,
+            block,
+        };
+        ops.switch_to(stream);
+        ops.wait(received);
+        ops.switch_to(ring.join.main);
     };
     let arrived = |block: &Block<'c>| {
-        switch_to(block, ring.join.step_stream);
-        block.append_operation(
-            host::SyncStreamOperation::builder(context, location)
-                .stream(ahead.arrivals)
-                .build()
-                .into(),
-        );
-        switch_to(block, ring.join.main);
+        let ops = StreamOps {
+            context,
+            location,
+            block,
+        };
+        ops.switch_to(ring.join.step_stream);
+        ops.sync_with(ahead.arrivals);
+        ops.switch_to(ring.join.main);
     };
     [
         scf::r#if(
