@@ -6,7 +6,10 @@
 //! array and mailbox (`mailbox.rs`) for the team; every rank then maps its
 //! peers' (see [`Export`]). Shares are cached per (allocation, team): the
 //! caching allocator hands a site the same buffer on every call, so a
-//! program shares for free after its first run.
+//! program shares for free after its first run. An allocation is known by
+//! the driver's buffer id, not its address: a launcher's argument may be
+//! freed and a new one made at the same address, which must be shared (and
+//! its peers' old mappings dropped) before it moves data.
 //!
 //! Transfer `k` from `a` to `b` on a team (the `k`-th of that pair and
 //! direction, matched as NCCL does) uses slot `k mod SLOTS` of the pair: in
@@ -47,10 +50,22 @@ use std::collections::{HashMap, HashSet};
 /// A byte range `[start, end)` of one rank's device memory.
 type Region = (usize, usize);
 
-/// A peer's memory and where it is mapped in this rank's address space.
+fn overlap(a: Region, b: Region) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// A device allocation: where it lies, and the driver's id for it, which
+/// (unlike its address) no later allocation of the process takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Allocation {
+    region: Region,
+    id: u64,
+}
+
+/// A peer's allocation and where it is mapped in this rank's address space.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Mapping {
-    remote: Region,
+    remote: Allocation,
     local: usize,
 }
 
@@ -61,18 +76,20 @@ fn translate(mappings: &[Mapping], view: &View) -> Option<View> {
     let (start, end) = (footprint.start, footprint.end);
     mappings
         .iter()
-        .find(|m| m.remote.0 <= start && end <= m.remote.1)
+        .find(|m| m.remote.region.0 <= start && end <= m.remote.region.1)
         .map(|m| View {
-            ptr: (m.local + (view.ptr as usize - m.remote.0)) as *mut u8,
+            ptr: (m.local + (view.ptr as usize - m.remote.region.0)) as *mut u8,
             ..view.clone()
         })
 }
 
-fn inside(regions: &[Region], view: &View) -> bool {
+/// The allocation among `allocations` that holds `view`, by address.
+fn holding(allocations: &[Allocation], view: &View) -> Option<Allocation> {
     let footprint = view.footprint();
-    regions
+    allocations
         .iter()
-        .any(|&(start, end)| start <= footprint.start && footprint.end <= end)
+        .find(|a| a.region.0 <= footprint.start && footprint.end <= a.region.1)
+        .copied()
 }
 
 /// How the peers reach a rank's memory.
@@ -93,6 +110,7 @@ enum Reach {
 struct Export {
     base: u64,
     size: u64,
+    id: u64,
     flags: u64,
     reach: Reach,
     mailbox: String,
@@ -103,7 +121,7 @@ const MAX_NAME: usize = 255;
 
 impl Export {
     fn encode(&self) -> Vec<u8> {
-        let mut bytes: Vec<u8> = [self.base, self.size, self.flags]
+        let mut bytes: Vec<u8> = [self.base, self.size, self.id, self.flags]
             .iter()
             .flat_map(|word| word.to_le_bytes())
             .collect();
@@ -118,8 +136,15 @@ impl Export {
         bytes
     }
 
+    fn allocation(&self) -> Allocation {
+        Allocation {
+            region: (self.base as usize, (self.base + self.size) as usize),
+            id: self.id,
+        }
+    }
+
     fn decode(bytes: &[u8], same_process: bool) -> Result<Export> {
-        let want = if same_process { 32 } else { 24 + 128 };
+        let want = if same_process { 40 } else { 32 + 128 };
         if bytes.len() < want || bytes.len() > want + MAX_NAME {
             return Err(Error::Invalid(format!(
                 "a shared memory export has {} bytes, expected {want} and a mailbox name of at \
@@ -142,17 +167,18 @@ impl Export {
             .to_string();
         let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
         let reach = if same_process {
-            Reach::Context(word(3))
+            Reach::Context(word(4))
         } else {
             Reach::Handles {
-                buffer: bytes[24..88].try_into().unwrap(),
-                flags: bytes[88..152].try_into().unwrap(),
+                buffer: bytes[32..96].try_into().unwrap(),
+                flags: bytes[96..160].try_into().unwrap(),
             }
         };
         Ok(Export {
             base: word(0),
             size: word(1),
-            flags: word(2),
+            id: word(2),
+            flags: word(3),
             reach,
             mailbox,
         })
@@ -315,10 +341,8 @@ impl Link {
 #[derive(Default)]
 pub(super) struct Ipc {
     links: HashMap<Team, Link>,
-    /// (allocation start, team) already shared.
-    shared: HashSet<(usize, Team)>,
     /// Per team, this rank's allocations shared with it.
-    exported: HashMap<Team, Vec<Region>>,
+    exported: HashMap<Team, Vec<Allocation>>,
     /// Per peer (global rank), its allocations this rank can write.
     mapped: HashMap<usize, Vec<Mapping>>,
     /// Contexts this rank's has peer access to.
@@ -347,10 +371,12 @@ impl Ipc {
         number: impl FnOnce() -> u64,
     ) -> Result<()> {
         let position = team.require(me.rank, "rank")?;
-        let (base, size) = allocation(buffer)?;
-        if self.shared.contains(&(base as usize, team.clone())) {
+        let allocation = allocation(buffer)?;
+        let exported = self.exported.get(team).map_or(&[][..], Vec::as_slice);
+        if exported.contains(&allocation) {
             return Ok(());
         }
+        let base = allocation.region.0 as u64;
         if !self.links.contains_key(team) {
             self.links.insert(team.clone(), Link::new(team, position)?);
         }
@@ -370,7 +396,8 @@ impl Ipc {
             .and_then(|reach| {
                 let export = Export {
                     base,
-                    size,
+                    size: (allocation.region.1 - allocation.region.0) as u64,
+                    id: allocation.id,
                     flags: link.flags,
                     reach,
                     mailbox: link.mailbox.name().unwrap_or_default().to_string(),
@@ -396,9 +423,11 @@ impl Ipc {
         }
         let mut peers = Vec::with_capacity(team.len());
         for (&peer, export) in team.ranks().iter().zip(&exports?) {
+            let remote = export.allocation();
+            self.unmap_freed(peer, remote)?;
             let (local, flags) = self.map(me, peer, export)?;
             let mapping = Mapping {
-                remote: (export.base as usize, (export.base + export.size) as usize),
+                remote,
                 local: local as usize,
             };
             let mappings = self.mapped.entry(peer).or_default();
@@ -408,9 +437,36 @@ impl Ipc {
             peers.push(flags);
         }
         self.links.get_mut(team).unwrap().peers = peers;
-        let region = (base as usize, (base + size) as usize);
-        self.exported.entry(team.clone()).or_default().push(region);
-        self.shared.insert((base as usize, team.clone()));
+        let exported = self.exported.entry(team.clone()).or_default();
+        exported.retain(|freed| !overlap(freed.region, allocation.region));
+        exported.push(allocation);
+        Ok(())
+    }
+
+    /// Drops this rank's mappings of `peer`'s allocations that `allocation`
+    /// overlaps: the peer freed them. Every transfer into them completed
+    /// before (their receives waited for `done`, which follows the copy), so
+    /// their handles close at once.
+    fn unmap_freed(&mut self, peer: usize, allocation: Allocation) -> Result<()> {
+        let Some(mappings) = self.mapped.get_mut(&peer) else {
+            return Ok(());
+        };
+        let (freed, kept) = mappings.drain(..).partition(|m: &Mapping| {
+            m.remote.id != allocation.id && overlap(m.remote.region, allocation.region)
+        });
+        *mappings = kept;
+        for mapping in freed {
+            let address = mapping.remote.region.0 as u64;
+            if let Some(local) = self.opened.remove(&(peer, address)) {
+                // SAFETY: opened in `open`, closed once; nothing in flight
+                // reaches it (above).
+                unsafe { sys::cuIpcCloseMemHandle(local) }
+                    .result()
+                    .check(&format!(
+                        "closing rank {peer}'s freed memory (cuIpcCloseMemHandle)"
+                    ))?;
+            }
+        }
         Ok(())
     }
 
@@ -469,7 +525,8 @@ impl Ipc {
     }
 
     /// Checks that this rank can move `buffer` with `peer` on `team`: both
-    /// sides shared something with the team, and this side `buffer`.
+    /// sides shared something with the team, and this side `buffer`'s
+    /// allocation (not one freed at its address).
     pub fn check(&self, team: &Team, peer: usize, buffer: &View, what: &str) -> Result<()> {
         let exported = self.exported.get(team).map_or(&[][..], Vec::as_slice);
         if self
@@ -481,16 +538,18 @@ impl Ipc {
                 "{what} rank {peer}: no buffer was shared with share_mem_handle on team {team}"
             )));
         }
-        if !inside(exported, buffer) {
-            let footprint = buffer.footprint();
-            return Err(Error::Invalid(format!(
-                "{what} rank {peer}: buffer ({} bytes at {:#x}) was not shared with \
-                 share_mem_handle on team {team}",
-                footprint.end - footprint.start,
-                footprint.start
-            )));
-        }
-        Ok(())
+        let freed = match holding(exported, buffer) {
+            Some(shared) if shared.id == buffer_id(buffer.ptr as u64)? => return Ok(()),
+            Some(_) => " (an allocation shared at its address was freed since)",
+            None => "",
+        };
+        let footprint = buffer.footprint();
+        Err(Error::Invalid(format!(
+            "{what} rank {peer}: buffer ({} bytes at {:#x}) was not shared with \
+             share_mem_handle on team {team}{freed}",
+            footprint.end - footprint.start,
+            footprint.start
+        )))
     }
 
     /// Posts receive `p2p` after the work so far on `posting`, its stream;
@@ -649,8 +708,8 @@ impl Drop for Ipc {
     }
 }
 
-/// The allocation `buffer` lies in: its start and size.
-fn allocation(buffer: &View) -> Result<(u64, u64)> {
+/// The allocation `buffer` lies in.
+fn allocation(buffer: &View) -> Result<Allocation> {
     let (mut base, mut size) = (0, 0);
     // SAFETY: only queries the driver about an address.
     unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, buffer.ptr as u64) }
@@ -660,7 +719,29 @@ fn allocation(buffer: &View) -> Result<(u64, u64)> {
              share_mem_handle takes device memory from alloc",
             buffer.ptr
         ))?;
-    Ok((base, size as u64))
+    Ok(Allocation {
+        region: (base as usize, (base as usize) + size),
+        id: buffer_id(base)?,
+    })
+}
+
+/// The driver's id of the allocation holding `address`.
+fn buffer_id(address: u64) -> Result<u64> {
+    let mut id = 0u64;
+    // SAFETY: only queries the driver about an address; the attribute is an
+    // unsigned long long.
+    unsafe {
+        sys::cuPointerGetAttribute(
+            (&raw mut id).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID,
+            address,
+        )
+    }
+    .result()
+    .check(&format!(
+        "finding the allocation id of {address:#x} (cuPointerGetAttribute)"
+    ))?;
+    Ok(id)
 }
 
 fn ipc_handle(base: u64) -> Result<[u8; 64]> {
@@ -771,6 +852,7 @@ mod tests {
         let same = Export {
             base: 0x7f00_0000,
             size: 4096,
+            id: 17,
             flags: 0x7f10_0000,
             reach: Reach::Context(0xabcd),
             mailbox: "/hir-mailbox-12-0-abc".into(),
@@ -839,17 +921,21 @@ mod tests {
         assert!(Destination::of(&view(0x4000, &sizes, &strides)).is_err());
     }
 
+    fn mapping(start: usize, end: usize, id: u64, local: usize) -> Mapping {
+        Mapping {
+            remote: Allocation {
+                region: (start, end),
+                id,
+            },
+            local,
+        }
+    }
+
     #[test]
     fn views_translate_into_the_mapping_that_holds_them() {
         let mappings = [
-            Mapping {
-                remote: (0x1000, 0x2000),
-                local: 0x9000,
-            },
-            Mapping {
-                remote: (0x4000, 0x4100),
-                local: 0x5000,
-            },
+            mapping(0x1000, 0x2000, 1, 0x9000),
+            mapping(0x4000, 0x4100, 2, 0x5000),
         ];
         // A [4, 8] bf16 slice with row stride 24 at 0x4010 ends at 0x40d0.
         let inside = translate(&mappings, &view(0x4010, &[4, 8], &[24, 1])).unwrap();
@@ -864,9 +950,38 @@ mod tests {
     }
 
     #[test]
-    fn a_buffer_is_shared_when_a_region_holds_it() {
-        let regions = [(0x1000, 0x1100)];
-        assert!(inside(&regions, &view(0x1000, &[128], &[1])));
-        assert!(!inside(&regions, &view(0x1000, &[129], &[1])));
+    fn a_buffer_is_held_by_the_allocation_around_it() {
+        let shared = Allocation {
+            region: (0x1000, 0x1100),
+            id: 3,
+        };
+        assert_eq!(
+            holding(&[shared], &view(0x1000, &[128], &[1])),
+            Some(shared)
+        );
+        assert_eq!(holding(&[shared], &view(0x1000, &[129], &[1])), None);
+    }
+
+    #[test]
+    fn a_peer_allocation_at_a_freed_ones_address_replaces_its_mapping() {
+        // In one process (no handles opened) mappings are the peer's own
+        // addresses.
+        let mut ipc = Ipc::default();
+        let old = mapping(0x1000, 0x3000, 1, 0x1000);
+        let elsewhere = mapping(0x8000, 0x9000, 2, 0x8000);
+        ipc.mapped.insert(5, vec![old, elsewhere]);
+        // The same allocation shared again (with another team) stays.
+        ipc.unmap_freed(5, old.remote).unwrap();
+        assert_eq!(ipc.mapped[&5], [old, elsewhere]);
+        // A smaller one at the start of the freed range drops it.
+        let new = Allocation {
+            region: (0x1000, 0x2000),
+            id: 9,
+        };
+        ipc.unmap_freed(5, new).unwrap();
+        assert_eq!(ipc.mapped[&5], [elsewhere]);
+        // Ranges that only touch do not overlap.
+        assert!(!overlap((0x1000, 0x2000), (0x2000, 0x3000)));
+        assert!(overlap((0x1000, 0x2001), (0x2000, 0x3000)));
     }
 }

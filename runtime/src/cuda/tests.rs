@@ -5,12 +5,13 @@
 //! matmuls and reductions across ranks within a per-dtype relative error.
 //! Without a GPU (or NCCL, or two GPUs) a test prints why and passes.
 
-use super::{Config, World, nccl_present, probe};
+use super::{Config, CudaDevice, World, nccl_present, probe};
 use crate::abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction};
 use crate::device::Device;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
+use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.
 #[derive(Clone, Copy)]
@@ -1054,6 +1055,171 @@ fn a_cuda_transfer_of_an_unshared_buffer_says_so() {
                 "send to rank {peer}: buffer (256 bytes at {other:#x}) was not shared with \
                  share_mem_handle on team [0, 1]"
             )
+        );
+    }
+}
+
+/// What [`reshare_after_free`] saw on a rank.
+struct Reshared {
+    rank: usize,
+    /// Whether the new buffer took the freed one's address.
+    reused: bool,
+    address: usize,
+    /// The error of a receive into the new buffer before it was shared.
+    unshared: String,
+    /// What the new buffer received once shared.
+    landed: Vec<f64>,
+}
+
+const RESHARED_LEN: usize = 1 << 16;
+
+/// Shares a launcher's buffer, frees it, makes a new one (at its address, as
+/// CUDA's allocator tends to), receives into it unshared, then shared.
+fn reshare_after_free(device: &CudaDevice) -> Reshared {
+    let len = RESHARED_LEN;
+    let team = everyone(device);
+    let (rank, peer) = (device.rank(), 1 - device.rank());
+    let whole = |ptr| dense(DType::F32, ptr, &[len]);
+    let transfer = |ptr| Transfer {
+        buffer: whole(ptr),
+        peer,
+        team: team.clone(),
+        backend: Backend::Cuda,
+    };
+    let first = device.buffer(4 * len).unwrap();
+    let freed_at = first.ptr();
+    device
+        .share_mem_handle(whole(freed_at), team.clone())
+        .unwrap();
+    drop(first);
+    let second = device.buffer(4 * len).unwrap();
+    let address = second.ptr();
+    let unshared = device.recv(transfer(address)).unwrap_err().to_string();
+    device
+        .share_mem_handle(whole(address), team.clone())
+        .unwrap();
+    let source = device.alloc(1, 4 * len).unwrap().as_ptr();
+    let values: Vec<u8> = (0..len)
+        .flat_map(|i| ((rank * len + i) as f32 + 0.5).to_le_bytes())
+        .collect();
+    device.copy_to_device(source, &values).unwrap();
+    device
+        .share_mem_handle(whole(source), team.clone())
+        .unwrap();
+    let received = device.recv(transfer(address)).unwrap();
+    let sent = device.send(transfer(source)).unwrap();
+    device.wait(received).unwrap();
+    device.wait(sent).unwrap();
+    device.synchronize().unwrap();
+    let mut bytes = vec![0u8; 4 * len];
+    device.copy_from_device(address, &mut bytes).unwrap();
+    Reshared {
+        rank,
+        reused: address == freed_at,
+        address: address as usize,
+        unshared,
+        landed: decode(DType::F32, &bytes),
+    }
+}
+
+fn check_reshared(seen: &Reshared) {
+    let peer = 1 - seen.rank;
+    let freed = if seen.reused {
+        " (an allocation shared at its address was freed since)"
+    } else {
+        ""
+    };
+    assert_eq!(
+        seen.unshared,
+        format!(
+            "recv from rank {peer}: buffer ({} bytes at {:#x}) was not shared with \
+             share_mem_handle on team [0, 1]{freed}",
+            4 * RESHARED_LEN,
+            seen.address
+        )
+    );
+    let expected: Vec<f64> = (0..RESHARED_LEN)
+        .map(|i| (peer * RESHARED_LEN + i) as f64 + 0.5)
+        .collect();
+    assert!(
+        seen.landed == expected,
+        "rank {}'s new buffer does not hold its peer's data",
+        seen.rank
+    );
+    println!(
+        "rank {}: the new buffer reused the freed one's address: {}",
+        seen.rank, seen.reused
+    );
+}
+
+/// A launcher may free a shared buffer and get a new one at its address: the
+/// new one moves nothing until it is shared itself, and then its transfers
+/// land in it.
+#[test]
+fn a_buffer_where_a_shared_one_was_freed_is_shared_anew() {
+    let Some(world) = world(2, false) else { return };
+    let seen = world.run(reshare_after_free).unwrap();
+    seen.iter().for_each(check_reshared);
+}
+
+/// The child processes' variable: the rank to run.
+const RESHARED_RANK: &str = "HIR_TEST_RESHARED_RANK";
+
+/// The same across processes, where a rank maps its peer's memory from IPC
+/// handles: the mapping of the freed allocation must give way to the new
+/// one's. The test runs itself as two child processes, one rank each.
+#[test]
+fn across_processes_a_buffer_where_a_shared_one_was_freed_is_shared_anew() {
+    const NAME: &str =
+        "cuda::tests::across_processes_a_buffer_where_a_shared_one_was_freed_is_shared_anew";
+    if std::env::var(RESHARED_RANK).is_ok() {
+        let env = crate::bootstrap::Env::from_env().unwrap().unwrap();
+        let group = crate::bootstrap::ProcessGroup::join(env, Duration::from_secs(30)).unwrap();
+        let world = group.cuda_world(Config::new(2, 2)).unwrap();
+        let seen = world.run(reshare_after_free).unwrap();
+        seen.iter().for_each(check_reshared);
+        drop(world);
+        group.goodbye();
+        group.finish();
+        return;
+    }
+    if world(2, false).is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut children: Vec<_> = (0..2)
+        .map(|rank| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+                .env(RESHARED_RANK, "1")
+                .env("RANK", rank.to_string())
+                .env("WORLD_SIZE", "2")
+                .env("MASTER_PORT", port.to_string())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let mut codes = vec![None; 2];
+    while codes.iter().any(Option::is_none) && std::time::Instant::now() < deadline {
+        for (child, code) in children.iter_mut().zip(&mut codes) {
+            if code.is_none() {
+                *code = child.try_wait().unwrap();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (rank, (child, code)) in children.iter_mut().zip(codes).enumerate() {
+        if code.is_none() {
+            let _ = child.kill();
+        }
+        assert!(
+            code.is_some_and(|code| code.success()),
+            "rank {rank}'s process: {code:?}"
         );
     }
 }
