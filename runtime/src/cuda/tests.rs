@@ -164,16 +164,22 @@ fn compare(name: &str, world: &World, buffers: &[Buffer], how: Match, program: P
     println!("{name}: {} rank(s) match the cpu backend", ranks);
 }
 
-/// A world of `ranks` GPUs, or why there is none.
+/// A world of `ranks` GPUs, or none (saying why).
 fn world(ranks: usize, nccl: bool) -> Option<World> {
+    present(ranks, nccl).then(|| World::new(Config::new(ranks, 2)).unwrap())
+}
+
+/// Whether this machine has `ranks` GPUs (and NCCL where `nccl`); if not,
+/// says why.
+fn present(ranks: usize, nccl: bool) -> bool {
     let reason = match probe() {
         Err(reason) => reason,
         Ok(count) if count < ranks => format!("{ranks} GPUs needed, {count} present"),
         Ok(_) if nccl && !nccl_present() => "no libnccl.so on the library path".into(),
-        Ok(_) => return Some(World::new(Config::new(ranks, 2)).unwrap()),
+        Ok(_) => return true,
     };
     println!("skipping: {reason}");
-    None
+    false
 }
 
 fn view(dtype: DType, base: *mut u8, offset: usize, sizes: &[usize], strides: &[usize]) -> View {
@@ -1183,7 +1189,7 @@ fn across_processes_a_buffer_where_a_shared_one_was_freed_is_shared_anew() {
         group.finish();
         return;
     }
-    if world(2, false).is_none() {
+    if !present(2, false) {
         return;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
