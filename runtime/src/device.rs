@@ -4,6 +4,7 @@
 //! chosen at start-up by building its devices: the entries never change.
 
 use crate::abi::Backend;
+use crate::bounds::Allocations;
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
@@ -42,6 +43,9 @@ pub trait Device: Send + Sync {
     fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>>;
     /// Returns an [`Device::alloc`] buffer to the cache.
     fn dealloc(&self, ptr: *mut u8) -> Result<()>;
+    /// The buffers the entries' views may point into: [`Device::alloc`]'s,
+    /// and those a launcher registers (its arguments).
+    fn allocations(&self) -> &Arc<Allocations>;
 
     fn compute(&self, kernel: Kernel) -> Result<()>;
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 /// What went wrong in one op.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// Bad arguments: shapes, dtypes, teams, handles, descriptors.
+    /// Bad arguments: shapes, dtypes, teams, handles, descriptors, views
+    /// outside their buffers, sizes that overflow.
     #[error("{0}")]
     Invalid(String),
     /// Ranks of one collective or transfer disagree (op, sizes, dtypes).
@@ -27,6 +28,9 @@ pub enum Error {
     /// closed)` or `failed in hir_rt_allgather_f32: ...`.
     #[error("gave up: rank {rank} {what}")]
     Peer { rank: usize, what: String },
+    /// An allocation failed: what was asked for, with its size.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
     /// A panic inside the runtime, caught at the C ABI.
     #[error("internal error: {0}")]
     Panic(String),

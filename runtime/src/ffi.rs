@@ -2,6 +2,10 @@
 //! [`symbols`] for the JIT to register. Each decodes its arguments and calls
 //! the calling thread's [`Device`] (see [`crate::device::enter`]).
 //!
+//! Every buffer argument is checked against the rank's known buffers
+//! ([`crate::bounds`]) before any work is enqueued: a view that overruns its
+//! buffer, or points into none, fails the call like any other bad argument.
+//!
 //! No panic crosses this boundary: each call runs under `catch_unwind`, and a
 //! failure (error or panic) is recorded as the rank's error in the entry's op;
 //! once a rank has failed, its later calls skip their work and return 0 (a
@@ -11,7 +15,7 @@
 use crate::abi::{Backend, Collective, DType, Entry, ReduceKind};
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
-use crate::memref::{UnrankedMemRef, View, read_i64s};
+use crate::memref::{Operand, UnrankedMemRef, View, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -66,9 +70,27 @@ fn query(entry: Entry, body: impl FnOnce(&dyn Device) -> i64) -> i64 {
     call(entry, 0, false, |device| Ok(body(device)))
 }
 
-unsafe fn view(buf: Buf, dtype: DType) -> Result<View> {
-    // SAFETY: the entry's caller passes valid descriptors.
-    unsafe { View::from_unranked(buf, dtype) }
+/// Decodes an entry's buffer arguments `(buf, dtype)`, which come first in
+/// every entry that takes buffers, and checks them all against the rank's
+/// known buffers (one lookup each, under one lock).
+unsafe fn views(device: &dyn Device, bufs: &[(Buf, DType)]) -> Result<Vec<View>> {
+    let operands = bufs
+        .iter()
+        // SAFETY: the entry's caller passes valid descriptors.
+        .map(|&(buf, dtype)| unsafe { Operand::from_unranked(buf, dtype) })
+        .collect::<Result<Vec<_>>>()?;
+    let numbered: Vec<(usize, &Operand)> = (1..).zip(&operands).collect();
+    device.allocations().check(&numbered)?;
+    Ok(operands.into_iter().map(|operand| operand.view).collect())
+}
+
+/// As [`views`], for a fixed number of buffers.
+unsafe fn fixed<const N: usize>(device: &dyn Device, bufs: [(Buf, DType); N]) -> Result<[View; N]> {
+    // SAFETY: as `views`.
+    let views = unsafe { views(device, &bufs) }?;
+    Ok(views
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one view per buffer")))
 }
 
 unsafe fn team(buf: Buf, device: &dyn Device) -> Result<Team> {
@@ -108,12 +130,22 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             }
             (op, _) => op,
         };
-        let (output, inputs) = bufs.split_last().expect("compute entries take buffers");
-        let inputs = inputs
+        let typed: Vec<(Buf, DType)> = bufs
             .iter()
-            .map(|&buf| unsafe { view(buf, dtype) })
-            .collect::<Result<Vec<_>>>()?;
-        let output = unsafe { view(*output, out_dtype) }?;
+            .enumerate()
+            .map(|(index, &buf)| {
+                (
+                    buf,
+                    if index + 1 == bufs.len() {
+                        out_dtype
+                    } else {
+                        dtype
+                    },
+                )
+            })
+            .collect();
+        let mut inputs = unsafe { views(device, &typed) }?;
+        let output = inputs.pop().expect("compute entries take buffers");
         device.compute(Kernel { op, inputs, output })
     })
 }
@@ -150,6 +182,7 @@ unsafe fn collective(
         } else {
             ReduceKind::Sum
         };
+        let [input, output] = unsafe { fixed(device, [(input, dtype), (output, dtype)]) }?;
         device.collective(CollectiveOp {
             op,
             kind,
@@ -157,8 +190,8 @@ unsafe fn collective(
             axis: non_negative(axis, "axis")?,
             team: unsafe { team(team_buf, device) }?,
             backend: backend(backend_code)?,
-            input: unsafe { view(input, dtype) }?,
-            output: unsafe { view(output, dtype) }?,
+            input,
+            output,
         })
     })
 }
@@ -168,8 +201,9 @@ unsafe fn transfer(entry: Entry, buffer: Buf, peer: i64, team_buf: Buf, backend_
         let (Entry::Send(dtype) | Entry::Recv(dtype)) = entry else {
             unreachable!("{entry} is not a transfer")
         };
+        let [buffer] = unsafe { fixed(device, [(buffer, dtype)]) }?;
         let transfer = Transfer {
-            buffer: unsafe { view(buffer, dtype) }?,
+            buffer,
             peer: non_negative(peer, "peer")?,
             team: unsafe { team(team_buf, device) }?,
             backend: backend(backend_code)?,
@@ -186,9 +220,8 @@ unsafe fn share_mem_handle(entry: Entry, buffer: Buf, team_buf: Buf) {
         let Entry::ShareMemHandle(dtype) = entry else {
             unreachable!("{entry} is not share_mem_handle")
         };
-        device.share_mem_handle(unsafe { view(buffer, dtype) }?, unsafe {
-            team(team_buf, device)
-        }?)
+        let [buffer] = unsafe { fixed(device, [(buffer, dtype)]) }?;
+        device.share_mem_handle(buffer, unsafe { team(team_buf, device) }?)
     })
 }
 

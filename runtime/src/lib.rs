@@ -4,6 +4,8 @@
 //! - [`abi`]: the entries and their C signatures, the single source of truth
 //!   shared with the lowering; [`ffi`]: their definitions and [`symbols`] for
 //!   the JIT to register.
+//! - [`bounds`]: the buffers a rank knows, which every view an entry
+//!   receives is checked against.
 //! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
 //!   a launcher [`enter`]s before calling the program.
 //! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
@@ -27,6 +29,7 @@
 
 pub mod abi;
 pub mod bootstrap;
+pub mod bounds;
 pub mod cpu;
 pub mod cuda;
 pub mod device;

@@ -1,10 +1,14 @@
 //! Buffers as the runtime sees them: MLIR memref descriptors decoded into
-//! [`View`]s (a base pointer, sizes and strides in elements), and the byte
-//! footprint of a view that race detection compares.
+//! [`Operand`]s (a [`View`]: a base pointer, sizes and strides in elements,
+//! and the allocated pointer its bounds are checked against), the bytes a
+//! view spans, and the byte footprint of a view that race detection
+//! compares. Decoding uses checked arithmetic throughout: a descriptor whose
+//! element count, offset or byte span overflows is an error.
 
 use crate::abi::DType;
 use crate::error::{Error, Result};
 use std::ffi::c_void;
+use std::ops::Range;
 
 /// What `llvm.emit_c_interface` passes for a `memref<*xT>` argument: the rank
 /// and a pointer to the ranked descriptor
@@ -50,48 +54,40 @@ impl View {
         }
     }
 
-    /// Decodes the descriptor `memref` points to, taking the element type from
-    /// the entry since the descriptor has none.
-    ///
-    /// # Safety
-    /// `memref` is null or points to a valid unranked descriptor whose ranked
-    /// part has `rank` sizes and strides.
-    pub unsafe fn from_unranked(memref: *const UnrankedMemRef, dtype: DType) -> Result<View> {
-        // SAFETY: the caller's contract.
-        let fields = unsafe { ranked_fields(memref)? };
-        let rank = (fields.len() - 3) / 2;
-        let aligned = fields[1] as usize as *mut u8;
-        let offset = fields[2];
-        let mut sizes = Vec::with_capacity(rank);
-        let mut strides = Vec::with_capacity(rank);
-        for axis in 0..rank {
-            let (size, stride) = (fields[3 + axis], fields[3 + rank + axis]);
-            if size < 0 || stride < 0 {
-                return Err(Error::Invalid(format!(
-                    "memref axis {axis} has size {size} and stride {stride}; negative ones are not supported"
-                )));
-            }
-            sizes.push(size as usize);
-            strides.push(stride as usize);
-        }
-        if aligned.is_null() && sizes.iter().product::<usize>() != 0 {
-            return Err(Error::Invalid("memref has a null aligned pointer".into()));
-        }
-        let ptr = aligned.wrapping_offset(offset as isize * dtype.size() as isize);
-        Ok(View {
-            dtype,
-            ptr,
-            sizes,
-            strides,
-        })
-    }
-
     pub fn rank(&self) -> usize {
         self.sizes.len()
     }
 
+    /// The number of elements. Exact for every view the runtime handles:
+    /// [`Operand::from_unranked`] checks that a descriptor's count and byte
+    /// span fit, and the views derived from it (slices, staging copies) are
+    /// no larger.
     pub fn numel(&self) -> usize {
         self.sizes.iter().product()
+    }
+
+    /// The addresses of the bytes the view may touch, from its first element
+    /// to the end of its last (empty when the view has no element), or an
+    /// error when that span does not fit the address space.
+    pub fn byte_range(&self) -> Result<Range<usize>> {
+        let start = self.ptr as usize;
+        let elem = self.dtype.size();
+        let overflow = || {
+            Error::Invalid(format!(
+                "a view of sizes {:?} and strides {:?} ({elem} B elements) spans more bytes \
+                 than the address space holds",
+                self.sizes, self.strides
+            ))
+        };
+        let Some(last) = last_offset(&self.sizes, &self.strides).map_err(|()| overflow())? else {
+            return Ok(start..start);
+        };
+        let end = last
+            .checked_add(1)
+            .and_then(|count| count.checked_mul(elem))
+            .and_then(|bytes| start.checked_add(bytes))
+            .ok_or_else(overflow)?;
+        Ok(start..end)
     }
 
     /// The view of `len` indices from `start` along `axis`.
@@ -116,26 +112,134 @@ impl View {
     }
 }
 
+/// A buffer argument of an entry as its descriptor gives it: the view, and
+/// the allocated pointer (the start of the buffer the view is of, which a
+/// subview keeps), against which [`crate::bounds`] checks the view.
+#[derive(Clone, Debug)]
+pub struct Operand {
+    pub view: View,
+    pub allocated: usize,
+}
+
+impl Operand {
+    /// Decodes the descriptor `memref` points to, taking the element type
+    /// from the entry since the descriptor has none. Negative sizes, strides
+    /// and an element count, offset or byte span that overflow are errors.
+    ///
+    /// # Safety
+    /// `memref` is null or points to a valid unranked descriptor whose ranked
+    /// part has `rank` sizes and strides.
+    pub unsafe fn from_unranked(memref: *const UnrankedMemRef, dtype: DType) -> Result<Operand> {
+        // SAFETY: the caller's contract.
+        let fields = unsafe { ranked_fields(memref)? };
+        let (sizes, strides) = extents(&fields)?;
+        let aligned = fields[1] as usize;
+        let offset = fields[2];
+        if sizes
+            .iter()
+            .try_fold(1usize, |n, &size| n.checked_mul(size))
+            .is_none()
+        {
+            return Err(Error::Invalid(format!(
+                "memref of sizes {sizes:?} has more elements than 64-bit sizes hold"
+            )));
+        }
+        let ptr = offset
+            .checked_mul(dtype.size() as i64)
+            .and_then(|bytes| aligned.checked_add_signed(bytes as isize))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "memref offset {offset} ({} B elements) from {aligned:#x} is outside the address space",
+                    dtype.size()
+                ))
+            })?;
+        let view = View {
+            dtype,
+            ptr: ptr as *mut u8,
+            sizes,
+            strides,
+        };
+        let span = view.byte_range()?;
+        if aligned == 0 && !span.is_empty() {
+            return Err(Error::Invalid("memref has a null aligned pointer".into()));
+        }
+        Ok(Operand {
+            view,
+            allocated: fields[0] as usize,
+        })
+    }
+}
+
+/// The sizes and strides of a ranked descriptor's fields, none negative.
+fn extents(fields: &[i64]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let rank = (fields.len() - 3) / 2;
+    let mut sizes = Vec::with_capacity(rank);
+    let mut strides = Vec::with_capacity(rank);
+    for axis in 0..rank {
+        let (size, stride) = (fields[3 + axis], fields[3 + rank + axis]);
+        if size < 0 || stride < 0 {
+            return Err(Error::Invalid(format!(
+                "memref axis {axis} has size {size} and stride {stride}; negative ones are not supported"
+            )));
+        }
+        sizes.push(size as usize);
+        strides.push(stride as usize);
+    }
+    Ok((sizes, strides))
+}
+
+/// The longest `i64` list an entry takes: a team has at most one entry per
+/// rank, an axis list one per axis.
+const MAX_I64S: usize = 1 << 20;
+
 /// Reads an `i64` memref (a team or an axis list) into a vector.
 ///
 /// # Safety
-/// As [`View::from_unranked`], for a memref of `i64`.
+/// As [`Operand::from_unranked`], for a memref of `i64` whose elements are
+/// all inside its buffer.
 pub unsafe fn read_i64s(memref: *const UnrankedMemRef) -> Result<Vec<i64>> {
     // SAFETY: the caller's contract.
     let fields = unsafe { ranked_fields(memref)? };
-    let rank = (fields.len() - 3) / 2;
-    let base = (fields[1] as usize as *const i64).wrapping_offset(fields[2] as isize);
-    let sizes: Vec<usize> = fields[3..3 + rank].iter().map(|&s| s as usize).collect();
-    let strides: Vec<usize> = fields[3 + rank..].iter().map(|&s| s as usize).collect();
-    if fields[3..].iter().any(|&field| field < 0) {
-        return Err(Error::Invalid(
-            "i64 memref has a negative size or stride".into(),
-        ));
+    let (sizes, strides) =
+        extents(&fields).map_err(|error| Error::Invalid(format!("i64 list: {error}")))?;
+    sizes
+        .iter()
+        .try_fold(1usize, |n, &size| n.checked_mul(size))
+        .filter(|&count| count <= MAX_I64S)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "an i64 list of sizes {sizes:?} is longer than any team or axis list \
+                 (at most {MAX_I64S})"
+            ))
+        })?;
+    if last_offset(&sizes, &strides).is_err() {
+        return Err(Error::Invalid(format!(
+            "an i64 list of sizes {sizes:?} and strides {strides:?} spans more elements \
+             than 64-bit offsets hold"
+        )));
     }
+    let base = (fields[1] as usize as *const i64).wrapping_offset(fields[2] as isize);
     Ok(Offsets::new(&sizes, &strides)
-        // SAFETY: every offset is inside the described memref.
-        .map(|offset| unsafe { *base.add(offset) })
+        // SAFETY: every offset is inside the described memref (the caller's
+        // contract), and the largest one fits (checked above).
+        .map(|offset| unsafe { *base.wrapping_add(offset) })
         .collect())
+}
+
+/// The largest element offset of a strided shape: `None` when it has no
+/// element, `Err` when it does not fit.
+fn last_offset(sizes: &[usize], strides: &[usize]) -> std::result::Result<Option<usize>, ()> {
+    if sizes.contains(&0) {
+        return Ok(None);
+    }
+    let mut last = 0usize;
+    for (&size, &stride) in sizes.iter().zip(strides) {
+        last = (size - 1)
+            .checked_mul(stride)
+            .and_then(|step| last.checked_add(step))
+            .ok_or(())?;
+    }
+    Ok(Some(last))
 }
 
 /// `[allocated, aligned, offset, sizes.., strides..]` of the ranked descriptor.
@@ -330,10 +434,16 @@ pub(crate) mod tests {
             let mut fields = vec![ptr as i64, ptr as i64, offset as i64];
             fields.extend(sizes.iter().map(|&s| s as i64));
             fields.extend(strides.iter().map(|&s| s as i64));
+            Descriptor::raw(fields)
+        }
+
+        /// `{ allocated, aligned, offset, sizes.., strides.. }` as given.
+        pub fn raw(fields: Vec<i64>) -> Box<Self> {
+            let rank = (fields.len() as i64 - 3) / 2;
             let mut descriptor = Box::new(Descriptor {
                 fields,
                 memref: UnrankedMemRef {
-                    rank: sizes.len() as i64,
+                    rank,
                     descriptor: std::ptr::null_mut(),
                 },
             });
@@ -356,12 +466,44 @@ pub(crate) mod tests {
         let base = data.as_mut_ptr().cast::<u8>();
         // data viewed as [2, 3, 4], sliced at index 1 of the middle axis.
         let descriptor = Descriptor::new(base, 4, &[2, 4], &[12, 1]);
-        let view = unsafe { View::from_unranked(descriptor.ptr(), DType::F32) }.unwrap();
+        let operand = unsafe { Operand::from_unranked(descriptor.ptr(), DType::F32) }.unwrap();
+        assert_eq!(operand.allocated, base as usize);
+        let view = operand.view;
         assert_eq!(view.ptr, base.wrapping_add(16));
+        let start = base as usize + 16;
+        assert_eq!(view.byte_range().unwrap(), start..start + 16 * 4);
         assert_eq!(
             view.offsets().collect::<Vec<_>>(),
             [0, 1, 2, 3, 12, 13, 14, 15]
         );
+    }
+
+    fn decode(fields: Vec<i64>) -> Result<Operand> {
+        unsafe { Operand::from_unranked(Descriptor::raw(fields).ptr(), DType::F32) }
+    }
+
+    #[test]
+    fn overflowing_descriptors_are_errors_not_wraps() {
+        let base = 1 << 20;
+        // 2^32 x 2^32 elements: the count overflows.
+        let error = decode(vec![base, base, 0, 1 << 32, 1 << 32, 1 << 32, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("more elements than 64-bit sizes"), "{error}");
+        // 2^62 elements of 4 bytes: the byte span overflows.
+        let error = decode(vec![base, base, 0, 1 << 62, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("spans more bytes"), "{error}");
+        // An offset whose byte count overflows.
+        let error = decode(vec![base, base, i64::MAX / 2, 4, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("outside the address space"), "{error}");
+        assert!(decode(vec![base, base, 0, 4, -1]).is_err());
+        // An empty view spans nothing, wherever it is.
+        let empty = decode(vec![base, base, 3, 0, 1 << 40]).unwrap();
+        assert!(empty.view.byte_range().unwrap().is_empty());
     }
 
     #[test]
@@ -369,6 +511,9 @@ pub(crate) mod tests {
         let mut team = [2i64, 0, 1];
         let descriptor = Descriptor::new(team.as_mut_ptr().cast(), 0, &[3], &[1]);
         assert_eq!(unsafe { read_i64s(descriptor.ptr()) }.unwrap(), [2, 0, 1]);
+        // Too long to be a team, before anything is read.
+        let huge = Descriptor::raw(vec![8, 8, 0, 1 << 40, 1]);
+        assert!(unsafe { read_i64s(huge.ptr()) }.is_err());
     }
 
     #[test]

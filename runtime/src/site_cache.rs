@@ -3,11 +3,15 @@
 //! allocator drops. IPC handles and NCCL registrations are cached by buffer,
 //! so a site must get the same buffer on every call and every rank (a rank
 //! that missed the cache would exchange handles its peers do not). A backend
-//! only says how to get and free zeroed memory ([`Memory`]).
+//! only says how to get and free zeroed memory ([`Memory`]). Every buffer is
+//! recorded in the rank's [`Allocations`], which the entries check views
+//! against.
 
+use crate::bounds::Allocations;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Where a backend's buffers come from.
 pub(crate) trait Memory {
@@ -26,20 +30,25 @@ struct Block {
     /// Allocations not yet returned: `dealloc` of a buffer with none is a
     /// double free.
     live: usize,
+    /// Its record in the rank's [`Allocations`].
+    known: u64,
 }
 
 pub(crate) struct SiteCache<M: Memory> {
     memory: M,
     blocks: HashMap<(i64, usize), Block>,
     by_address: HashMap<usize, (i64, usize)>,
+    known: Arc<Allocations>,
 }
 
 impl<M: Memory> SiteCache<M> {
-    pub fn new(memory: M) -> Self {
+    /// A cache recording its buffers in `known`.
+    pub fn new(memory: M, known: Arc<Allocations>) -> Self {
         Self {
             memory,
             blocks: HashMap::new(),
             by_address: HashMap::new(),
+            known,
         }
     }
 
@@ -48,8 +57,20 @@ impl<M: Memory> SiteCache<M> {
             std::collections::hash_map::Entry::Occupied(block) => block.into_mut(),
             std::collections::hash_map::Entry::Vacant(slot) => {
                 let ptr = self.memory.allocate(site, bytes)?;
+                let known = match self.known.insert(ptr.as_ptr(), bytes) {
+                    Ok(known) => known,
+                    Err(error) => {
+                        // SAFETY: just allocated for `bytes`, not handed out.
+                        unsafe { self.memory.free(ptr, bytes) };
+                        return Err(error);
+                    }
+                };
                 self.by_address.insert(ptr.as_ptr() as usize, (site, bytes));
-                slot.insert(Block { ptr, live: 0 })
+                slot.insert(Block {
+                    ptr,
+                    live: 0,
+                    known,
+                })
             }
         };
         block.live += 1;
@@ -78,6 +99,7 @@ impl<M: Memory> SiteCache<M> {
 impl<M: Memory> Drop for SiteCache<M> {
     fn drop(&mut self) {
         for (&(_, bytes), block) in &self.blocks {
+            self.known.remove(block.ptr.as_ptr() as usize, block.known);
             // SAFETY: allocated once in `alloc` for `bytes`, freed once here.
             unsafe { self.memory.free(block.ptr, bytes) };
         }

@@ -1,10 +1,11 @@
 //! The cpu backend's memory for the caching allocator ([`SiteCache`]): host
 //! memory, aligned as vector loads and cache lines want, zeroed once so that
-//! runs are deterministic.
+//! runs are deterministic. An allocation the system refuses is an error
+//! naming its size, never an abort.
 
 use crate::error::{Error, Result};
 use crate::site_cache::{Memory, SiteCache};
-use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
 
 /// What vector loads and cache lines want; CUDA's allocator gives 256.
@@ -24,11 +25,13 @@ fn layout(bytes: usize) -> Option<Layout> {
 impl Memory for HostMemory {
     fn allocate(&mut self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
         let layout = layout(bytes).ok_or_else(|| {
-            Error::Invalid(format!("cannot allocate {bytes} bytes at site {site}"))
+            Error::OutOfMemory(format!(
+                "cannot allocate {bytes} B at site {site}: larger than any allocation"
+            ))
         })?;
         // SAFETY: the layout has a non-zero size.
-        Ok(NonNull::new(unsafe { alloc_zeroed(layout) })
-            .unwrap_or_else(|| handle_alloc_error(layout)))
+        NonNull::new(unsafe { alloc_zeroed(layout) })
+            .ok_or_else(|| Error::OutOfMemory(format!("cannot allocate {bytes} B at site {site}")))
     }
 
     unsafe fn free(&mut self, ptr: NonNull<u8>, bytes: usize) {
@@ -42,9 +45,13 @@ impl Memory for HostMemory {
 mod tests {
     use super::*;
 
+    fn allocator() -> Allocator {
+        Allocator::new(HostMemory, Default::default())
+    }
+
     #[test]
     fn a_site_gets_one_aligned_buffer() {
-        let mut allocator = Allocator::new(HostMemory);
+        let mut allocator = allocator();
         let a = allocator.alloc(7, 100).unwrap();
         assert_eq!(a.as_ptr() as usize % ALIGN, 0);
         allocator.dealloc(a.as_ptr()).unwrap();
@@ -54,5 +61,15 @@ mod tests {
         allocator.dealloc(a.as_ptr()).unwrap();
         assert!(allocator.dealloc(a.as_ptr()).is_err());
         assert!(allocator.dealloc(std::ptr::null_mut()).is_err());
+    }
+
+    #[test]
+    fn an_allocation_too_large_is_an_error_naming_its_size() {
+        let mut allocator = allocator();
+        for bytes in [usize::MAX - 8, 1 << 62] {
+            let error = allocator.alloc(3, bytes).unwrap_err();
+            assert!(matches!(error, Error::OutOfMemory(_)), "{error}");
+            assert!(error.to_string().contains(&format!("{bytes} B at site 3")));
+        }
     }
 }

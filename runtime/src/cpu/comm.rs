@@ -14,7 +14,7 @@
 //! sender copies straight into the receiver's buffer, as a CUDA-IPC copy to a
 //! mapped peer buffer does, once the receiver's stream has reached its recv.
 
-use super::kernels::{copy, load, store};
+use super::kernels::{copy, load, store, with_capacity};
 use super::sync::{Hub, Waiter};
 use crate::abi::{Backend, Collective, Entry, ReduceKind};
 use crate::error::{Error, Result};
@@ -64,7 +64,7 @@ pub(crate) fn collective(
         contribution,
         waiter,
     )?;
-    let staged = consistent(&all, number).map(|()| stage(op, me, &all));
+    let staged = consistent(&all, number).and_then(|()| stage(op, me, &all));
     done.meet(("collective done", team.clone(), number), me, (), waiter)?;
     match staged? {
         Staged::Nothing => {}
@@ -110,21 +110,25 @@ enum Staged {
     Bytes(Vec<u8>),
 }
 
-fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Staged {
+fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Result<Staged> {
     let n = all.len();
     let out = &op.output;
     let root = op.team.position(op.root);
-    let reduce = |views: Vec<View>| Staged::Values(combine(op.kind, views));
+    let reduce = |views: Vec<View>| combine(op.kind, views).map(Staged::Values);
     let moved = |pieces: &mut dyn FnMut(&View)| {
-        let mut bytes = vec![0u8; out.numel() * out.dtype.size()];
+        let len = out.numel().checked_mul(out.dtype.size()).ok_or_else(|| {
+            Error::Invalid(format!("an output of sizes {:?} overflows", out.sizes))
+        })?;
+        let mut bytes = with_capacity(len)?;
+        bytes.resize(len, 0u8);
         pieces(&View::contiguous(out.dtype, bytes.as_mut_ptr(), &out.sizes));
-        Staged::Bytes(bytes)
+        Ok(Staged::Bytes(bytes))
     };
     let axis = op.axis;
     match op.op {
         Collective::Allgather | Collective::Gather => {
             if op.op == Collective::Gather && root != Some(me) {
-                return Staged::Nothing;
+                return Ok(Staged::Nothing);
             }
             let extent = op.input.sizes[axis];
             moved(&mut |staging| {
@@ -137,7 +141,7 @@ fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Staged {
         Collective::Reduce if root == Some(me) => {
             reduce(all.iter().map(|part| part.op.input.clone()).collect())
         }
-        Collective::Reduce => Staged::Nothing,
+        Collective::Reduce => Ok(Staged::Nothing),
         Collective::ReduceScatter => {
             let extent = out.sizes[axis];
             reduce(
@@ -169,11 +173,12 @@ fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Staged {
 }
 
 /// Combines the views elementwise in team order, in f32.
-fn combine(kind: ReduceKind, views: Vec<View>) -> Vec<f32> {
+fn combine(kind: ReduceKind, views: Vec<View>) -> Result<Vec<f32>> {
     let n = views.len() as f32;
     let mut parts = views.iter().map(load);
-    let mut acc = parts.next().expect("a team is not empty");
+    let mut acc = parts.next().expect("a team is not empty")?;
     for part in parts {
+        let part = part?;
         for (a, b) in acc.iter_mut().zip(part) {
             *a = match kind {
                 ReduceKind::Sum | ReduceKind::Avg => *a + b,
@@ -186,7 +191,7 @@ fn combine(kind: ReduceKind, views: Vec<View>) -> Vec<f32> {
     if kind == ReduceKind::Avg {
         acc.iter_mut().for_each(|a| *a /= n);
     }
-    acc
+    Ok(acc)
 }
 
 /// A byte range `[start, end)` of a rank's memory mapped by a peer.

@@ -1,8 +1,11 @@
 //! The cpu backend's compute: every kernel reads its strided inputs into
 //! contiguous f32 (the accumulation type of every dtype), computes, and
-//! writes the output view rounding once to its element type.
+//! writes the output view rounding once to its element type. Temporaries
+//! are allocated fallibly: one the system refuses (a broadcast view of
+//! stride 0 may have far more elements than its buffer) is an error.
 
 use crate::abi::{Binary, DType, Reduction};
+use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
 use half::{bf16, f16};
@@ -40,12 +43,34 @@ impl Element for f16 {
     }
 }
 
-fn load_as<T: Element>(view: &View) -> Vec<f32> {
+/// An empty vector with room for `len` values, or an error naming the size.
+pub(crate) fn with_capacity<T>(len: usize) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "cannot allocate a temporary of {len} elements of {} B",
+            size_of::<T>()
+        ))
+    })?;
+    Ok(values)
+}
+
+/// `len` copies of `value`, or an error naming the size.
+fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>> {
+    let mut values = with_capacity(len)?;
+    values.resize(len, value);
+    Ok(values)
+}
+
+fn load_as<T: Element>(view: &View) -> Result<Vec<f32>> {
     let base = view.ptr.cast::<T>();
-    view.offsets()
-        // SAFETY: the offsets stay inside the view the program passed.
-        .map(|offset| unsafe { base.add(offset).read_unaligned() }.to_f32())
-        .collect()
+    let mut values = with_capacity(view.numel())?;
+    // SAFETY: the offsets stay inside the view the program passed.
+    values.extend(
+        view.offsets()
+            .map(|offset| unsafe { base.add(offset).read_unaligned() }.to_f32()),
+    );
+    Ok(values)
 }
 
 fn store_as<T: Element>(view: &View, values: &[f32]) {
@@ -57,7 +82,7 @@ fn store_as<T: Element>(view: &View, values: &[f32]) {
 }
 
 /// The view's elements in row-major order, as f32.
-pub(crate) fn load(view: &View) -> Vec<f32> {
+pub(crate) fn load(view: &View) -> Result<Vec<f32>> {
     match view.dtype {
         DType::F32 => load_as::<f32>(view),
         DType::BF16 => load_as::<bf16>(view),
@@ -122,7 +147,7 @@ fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
 
 /// For each element of `full` (row-major), the row-major index of the element
 /// of `sizes` (its axes without `dropped`) it maps to.
-fn projection(full: &[usize], dropped: &[usize]) -> Vec<usize> {
+fn projection(full: &[usize], dropped: &[usize]) -> Result<Vec<usize>> {
     let kept: Vec<usize> = (0..full.len())
         .filter(|axis| !dropped.contains(axis))
         .collect();
@@ -132,19 +157,20 @@ fn projection(full: &[usize], dropped: &[usize]) -> Vec<usize> {
     for (&axis, &stride) in kept.iter().zip(&kept_strides) {
         strides[axis] = stride;
     }
-    View {
+    let view = View {
         dtype: DType::F32,
         ptr: std::ptr::null_mut(),
         sizes: full.to_vec(),
         strides,
-    }
-    .offsets()
-    .collect()
+    };
+    let mut offsets = with_capacity(view.numel())?;
+    offsets.extend(view.offsets());
+    Ok(offsets)
 }
 
 /// `c[b] = a[b] @ w[b]` for `a [batch, m, k]`, `w [batch or 1, k, n]`.
-fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> Vec<f32> {
-    let mut c = vec![0f32; batch * m * n];
+fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> Result<Vec<f32>> {
+    let mut c = filled(batch * m * n, 0f32)?;
     let w_batch = w.len() / (k * n).max(1);
     for b in 0..batch {
         let wb = &w[(b % w_batch.max(1)) * k * n..][..k * n];
@@ -158,47 +184,55 @@ fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> V
             }
         }
     }
-    c
+    Ok(c)
 }
 
 /// Runs a validated kernel.
-pub(crate) fn run(kernel: &Kernel) {
+pub(crate) fn run(kernel: &Kernel) -> Result<()> {
     let out = &kernel.output;
     let input = &kernel.inputs[0];
     if out.numel() == 0 {
-        return;
+        return Ok(());
     }
-    match &kernel.op {
-        KernelOp::Copy => copy(input, out),
-        KernelOp::Neg => store(out, &load(input).iter().map(|x| -x).collect::<Vec<_>>()),
-        KernelOp::Cast => store(out, &load(input)),
+    let values = match &kernel.op {
+        KernelOp::Copy => {
+            copy(input, out);
+            return Ok(());
+        }
+        KernelOp::Neg => {
+            let mut values = load(input)?;
+            values.iter_mut().for_each(|x| *x = -*x);
+            values
+        }
+        KernelOp::Cast => load(input)?,
         KernelOp::Binary(op) => {
-            let rhs = load(&kernel.inputs[1]);
-            let values: Vec<f32> = load(input)
-                .iter()
-                .zip(&rhs)
-                .map(|(&a, &b)| binary(*op, a, b))
-                .collect();
-            store(out, &values);
+            let rhs = load(&kernel.inputs[1])?;
+            let mut values = load(input)?;
+            for (a, &b) in values.iter_mut().zip(&rhs) {
+                *a = binary(*op, *a, b);
+            }
+            values
         }
         KernelOp::Reduce(op, axes) => {
             let (init, combine): (f32, fn(f32, f32) -> f32) = match op {
                 Reduction::Sum => (0.0, |a, b| a + b),
                 Reduction::Amax => (f32::NEG_INFINITY, max),
             };
-            let mut acc = vec![init; out.numel()];
-            for (value, target) in load(input).into_iter().zip(projection(&input.sizes, axes)) {
+            let mut acc = filled(out.numel(), init)?;
+            for (value, target) in load(input)?
+                .into_iter()
+                .zip(projection(&input.sizes, axes)?)
+            {
                 acc[target] = combine(acc[target], value);
             }
-            store(out, &acc);
+            acc
         }
         KernelOp::Broadcast(axes) => {
-            let values = load(input);
-            let spread: Vec<f32> = projection(&out.sizes, axes)
-                .into_iter()
-                .map(|source| values[source])
-                .collect();
-            store(out, &spread);
+            let values = load(input)?;
+            let sources = projection(&out.sizes, axes)?;
+            let mut spread = with_capacity(sources.len())?;
+            spread.extend(sources.into_iter().map(|source| values[source]));
+            spread
         }
         KernelOp::Matmul | KernelOp::MatmulAccumulate => {
             let rhs = &kernel.inputs[1];
@@ -207,14 +241,14 @@ pub(crate) fn run(kernel: &Kernel) {
             // A row `[K]` is one `[1, K]` matrix.
             let m = if rank == 1 { 1 } else { input.sizes[rank - 2] };
             let batch = input.sizes[..rank.saturating_sub(2)].iter().product();
-            let mut values = matmul(&load(input), &load(rhs), batch, m, k, n);
+            let mut values = matmul(&load(input)?, &load(rhs)?, batch, m, k, n)?;
             if kernel.op == KernelOp::MatmulAccumulate {
                 // In f32, so that `store` rounds the sum once.
-                for (value, old) in values.iter_mut().zip(load(out)) {
+                for (value, old) in values.iter_mut().zip(load(out)?) {
                     *value += old;
                 }
             }
-            store(out, &values);
+            values
         }
         KernelOp::Linear => {
             let weight = &kernel.inputs[1];
@@ -226,14 +260,16 @@ pub(crate) fn run(kernel: &Kernel) {
                 strides: vec![weight.strides[1], weight.strides[0]],
                 ..weight.clone()
             };
-            let mut values = matmul(&load(input), &load(&transposed), 1, rows, k, n);
+            let mut values = matmul(&load(input)?, &load(&transposed)?, 1, rows, k, n)?;
             if let Some(bias) = kernel.inputs.get(2) {
-                let bias = load(bias);
+                let bias = load(bias)?;
                 for row in values.chunks_mut(n.max(1)) {
                     row.iter_mut().zip(&bias).for_each(|(x, b)| *x += b);
                 }
             }
-            store(out, &values);
+            values
         }
-    }
+    };
+    store(out, &values);
+    Ok(())
 }

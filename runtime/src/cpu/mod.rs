@@ -15,6 +15,7 @@ mod race;
 pub(crate) mod sync;
 
 use crate::abi::{Backend, Collective};
+use crate::bounds::Allocations;
 use crate::device::{Device, Request, Stream, enter};
 use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
@@ -270,6 +271,7 @@ pub(crate) struct CpuDevice {
     shared: Arc<Shared>,
     host: Mutex<Host>,
     allocator: Mutex<Allocator>,
+    allocations: Arc<Allocations>,
 }
 
 impl CpuDevice {
@@ -286,6 +288,7 @@ impl CpuDevice {
                 trace.track((rank, index + 1), &queue.name);
             }
         }
+        let allocations = Arc::<Allocations>::default();
         CpuDevice {
             rank,
             host: Mutex::new(Host {
@@ -305,7 +308,8 @@ impl CpuDevice {
                 exported: Vec::new(),
                 mapped: HashMap::new(),
             }),
-            allocator: Mutex::new(Allocator::new(alloc::HostMemory)),
+            allocator: Mutex::new(Allocator::new(alloc::HostMemory, allocations.clone())),
+            allocations,
             shared,
         }
     }
@@ -588,15 +592,16 @@ impl Device for CpuDevice {
         lock(&self.allocator).dealloc(ptr)
     }
 
+    fn allocations(&self) -> &Arc<Allocations> {
+        &self.allocations
+    }
+
     fn compute(&self, kernel: Kernel) -> Result<()> {
         kernel.validate()?;
         let mut accesses: Vec<Access> = kernel.inputs.iter().map(Access::read).collect();
         accesses.push(Access::write(&kernel.output));
         let name = kernel.entry().name();
-        let work: Work = Box::new(move || {
-            kernels::run(&kernel);
-            Ok(())
-        });
+        let work: Work = Box::new(move || kernels::run(&kernel));
         let mut host = lock(&self.host);
         let current = host.current;
         self.post(&mut host, current, name, None, accesses, Some(work))?;

@@ -1,9 +1,13 @@
 //! The cuda backend's memory for the caching allocator ([`SiteCache`]):
 //! device buffers (so IPC and NCCL registrations keyed by buffer stay valid),
-//! zeroed once, freed when the rank's device drops.
+//! zeroed once, freed when the rank's device drops; and the launcher's
+//! [`DeviceBuffer`]s. Both are recorded in the rank's [`Allocations`], which
+//! the entries check views against. A failed `cuMemAlloc` is an error naming
+//! the size.
 
 use super::Check;
-use crate::error::Result;
+use crate::bounds::{Allocations, Registration};
+use crate::error::{Error, Result};
 use crate::site_cache::{Memory, SiteCache};
 use cudarc::driver::result as cu;
 use std::ptr::NonNull;
@@ -19,11 +23,15 @@ impl Memory for DeviceMemory {
         // stream can see it, freed in `free`.
         let ptr = unsafe {
             let ptr = cu::malloc_sync(bytes.max(1))
-                .check(&format!("allocating {bytes} bytes at site {site}"))?;
+                .check(&format!("allocating {bytes} B at site {site}"))?;
             cu::memset_d8_sync(ptr, 0, bytes.max(1)).check("cuMemsetD8")?;
             ptr
         };
-        Ok(NonNull::new(ptr as *mut u8).expect("cuMemAlloc returns non-null"))
+        NonNull::new(ptr as *mut u8).ok_or_else(|| {
+            Error::OutOfMemory(format!(
+                "cuMemAlloc of {bytes} B at site {site} returned null"
+            ))
+        })
     }
 
     unsafe fn free(&mut self, ptr: NonNull<u8>, _bytes: usize) {
@@ -38,18 +46,28 @@ impl Memory for DeviceMemory {
 pub struct DeviceBuffer {
     ptr: cudarc::driver::sys::CUdeviceptr,
     ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+    /// Known to the rank while the buffer lives; taken before it is freed.
+    known: Option<Registration>,
 }
 
 impl DeviceBuffer {
-    /// `bytes` bytes on `ctx`'s device; the context must be current.
+    /// `bytes` bytes on `ctx`'s device, recorded in `known`; the context
+    /// must be current.
     pub(crate) fn new(
         ctx: std::sync::Arc<cudarc::driver::CudaContext>,
         bytes: usize,
+        known: &std::sync::Arc<Allocations>,
     ) -> Result<DeviceBuffer> {
         // SAFETY: a plain allocation, freed in `drop`.
         let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }
-            .check(&format!("allocating a {bytes}-byte argument"))?;
-        Ok(DeviceBuffer { ptr, ctx })
+            .check(&format!("allocating a {bytes} B argument"))?;
+        let mut buffer = DeviceBuffer {
+            ptr,
+            ctx,
+            known: None,
+        };
+        buffer.known = Some(known.register(ptr as *const u8, bytes)?);
+        Ok(buffer)
     }
 
     pub fn ptr(&self) -> *mut u8 {
@@ -59,6 +77,7 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        self.known.take();
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: allocated in `new`, freed once; the launcher drops its
             // buffers after the runs that use them returned (synchronized).

@@ -31,10 +31,10 @@ pub use timer::TimingEvent;
 
 use crate::abi::{Backend, Collective, Entry};
 use crate::bootstrap::{Inflight, Stuck, Watched};
+use crate::bounds::Allocations;
 use crate::cpu::sync::Faults;
 use crate::device::{Device, Request, enter};
-use crate::error::RankError;
-use crate::error::{Error, Result, RunError, panic_message};
+use crate::error::{Error, RankError, Result, RunError, panic_message};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
@@ -45,16 +45,14 @@ use bootstrap::ThreadBootstrap;
 use cudarc::driver::{CudaContext, result as cu, sys};
 use ipc::Ipc;
 use kernels::Kernels;
-use nccl::Comm;
-use nccl::CommCell;
+use nccl::{Comm, CommCell};
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use timeline::Timeline;
 
 /// A raw CUDA stream.
@@ -423,6 +421,8 @@ pub struct CudaDevice {
     faults: Arc<Faults>,
     bootstrap: Arc<dyn Bootstrap>,
     state: Mutex<State>,
+    /// The allocator's buffers and the launcher's, which views are checked against.
+    allocations: Arc<Allocations>,
     /// The communications in flight, for the watchdog: each request's event.
     inflight: Inflight<EventPtr>,
     /// Every communicator created, for the watchdog to abort.
@@ -501,6 +501,7 @@ impl CudaDevice {
         let timeline = trace
             .map(|trace| Timeline::new(rank, trace, &streams))
             .transpose()?;
+        let allocations = Arc::<Allocations>::default();
         let state = State {
             current: 0,
             workspaces: vec![None; streams.len()],
@@ -508,7 +509,7 @@ impl CudaDevice {
             marks,
             kernels: Kernels::load(major * 10 + minor, sms as u32)?,
             blas: Blas::new()?,
-            allocator: Allocator::new(alloc::DeviceMemory),
+            allocator: Allocator::new(alloc::DeviceMemory, allocations.clone()),
             requests: Vec::new(),
             retired: 0,
             events: Vec::new(),
@@ -527,6 +528,7 @@ impl CudaDevice {
             faults,
             bootstrap,
             state: Mutex::new(state),
+            allocations,
             inflight: Inflight::default(),
             live: Mutex::new(Vec::new()),
         })
@@ -560,7 +562,7 @@ impl CudaDevice {
     /// Device memory for a launcher's buffer of `bytes` bytes.
     pub fn buffer(&self, bytes: usize) -> Result<DeviceBuffer> {
         self.bind()?;
-        DeviceBuffer::new(self.ctx.clone(), bytes)
+        DeviceBuffer::new(self.ctx.clone(), bytes, &self.allocations)
     }
 
     /// Copies `bytes` to device memory at `dst`, ordered after the work on
@@ -1138,6 +1140,10 @@ impl Device for CudaDevice {
 
     fn dealloc(&self, ptr: *mut u8) -> Result<()> {
         lock(&self.state).allocator.dealloc(ptr)
+    }
+
+    fn allocations(&self) -> &Arc<Allocations> {
+        &self.allocations
     }
 
     fn compute(&self, kernel: Kernel) -> Result<()> {
