@@ -2,7 +2,8 @@
 //! bytes, check that they agree, and learn of each other's failures.
 //!
 //! - [`store`]: a small TCP key-value store ([`StoreServer`],
-//!   [`StoreClient`]) that also carries failures.
+//!   [`StoreClient`]) that also carries failures; [`auth`]: the job's
+//!   secret that every connection proves; [`protocol`]: its messages.
 //! - [`Env`]: the rank's place, from `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
 //!   `MASTER_ADDR`, `MASTER_PORT` (as torchrun sets them).
 //! - [`ProcessGroup`]: this process's rank joined to the others through the
@@ -11,17 +12,25 @@
 //! - [`watchdog`]: the thread that turns a hang or a peer's failure into
 //!   this rank's error and keeps the process from hanging.
 
+pub mod auth;
+mod client;
+pub mod protocol;
+#[cfg(test)]
+mod security_tests;
 pub mod store;
 #[cfg(test)]
 mod tests;
 pub mod watchdog;
 
+pub use auth::{SECRET_VAR, Secret};
+pub use client::Member;
 pub use store::{Failure, StoreClient, StoreServer};
 pub use watchdog::{Inflight, Stuck, Watchdog, WatchdogConfig, Watched};
 
 use crate::cuda::Bootstrap;
 use crate::error::{Error, Result};
 use crate::ops::Team;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +53,9 @@ pub struct Env {
     pub store_port: u16,
     /// Whether the launcher hosts the store (rank 0 then does not).
     pub agent_store: bool,
+    /// The job's secret (`HIR_JOB_SECRET`; [`Secret::none`] without it, on
+    /// a loopback `MASTER_ADDR` only).
+    pub secret: Secret,
 }
 
 impl Env {
@@ -111,6 +123,18 @@ impl Env {
                 ));
             }
         };
+        let secret = match var(SECRET_VAR) {
+            Some(value) => Secret::parse(&value)?,
+            None if is_loopback(&master_addr) => Secret::none(),
+            None => {
+                return Err(Error::Invalid(format!(
+                    "{SECRET_VAR} is not set, and MASTER_ADDR {master_addr} is not a loopback \
+                     address: a store others can reach needs the job's secret (set \
+                     {SECRET_VAR} to the same random value for every rank, e.g. `export \
+                     {SECRET_VAR}=$(openssl rand -hex 32)` before torchrun)"
+                )));
+            }
+        };
         Ok(Some(Env {
             rank,
             world_size,
@@ -118,7 +142,13 @@ impl Env {
             master_addr,
             store_port,
             agent_store: var(AGENT_STORE).is_some_and(|value| value == "1"),
+            secret,
         }))
+    }
+
+    /// This rank as a member of the job, for the store.
+    pub fn member(&self) -> Member {
+        Member::new(self.secret.clone(), self.world_size, Some(self.rank))
     }
 
     /// `host:port` of the store.
@@ -129,6 +159,15 @@ impl Env {
             format!("{}:{}", self.master_addr, self.store_port)
         }
     }
+}
+
+/// Whether `addr` is `localhost` or a loopback IP address.
+pub fn is_loopback(addr: &str) -> bool {
+    let addr = addr.trim_start_matches('[').trim_end_matches(']');
+    addr.eq_ignore_ascii_case("localhost")
+        || addr
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// This process's rank, joined to the others through the store.
@@ -145,12 +184,29 @@ pub struct ProcessGroup {
 impl ProcessGroup {
     /// Joins the ranks of `env`: rank 0 starts the store (unless the
     /// launcher hosts it) and every rank connects, waiting up to `timeout`.
+    /// Rank 0 binds the store to `MASTER_ADDR` (an address of its host):
+    /// only that interface listens.
     pub fn join(env: Env, timeout: Duration) -> Result<ProcessGroup> {
         let server = if env.rank == 0 && !env.agent_store {
-            let server = StoreServer::bind(("0.0.0.0", env.store_port)).map_err(|error| {
+            if env.secret.is_none() {
+                let mut stderr = std::io::stderr().lock();
+                let _ = writeln!(
+                    stderr,
+                    "warning: {SECRET_VAR} is not set: the store at {} lets any local user \
+                     in; set it to the same random value for every rank",
+                    env.store_addr()
+                );
+            }
+            let server = StoreServer::bind(
+                env.store_addr().as_str(),
+                env.secret.clone(),
+                env.world_size,
+            )
+            .map_err(|error| {
                 Error::Io(format!(
-                    "rank 0 cannot host the store on port {}: {error}",
-                    env.store_port
+                    "rank 0 cannot host the store on {} (MASTER_ADDR must be an address of \
+                     rank 0's host): {error}",
+                    env.store_addr()
                 ))
             })?;
             Some(server)
@@ -158,11 +214,11 @@ impl ProcessGroup {
             None
         };
         let addr = match &server {
-            Some(server) => format!("127.0.0.1:{}", server.port()),
+            Some(server) => server.addr().to_string(),
             None => env.store_addr(),
         };
         let host = (!env.agent_store).then_some(0);
-        let client = StoreClient::connect(&addr, Some(env.rank), host, timeout)?;
+        let client = StoreClient::connect(&addr, &env.member(), host, timeout)?;
         Ok(ProcessGroup {
             env,
             timeout,
@@ -192,12 +248,14 @@ impl ProcessGroup {
         &self.client
     }
 
-    /// A second connection to the store, e.g. for a watchdog.
-    pub fn connect(&self) -> Result<StoreClient> {
-        StoreClient::connect(
+    /// A second connection to the store; with a `heartbeat`, for a
+    /// watchdog (see [`StoreClient::connect_watched`]).
+    pub fn connect(&self, heartbeat: Option<Duration>) -> Result<StoreClient> {
+        StoreClient::connect_watched(
             self.client.addr(),
-            Some(self.env.rank),
+            &self.env.member(),
             self.client_host(),
+            heartbeat,
             self.timeout,
         )
     }
@@ -256,7 +314,7 @@ impl ProcessGroup {
 
     /// Starts the watchdog of `watched`, with a connection of its own.
     pub fn watch(&self, watched: Arc<dyn Watched>, config: WatchdogConfig) -> Result<Watchdog> {
-        let client = self.connect()?;
+        let client = self.connect(Some(config.heartbeat))?;
         Watchdog::start(watched, client, config)
             .map_err(|error| Error::Io(format!("cannot start the watchdog: {error}")))
     }

@@ -3,44 +3,64 @@
 //! one rank's failure reaches the others.
 //!
 //! One [`StoreServer`] (in the launcher, or in rank 0's process), one
-//! [`StoreClient`] connection per user (a rank's host, its watchdog). The
-//! protocol is request/response over one TCP connection, each message a
-//! frame: a little-endian `u32` length, then the payload (a tag byte and the
-//! fields; strings and byte strings as a `u32` length and the bytes,
-//! integers as little-endian 64-bit).
+//! [`StoreClient`] connection per user (a rank's host, its watchdog). Each
+//! connection starts with a handshake in which the client proves it knows
+//! the job's secret ([`super::auth`]) and says which rank of which world it
+//! is; then it is request/response, every frame tagged
+//! ([`super::protocol`]):
 //!
 //! | request | fields | response |
 //! |---|---|---|
-//! | hello | rank (`-1`: not a rank) | ok |
 //! | set | key, value | ok |
 //! | get | keys, timeout ms | values, or timeout (the missing keys), or failed |
 //! | add | key, delta | the new value (an `i64` counter) |
 //! | delete | keys | ok |
-//! | fail | rank, what | ok |
+//! | fail | rank (the connection's own), what | ok |
 //! | failures | timeout ms | every failure so far (waits for the first up to the timeout) |
 //! | goodbye | | ok |
 //!
-//! Blocking requests wait on the server, bounded by their timeout, and end
-//! early when any failure is known: the response is then the first failure,
-//! the cause. A connection that said `hello` with a rank and closes before
-//! that rank said `goodbye` (on any of its connections) is a failure:
-//! `rank R exited (connection closed)`.
+//! The server refuses a stranger (no proof, another job's id), a second
+//! process claiming a rank that has joined, and a world size other than
+//! the job's; the last two are failures of the job too. Blocking requests
+//! wait on the server, bounded by their timeout, and end early when any
+//! failure is known: the response is then the first failure, the cause. A
+//! connection that said it was rank R and closes before R said `goodbye`
+//! (on any of its connections) is a failure: `rank R exited (connection
+//! closed)`; so is a watchdog's connection silent for longer than the
+//! heartbeat it announced (its process is stopped).
+//!
+//! Bounds: [`MAX_CONNECTIONS`] open and [`MAX_UNPROVEN`] in their handshake
+//! (which has [`HANDSHAKE`] to finish, in frames of at most
+//! [`MAX_HANDSHAKE_FRAME`]), [`MAX_FRAME`] per message afterwards and
+//! [`MAX_STORED`] of keys and values in all. Accept errors (`EMFILE`) back
+//! off up to 1 s.
 
-use crate::error::{Error, Result};
+pub use super::client::{Got, StoreClient};
+pub use super::protocol::{MAX_FRAME, MAX_HANDSHAKE_FRAME};
+
+use super::auth::{self, Secret, Side, same_proof};
+use super::protocol::{Challenge, Hello, Request, Response, Verdict, read_frame, write_frame};
+use crate::error::Error;
 use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How often a server-side wait checks that its client is still there.
 const POLL: Duration = Duration::from_millis(20);
-/// The largest message either side accepts.
-const MAX_FRAME: usize = 1 << 30;
+/// The most connections open at once.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// The most connections that have not finished their handshake.
+pub const MAX_UNPROVEN: usize = 64;
+/// How long a client has for its handshake (either side).
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+/// The most bytes of keys and values the store holds.
+pub const MAX_STORED: usize = 4 << 30;
 
 /// One rank's failure, as every rank learns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,278 +95,50 @@ impl fmt::Display for Failure {
     }
 }
 
-// ----- messages
-
-enum Request {
-    Hello {
-        rank: Option<usize>,
-    },
-    Set {
-        key: String,
-        value: Vec<u8>,
-    },
-    Get {
-        keys: Vec<String>,
-        timeout: Duration,
-    },
-    Add {
-        key: String,
-        delta: i64,
-    },
-    Delete {
-        keys: Vec<String>,
-    },
-    Fail {
-        failure: Failure,
-    },
-    Failures {
-        timeout: Duration,
-    },
-    Goodbye,
+/// A watchdog's connection: its rank is stuck once it is silent for
+/// `limit` (not counting the requests the server holds).
+struct Heartbeat {
+    rank: usize,
+    limit: Duration,
+    since: Instant,
+    busy: bool,
 }
-
-enum Response {
-    Ok,
-    Values(Vec<Vec<u8>>),
-    Int(i64),
-    Timeout { missing: Vec<String> },
-    Failed(Failure),
-    Failures(Vec<Failure>),
-    Error(String),
-}
-
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn tag(mut self, tag: u8) -> Self {
-        self.0.push(tag);
-        self
-    }
-    fn int(mut self, value: i64) -> Self {
-        self.0.extend(value.to_le_bytes());
-        self
-    }
-    fn bytes(mut self, bytes: &[u8]) -> Self {
-        self.0.extend((bytes.len() as u32).to_le_bytes());
-        self.0.extend(bytes);
-        self
-    }
-    fn strings(self, strings: &[String]) -> Self {
-        let mut this = self.int(strings.len() as i64);
-        for string in strings {
-            this = this.bytes(string.as_bytes());
-        }
-        this
-    }
-    fn failure(self, failure: &Failure) -> Self {
-        self.int(failure.rank as i64).bytes(failure.what.as_bytes())
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> io::Result<&[u8]> {
-        if self.0.len() < n {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "a truncated store message",
-            ));
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-    fn tag(&mut self) -> io::Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn int(&mut self) -> io::Result<i64> {
-        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap()))
-    }
-    fn count(&mut self) -> io::Result<usize> {
-        usize::try_from(self.int()?)
-            .ok()
-            .filter(|&count| count <= MAX_FRAME)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a bad count"))
-    }
-    fn bytes(&mut self) -> io::Result<Vec<u8>> {
-        let len = u32::from_le_bytes(self.take(4)?.try_into().unwrap()) as usize;
-        Ok(self.take(len)?.to_vec())
-    }
-    fn string(&mut self) -> io::Result<String> {
-        String::from_utf8(self.bytes()?)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a key that is not UTF-8"))
-    }
-    fn strings(&mut self) -> io::Result<Vec<String>> {
-        (0..self.count()?).map(|_| self.string()).collect()
-    }
-    fn millis(&mut self) -> io::Result<Duration> {
-        Ok(Duration::from_millis(self.int()?.max(0) as u64))
-    }
-    fn failure(&mut self) -> io::Result<Failure> {
-        Ok(Failure {
-            rank: self.count()?,
-            what: self.string()?,
-        })
-    }
-}
-
-fn millis(duration: Duration) -> i64 {
-    duration.as_millis().min(i64::MAX as u128) as i64
-}
-
-impl Request {
-    fn encode(&self) -> Vec<u8> {
-        let w = Writer::default();
-        match self {
-            Request::Hello { rank } => w.tag(1).int(rank.map_or(-1, |rank| rank as i64)),
-            Request::Set { key, value } => w.tag(2).bytes(key.as_bytes()).bytes(value),
-            Request::Get { keys, timeout } => w.tag(3).strings(keys).int(millis(*timeout)),
-            Request::Add { key, delta } => w.tag(4).bytes(key.as_bytes()).int(*delta),
-            Request::Delete { keys } => w.tag(5).strings(keys),
-            Request::Fail { failure } => w.tag(6).failure(failure),
-            Request::Failures { timeout } => w.tag(7).int(millis(*timeout)),
-            Request::Goodbye => w.tag(8),
-        }
-        .0
-    }
-
-    fn decode(bytes: &[u8]) -> io::Result<Request> {
-        let mut r = Reader(bytes);
-        Ok(match r.tag()? {
-            1 => Request::Hello {
-                rank: usize::try_from(r.int()?).ok(),
-            },
-            2 => Request::Set {
-                key: r.string()?,
-                value: r.bytes()?,
-            },
-            3 => Request::Get {
-                keys: r.strings()?,
-                timeout: r.millis()?,
-            },
-            4 => Request::Add {
-                key: r.string()?,
-                delta: r.int()?,
-            },
-            5 => Request::Delete { keys: r.strings()? },
-            6 => Request::Fail {
-                failure: r.failure()?,
-            },
-            7 => Request::Failures {
-                timeout: r.millis()?,
-            },
-            8 => Request::Goodbye,
-            tag => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("an unknown store request {tag}"),
-                ));
-            }
-        })
-    }
-}
-
-impl Response {
-    fn encode(&self) -> Vec<u8> {
-        let w = Writer::default();
-        match self {
-            Response::Ok => w.tag(0),
-            Response::Values(values) => {
-                let mut w = w.tag(1).int(values.len() as i64);
-                for value in values {
-                    w = w.bytes(value);
-                }
-                w
-            }
-            Response::Int(value) => w.tag(2).int(*value),
-            Response::Timeout { missing } => w.tag(3).strings(missing),
-            Response::Failed(failure) => w.tag(4).failure(failure),
-            Response::Failures(failures) => {
-                let mut w = w.tag(5).int(failures.len() as i64);
-                for failure in failures {
-                    w = w.failure(failure);
-                }
-                w
-            }
-            Response::Error(message) => w.tag(6).bytes(message.as_bytes()),
-        }
-        .0
-    }
-
-    fn decode(bytes: &[u8]) -> io::Result<Response> {
-        let mut r = Reader(bytes);
-        Ok(match r.tag()? {
-            0 => Response::Ok,
-            1 => Response::Values(
-                (0..r.count()?)
-                    .map(|_| r.bytes())
-                    .collect::<io::Result<_>>()?,
-            ),
-            2 => Response::Int(r.int()?),
-            3 => Response::Timeout {
-                missing: r.strings()?,
-            },
-            4 => Response::Failed(r.failure()?),
-            5 => Response::Failures(
-                (0..r.count()?)
-                    .map(|_| r.failure())
-                    .collect::<io::Result<_>>()?,
-            ),
-            6 => Response::Error(r.string()?),
-            tag => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("an unknown store response {tag}"),
-                ));
-            }
-        })
-    }
-}
-
-fn write_frame(stream: &mut TcpStream, payload: &[u8]) -> io::Result<()> {
-    let mut frame = Vec::with_capacity(4 + payload.len());
-    frame.extend((payload.len() as u32).to_le_bytes());
-    frame.extend(payload);
-    stream.write_all(&frame)
-}
-
-fn read_frame(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    stream.read_exact(&mut len)?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a store message of {len} bytes"),
-        ));
-    }
-    let mut payload = vec![0u8; len];
-    stream.read_exact(&mut payload)?;
-    Ok(payload)
-}
-
-// ----- server
 
 #[derive(Default)]
 struct State {
     values: HashMap<String, Vec<u8>>,
+    /// Bytes of keys and values held.
+    stored: usize,
     /// In the order they were reported: the first is the cause.
     failures: Vec<Failure>,
     /// Ranks that said goodbye: their connections may close.
     done: HashSet<usize>,
-    /// Ranks that said hello.
-    joined: HashSet<usize>,
+    /// Ranks that said hello: their process's id, and how to name it.
+    joined: HashMap<usize, (u64, String)>,
+    /// By connection.
+    heartbeats: HashMap<u64, Heartbeat>,
 }
 
 #[derive(Default)]
-struct Shared {
+struct Connections {
+    next: u64,
+    /// A clone of each open connection, to shut them down with the server;
+    /// removed when it closes.
+    open: HashMap<u64, TcpStream>,
+    unproven: usize,
+}
+
+pub(super) struct Shared {
+    secret: Secret,
+    world_size: usize,
     state: Mutex<State>,
     changed: Condvar,
     closing: AtomicBool,
-    /// Every connection, to shut them down with the server.
-    connections: Mutex<Vec<TcpStream>>,
+    connections: Mutex<Connections>,
+    /// Connections refused: strangers, bad hellos, over the limits.
+    refused: AtomicUsize,
+    /// Errors of `accept` (e.g. `EMFILE`).
+    accept_errors: AtomicUsize,
 }
 
 impl Shared {
@@ -355,39 +147,64 @@ impl Shared {
     }
 
     fn record(&self, failure: Failure) {
-        let mut state = self.state();
-        if !state.failures.contains(&failure) {
-            state.failures.push(failure);
-        }
+        record(&mut self.state(), failure);
         self.changed.notify_all();
     }
 }
 
-/// The store's server: a thread accepting connections and one thread per
-/// connection. Dropping it closes every connection.
+fn record(state: &mut State, failure: Failure) {
+    if !state.failures.contains(&failure) {
+        state.failures.push(failure);
+    }
+}
+
+/// The store's server: a thread accepting connections, one thread per
+/// connection, and one watching heartbeats. Dropping it closes every
+/// connection.
 pub struct StoreServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl StoreServer {
-    /// Listens on `addr` (port 0: any free port; see [`StoreServer::addr`]).
-    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<StoreServer> {
+    /// Listens on `addr` (port 0: any free port; see [`StoreServer::addr`])
+    /// for the members of the job whose secret is `secret`, a world of
+    /// `world_size` ranks.
+    pub fn bind(
+        addr: impl ToSocketAddrs,
+        secret: Secret,
+        world_size: usize,
+    ) -> io::Result<StoreServer> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::default());
-        let accept = {
-            let shared = shared.clone();
+        let shared = Arc::new(Shared {
+            secret,
+            world_size,
+            state: Default::default(),
+            changed: Condvar::new(),
+            closing: AtomicBool::new(false),
+            connections: Default::default(),
+            refused: AtomicUsize::new(0),
+            accept_errors: AtomicUsize::new(0),
+        });
+        let mut server = StoreServer {
+            addr,
+            shared: shared.clone(),
+            threads: Vec::new(),
+        };
+        let watcher = shared.clone();
+        server.threads.push(
+            std::thread::Builder::new()
+                .name("hir-store-heartbeats".into())
+                .spawn(move || watch_heartbeats(&watcher))?,
+        );
+        server.threads.push(
             std::thread::Builder::new()
                 .name("hir-store".into())
-                .spawn(move || accept(listener, shared))?
-        };
-        Ok(StoreServer {
-            addr,
-            shared,
-            accept: Some(accept),
-        })
+                .spawn(move || accept(listener, shared))?,
+        );
+        Ok(server)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -412,6 +229,22 @@ impl StoreServer {
     /// Whether `rank` said goodbye.
     pub fn done(&self, rank: usize) -> bool {
         self.shared.state().done.contains(&rank)
+    }
+
+    /// How many connections were refused (no proof of the secret, another
+    /// job, a bad hello, a taken rank, another world size, over a limit).
+    pub fn refused(&self) -> usize {
+        self.shared.refused.load(Ordering::Relaxed)
+    }
+
+    /// How many connections are open.
+    pub fn open_connections(&self) -> usize {
+        lock(&self.shared.connections).open.len()
+    }
+
+    /// How many times `accept` failed (e.g. out of file descriptors).
+    pub fn accept_errors(&self) -> usize {
+        self.shared.accept_errors.load(Ordering::Relaxed)
     }
 
     /// Waits until every rank of `0..ranks` said goodbye, or one failed, or
@@ -448,58 +281,220 @@ impl Drop for StoreServer {
         self.shared.changed.notify_all();
         // Wakes the accept loop, which then sees `closing`.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        for connection in lock(&self.shared.connections).drain(..) {
+        for (_, connection) in lock(&self.shared.connections).open.drain() {
             let _ = connection.shutdown(Shutdown::Both);
         }
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
         }
     }
 }
 
 fn accept(listener: TcpListener, shared: Arc<Shared>) {
-    for stream in listener.incoming() {
+    let mut backoff = Duration::ZERO;
+    loop {
+        let accepted = listener.accept();
         if shared.closing.load(Ordering::Acquire) {
             break;
         }
-        let Ok(stream) = stream else { continue };
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                backoff = Duration::ZERO;
+                stream
+            }
+            Err(_) => {
+                // Out of descriptors or memory, or a connection reset before
+                // it was accepted: wait rather than spin; what is queued
+                // stays queued.
+                shared.accept_errors.fetch_add(1, Ordering::Relaxed);
+                backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+                std::thread::sleep(backoff);
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
-        if let Ok(clone) = stream.try_clone() {
-            lock(&shared.connections).push(clone);
-        }
-        let shared = shared.clone();
-        let _ = std::thread::Builder::new()
+        let id = {
+            let mut connections = lock(&shared.connections);
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
+            if connections.open.len() >= MAX_CONNECTIONS || connections.unproven >= MAX_UNPROVEN {
+                shared.refused.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let id = connections.next;
+            connections.next += 1;
+            connections.open.insert(id, clone);
+            connections.unproven += 1;
+            id
+        };
+        let serving = shared.clone();
+        let spawned = std::thread::Builder::new()
             .name("hir-store-conn".into())
-            .spawn(move || serve(stream, shared));
+            .spawn(move || serve(stream, id, &serving));
+        if spawned.is_err() {
+            let mut connections = lock(&shared.connections);
+            connections.open.remove(&id);
+            connections.unproven -= 1;
+        }
     }
 }
 
-/// Serves one connection until it closes.
-fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
-    let mut rank = None;
+/// Serves one connection until it closes, then forgets it.
+fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
+    let proven = handshake(&mut stream, shared);
+    lock(&shared.connections).unproven -= 1;
+    match proven {
+        Ok((hello, session)) => {
+            if let Some(limit) = hello.heartbeat {
+                let rank = hello.rank.unwrap_or_default();
+                shared.state().heartbeats.insert(
+                    id,
+                    Heartbeat {
+                        rank,
+                        limit,
+                        since: Instant::now(),
+                        busy: false,
+                    },
+                );
+            }
+            requests(&mut stream, id, hello.rank, session, shared);
+            shared.state().heartbeats.remove(&id);
+        }
+        Err(why) => {
+            shared.refused.fetch_add(1, Ordering::Relaxed);
+            // Best effort: a stranger need not listen.
+            let _ = write_frame(&mut stream, &Verdict::Refused(why).encode(), None);
+        }
+    }
+    lock(&shared.connections).open.remove(&id);
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// The server's side of the handshake: the client's hello, once it proved
+/// the secret and was admitted, and the connection's session; else why not.
+fn handshake(stream: &mut TcpStream, shared: &Shared) -> Result<(Hello, auth::Session), String> {
+    let _ = stream.set_read_timeout(Some(HANDSHAKE));
+    let _ = stream.set_write_timeout(Some(HANDSHAKE));
+    let nonce = auth::random().map_err(|error| format!("the store has no randomness: {error}"))?;
+    let job = shared.secret.job_id();
+    write_frame(stream, &Challenge { nonce, job }.encode(), None)
+        .map_err(|error| error.to_string())?;
+    let frame = read_frame(stream, MAX_HANDSHAKE_FRAME, None)
+        .map_err(|error| format!("no hello: {error}"))?;
+    let (hello, body, proof) =
+        Hello::decode(&frame).map_err(|error| format!("a bad hello: {error}"))?;
+    if hello.job != job {
+        return Err(format!(
+            "this store serves job {job}, not job {} of {}: two jobs were given one port, \
+             or their ranks different {}",
+            hello.job,
+            hello.who(),
+            auth::SECRET_VAR
+        ));
+    }
+    let expected = shared.secret.hello_proof(&nonce, &hello.nonce, body);
+    if !same_proof(&proof, &expected) {
+        return Err(format!(
+            "{} did not prove that it knows job {job}'s secret",
+            hello.who()
+        ));
+    }
+    admit(&hello, shared)?;
+    let welcome = Verdict::Welcome {
+        proof: shared.secret.welcome_proof(&nonce, &hello.nonce, body),
+    };
+    write_frame(stream, &welcome.encode(), None).map_err(|error| error.to_string())?;
+    let _ = stream.set_read_timeout(None);
+    let _ = stream.set_write_timeout(None);
+    let session = shared.secret.session(&nonce, &hello.nonce, Side::Server);
+    Ok((hello, session))
+}
+
+/// Lets a member of the job in, unless its world size is not the job's or
+/// its rank was taken by another process: both are failures of the job (its
+/// ranks will not all meet), recorded so that every rank stops at once.
+fn admit(hello: &Hello, shared: &Shared) -> Result<(), String> {
+    let mut state = shared.state();
+    let who = hello.who();
+    let rank = hello.rank;
+    let refuse = |state: &mut State, why: String| {
+        if let Some(rank) = rank {
+            record(state, Failure::failed(rank, "bootstrap", &why));
+            shared.changed.notify_all();
+        }
+        Err(why)
+    };
+    if hello.world_size != shared.world_size {
+        let whom = rank.map_or("a client".to_string(), |rank| format!("rank {rank}"));
+        return refuse(
+            &mut state,
+            format!(
+                "{whom} ({who}) was started with WORLD_SIZE {}, but this job's store \
+                 serves {} ranks",
+                hello.world_size, shared.world_size
+            ),
+        );
+    }
+    let Some(rank) = rank else { return Ok(()) };
+    if rank >= shared.world_size {
+        return refuse(
+            &mut state,
+            format!(
+                "rank {rank} ({who}) is not below WORLD_SIZE {}",
+                shared.world_size
+            ),
+        );
+    }
+    match state.joined.get(&rank) {
+        Some((process, first)) if *process != hello.process => {
+            let why = format!(
+                "rank {rank} joined twice: first {first}, then {who} (two processes were \
+                 given RANK={rank})"
+            );
+            refuse(&mut state, why)
+        }
+        Some(_) => Ok(()),
+        None => {
+            state.joined.insert(rank, (hello.process, who));
+            Ok(())
+        }
+    }
+}
+
+/// Answers a member's requests until its connection closes.
+fn requests(
+    stream: &mut TcpStream,
+    id: u64,
+    rank: Option<usize>,
+    mut session: auth::Session,
+    shared: &Shared,
+) {
+    let beat = |busy: bool| {
+        if let Some(heartbeat) = shared.state().heartbeats.get_mut(&id) {
+            heartbeat.busy = busy;
+            heartbeat.since = Instant::now();
+        }
+    };
     let mut goodbye = false;
-    while let Ok(frame) = read_frame(&mut stream) {
+    while let Ok(frame) = read_frame(stream, MAX_FRAME, Some(&mut session)) {
+        beat(true);
         let response = match Request::decode(&frame) {
             Err(error) => Response::Error(error.to_string()),
             Ok(request) => {
-                match &request {
-                    Request::Hello { rank: Some(r) } => {
-                        rank = Some(*r);
-                        shared.state().joined.insert(*r);
-                    }
-                    Request::Goodbye => goodbye = true,
-                    _ => {}
-                }
-                match handle(request, rank, &stream, &shared) {
+                goodbye |= matches!(request, Request::Goodbye);
+                let gone = || closed(stream);
+                match handle(request, rank, &gone, shared) {
                     Some(response) => response,
                     // The client went away during a wait.
                     None => break,
                 }
             }
         };
-        if write_frame(&mut stream, &response.encode()).is_err() {
+        if write_frame(stream, &response.encode(), Some(&mut session)).is_err() {
             break;
         }
+        beat(false);
     }
     if let Some(rank) = rank {
         let done = goodbye || shared.state().done.contains(&rank);
@@ -510,7 +505,52 @@ fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             });
         }
     }
-    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Fails the rank of a watchdog connection silent for longer than its
+/// heartbeat (its process is stopped or cannot run), while no failure is
+/// known (after one, the ranks stop anyway). When this thread itself did
+/// not run for a while (the whole job was stopped, e.g. by Ctrl-Z, or the
+/// host suspended), nobody is blamed: every heartbeat starts again.
+fn watch_heartbeats(shared: &Shared) {
+    let tick = POLL * 5;
+    let mut state = shared.state();
+    let mut last = Instant::now();
+    while !shared.closing.load(Ordering::Acquire) {
+        let now = Instant::now();
+        if now.duration_since(last) > tick * 4 {
+            for heartbeat in state.heartbeats.values_mut() {
+                heartbeat.since = now;
+            }
+        }
+        last = now;
+        if state.failures.is_empty() {
+            let silent = state.heartbeats.values().find(|heartbeat| {
+                !heartbeat.busy
+                    && !state.done.contains(&heartbeat.rank)
+                    && heartbeat.since.elapsed() > heartbeat.limit
+            });
+            if let Some(heartbeat) = silent {
+                let failure = Failure {
+                    rank: heartbeat.rank,
+                    what: format!(
+                        "stopped responding: its watchdog was silent for {:.1?}, over its \
+                         heartbeat limit of {:?} (the process is stopped, e.g. by SIGSTOP or a \
+                         debugger, or cannot run)",
+                        heartbeat.since.elapsed(),
+                        heartbeat.limit
+                    ),
+                };
+                record(&mut state, failure);
+                shared.changed.notify_all();
+            }
+        }
+        state = shared
+            .changed
+            .wait_timeout(state, tick)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
 }
 
 /// Whether the peer of `stream` closed its end (a wait then stops early).
@@ -527,84 +567,125 @@ fn closed(stream: &TcpStream) -> bool {
 }
 
 /// Waits until `ready` gives a response, the timeout passes (`timeout`
-/// gives it), or the client closes (`None`).
+/// gives it), or the client is `gone` (`None`).
 fn wait(
     shared: &Shared,
-    stream: &TcpStream,
+    gone: &dyn Fn() -> bool,
     timeout: Duration,
     mut ready: impl FnMut(&mut State) -> Option<Response>,
     on_timeout: impl FnOnce(&State) -> Response,
 ) -> Option<Response> {
-    let deadline = Instant::now() + timeout;
+    let deadline = Instant::now().checked_add(timeout);
     let mut state = shared.state();
     loop {
         if let Some(response) = ready(&mut state) {
             return Some(response);
         }
         let now = Instant::now();
-        if now >= deadline || shared.closing.load(Ordering::Acquire) {
+        let left = deadline.map_or(POLL, |deadline| deadline.saturating_duration_since(now));
+        if left.is_zero() || shared.closing.load(Ordering::Acquire) {
             return Some(on_timeout(&state));
         }
         state = shared
             .changed
-            .wait_timeout(state, (deadline - now).min(POLL))
+            .wait_timeout(state, left.min(POLL))
             .unwrap_or_else(PoisonError::into_inner)
             .0;
         drop(state);
-        if closed(stream) {
+        if gone() {
             return None;
         }
         state = shared.state();
     }
 }
 
-fn handle(
+/// The values of `keys`, if all are set and fit in one response.
+fn values(state: &State, keys: &[String]) -> Option<Response> {
+    let mut size = 16usize;
+    for key in keys {
+        size = size.saturating_add(4 + state.values.get(key)?.len());
+    }
+    Some(if size > MAX_FRAME {
+        Response::Error(format!(
+            "the values of {} keys come to {size} bytes, over the store's message limit of \
+             {MAX_FRAME}",
+            keys.len()
+        ))
+    } else {
+        Response::Values(keys.iter().map(|key| state.values[key].clone()).collect())
+    })
+}
+
+/// Stores `value` at `key` within [`MAX_STORED`].
+fn put(state: &mut State, key: String, value: Vec<u8>) -> Response {
+    let old = state
+        .values
+        .get(&key)
+        .map_or(0, |old| key.len() + old.len());
+    let stored = state.stored - old + key.len() + value.len();
+    if stored > MAX_STORED {
+        return Response::Error(format!(
+            "setting {key} ({} bytes) would bring the store to {stored} bytes, over its limit \
+             of {MAX_STORED}",
+            value.len()
+        ));
+    }
+    state.stored = stored;
+    state.values.insert(key, value);
+    Response::Ok
+}
+
+/// The response to `request` from the connection of `rank`; `None` when
+/// the client went away during a wait. `pub(super)` for the fuzz tests.
+pub(super) fn handle(
     request: Request,
     rank: Option<usize>,
-    stream: &TcpStream,
+    gone: &dyn Fn() -> bool,
     shared: &Shared,
 ) -> Option<Response> {
     Some(match request {
-        Request::Hello { .. } => Response::Ok,
         Request::Set { key, value } => {
-            shared.state().values.insert(key, value);
+            let response = put(&mut shared.state(), key, value);
             shared.changed.notify_all();
-            Response::Ok
+            response
         }
         Request::Add { key, delta } => {
             let mut state = shared.state();
-            let value = state
-                .values
-                .entry(key)
-                .or_insert_with(|| 0i64.to_le_bytes().to_vec());
-            let sum = <[u8; 8]>::try_from(value.as_slice())
-                .map(i64::from_le_bytes)
-                .unwrap_or(0)
-                .wrapping_add(delta);
-            *value = sum.to_le_bytes().to_vec();
+            let sum = match state.values.get(&key) {
+                None => Ok(delta),
+                Some(value) => <[u8; 8]>::try_from(value.as_slice())
+                    .map(|bytes| i64::from_le_bytes(bytes).wrapping_add(delta))
+                    .map_err(|_| {
+                        format!("{key} holds {} bytes, not the 8 of a counter", value.len())
+                    }),
+            };
+            let response = match sum {
+                Ok(sum) => match put(&mut state, key, sum.to_le_bytes().to_vec()) {
+                    Response::Ok => Response::Int(sum),
+                    error => error,
+                },
+                Err(error) => Response::Error(error),
+            };
             shared.changed.notify_all();
-            Response::Int(sum)
+            response
         }
         Request::Delete { keys } => {
             let mut state = shared.state();
             for key in keys {
-                state.values.remove(&key);
+                if let Some(value) = state.values.remove(&key) {
+                    state.stored -= key.len() + value.len();
+                }
             }
             Response::Ok
         }
         Request::Get { keys, timeout } => {
             return wait(
                 shared,
-                stream,
+                gone,
                 timeout,
                 |state| {
-                    if keys.iter().all(|key| state.values.contains_key(key)) {
-                        Some(Response::Values(
-                            keys.iter().map(|key| state.values[key].clone()).collect(),
-                        ))
-                    } else {
-                        state.failures.first().cloned().map(Response::Failed)
-                    }
+                    values(state, &keys)
+                        .or_else(|| state.failures.first().cloned().map(Response::Failed))
                 },
                 |state| Response::Timeout {
                     missing: keys
@@ -616,13 +697,21 @@ fn handle(
             );
         }
         Request::Fail { failure } => {
-            shared.record(failure);
-            Response::Ok
+            if Some(failure.rank) == rank {
+                shared.record(failure);
+                Response::Ok
+            } else {
+                Response::Error(format!(
+                    "a connection of {} may not report a failure of rank {}",
+                    rank.map_or("no rank".to_string(), |rank| format!("rank {rank}")),
+                    failure.rank
+                ))
+            }
         }
         Request::Failures { timeout } => {
             return wait(
                 shared,
-                stream,
+                gone,
                 timeout,
                 |state| {
                     (!state.failures.is_empty()).then(|| Response::Failures(state.failures.clone()))
@@ -640,200 +729,17 @@ fn handle(
     })
 }
 
-// ----- client
-
-/// A connection to the store. Requests are serialized: a thread that needs
-/// to block on its own (a watchdog) opens a connection of its own.
-pub struct StoreClient {
-    stream: Mutex<TcpStream>,
-    addr: String,
-    rank: Option<usize>,
-    /// The rank whose process hosts the server, if a rank does.
-    host: Option<usize>,
-}
-
-/// What a blocking get ended with.
-pub enum Got {
-    Values(Vec<Vec<u8>>),
-    /// The keys still missing at the timeout.
-    Missing(Vec<String>),
-}
-
-impl StoreClient {
-    /// Connects to the store at `addr` as `rank` (`None`: not a rank, e.g. a
-    /// launcher), retrying until `timeout` (the server may not be up yet).
-    /// `host` is the rank whose process runs the server, if one does: losing
-    /// the connection then means that rank exited.
-    pub fn connect(
-        addr: &str,
-        rank: Option<usize>,
-        host: Option<usize>,
-        timeout: Duration,
-    ) -> Result<StoreClient> {
-        let deadline = Instant::now() + timeout;
-        let stream = loop {
-            let attempt = addr
-                .to_socket_addrs()
-                .and_then(|mut addrs| {
-                    addrs.next().ok_or_else(|| {
-                        io::Error::new(io::ErrorKind::NotFound, "the name has no address")
-                    })
-                })
-                .and_then(|resolved| TcpStream::connect_timeout(&resolved, Duration::from_secs(1)));
-            match attempt {
-                Ok(stream) => break stream,
-                Err(error) if Instant::now() >= deadline => {
-                    return Err(Error::Timeout {
-                        after: timeout,
-                        waiting: format!("to connect to the store at {addr} (last error: {error})"),
-                    });
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let client = StoreClient {
-            stream: Mutex::new(stream),
-            addr: addr.to_string(),
-            rank,
-            host,
-        };
-        client.expect_ok(Request::Hello { rank }, Duration::ZERO)?;
-        Ok(client)
-    }
-
-    pub fn addr(&self) -> &str {
-        &self.addr
-    }
-
-    pub fn rank(&self) -> Option<usize> {
-        self.rank
-    }
-
-    /// The error for a lost connection.
-    fn lost(&self, error: io::Error) -> Error {
-        match self.host {
-            Some(host) if Some(host) != self.rank => Error::Peer {
-                rank: host,
-                what: format!(
-                    "exited (the store it hosts at {} closed the connection: {error})",
-                    self.addr
-                ),
-            },
-            _ => Error::Io(format!(
-                "lost the connection to the store at {}: {error}",
-                self.addr
-            )),
-        }
-    }
-
-    /// Sends `request` and reads the response; `blocks` is how long the
-    /// server may hold it.
-    fn call(&self, request: Request, blocks: Duration) -> Result<Response> {
-        let mut stream = lock(&self.stream);
-        let slack = Duration::from_secs(30);
-        let _ = stream.set_write_timeout(Some(slack));
-        let _ = stream.set_read_timeout(Some(blocks + slack));
-        write_frame(&mut stream, &request.encode()).map_err(|error| self.lost(error))?;
-        let frame = read_frame(&mut stream).map_err(|error| self.lost(error))?;
-        match Response::decode(&frame).map_err(|error| self.lost(error))? {
-            Response::Error(message) => Err(Error::Io(format!(
-                "the store at {} refused a request: {message}",
-                self.addr
-            ))),
-            response => Ok(response),
-        }
-    }
-
-    fn unexpected(&self) -> Error {
-        Error::Io(format!(
-            "an unexpected response from the store at {}",
-            self.addr
-        ))
-    }
-
-    fn expect_ok(&self, request: Request, blocks: Duration) -> Result<()> {
-        match self.call(request, blocks)? {
-            Response::Ok => Ok(()),
-            _ => Err(self.unexpected()),
-        }
-    }
-
-    pub fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.expect_ok(
-            Request::Set {
-                key: key.into(),
-                value: value.into(),
-            },
-            Duration::ZERO,
-        )
-    }
-
-    /// Waits until every key is set (their values, in order), `timeout`
-    /// passes (the keys still missing), or a rank fails (its error).
-    pub fn get_or_missing(&self, keys: &[String], timeout: Duration) -> Result<Got> {
-        let request = Request::Get {
-            keys: keys.to_vec(),
-            timeout,
-        };
-        match self.call(request, timeout)? {
-            Response::Values(values) if values.len() == keys.len() => Ok(Got::Values(values)),
-            Response::Timeout { missing } => Ok(Got::Missing(missing)),
-            Response::Failed(failure) => Err(failure.error()),
-            _ => Err(self.unexpected()),
-        }
-    }
-
-    /// As [`StoreClient::get_or_missing`], a timeout being an error.
-    pub fn get(&self, keys: &[String], timeout: Duration) -> Result<Vec<Vec<u8>>> {
-        match self.get_or_missing(keys, timeout)? {
-            Got::Values(values) => Ok(values),
-            Got::Missing(missing) => Err(Error::Timeout {
-                after: timeout,
-                waiting: format!("for {missing:?} in the store at {}", self.addr),
-            }),
-        }
-    }
-
-    /// Adds `delta` to the counter `key` (0 if unset) and returns the sum.
-    pub fn add(&self, key: &str, delta: i64) -> Result<i64> {
-        match self.call(
-            Request::Add {
-                key: key.into(),
-                delta,
-            },
-            Duration::ZERO,
-        )? {
-            Response::Int(value) => Ok(value),
-            _ => Err(self.unexpected()),
-        }
-    }
-
-    pub fn delete(&self, keys: &[String]) -> Result<()> {
-        self.expect_ok(
-            Request::Delete {
-                keys: keys.to_vec(),
-            },
-            Duration::ZERO,
-        )
-    }
-
-    /// Tells every rank that `failure` happened.
-    pub fn fail(&self, failure: Failure) -> Result<()> {
-        self.expect_ok(Request::Fail { failure }, Duration::ZERO)
-    }
-
-    /// Every failure so far, the cause first; waits up to `timeout` for the
-    /// first one.
-    pub fn failures(&self, timeout: Duration) -> Result<Vec<Failure>> {
-        match self.call(Request::Failures { timeout }, timeout)? {
-            Response::Failures(failures) => Ok(failures),
-            _ => Err(self.unexpected()),
-        }
-    }
-
-    /// Says this rank is done: its connections may close from now on.
-    pub fn goodbye(&self) -> Result<()> {
-        self.expect_ok(Request::Goodbye, Duration::ZERO)
+/// A store's state without a network, for the fuzz tests.
+#[cfg(test)]
+pub(super) fn detached(world_size: usize) -> Shared {
+    Shared {
+        secret: Secret::none(),
+        world_size,
+        state: Default::default(),
+        changed: Condvar::new(),
+        closing: AtomicBool::new(false),
+        connections: Default::default(),
+        refused: AtomicUsize::new(0),
+        accept_errors: AtomicUsize::new(0),
     }
 }

@@ -14,12 +14,29 @@ use std::time::Instant;
 
 const SECOND: Duration = Duration::from_secs(1);
 
+/// The ranks of the tests' jobs.
+const WORLD: usize = 3;
+
+/// The secret of this test process's jobs.
+pub(super) fn secret() -> Secret {
+    static SECRET: std::sync::OnceLock<Secret> = std::sync::OnceLock::new();
+    SECRET.get_or_init(|| Secret::generate().unwrap()).clone()
+}
+
 fn server() -> StoreServer {
-    StoreServer::bind("127.0.0.1:0").unwrap()
+    server_of(WORLD)
+}
+
+fn server_of(world: usize) -> StoreServer {
+    StoreServer::bind("127.0.0.1:0", secret(), world).unwrap()
+}
+
+fn member(rank: Option<usize>) -> Member {
+    Member::new(secret(), WORLD, rank)
 }
 
 fn client(server: &StoreServer, rank: Option<usize>) -> StoreClient {
-    StoreClient::connect(&server.addr().to_string(), rank, None, 5 * SECOND).unwrap()
+    StoreClient::connect(&server.addr().to_string(), &member(rank), None, 5 * SECOND).unwrap()
 }
 
 fn keys(names: &[&str]) -> Vec<String> {
@@ -135,8 +152,13 @@ fn goodbye_lets_a_rank_close_all_its_connections() {
 #[test]
 fn a_client_whose_store_host_exits_names_it() {
     let server = server();
-    let client =
-        StoreClient::connect(&server.addr().to_string(), Some(1), Some(0), 5 * SECOND).unwrap();
+    let client = StoreClient::connect(
+        &server.addr().to_string(),
+        &member(Some(1)),
+        Some(0),
+        5 * SECOND,
+    )
+    .unwrap();
     drop(server);
     let error = client.get(&keys(&["x"]), SECOND).unwrap_err();
     assert!(
@@ -223,12 +245,14 @@ fn env_reads_torchrun_variables() {
         ("LOCAL_RANK", "1"),
         ("MASTER_ADDR", "node0"),
         ("MASTER_PORT", "29500"),
+        (SECRET_VAR, secret().value()),
     ])
     .unwrap()
     .unwrap();
     assert_eq!((e.rank, e.world_size, e.local_rank), (3, 8, 1));
     assert_eq!(e.store_addr(), "node0:29500");
     assert!(!e.agent_store);
+    assert_eq!(e.secret, secret());
     let torchrun = env(&[
         ("RANK", "0"),
         ("WORLD_SIZE", "2"),
@@ -239,6 +263,8 @@ fn env_reads_torchrun_variables() {
     .unwrap();
     assert_eq!(torchrun.store_addr(), "127.0.0.1:29501");
     assert_eq!(torchrun.local_rank, 0);
+    // No secret: loopback only.
+    assert!(torchrun.secret.is_none());
     let overridden = env(&[
         ("RANK", "0"),
         ("WORLD_SIZE", "2"),
@@ -267,6 +293,29 @@ fn env_reads_torchrun_variables() {
         error(&[("RANK", "x"), ("WORLD_SIZE", "2")]),
         "RANK must be a non-negative integer, not 'x'"
     );
+    let remote = [
+        ("RANK", "1"),
+        ("WORLD_SIZE", "2"),
+        ("MASTER_ADDR", "10.0.0.7"),
+        ("MASTER_PORT", "29500"),
+    ];
+    assert!(
+        error(&remote).starts_with(
+            "HIR_JOB_SECRET is not set, and MASTER_ADDR 10.0.0.7 is not a loopback address"
+        ),
+        "{}",
+        error(&remote)
+    );
+    assert!(
+        error(&[remote.as_slice(), &[(SECRET_VAR, "short")]].concat())
+            .starts_with("HIR_JOB_SECRET has 5 characters")
+    );
+    for loopback in ["127.0.0.1", "localhost", "::1", "[::1]", "127.1.2.3"] {
+        assert!(is_loopback(loopback), "{loopback}");
+    }
+    for other in ["10.0.0.7", "node0", "0.0.0.0", "::"] {
+        assert!(!is_loopback(other), "{other}");
+    }
 }
 
 // ----- the watchdog
@@ -407,6 +456,7 @@ fn config() -> WatchdogConfig {
     WatchdogConfig {
         timeout: SECOND,
         poll: Duration::from_millis(20),
+        heartbeat: 5 * SECOND,
         grace: None,
     }
 }
@@ -508,6 +558,7 @@ fn spawn_rank(
         .env("WORLD_SIZE", world.to_string())
         .env("MASTER_ADDR", "127.0.0.1")
         .env("MASTER_PORT", port.to_string())
+        .env(SECRET_VAR, secret().value())
         .env_remove(AGENT_STORE)
         .env_remove(STORE_PORT)
         .stdout(Stdio::piped())
@@ -570,6 +621,20 @@ fn process_rank() {
             .collect::<Vec<_>>()
     );
     println!("rank {rank} gathered {all:?}");
+    // Under a watchdog whose heartbeat the store checks; rank 1 then stops.
+    let _watchdog = (role == "stop").then(|| {
+        let config = WatchdogConfig {
+            heartbeat: SECOND,
+            grace: None,
+            ..WatchdogConfig::new(10 * SECOND)
+        };
+        let watchdog = group.watch(Fake::new(rank), config).unwrap();
+        if rank == 1 {
+            // SAFETY: a plain system call.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        }
+        watchdog
+    });
     if role == "exit" && rank == 1 {
         // Gone without a goodbye, as a crash would be.
         std::process::exit(0);
@@ -637,7 +702,7 @@ fn mailbox_rank(group: &ProcessGroup, role: &str) {
 
 #[test]
 fn mailboxes_carry_messages_between_processes() {
-    let server = server();
+    let server = server_of(2);
     let children = (0..2)
         .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox"))
         .collect();
@@ -652,7 +717,7 @@ fn mailboxes_carry_messages_between_processes() {
 
 #[test]
 fn a_mailbox_wait_ends_when_the_peer_process_exits() {
-    let server = server();
+    let server = server_of(2);
     let start = Instant::now();
     let children = (0..2)
         .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox-exit"))
@@ -732,4 +797,35 @@ fn a_rank_process_that_exits_early_brings_the_others_down() {
         server.failures()[0].to_string(),
         "rank 1 exited (connection closed)"
     );
+}
+
+#[test]
+fn a_stopped_rank_process_is_named_by_the_store() {
+    let server = server();
+    let began = Instant::now();
+    let mut children: Vec<_> = (0..3)
+        .map(|rank| spawn_rank(rank, 3, server.port(), true, "stop"))
+        .collect();
+    let mut stopped = children.remove(1);
+    let results = wait_all(children);
+    stopped.kill().unwrap();
+    stopped.wait().unwrap();
+    for (rank, (code, output)) in [0, 2].into_iter().zip(results) {
+        assert_eq!(code, 3, "rank {rank}:\n{output}");
+        assert!(
+            output.contains(&format!(
+                "rank {rank}: gave up: rank 1 stopped responding: its watchdog was silent for"
+            )),
+            "{output}"
+        );
+    }
+    assert!(
+        server.failures()[0]
+            .to_string()
+            .starts_with("rank 1 stopped responding"),
+        "{:?}",
+        server.failures()
+    );
+    // The heartbeat (1 s), not the ranks' timeout (10 s), ended it.
+    assert!(began.elapsed() < 8 * SECOND, "{:?}", began.elapsed());
 }

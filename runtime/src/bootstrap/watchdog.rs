@@ -7,7 +7,14 @@
 //! store). Either way it then [`Watched::abort`]s what could still wait on
 //! a peer (NCCL communicators), so the rank's host returns with the error;
 //! and if the host has not finished `grace` later, it ends the process with
-//! the error rather than let it hang.
+//! the error rather than let it hang (printing it if it can: a launcher
+//! that is gone leaves no stderr, and the process still ends).
+//!
+//! Its store connection is the rank's heartbeat: it makes a request every
+//! `poll`, and the store fails the rank when it is silent for longer than
+//! [`WatchdogConfig::heartbeat`] (the process is stopped). A failure of
+//! this rank that the rank did not report (stopped, joined twice) fails it
+//! too.
 //!
 //! What is watched is behind [`Watched`], and the decision ([`decide`]) is a
 //! plain function, so all of it is tested without a GPU.
@@ -15,6 +22,7 @@
 use super::store::{Failure, StoreClient};
 use crate::error::{Error, RankError};
 use crate::lock;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -177,8 +185,10 @@ pub fn decide(
 pub struct WatchdogConfig {
     /// A communication pending this long is stuck.
     pub timeout: Duration,
-    /// How often it looks.
+    /// How often it looks (and so asks the store: a heartbeat).
     pub poll: Duration,
+    /// Silent this long, the rank is failed by the store as stopped.
+    pub heartbeat: Duration,
     /// After a failure, how long the rank's host has to return (see
     /// [`Watchdog::stop`]) before the watchdog ends the process; `None`:
     /// never.
@@ -186,12 +196,15 @@ pub struct WatchdogConfig {
 }
 
 impl WatchdogConfig {
-    /// Stuck after `timeout`, a look every 100 ms, and the process ended
+    /// Stuck after `timeout`, a look every 100 ms, stopped when silent for
+    /// `timeout / 2` within 1 to 5 s (so before its peers' waits on it time
+    /// out, for timeouts of 2 s or more), and the process ended
     /// `min(timeout, 10 s)` after a failure the host did not return from.
     pub fn new(timeout: Duration) -> WatchdogConfig {
         WatchdogConfig {
             timeout,
             poll: Duration::from_millis(100),
+            heartbeat: (timeout / 2).clamp(Duration::from_secs(1), Duration::from_secs(5)),
             grace: Some(timeout.min(Duration::from_secs(10))),
         }
     }
@@ -290,6 +303,13 @@ fn watch(watched: &dyn Watched, client: &StoreClient, config: &WatchdogConfig, c
             known.get_or_insert_with(Instant::now);
         }
         let known_for = known.map_or(Duration::ZERO, |since| since.elapsed());
+        // Its own failure, not of its own telling: the store found the rank
+        // stopped, or another process with its rank.
+        if let Some(failure) = failures.first().filter(|failure| failure.rank == rank)
+            && watched.error().is_none()
+        {
+            watched.fail("watchdog", failure.error());
+        }
         if let Some((op, error)) =
             decide(rank, &failures, known_for, pending.as_ref(), config.timeout)
         {
@@ -303,7 +323,11 @@ fn watch(watched: &dyn Watched, client: &StoreClient, config: &WatchdogConfig, c
             if let Some(grace) = config.grace
                 && !stopped(control, grace)
             {
-                eprintln!(
+                // Never `eprintln!`: with stderr gone (a killed launcher's
+                // pipe) it would panic this thread, and the process would
+                // hang on.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "{error}\n(the watchdog ends the process: rank {rank} did not return within {grace:?} of the failure)"
                 );
                 std::process::exit(1);

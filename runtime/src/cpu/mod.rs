@@ -103,10 +103,18 @@ impl World {
             mailbox: Mailbox::default(),
             config,
         });
-        let devices = (0..shared.config.ranks)
-            .map(|rank| Arc::new(CpuDevice::new(rank, shared.clone())))
-            .collect();
-        Ok(World { shared, devices })
+        let ranks = shared.config.ranks;
+        let mut world = World {
+            shared,
+            devices: Vec::with_capacity(ranks),
+        };
+        for rank in 0..ranks {
+            // On an error, `world` drops: it stops the threads of the ranks
+            // started so far.
+            let device = CpuDevice::new(rank, world.shared.clone())?;
+            world.devices.push(Arc::new(device));
+        }
+        Ok(world)
     }
 
     pub fn ranks(&self) -> usize {
@@ -121,8 +129,9 @@ impl World {
     /// Runs `body` on one new thread per rank, with that rank entered (so the
     /// C-ABI entries work there), then waits for all the work it enqueued.
     /// Returns each rank's value, or the errors of the ranks that failed
-    /// (a panic in `body` is one, in op `launcher`). Errors are sticky: once
-    /// a rank has failed, every later run fails with the same errors.
+    /// (a panic in `body` is one, in op `launcher`; so is a rank whose
+    /// thread cannot start, and the others then give up). Errors are sticky:
+    /// once a rank has failed, every later run fails with the same errors.
     pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
             let threads: Vec<_> = self
@@ -143,12 +152,19 @@ impl World {
                             device.drain();
                             value
                         })
-                        .expect("cannot start a rank thread")
+                        .map_err(|error| {
+                            let error =
+                                format!("cannot start a thread for rank {}: {error}", device.rank);
+                            device.fail("launcher", Error::Io(error));
+                        })
                 })
                 .collect();
             threads
                 .into_iter()
-                .map(|thread| thread.join().expect("rank threads catch their panics"))
+                .map(|thread| match thread {
+                    Ok(thread) => thread.join().expect("rank threads catch their panics"),
+                    Err(()) => None,
+                })
                 .collect()
         });
         match self.errors() {
@@ -275,13 +291,20 @@ pub(crate) struct CpuDevice {
 }
 
 impl CpuDevice {
-    fn new(rank: usize, shared: Arc<Shared>) -> CpuDevice {
+    fn new(rank: usize, shared: Arc<Shared>) -> Result<CpuDevice> {
         let streams = shared.config.num_streams + 1;
-        let queues: Vec<Arc<Queue>> = (0..streams)
-            .map(|stream| {
-                Queue::start(format!("stream {stream}"), format!("hir-r{rank}-s{stream}"))
-            })
-            .collect();
+        let mut queues: Vec<Arc<Queue>> = Vec::with_capacity(streams);
+        for stream in 0..streams {
+            match Queue::start(format!("stream {stream}"), format!("hir-r{rank}-s{stream}")) {
+                Ok(queue) => queues.push(queue),
+                Err(error) => {
+                    queues.iter().for_each(|queue| queue.stop());
+                    return Err(Error::Io(format!(
+                        "cannot start a thread for stream {stream} of rank {rank}: {error}"
+                    )));
+                }
+            }
+        }
         if let Some(trace) = &shared.trace {
             trace.track((rank, 0), "host");
             for (index, queue) in queues.iter().enumerate() {
@@ -289,7 +312,7 @@ impl CpuDevice {
             }
         }
         let allocations = Arc::<Allocations>::default();
-        CpuDevice {
+        Ok(CpuDevice {
             rank,
             host: Mutex::new(Host {
                 current: 0,
@@ -311,7 +334,7 @@ impl CpuDevice {
             allocator: Mutex::new(Allocator::new(alloc::HostMemory, allocations.clone())),
             allocations,
             shared,
-        }
+        })
     }
 
     fn streams(&self) -> usize {
@@ -415,20 +438,25 @@ impl CpuDevice {
     }
 
     /// The communication queue of `team`, started on first use.
-    fn comm_queue(&self, host: &mut Host, team: &Team) -> usize {
+    fn comm_queue(&self, host: &mut Host, team: &Team) -> Result<usize> {
         if let Some(&queue) = host.comm_queues.get(team) {
-            return queue;
+            return Ok(queue);
         }
         let index = host.queues.len();
         let name = format!("comm {team}");
+        let queue =
+            Queue::start(name, format!("hir-r{}-c{index}", self.rank)).map_err(|error| {
+                Error::Io(format!(
+                    "cannot start a thread for the queue of team {team}: {error}"
+                ))
+            })?;
         if let Some(trace) = &self.shared.trace {
-            trace.track((self.rank, index + 1), &name);
+            trace.track((self.rank, index + 1), &queue.name);
         }
-        host.queues
-            .push(Queue::start(name, format!("hir-r{}-c{index}", self.rank)));
+        host.queues.push(queue);
         host.clocks.push(Clock::new());
         host.comm_queues.insert(team.clone(), index);
-        index
+        Ok(index)
     }
 
     fn request(host: &mut Host, event: Event) -> Request {
@@ -533,7 +561,7 @@ impl CpuDevice {
             // ring of such ranks would deadlock): it runs on the team's queue,
             // and `comm.wait` is what orders the stream after it.
             (Backend::Cuda, true) => host.current,
-            _ => self.comm_queue(host, &team),
+            _ => self.comm_queue(host, &team)?,
         };
         let event = self.post_transfers(host, queue, entry.name(), vec![access], vec![post])?;
         Ok(Self::request(host, event))
@@ -631,7 +659,7 @@ impl Device for CpuDevice {
             ));
         }
         let number = next(&mut host.collectives, &op.team);
-        let queue = self.comm_queue(host, &op.team);
+        let queue = self.comm_queue(host, &op.team)?;
         let after = Some(Self::last_event(host, host.current));
         let (shared, rank, name) = (self.shared.clone(), self.rank, op.entry().name());
         let work: Work = Box::new(move || {
@@ -682,7 +710,7 @@ impl Device for CpuDevice {
         let event = match group.team {
             None => Event::complete(),
             Some(team) => {
-                let queue = self.comm_queue(host, &team);
+                let queue = self.comm_queue(host, &team)?;
                 let name = "hir_rt_end_coalescing".to_string();
                 self.post_transfers(host, queue, name, group.accesses, group.posts)?
             }

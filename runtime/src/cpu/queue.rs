@@ -21,7 +21,9 @@ pub(crate) struct Queue {
 }
 
 impl Queue {
-    pub fn start(name: String, thread_name: String) -> Arc<Queue> {
+    /// Starts the queue's worker thread (an error when the system has no
+    /// thread to give).
+    pub fn start(name: String, thread_name: String) -> std::io::Result<Arc<Queue>> {
         let (sender, receiver) = channel::<Task>();
         let queue = Arc::new(Queue {
             name,
@@ -39,10 +41,9 @@ impl Queue {
                     *lock(&drained.finished) += 1;
                     drained.changed.notify_all();
                 }
-            })
-            .expect("cannot start a stream worker thread");
+            })?;
         *lock(&queue.worker) = Some(worker);
-        queue
+        Ok(queue)
     }
 
     pub fn push(&self, task: Task) {

@@ -304,12 +304,19 @@ impl World {
                             }
                             value
                         })
-                        .expect("cannot start a rank thread")
+                        .map_err(|error| {
+                            let error =
+                                format!("cannot start a thread for rank {}: {error}", device.rank);
+                            device.fail("launcher", Error::Io(error));
+                        })
                 })
                 .collect();
             threads
                 .into_iter()
-                .map(|thread| thread.join().expect("rank threads catch their panics"))
+                .map(|thread| match thread {
+                    Ok(thread) => thread.join().expect("rank threads catch their panics"),
+                    Err(()) => None,
+                })
                 .collect()
         });
         let errors = self.faults.errors();

@@ -1,22 +1,35 @@
 //! The tool as a launcher: `-n N --launch processes` (the default for
 //! `--backend cuda` and `--dry-run`) hosts the store on a free port of
-//! localhost, starts N copies of the tool with its arguments and `RANK`,
-//! `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT` and
-//! `HIR_AGENT_STORE=1` set, forwards their output line by line with a
-//! `[rank R]` prefix, and waits for them. Once a rank fails (a failure in the
-//! store, or a non-zero exit), the others learn it through the store and
-//! stop; any still running a grace period later are killed. The launcher
-//! exits non-zero naming the rank that failed first.
+//! `127.0.0.1` with a new job secret, starts N copies of the tool with its
+//! arguments and `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`,
+//! `MASTER_PORT`, `HIR_JOB_SECRET` and `HIR_AGENT_STORE=1` set, forwards
+//! their output line by line with a `[rank R]` prefix, and waits for them.
+//! Once a rank fails (a failure in the store, or a non-zero exit), the others
+//! learn it through the store and stop; any still running a grace period
+//! later are killed. The launcher exits non-zero naming the rank that failed
+//! first.
+//!
+//! The ranks do not outlive it: each gets `SIGKILL` when the launcher dies
+//! (`PR_SET_PDEATHSIG`), and a `SIGTERM` or `SIGINT` to the launcher goes
+//! to every rank before it exits (`128 + signal`); ranks still there 5 s
+//! later are killed.
 //!
 //! A process started with `RANK` and `WORLD_SIZE` (by this launcher or by
 //! torchrun) runs that one rank ([`super::rank`]).
 
 use super::Plan;
 use crate::backend::Backend;
-use hir_runtime::bootstrap::{AGENT_STORE, Failure, STORE_PORT, StoreServer, WatchdogConfig};
+use hir_runtime::bootstrap::{
+    AGENT_STORE, Failure, SECRET_VAR, STORE_PORT, Secret, StoreServer, WatchdogConfig,
+};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
+
+/// How long ranks have to end after the launcher forwarded a signal.
+const SIGNAL_GRACE: Duration = Duration::from_secs(5);
 
 /// Starts `plan.ranks` copies of this program as ranks and waits for them.
 pub fn launch(plan: &Plan) -> ExitCode {
@@ -44,16 +57,70 @@ struct Rank {
     killed: bool,
 }
 
+/// The last of SIGTERM and SIGINT the launcher got (0: none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    SIGNALLED.store(signal, Ordering::Relaxed);
+}
+
+/// Catches SIGTERM and SIGINT, for the supervising loop to forward.
+fn catch_signals() -> anyhow::Result<()> {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe);
+        // the struct is zeroed, then its handler and mask set.
+        let installed = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if installed != 0 {
+            anyhow::bail!(
+                "cannot catch signal {signal}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// In a rank's process, before it runs the tool: it is killed when the
+/// launcher (`parent`) dies, and ends at once if that already happened.
+/// Runs between fork and exec: async-signal-safe calls only.
+fn die_with(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: prctl and getppid are async-signal-safe system calls.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
+    }
+    Ok(())
+}
+
 fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
-    let server = StoreServer::bind("127.0.0.1:0")
+    let secret = Secret::generate()
+        .map_err(|error| anyhow::anyhow!("cannot make the job's secret: {error}"))?;
+    let world = plan.ranks;
+    let server = StoreServer::bind("127.0.0.1:0", secret.clone(), world)
         .map_err(|error| anyhow::anyhow!("cannot start the store on localhost: {error}"))?;
+    catch_signals()?;
     let exe = std::env::current_exe()?;
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    let world = plan.ranks;
+    // SAFETY: getpid cannot fail.
+    let launcher = unsafe { libc::getpid() };
     let mut ranks = Vec::with_capacity(world);
     let mut forwarders = Vec::new();
     for rank in 0..world {
-        let spawned = Command::new(&exe)
+        let mut command = Command::new(&exe);
+        // SAFETY: `die_with` makes only async-signal-safe calls.
+        unsafe {
+            command.pre_exec(move || die_with(launcher));
+        }
+        let spawned = command
             .args(&args)
             .env("RANK", rank.to_string())
             .env("WORLD_SIZE", world.to_string())
@@ -62,6 +129,7 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
             .env("MASTER_ADDR", "127.0.0.1")
             .env("MASTER_PORT", server.port().to_string())
             .env(AGENT_STORE, "1")
+            .env(SECRET_VAR, secret.value())
             .env_remove(STORE_PORT)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -92,6 +160,10 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
         WatchdogConfig::new(plan.timeout).grace.unwrap_or_default() + Duration::from_secs(5);
     let mut failed_at: Option<Instant> = None;
     loop {
+        let signal = SIGNALLED.load(Ordering::Relaxed);
+        if signal != 0 {
+            return Ok(forward_signal(plan.tool, signal, &mut ranks));
+        }
         for (rank, process) in ranks.iter_mut().enumerate() {
             if process.status.is_some() {
                 continue;
@@ -142,6 +214,54 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// Sends `signal` to every rank still running (with `SIGCONT`, so that a
+/// stopped one gets it), kills those still there [`SIGNAL_GRACE`] later,
+/// and gives the launcher's exit code, `128 + signal`.
+fn forward_signal(tool: &str, signal: i32, ranks: &mut [Rank]) -> ExitCode {
+    let running: Vec<usize> = (0..ranks.len())
+        .filter(|&rank| ranks[rank].status.is_none())
+        .collect();
+    for &rank in &running {
+        let pid = ranks[rank].child.id() as libc::pid_t;
+        // SAFETY: plain system calls; the child is not reaped yet, so the
+        // pid is still its own.
+        unsafe {
+            libc::kill(pid, signal);
+            libc::kill(pid, libc::SIGCONT);
+        }
+    }
+    let deadline = Instant::now() + SIGNAL_GRACE;
+    let mut killed = Vec::new();
+    for &rank in &running {
+        let child = &mut ranks[rank].child;
+        loop {
+            match child.try_wait() {
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    killed.push(rank);
+                    break;
+                }
+                Ok(Some(_)) | Err(_) => break,
+            }
+        }
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "{tool}: stopped by signal {signal}: forwarded to ranks {running:?}{}",
+        if killed.is_empty() {
+            String::new()
+        } else {
+            format!(", killed ranks {killed:?} still running {SIGNAL_GRACE:?} later")
+        }
+    );
+    ExitCode::from(128u8.saturating_add(signal as u8))
 }
 
 /// How a rank's process ended, after `rank R `.

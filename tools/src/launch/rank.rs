@@ -4,10 +4,16 @@
 //! thing (the tool's [`Fingerprint`]), starts its watchdog, meets the
 //! others at a barrier if it is a dry run, and runs the tool.
 //!
+//! Its messages go to stderr with write errors ignored: when the launcher is
+//! gone, so is the pipe, and the rank must still end (it is killed anyway,
+//! see [`super::launcher`]).
+//!
 //! Test hooks: `HIR_TEST_HOOK=R:ACTION` makes rank `R` misbehave on purpose,
 //! so that the tests can show what the others do: `exit-after-bootstrap`
 //! (exits with status 0 without a word, as a crash would), `stall` (hangs
-//! where abort cannot reach it, before the dry run's barrier).
+//! where abort cannot reach it, before the dry run's barrier), `stop` (stops
+//! its own process with `SIGSTOP` there: its watchdog falls silent and the
+//! store names it).
 
 use super::Plan;
 use crate::backend::Backend;
@@ -70,11 +76,18 @@ impl Fingerprint {
         bytes
     }
 
-    fn from_bytes(bytes: &[u8]) -> Fingerprint {
-        Fingerprint {
-            hash: u64::from_le_bytes(bytes[..8].try_into().unwrap()),
-            inputs: String::from_utf8_lossy(&bytes[8..]).into_owned(),
-        }
+    /// The fingerprint a rank brought, or what is wrong with its bytes.
+    fn from_bytes(bytes: &[u8]) -> std::result::Result<Fingerprint, String> {
+        let Some((hash, inputs)) = bytes.split_first_chunk::<8>() else {
+            return Err(format!(
+                "{} bytes, fewer than the 8 of a program hash",
+                bytes.len()
+            ));
+        };
+        Ok(Fingerprint {
+            hash: u64::from_le_bytes(*hash),
+            inputs: String::from_utf8_lossy(inputs).into_owned(),
+        })
     }
 
     fn describe_inputs(&self) -> &str {
@@ -103,16 +116,16 @@ pub fn run_rank(
 ) -> ExitCode {
     let (tool, rank) = (plan.tool, env.rank);
     if plan.ranks != 1 && plan.ranks != env.world_size {
-        eprintln!(
+        say(&format!(
             "{tool}: error: rank {rank}: -n {} does not match WORLD_SIZE {}",
             plan.ranks, env.world_size
-        );
+        ));
         return ExitCode::FAILURE;
     }
     let group = match ProcessGroup::join(env, plan.timeout) {
         Ok(group) => Arc::new(group),
         Err(error) => {
-            eprintln!("{tool}: error: rank {rank}: bootstrap: {error}");
+            say(&format!("{tool}: error: rank {rank}: bootstrap: {error}"));
             return ExitCode::FAILURE;
         }
     };
@@ -134,6 +147,12 @@ pub fn run_rank(
     leave(tool, group, Some(watchdog), &host)
 }
 
+/// Prints `line` on stderr, if there still is one.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Leaves the group, telling it this rank's error if it has one.
 fn leave(
     tool: &str,
@@ -144,7 +163,7 @@ fn leave(
     let error = host.error();
     if let Some(error) = &error {
         group.fail(&error.op, &error.error);
-        eprintln!("{tool}: error: {error}");
+        say(&format!("{tool}: error: {error}"));
     }
     // Goodbye first: the watchdog's connection closes when it stops.
     group.goodbye();
@@ -194,8 +213,16 @@ fn steps(
     .map_err(|error| ("same-program check".to_string(), error))?;
     let all: Vec<Fingerprint> = all
         .iter()
-        .map(|bytes| Fingerprint::from_bytes(bytes))
-        .collect();
+        .enumerate()
+        .map(|(rank, bytes)| {
+            Fingerprint::from_bytes(bytes).map_err(|error| {
+                (
+                    "same-program check".to_string(),
+                    Error::Invalid(format!("rank {rank} brought {error}")),
+                )
+            })
+        })
+        .collect::<std::result::Result<_, _>>()?;
     agree(&all).map_err(|error| ("same-program check".to_string(), Error::Mismatch(error)))?;
     if plan.dry_run {
         println!(
@@ -207,6 +234,10 @@ fn steps(
             loop {
                 std::thread::sleep(Duration::from_secs(1));
             }
+        }
+        if hook(rank, "stop") {
+            // SAFETY: raise is a plain system call.
+            unsafe { libc::raise(libc::SIGSTOP) };
         }
         let group = group.clone();
         host.communicate("barrier", move || {
@@ -226,7 +257,9 @@ fn steps(
 /// Every rank's fingerprint must be rank 0's: the error names the first
 /// rank that differs.
 fn agree(all: &[Fingerprint]) -> std::result::Result<(), String> {
-    let first = &all[0];
+    let Some(first) = all.first() else {
+        return Ok(());
+    };
     for (rank, other) in all.iter().enumerate().skip(1) {
         if other.hash != first.hash {
             return Err(format!(
@@ -399,7 +432,22 @@ mod tests {
             inputs: inputs.to_string(),
         };
         // As it travels through the store.
-        Fingerprint::from_bytes(&fingerprint.to_bytes())
+        Fingerprint::from_bytes(&fingerprint.to_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_short_fingerprint_is_an_error() {
+        assert_eq!(
+            Fingerprint::from_bytes(&[1, 2, 3]),
+            Err("3 bytes, fewer than the 8 of a program hash".to_string())
+        );
+        assert_eq!(
+            Fingerprint::from_bytes(&7u64.to_le_bytes()),
+            Ok(Fingerprint {
+                hash: 7,
+                inputs: String::new()
+            })
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// The largest response of one exchange of [`Peers::all_ranks_in_pieces`],
 /// every rank's piece together: well below what the store takes in one
-/// message (1 GiB).
+/// message (1 GiB, `store::MAX_FRAME`).
 const PIECES: usize = 256 << 20;
 
 pub struct Session {
@@ -210,17 +210,18 @@ impl Peers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hir_runtime::bootstrap::{Env, StoreServer};
+    use hir_runtime::bootstrap::{Env, Secret, StoreServer};
     use std::time::Duration;
 
     /// Runs `body(peers)` on ranks 0..world, each a thread with its own
     /// connection to a store, as ranks in processes would.
     fn ranks<T: Send>(world: usize, body: impl Fn(Peers) -> T + Sync) -> Vec<T> {
-        let server = StoreServer::bind("127.0.0.1:0").unwrap();
+        let secret = Secret::generate().unwrap();
+        let server = StoreServer::bind("127.0.0.1:0", secret.clone(), world).unwrap();
         std::thread::scope(|scope| {
             let threads: Vec<_> = (0..world)
                 .map(|rank| {
-                    let (body, port) = (&body, server.port());
+                    let (body, port, secret) = (&body, server.port(), secret.clone());
                     scope.spawn(move || {
                         let env = Env {
                             rank,
@@ -229,6 +230,7 @@ mod tests {
                             master_addr: "127.0.0.1".into(),
                             store_port: port,
                             agent_store: true,
+                            secret,
                         };
                         let group = ProcessGroup::join(env, Duration::from_secs(20)).unwrap();
                         let peers = Peers {
