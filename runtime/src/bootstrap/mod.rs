@@ -14,6 +14,8 @@
 
 pub mod auth;
 mod client;
+#[cfg(test)]
+mod process_tests;
 pub mod protocol;
 #[cfg(test)]
 mod security_tests;

@@ -10,25 +10,16 @@ use super::protocol::{
     write_frame,
 };
 use super::store::{self, MAX_UNPROVEN};
-use super::tests::secret;
+use super::tests::{SECOND, member, secret, server, until};
 use super::*;
 use std::io::{Cursor, Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
 
-const SECOND: Duration = Duration::from_secs(1);
 const WORLD: usize = 3;
-
-fn server() -> StoreServer {
-    StoreServer::bind("127.0.0.1:0", secret(), WORLD).unwrap()
-}
 
 fn connect(server: &StoreServer, member: &Member) -> Result<StoreClient> {
     StoreClient::connect(&server.addr().to_string(), member, None, 2 * SECOND)
-}
-
-fn member(rank: Option<usize>) -> Member {
-    Member::new(secret(), WORLD, rank)
 }
 
 /// A raw connection that read the server's challenge.
@@ -308,14 +299,6 @@ fn untouched_but(server: &StoreServer) {
 /// The open file descriptors of this process.
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
-}
-
-fn until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + 20 * SECOND;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]

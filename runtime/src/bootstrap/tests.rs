@@ -1,18 +1,16 @@
-//! The store, the bootstrap over it, and the watchdog: between threads with
-//! connections of their own, and across real processes (this test binary
-//! started again as ranks, see `process_rank`).
+//! The store, the bootstrap over it, and the watchdog, between threads with
+//! connections of their own (across real processes: `process_tests.rs`;
+//! against strangers: `security_tests.rs`).
 
 use super::store::Got;
 use super::watchdog::decide;
 use super::*;
 use crate::error::RankError;
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-const SECOND: Duration = Duration::from_secs(1);
+pub(super) const SECOND: Duration = Duration::from_secs(1);
 
 /// The ranks of the tests' jobs.
 const WORLD: usize = 3;
@@ -23,23 +21,23 @@ pub(super) fn secret() -> Secret {
     SECRET.get_or_init(|| Secret::generate().unwrap()).clone()
 }
 
-fn server() -> StoreServer {
+pub(super) fn server() -> StoreServer {
     server_of(WORLD)
 }
 
-fn server_of(world: usize) -> StoreServer {
+pub(super) fn server_of(world: usize) -> StoreServer {
     StoreServer::bind("127.0.0.1:0", secret(), world).unwrap()
 }
 
-fn member(rank: Option<usize>) -> Member {
+pub(super) fn member(rank: Option<usize>) -> Member {
     Member::new(secret(), WORLD, rank)
 }
 
-fn client(server: &StoreServer, rank: Option<usize>) -> StoreClient {
+pub(super) fn client(server: &StoreServer, rank: Option<usize>) -> StoreClient {
     StoreClient::connect(&server.addr().to_string(), &member(rank), None, 5 * SECOND).unwrap()
 }
 
-fn keys(names: &[&str]) -> Vec<String> {
+pub(super) fn keys(names: &[&str]) -> Vec<String> {
     names.iter().map(|name| name.to_string()).collect()
 }
 
@@ -409,7 +407,7 @@ fn decide_prefers_a_peers_failure_to_a_stuck_op() {
 }
 
 /// A rank without a GPU: what the watchdog sees of it is set by the test.
-struct Fake {
+pub(super) struct Fake {
     rank: usize,
     stuck: Mutex<Option<Stuck>>,
     error: Mutex<Option<RankError>>,
@@ -417,7 +415,7 @@ struct Fake {
 }
 
 impl Fake {
-    fn new(rank: usize) -> Arc<Fake> {
+    pub(super) fn new(rank: usize) -> Arc<Fake> {
         Arc::new(Fake {
             rank,
             stuck: Mutex::new(None),
@@ -461,7 +459,7 @@ fn config() -> WatchdogConfig {
     }
 }
 
-fn until(what: &str, condition: impl Fn() -> bool) {
+pub(super) fn until(what: &str, condition: impl Fn() -> bool) {
     let deadline = Instant::now() + 10 * SECOND;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -531,210 +529,6 @@ fn the_watchdog_posts_the_ranks_own_error() {
     dog.stop();
 }
 
-// ----- across processes
-
-/// The environment variable that makes `process_rank` act as a rank.
-const ROLE: &str = "HIR_BOOTSTRAP_TEST_ROLE";
-
-/// Starts this test binary as rank `rank` of `world`, running
-/// `process_rank` with `role`.
-fn spawn_rank(
-    rank: usize,
-    world: usize,
-    port: u16,
-    agent: bool,
-    role: &str,
-) -> std::process::Child {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args([
-            "bootstrap::tests::process_rank",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ROLE, role)
-        .env("RANK", rank.to_string())
-        .env("WORLD_SIZE", world.to_string())
-        .env("MASTER_ADDR", "127.0.0.1")
-        .env("MASTER_PORT", port.to_string())
-        .env(SECRET_VAR, secret().value())
-        .env_remove(AGENT_STORE)
-        .env_remove(STORE_PORT)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if agent {
-        command.env(AGENT_STORE, "1");
-    }
-    command.spawn().unwrap()
-}
-
-/// Waits for every child (at most 60 s) and returns its exit code and output.
-fn wait_all(children: Vec<std::process::Child>) -> Vec<(i32, String)> {
-    let deadline = Instant::now() + 60 * SECOND;
-    let mut children = children;
-    loop {
-        if children
-            .iter_mut()
-            .all(|child| child.try_wait().unwrap().is_some())
-        {
-            break;
-        }
-        if Instant::now() >= deadline {
-            for child in &mut children {
-                let _ = child.kill();
-            }
-            panic!("the rank processes did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    children
-        .into_iter()
-        .map(|child| {
-            let output = child.wait_with_output().unwrap();
-            (
-                output.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&output.stdout).into_owned()
-                    + &String::from_utf8_lossy(&output.stderr),
-            )
-        })
-        .collect()
-}
-
-/// A rank process (started by the tests below; does nothing otherwise).
-#[test]
-fn process_rank() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
-    let env = Env::from_env().unwrap().unwrap();
-    let rank = env.rank;
-    let group = ProcessGroup::join(env, 10 * SECOND).unwrap();
-    if role.starts_with("mailbox") {
-        return mailbox_rank(&group, &role);
-    }
-    let all = group.all_gather("ranks", vec![rank as u8]).unwrap();
-    assert_eq!(
-        all,
-        (0..group.world_size() as u8)
-            .map(|r| vec![r])
-            .collect::<Vec<_>>()
-    );
-    println!("rank {rank} gathered {all:?}");
-    // Under a watchdog whose heartbeat the store checks; rank 1 then stops.
-    let _watchdog = (role == "stop").then(|| {
-        let config = WatchdogConfig {
-            heartbeat: SECOND,
-            grace: None,
-            ..WatchdogConfig::new(10 * SECOND)
-        };
-        let watchdog = group.watch(Fake::new(rank), config).unwrap();
-        if rank == 1 {
-            // SAFETY: a plain system call.
-            unsafe { libc::raise(libc::SIGSTOP) };
-        }
-        watchdog
-    });
-    if role == "exit" && rank == 1 {
-        // Gone without a goodbye, as a crash would be.
-        std::process::exit(0);
-    }
-    match group.barrier("end") {
-        Ok(()) => {
-            println!("rank {rank} passed the barrier");
-            group.finish();
-        }
-        Err(error) => {
-            println!("rank {rank}: {error}");
-            group.finish();
-            std::process::exit(3);
-        }
-    }
-}
-
-/// A rank of the mailbox tests: the two ranks connect their mailboxes
-/// through the store; rank 0 then posts messages for rank 1 (`mailbox`), or
-/// exits without posting (`mailbox-exit`).
-fn mailbox_rank(group: &ProcessGroup, role: &str) {
-    use crate::cuda::mailbox::Mailbox;
-    let rank = group.rank();
-    let bootstrap = group.bootstrap();
-    let team = Team::new(&[0, 1], 2).unwrap();
-    let mut mailbox = Mailbox::create(&team, rank).unwrap();
-    let name = mailbox.name().unwrap().to_string();
-    let names = bootstrap
-        .all_gather(&team, 0, rank, name.into_bytes())
-        .unwrap();
-    let names: Vec<String> = names
-        .into_iter()
-        .map(|name| String::from_utf8(name).unwrap())
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    mailbox.connect(&refs, &*bootstrap).unwrap();
-    // Its own region's name is gone (a peer's may still be there a moment).
-    let path = Path::new("/dev/shm").join(names[rank].trim_start_matches('/'));
-    assert!(!path.exists(), "{} is still linked", path.display());
-    println!("rank {rank} connected");
-    let count = 200;
-    let outcome = match (rank, role) {
-        (0, "mailbox-exit") => std::process::exit(0),
-        (0, _) => (0..count).try_for_each(|number| {
-            mailbox.post(1, number, &[number, 7], &*bootstrap, || "post".into())
-        }),
-        _ => (0..count).try_for_each(|number| {
-            let taken = mailbox.take(0, number, &*bootstrap, || "take".into())?;
-            assert_eq!(taken, [number, 7]);
-            Ok(())
-        }),
-    };
-    match outcome {
-        Ok(()) => {
-            println!("rank {rank} passed {count} messages");
-            group.finish();
-        }
-        Err(error) => {
-            println!("rank {rank}: {error}");
-            group.finish();
-            std::process::exit(3);
-        }
-    }
-}
-
-#[test]
-fn mailboxes_carry_messages_between_processes() {
-    let server = server_of(2);
-    let children = (0..2)
-        .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox"))
-        .collect();
-    for (rank, (code, output)) in wait_all(children).into_iter().enumerate() {
-        assert_eq!(code, 0, "rank {rank}:\n{output}");
-        assert!(
-            output.contains(&format!("rank {rank} passed 200 messages")),
-            "{output}"
-        );
-    }
-}
-
-#[test]
-fn a_mailbox_wait_ends_when_the_peer_process_exits() {
-    let server = server_of(2);
-    let start = Instant::now();
-    let children = (0..2)
-        .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox-exit"))
-        .collect();
-    let results = wait_all(children);
-    assert_eq!(results[0].0, 0, "{}", results[0].1);
-    let (code, output) = &results[1];
-    assert_eq!(*code, 3, "{output}");
-    assert!(output.contains("rank 1 connected"), "{output}");
-    assert!(
-        output.contains("rank 1: gave up: rank 0 exited (connection closed)"),
-        "{output}"
-    );
-    // The ranks' timeout is 10 s: the failure, not the timeout, ended it.
-    assert!(start.elapsed() < 8 * SECOND, "{:?}", start.elapsed());
-}
-
 #[test]
 fn the_bootstrap_reports_a_posted_failure() {
     let server = server();
@@ -748,84 +542,4 @@ fn the_bootstrap_reports_a_posted_failure() {
         bootstrap.check_failed().unwrap_err().to_string(),
         "gave up: rank 1 failed in hir_rt_send: boom"
     );
-}
-
-#[test]
-fn ranks_in_processes_meet_through_rank_0s_store() {
-    // A free port for rank 0 to host the store on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let children = (0..3)
-        .map(|rank| spawn_rank(rank, 3, port, false, "ok"))
-        .collect();
-    for (rank, (code, output)) in wait_all(children).into_iter().enumerate() {
-        assert_eq!(code, 0, "rank {rank}:\n{output}");
-        assert!(
-            output.contains(&format!("rank {rank} gathered [[0], [1], [2]]")),
-            "{output}"
-        );
-        assert!(
-            output.contains(&format!("rank {rank} passed the barrier")),
-            "{output}"
-        );
-    }
-}
-
-#[test]
-fn a_rank_process_that_exits_early_brings_the_others_down() {
-    // The store in this process, as a launcher hosts it.
-    let server = server();
-    let children = (0..3)
-        .map(|rank| spawn_rank(rank, 3, server.port(), true, "exit"))
-        .collect();
-    let results = wait_all(children);
-    assert_eq!(results[1].0, 0, "{}", results[1].1);
-    for rank in [0, 2] {
-        let (code, output) = &results[rank];
-        assert_eq!(*code, 3, "rank {rank}:\n{output}");
-        assert!(
-            output.contains(&format!(
-                "rank {rank}: gave up: rank 1 exited (connection closed)"
-            )),
-            "{output}"
-        );
-    }
-    assert_eq!(
-        server.failures()[0].to_string(),
-        "rank 1 exited (connection closed)"
-    );
-}
-
-#[test]
-fn a_stopped_rank_process_is_named_by_the_store() {
-    let server = server();
-    let began = Instant::now();
-    let mut children: Vec<_> = (0..3)
-        .map(|rank| spawn_rank(rank, 3, server.port(), true, "stop"))
-        .collect();
-    let mut stopped = children.remove(1);
-    let results = wait_all(children);
-    stopped.kill().unwrap();
-    stopped.wait().unwrap();
-    for (rank, (code, output)) in [0, 2].into_iter().zip(results) {
-        assert_eq!(code, 3, "rank {rank}:\n{output}");
-        assert!(
-            output.contains(&format!(
-                "rank {rank}: gave up: rank 1 stopped responding: its watchdog was silent for"
-            )),
-            "{output}"
-        );
-    }
-    assert!(
-        server.failures()[0]
-            .to_string()
-            .starts_with("rank 1 stopped responding"),
-        "{:?}",
-        server.failures()
-    );
-    // The heartbeat (1 s), not the ranks' timeout (10 s), ended it.
-    assert!(began.elapsed() < 8 * SECOND, "{:?}", began.elapsed());
 }
