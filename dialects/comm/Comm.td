@@ -10,6 +10,7 @@
 #define HIR_COMM_TD
 
 include "mlir/IR/OpBase.td"
+include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -62,7 +63,8 @@ def Comm_Buffer : MemRefOf<[F16, BF16, F32]>;
 
 class Comm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Comm_Dialect, mnemonic, !listconcat(traits,
-        [MemoryEffects<[MemRead<Comm_Resource>, MemWrite<Comm_Resource>,
+        [HIR_SizesFit,
+         MemoryEffects<[MemRead<Comm_Resource>, MemWrite<Comm_Resource>,
                         MemRead<Comm_StreamResource>]>])>;
 
 defvar Comm_DefaultBackend = DefaultValuedAttr<Comm_Backend, "::hir::comm::Backend::nccl">;

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "common/Resources.h"
+#include "common/SizesFit.h"
 
 namespace hir::comm {
 /// The network and peers' memory: communications are never dropped, merged

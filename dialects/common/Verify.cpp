@@ -1,7 +1,12 @@
 //===- Verify.cpp - shape rules shared by the HIR dialects -----------------===//
 #include "common/Verify.h"
+#include "common/SizesFit.h"
 
+#include "llvm/ADT/APInt.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -130,5 +135,58 @@ LogicalResult hir::verifyLinear(Operation *op, ShapedType input, ShapedType weig
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return op->emitOpError() << "result shape " << shapeStr(result.getShape())
                              << " is not " << shapeStr(expected);
+  return success();
+}
+
+/// `value` as `2^k` when it is a power of two, in decimal otherwise.
+static std::string countStr(const llvm::APInt &value) {
+  if (value.isPowerOf2())
+    return "2^" + std::to_string(value.logBase2());
+  llvm::SmallString<40> str;
+  value.toStringUnsigned(str, 10);
+  return std::string(str);
+}
+
+/// The size in bytes of an element of `type`, or 0 when it has none.
+static unsigned elementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return (type.getIntOrFloatBitWidth() + 7) / 8;
+  return 0;
+}
+
+static LogicalResult verifyTypeSizeFits(Operation *op, Type type, StringRef role,
+                                        unsigned index) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return success();
+  // Wide enough for any product of rank extents below 2^63 and an element size.
+  unsigned bits = 64 * (shaped.getRank() + 2);
+  llvm::APInt count(bits, 1);
+  for (int64_t extent : shaped.getShape())
+    if (!ShapedType::isDynamic(extent) && extent >= 0)
+      count *= llvm::APInt(bits, extent);
+  llvm::APInt limit(bits, std::numeric_limits<int64_t>::max());
+  StringRef what = isa<MemRefType>(type) ? "buffer" : "tensor";
+  if (count.ugt(limit))
+    return op->emitOpError() << role << " #" << index << ": " << what << " of "
+                             << countStr(count) << " elements overflows 64-bit sizes";
+  unsigned elementSize = elementBytes(shaped.getElementType());
+  llvm::APInt bytes = count * llvm::APInt(bits, elementSize);
+  if (bytes.ugt(limit))
+    return op->emitOpError() << role << " #" << index << ": " << what << " of "
+                             << countStr(count) << " elements of " << elementSize << " bytes ("
+                             << countStr(bytes) << " bytes) overflows 64-bit sizes";
+  return success();
+}
+
+LogicalResult hir::verifySizesFit(Operation *op) {
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(verifyTypeSizeFits(op, type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(verifyTypeSizeFits(op, type, "result", index)))
+      return failure();
   return success();
 }

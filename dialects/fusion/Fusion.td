@@ -10,6 +10,7 @@
 #define HIR_FUSION_TD
 
 include "mlir/IR/OpBase.td"
+include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/TensorEncoding.td"
@@ -76,7 +77,7 @@ def Fusion_Float : AnyTypeOf<[F16, BF16, F32]>;
 def Fusion_Tensor : StaticShapeTensorOf<[F16, BF16, F32]>;
 
 class Fusion_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Fusion_Dialect, mnemonic, traits>;
+    : Op<Fusion_Dialect, mnemonic, !listconcat(traits, [HIR_SizesFit])>;
 
 //===----------------------------------------------------------------------===//
 // Mesh

@@ -11,6 +11,8 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "common/SizesFit.h"
+
 #include "fusion/FusionDialect.h.inc"
 #include "fusion/FusionEnums.h.inc"
 

@@ -10,6 +10,7 @@
 #define HIR_HOST_TD
 
 include "mlir/IR/OpBase.td"
+include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -48,7 +49,7 @@ def Host_Float : AnyTypeOf<[F16, BF16, F32]>;
 def Host_Buffer : MemRefOf<[F16, BF16, F32]>;
 
 class Host_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Host_Dialect, mnemonic, traits>;
+    : Op<Host_Dialect, mnemonic, !listconcat(traits, [HIR_SizesFit])>;
 
 //===----------------------------------------------------------------------===//
 // Buffers

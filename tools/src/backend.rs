@@ -112,10 +112,16 @@ impl Runtime {
     }
 
     /// Moves `buffer`'s values to rank `rank`'s memory and points its
-    /// descriptor there.
+    /// descriptor there; either way the buffer becomes one the rank knows,
+    /// which the runtime checks the program's views against.
     pub fn place(&self, rank: usize, buffer: &mut Buffer) -> Result<()> {
-        let Runtime::Cuda(world) = self else {
-            return Ok(());
+        let world = match self {
+            Runtime::Cpu(world) => {
+                return buffer
+                    .register(world.device(rank).allocations())
+                    .map_err(|error| anyhow!("rank {rank}: {error}"));
+            }
+            Runtime::Cuda(world) => world,
         };
         let device = world.device(rank);
         let memory = device

@@ -1,16 +1,23 @@
 //! The arguments a launcher passes to a lowered entry function: one buffer
 //! per argument and rank, with the ranked memref descriptor the entry's C
-//! interface takes, packed as its `_mlir_ciface_` wrapper wants.
+//! interface takes, packed as its `_mlir_ciface_` wrapper wants. Placing a
+//! buffer makes it known to its rank (`Runtime::place`): the runtime checks
+//! every view the program passes against the buffers its rank knows.
 
-use crate::tensor::Tensor;
+use crate::tensor::{self, Tensor};
+use anyhow::{Result, ensure};
+use hir_runtime::bounds::{Allocations, Registration};
 use hir_runtime::{abi::DType, cuda::DeviceBuffer, npy};
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// One argument of one rank: its elements in a buffer of the element type,
 /// and the ranked memref descriptor the entry's C interface takes.
 pub struct Buffer {
     pub dtype: DType,
     pub shape: Vec<usize>,
+    /// `storage` known to its rank on the cpu backend; dropped before it.
+    known: Option<Registration>,
     /// `u64`s, so that every element type is aligned.
     storage: Vec<u64>,
     /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
@@ -22,21 +29,35 @@ pub struct Buffer {
 
 impl Buffer {
     /// A buffer of `tensor`'s values rounded to `dtype`.
-    pub fn new(tensor: &Tensor, dtype: DType) -> Self {
-        let values: Vec<f32> = tensor.data.iter().map(|&value| value as f32).collect();
+    pub fn try_new(tensor: &Tensor, dtype: DType) -> Result<Self> {
+        let mut values = tensor::reserve(tensor.data.len(), &tensor.shape)?;
+        values.extend(tensor.data.iter().map(|&value| value as f32));
         let bytes = npy::Array::from_f32(dtype, &tensor.shape, &values).data;
-        Self::from_bytes(dtype, tensor.shape.clone(), &bytes)
+        Self::try_from_bytes(dtype, tensor.shape.clone(), &bytes)
+    }
+
+    /// [`Buffer::try_new`] for tensors known to fit; panics with its error
+    /// otherwise.
+    pub fn new(tensor: &Tensor, dtype: DType) -> Self {
+        Self::try_new(tensor, dtype).unwrap_or_else(|error| panic!("{error:#}"))
     }
 
     /// A buffer of `shape` holding `bytes`, the elements of `dtype` in
-    /// row-major order.
-    pub fn from_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Self {
-        assert_eq!(
+    /// row-major order; an error when they are not, or when memory cannot
+    /// be had.
+    pub fn try_from_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Result<Self> {
+        let len = tensor::numel(&shape)?
+            .checked_mul(dtype.size())
+            .filter(|&len| len == bytes.len());
+        ensure!(
+            len.is_some(),
+            "{} B are not the elements of a {shape:?} {} buffer",
             bytes.len(),
-            shape.iter().product::<usize>() * dtype.size(),
-            "the bytes of a buffer are its elements"
+            dtype.mlir()
         );
-        let mut storage = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        let words = bytes.len().div_ceil(8).max(1);
+        let mut storage = tensor::reserve(words, &shape)?;
+        storage.resize(words, 0u64);
         // SAFETY: `storage` holds at least `bytes.len()` bytes.
         unsafe {
             std::ptr::copy_nonoverlapping(
@@ -53,17 +74,34 @@ impl Buffer {
                 .iter()
                 .map(|&stride| stride as i64),
         );
-        Self {
+        Ok(Self {
             dtype,
             shape,
+            known: None,
             storage,
             descriptor,
             device: None,
-        }
+        })
+    }
+
+    /// [`Buffer::try_from_bytes`] for bytes known to fit; panics with its
+    /// error otherwise.
+    pub fn from_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Self {
+        Self::try_from_bytes(dtype, shape, bytes).unwrap_or_else(|error| panic!("{error:#}"))
+    }
+
+    /// Makes the host storage a buffer of the rank whose `allocations` these
+    /// are, while this buffer lives (the cpu backend reads it in place).
+    pub(crate) fn register(&mut self, allocations: &Arc<Allocations>) -> Result<()> {
+        let bytes = self.storage.len() * size_of::<u64>();
+        let ptr = self.storage.as_ptr().cast::<u8>();
+        self.known = Some(allocations.register(ptr, bytes)?);
+        Ok(())
     }
 
     /// The elements' bytes.
     pub fn bytes(&self) -> &[u8] {
+        // Checked to fit when the buffer was made.
         let len = self.shape.iter().product::<usize>() * self.dtype.size();
         // SAFETY: `storage` holds at least `len` bytes.
         unsafe { std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len) }

@@ -1,6 +1,10 @@
 //! Global values in f64: random inputs, rounding to an element type, and
-//! the slices of a `didx` axis each rank holds.
+//! the slices of a `didx` axis each rank holds. Sizes come from programs, so
+//! element counts are checked ([`numel`]) and memory is reserved fallibly
+//! ([`reserve`]): a shape too large is an error naming it, never a wrap, a
+//! panic or an abort.
 
+use anyhow::{Result, anyhow};
 use hir_runtime::abi::DType;
 
 /// A row-major array of f64 values.
@@ -27,21 +31,35 @@ impl Tensor {
     }
 
     /// Uniform in [-1, -0.1] ∪ [0.1, 1], rounded to `dtype`: never zero, so
-    /// that a missing write shows.
+    /// that a missing write shows. A shape whose values do not fit in memory
+    /// is an error.
+    pub fn try_random(shape: Vec<usize>, dtype: DType, rng: &mut Rng) -> Result<Self> {
+        let len = numel(&shape)?;
+        let mut data = reserve(len, &shape)?;
+        data.extend((0..len).map(|_| {
+            let magnitude = 0.1 + 0.9 * rng.unit();
+            let value = if rng.next_u64() & 1 == 0 {
+                magnitude
+            } else {
+                -magnitude
+            };
+            round(value, dtype)
+        }));
+        Ok(Self::new(shape, data))
+    }
+
+    /// [`Tensor::try_random`] for shapes known to fit; panics with its
+    /// error otherwise.
     pub fn random(shape: Vec<usize>, dtype: DType, rng: &mut Rng) -> Self {
-        let len = shape.iter().product();
-        let data = (0..len)
-            .map(|_| {
-                let magnitude = 0.1 + 0.9 * rng.unit();
-                let value = if rng.next_u64() & 1 == 0 {
-                    magnitude
-                } else {
-                    -magnitude
-                };
-                round(value, dtype)
-            })
-            .collect();
-        Self::new(shape, data)
+        Self::try_random(shape, dtype, rng).unwrap_or_else(|error| panic!("{error:#}"))
+    }
+
+    /// `shape` filled with `value`, or an error when it does not fit.
+    pub fn filled(shape: Vec<usize>, value: f64) -> Result<Self> {
+        let len = numel(&shape)?;
+        let mut data = reserve(len, &shape)?;
+        data.resize(len, value);
+        Ok(Self::new(shape, data))
     }
 
     /// Every value rounded to `dtype`.
@@ -84,6 +102,30 @@ impl Tensor {
     }
 }
 
+/// The number of elements of `shape`, or an error when it overflows.
+pub fn numel(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |count, &extent| count.checked_mul(extent))
+        .ok_or_else(|| {
+            anyhow!("a tensor of shape {shape:?} has more elements than 64-bit sizes hold")
+        })
+}
+
+/// An empty vector with room for `len` values of a tensor of `shape`, or an
+/// error naming the size when memory cannot be had.
+pub fn reserve<T>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| {
+        anyhow!(
+            "out of memory: cannot allocate {} B for a tensor of shape {shape:?}",
+            len as u128 * size_of::<T>() as u128
+        )
+    })?;
+    Ok(values)
+}
+
+/// Row-major strides of `shape`, whose element count fits (see [`numel`]).
 pub fn strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for axis in (0..shape.len().saturating_sub(1)).rev() {
@@ -161,6 +203,28 @@ mod tests {
         let parts: Vec<Tensor> = (0..3).map(|index| tensor.slice(1, index)).collect();
         assert_eq!(parts[1].data, vec![2.0, 3.0, 8.0, 9.0]);
         assert_eq!(Tensor::concat(&parts, 1), tensor);
+    }
+
+    #[test]
+    fn shapes_too_large_are_errors_naming_them() {
+        let huge = vec![1 << 32, 1 << 32];
+        let error = numel(&huge).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "a tensor of shape [4294967296, 4294967296] has more elements than 64-bit sizes hold"
+        );
+        let mut rng = Rng::new(1);
+        assert!(Tensor::try_random(huge, DType::F32, &mut rng).is_err());
+        // Fits 64-bit sizes, not memory: 2^60 f64 values.
+        let error = Tensor::try_random(vec![1 << 30, 1 << 30], DType::F32, &mut rng)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("out of memory: cannot allocate 9223372036854775808 B"),
+            "{error}"
+        );
+        assert!(Tensor::filled(vec![1 << 62, 4], 0.0).is_err());
+        assert_eq!(Tensor::filled(vec![2, 0], 1.0).unwrap().data, []);
     }
 
     #[test]

@@ -538,3 +538,12 @@ func.func @f() {
   comm.barrier team [0, 1] on cuda
   return
 }
+
+// -----
+
+// every op: the element count of a buffer fits in int64.
+func.func @f(%a: memref<8xf32>, %b: memref<4294967296x4294967296x8xf32>) {
+  // expected-error @+1 {{'comm.allreduce' op operand #1: buffer of 2^67 elements overflows 64-bit sizes}}
+  comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<4294967296x4294967296x8xf32>
+  return
+}

@@ -417,3 +417,12 @@ func.func @f(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32, "b"
   %0 = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32, "b"> -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+// every op: the byte size of a static tensor fits in int64.
+func.func @f(%a: tensor<2305843009213693952x2xbf16>) -> tensor<2305843009213693952x2xbf16> {
+  // expected-error @+1 {{'fusion.neg' op operand #0: tensor of 2^62 elements of 2 bytes (2^63 bytes) overflows 64-bit sizes}}
+  %0 = fusion.neg %a : tensor<2305843009213693952x2xbf16> -> tensor<2305843009213693952x2xbf16>
+  return %0 : tensor<2305843009213693952x2xbf16>
+}

@@ -475,3 +475,30 @@ func.func @stream_axis_elsewhere(%a: memref<4x8xf32>) {
 func.func @unknown_attribute() attributes {host.streams = 2 : i64} {
   return
 }
+
+// -----
+
+// every op: a static element count fits in int64.
+func.func @f() {
+  // expected-error @+1 {{'host.alloc' op result #0: buffer of 2^64 elements overflows 64-bit sizes}}
+  %0 = host.alloc : memref<4294967296x4294967296xf32>
+  return
+}
+
+// -----
+
+// every op: so does the byte size.
+func.func @f() {
+  // expected-error @+1 {{'host.alloc' op result #0: buffer of 2^62 elements of 4 bytes (2^64 bytes) overflows 64-bit sizes}}
+  %0 = host.alloc : memref<4611686018427387904xf32>
+  return
+}
+
+// -----
+
+// every op: operands are checked too (a count that is no power of two is in decimal).
+func.func @f(%a: memref<3x3074457345618258603xf32>, %b: memref<3x3074457345618258603xf32>) {
+  // expected-error @+1 {{'host.copy' op operand #0: buffer of 9223372036854775809 elements overflows 64-bit sizes}}
+  host.copy ins(%a : memref<3x3074457345618258603xf32>) outs(%b : memref<3x3074457345618258603xf32>)
+  return
+}
