@@ -197,6 +197,13 @@ pub const PASSES: &[PassInfo] = &[
         options: &[],
         create: |_| Ok(conversion::host_to_llvm::create()),
     },
+    PassInfo {
+        argument: conversion::scope_loop_allocas::ARGUMENT,
+        description: "Give back each loop iteration's stack: loop bodies that allocate stack in memref.alloca_scope",
+        anchor: conversion::scope_loop_allocas::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::scope_loop_allocas::create()),
+    },
 ];
 
 /// Every HIR pipeline.

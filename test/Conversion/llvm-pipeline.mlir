@@ -1,7 +1,8 @@
 // The documented pipeline from host IR to the LLVM dialect leaves nothing
 // else: runtime entries taking buffers are called through their C interface,
-// and the entry point gets one.
-// RUN: hir-opt %s --pass-pipeline='builtin.module(convert-comm-to-llvm,convert-host-to-llvm,convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)' \
+// and the entry point gets one. The descriptors a loop iteration passes live
+// for that iteration: its stack is saved before them and restored after.
+// RUN: hir-opt %s --pass-pipeline='builtin.module(convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)' \
 // RUN:   | FileCheck %s --implicit-check-not=host. --implicit-check-not=comm. --implicit-check-not=memref. \
 // RUN:       --implicit-check-not=scf. --implicit-check-not=arith. --implicit-check-not=cf. \
 // RUN:       --implicit-check-not=func.func --implicit-check-not=unrealized_conversion_cast --implicit-check-not=affine.
@@ -13,11 +14,14 @@
 // CHECK-LABEL: llvm.func @ag_neg(
 // CHECK: llvm.call @hir_rt_alloc(
 // CHECK: llvm.call @hir_rt_get_current_stream()
+// CHECK: %[[STACK:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK: llvm.call @hir_rt_stream_from_pool(
+// CHECK: llvm.alloca
 // CHECK: llvm.call @hir_rt_allgather_f32(
 // CHECK: llvm.call @hir_rt_wait(
 // CHECK: llvm.call @hir_rt_neg_f32(
 // CHECK: llvm.call @hir_rt_sync_stream(
+// CHECK: llvm.intr.stackrestore %[[STACK]] : !llvm.ptr
 // CHECK: llvm.call @hir_rt_dealloc(
 // CHECK-LABEL: llvm.func @_mlir_ciface_ag_neg(
 // CHECK: llvm.call @ag_neg(

@@ -6,6 +6,7 @@ pub mod comm_to_llvm;
 pub mod fusion_to_host;
 pub mod host_to_llvm;
 mod runtime_calls;
+pub mod scope_loop_allocas;
 
 use melior::pass::{conversion, memref};
 
@@ -15,8 +16,10 @@ use melior::pass::{conversion, memref};
 /// `expand-strided-metadata` turns the views of `host.select` into
 /// `memref.reinterpret_cast` and `affine.apply` (hence `lower-affine`);
 /// `reconcile-unrealized-casts` folds the casts the conversions leave
-/// between them.
-pub const LLVM_PIPELINE: &str = "convert-comm-to-llvm,convert-host-to-llvm,convert-scf-to-cf,\
+/// between them. `hir-scope-loop-allocas` comes right after the runtime
+/// calls are made, so that the descriptors they take live for one loop
+/// iteration.
+pub const LLVM_PIPELINE: &str = "convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
 expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,\
 convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 

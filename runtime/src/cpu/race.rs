@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::memref::{Footprint, View};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Per queue, how many of its tasks are ordered before.
@@ -63,9 +64,21 @@ struct Record {
     write: bool,
 }
 
+/// Records whose byte span is at most this are indexed by address; wider
+/// ones (a whole buffer, a strided view across one) are few and scanned.
+const NARROW: usize = 64 << 10;
+
+/// The accesses of past tasks, indexed by where they start, so that a loop
+/// of many slices checks each access against its neighbours only, not
+/// against every slice before it.
 #[derive(Default)]
 pub(crate) struct Tracker {
-    records: Vec<Record>,
+    /// Records of span at most [`NARROW`], by their first byte.
+    narrow: BTreeMap<usize, Vec<Record>>,
+    /// The widest span in `narrow`: a record overlapping `[start, end)`
+    /// starts at or after `start - widest`.
+    widest: usize,
+    wide: Vec<Record>,
 }
 
 impl Tracker {
@@ -81,7 +94,7 @@ impl Tracker {
     ) -> Result<()> {
         let footprints: Vec<Footprint> = accesses.iter().map(|a| a.view.footprint()).collect();
         for (access, footprint) in accesses.iter().zip(&footprints) {
-            let conflict = self.records.iter().find(|record| {
+            let conflict = self.near(footprint).find(|record| {
                 record.queue != queue
                     && entry(clock, record.queue) < record.number
                     && (record.write || access.write)
@@ -104,12 +117,20 @@ impl Tracker {
             // A later access of the same view from the same queue races with
             // whatever the earlier one raced with: keep only the later one
             // (a read does not stand in for a write).
-            self.records.retain(|record| {
-                !(record.queue == queue
+            let superseded = |record: &Record| {
+                record.queue == queue
                     && record.view == access.view
-                    && (access.write || !record.write))
-            });
-            self.records.push(Record {
+                    && (access.write || !record.write)
+            };
+            let span = footprint.end - footprint.start;
+            let records = if span <= NARROW {
+                self.widest = self.widest.max(span);
+                self.narrow.entry(footprint.start).or_default()
+            } else {
+                &mut self.wide
+            };
+            records.retain(|record| !superseded(record));
+            records.push(Record {
                 queue,
                 number,
                 who: who.clone(),
@@ -121,8 +142,19 @@ impl Tracker {
         Ok(())
     }
 
+    /// The records that may overlap `footprint`.
+    fn near(&self, footprint: &Footprint) -> impl Iterator<Item = &Record> {
+        let from = footprint.start.saturating_sub(self.widest);
+        self.narrow
+            .range(from..footprint.end.max(from))
+            .flat_map(|(_, records)| records)
+            .chain(&self.wide)
+    }
+
     /// Forgets every access: the host has waited for all of them.
     pub fn clear(&mut self) {
-        self.records.clear();
+        self.narrow.clear();
+        self.wide.clear();
+        self.widest = 0;
     }
 }

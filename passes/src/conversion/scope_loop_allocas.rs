@@ -1,0 +1,216 @@
+//! `hir-scope-loop-allocas`: bounds the stack a loop uses by its body, not
+//! its trip count.
+//!
+//! The calls of the runtime's C ABI take buffers as unranked memrefs, and
+//! `finalize-memref-to-llvm` lowers each cast to an unranked memref to an
+//! `llvm.alloca` of the ranked descriptor where the cast is. Inside a loop
+//! body that alloca is dynamic: nothing frees it until the function returns,
+//! so a loop of a million runtime calls overflows a rank's stack. This pass
+//! wraps each loop body (of `scf.for`, and both regions of `scf.while`) that
+//! allocates stack (a cast to an unranked memref or a `memref.alloca`, not
+//! counting nested loops, which get scopes of their own) in a
+//! `memref.alloca_scope`, which lowers to `llvm.intr.stacksave` and
+//! `llvm.intr.stackrestore` around the body: each iteration gives back what
+//! it took. Runs after `convert-host-to-llvm` and `convert-comm-to-llvm`,
+//! which make those casts.
+//!
+//! ```mlir
+//! scf.for %i = %c0 to %n step %c1 {
+//!   %0 = memref.cast %a : memref<4xf32> to memref<*xf32>
+//!   func.call @hir_rt_neg_f32(%0, %0) : (memref<*xf32>, memref<*xf32>) -> ()
+//! }
+//! ```
+//! becomes
+//! ```mlir
+//! scf.for %i = %c0 to %n step %c1 {
+//!   memref.alloca_scope {
+//!     %0 = memref.cast %a : memref<4xf32> to memref<*xf32>
+//!     func.call @hir_rt_neg_f32(%0, %0) : (memref<*xf32>, memref<*xf32>) -> ()
+//!   }
+//! }
+//! ```
+//! A body that yields values yields them through the scope's results. A
+//! parallel loop (`scf.parallel`, `scf.forall`) whose body takes stack is an
+//! error: its iterations are not scoped, and it would grow the stack.
+
+use crate::diagnostics::emit_error;
+use melior::{
+    Context, FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, RewriterBase,
+    create_op_rewrite_pattern,
+    dialect::ods::{memref, scf},
+    ir::{
+        Block, BlockLike, BlockRef, OperationRef, Region, RegionLike, RegionRef, Type, Value,
+        ValueLike,
+        operation::{OperationBuilder, OperationLike},
+        r#type::MemRefType,
+    },
+    pass::{ExternalPass, Pass, RunExternalPass},
+};
+
+/// The op the pass runs on.
+pub const ANCHOR: &str = "func.func";
+pub const ARGUMENT: &str = "hir-scope-loop-allocas";
+
+/// Creates the pass (anchored on `func.func`).
+pub fn create() -> Pass {
+    external_pass!(
+        ScopeLoopAllocas,
+        "ScopeLoopAllocas",
+        ARGUMENT,
+        "Give back each loop iteration's stack: loop bodies that allocate stack in memref.alloca_scope",
+        ANCHOR,
+        &[],
+    )
+}
+
+#[derive(Clone)]
+struct ScopeLoopAllocas;
+
+impl<'c> RunExternalPass<'c> for ScopeLoopAllocas {
+    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
+
+    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+        let context = function.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        // Post-order: inner loops are scoped before the loops around them.
+        melior::walk_and_apply_patterns(function, patterns(context));
+        if let Some(parallel) = unscoped_parallel_loop(function) {
+            emit_error(
+                parallel.location(),
+                &format!(
+                    "'{}' op body takes stack in every iteration, and {ARGUMENT} scopes only \
+                     scf.for and scf.while bodies",
+                    parallel.name().as_string_ref().as_str().unwrap_or_default()
+                ),
+            );
+            pass.signal_failure();
+        }
+    }
+}
+
+/// One pattern per loop op: each of its per-iteration regions is scoped.
+fn patterns(context: &Context) -> FrozenRewritePatternSet {
+    let set = RewritePatternSet::new(context);
+    for root in [scf::ForOperation::name(), scf::WhileOperation::name()] {
+        set.add(create_op_rewrite_pattern(
+            root,
+            1,
+            context,
+            |_pattern, loop_op, rewriter| {
+                // SAFETY: the driver hands the callback a live op and rewriter.
+                let (loop_op, rewriter) = unsafe {
+                    (
+                        OperationRef::from_raw(loop_op),
+                        PatternRewriter::from_raw(rewriter),
+                    )
+                };
+                let rewriter = rewriter.as_rewriter_base();
+                let mut changed = false;
+                for region in loop_op.regions() {
+                    if let Some(body) = region.first_block() {
+                        changed |= scope_body(&rewriter, body);
+                    }
+                }
+                changed
+            },
+            &[memref::AllocaScopeOperation::name()],
+        ));
+    }
+    set.freeze()
+}
+
+/// Moves the ops of `body` but its terminator into a `memref.alloca_scope`
+/// whose results the terminator then uses; false if `body` needs no scope.
+fn scope_body<'c>(rewriter: &RewriterBase<'c, '_>, body: BlockRef<'c, '_>) -> bool {
+    let Some(terminator) = body.terminator() else {
+        return false;
+    };
+    let mut ops: Vec<OperationRef> =
+        std::iter::successors(body.first_operation(), |op| op.next_in_block()).collect();
+    ops.pop();
+    let scoped = matches!(ops.as_slice(), [op] if op.name().as_string_ref().as_str() == Ok(memref::AllocaScopeOperation::name()));
+    if scoped || !ops.iter().any(|&op| allocates_stack(op)) {
+        return false;
+    }
+    let context = rewriter.context();
+    // SAFETY: the context outlives the rewrite this callback makes.
+    let context = unsafe { context.to_ref() };
+    let location = terminator.location();
+    let yielded: Vec<Value> = terminator.operands().collect();
+    let types: Vec<Type> = yielded.iter().map(|value| value.r#type()).collect();
+
+    let region = Region::new();
+    let scope_block = region.append_block(Block::new(&[]));
+    rewriter.set_insertion_point_to_end(scope_block);
+    let scope_return =
+        rewriter.insert(memref::alloca_scope_return(context, &yielded, location).into());
+    for op in ops {
+        rewriter.move_op_before(op, scope_return);
+    }
+    rewriter.set_insertion_point_before(terminator);
+    let scope = rewriter.insert(memref::alloca_scope(context, &types, region, location).into());
+
+    // The terminator keeps its kind and attributes, and yields the scope's results.
+    let results: Vec<Value> = scope.results().map(Value::from).collect();
+    let attributes: Vec<_> = terminator.attributes().collect();
+    let replacement = OperationBuilder::new(
+        terminator
+            .name()
+            .as_string_ref()
+            .as_str()
+            .unwrap_or_default(),
+        location,
+    )
+    .add_operands(&results)
+    .add_attributes(&attributes)
+    .build()
+    .expect("a terminator rebuilt with operands of the same types is valid");
+    rewriter.insert(replacement);
+    rewriter.erase_op(terminator);
+    true
+}
+
+/// A parallel loop (`scf.parallel`, `scf.forall`) nested in `op`, whose
+/// iterations the pass cannot scope, with a body that takes stack.
+fn unscoped_parallel_loop<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    op.regions().flat_map(block_ops_of).find_map(|nested| {
+        let name = nested.name();
+        let name = name.as_string_ref().as_str().unwrap_or_default();
+        let parallel =
+            name == scf::ParallelOperation::name() || name == scf::ForallOperation::name();
+        if parallel && nested.regions().flat_map(block_ops_of).any(allocates_stack) {
+            Some(nested)
+        } else {
+            unscoped_parallel_loop(nested)
+        }
+    })
+}
+
+/// Whether `op`, or an op nested in it but not in a nested loop (which is
+/// scoped on its own), takes stack when lowered to LLVM.
+fn allocates_stack(op: OperationRef) -> bool {
+    let name = op.name();
+    let name = name.as_string_ref().as_str().unwrap_or_default();
+    if name == scf::ForOperation::name() || name == scf::WhileOperation::name() {
+        return false;
+    }
+    if name == memref::AllocaOperation::name() {
+        return true;
+    }
+    if name == memref::CastOperation::name()
+        && op
+            .result(0)
+            .is_ok_and(|result| MemRefType::try_from(result.r#type()).is_err())
+    {
+        return true;
+    }
+    op.regions()
+        .any(|region| block_ops_of(region).any(allocates_stack))
+}
+
+/// The ops of every block of `region`, in order.
+fn block_ops_of<'c, 'a>(region: RegionRef<'c, 'a>) -> impl Iterator<Item = OperationRef<'c, 'a>> {
+    std::iter::successors(region.first_block(), |block| block.next_in_region())
+        .flat_map(|block| std::iter::successors(block.first_operation(), |op| op.next_in_block()))
+}
