@@ -149,11 +149,17 @@ impl Array {
             }
         };
         let data = &bytes[start + length..];
-        let count: usize = shape.iter().product();
-        if data.len() != count * size {
+        let needed = shape
+            .iter()
+            .try_fold(size, |bytes: usize, &extent| bytes.checked_mul(extent))
+            .ok_or_else(|| {
+                bad(format!(
+                    "shape {shape:?} of '{descr}' overflows 64-bit sizes"
+                ))
+            })?;
+        if data.len() != needed {
             return Err(bad(format!(
-                "shape {shape:?} of '{descr}' needs {} bytes of data, the file has {}",
-                count * size,
+                "shape {shape:?} of '{descr}' needs {needed} bytes of data, the file has {}",
                 data.len()
             )));
         }
@@ -220,6 +226,20 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_shape_whose_size_overflows_is_an_error_not_a_wrap() {
+        // 2^33 x 2^31 f4 elements: 2^66 bytes, 0 once wrapped, as the data.
+        let mut bytes = Array::from_f32(DType::F32, &[0], &[]).to_npy();
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+        let header = header.replace("(0,)", "(8589934592, 2147483648)");
+        let padded = format!("{:<width$}", header.trim_end(), width = header_len - 1) + "\n";
+        assert_eq!(padded.len(), header_len);
+        bytes.splice(10..10 + header_len, padded.bytes());
+        let error = Array::from_npy(&bytes).unwrap_err().to_string();
+        assert!(error.contains("overflows 64-bit sizes"), "{error}");
     }
 
     #[test]
