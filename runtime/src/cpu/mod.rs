@@ -134,10 +134,17 @@ impl World {
     /// once a rank has failed, every later run fails with the same errors.
     pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
+            // Once a rank's thread cannot start, the later ranks are not
+            // started: that rank's error is the cause, and the ranks already
+            // running give up.
+            let mut failed = false;
             let threads: Vec<_> = self
                 .devices
                 .iter()
                 .map(|device| {
+                    if failed {
+                        return Err(());
+                    }
                     let body = &body;
                     std::thread::Builder::new()
                         .name(format!("hir-rank-{}", device.rank))
@@ -153,6 +160,7 @@ impl World {
                             value
                         })
                         .map_err(|error| {
+                            failed = true;
                             let error =
                                 format!("cannot start a thread for rank {}: {error}", device.rank);
                             device.fail("launcher", Error::Io(error));

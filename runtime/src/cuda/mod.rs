@@ -275,10 +275,17 @@ impl World {
     /// for all the work it enqueued; as [`crate::cpu::World::run`].
     pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
+            // Once a rank's thread cannot start, the later ranks are not
+            // started: that rank's error is the cause, and the ranks already
+            // running give up.
+            let mut failed = false;
             let threads: Vec<_> = self
                 .devices
                 .iter()
                 .map(|device| {
+                    if failed {
+                        return Err(());
+                    }
                     let body = &body;
                     std::thread::Builder::new()
                         .name(format!("hir-cuda-rank-{}", device.rank))
@@ -305,6 +312,7 @@ impl World {
                             value
                         })
                         .map_err(|error| {
+                            failed = true;
                             let error =
                                 format!("cannot start a thread for rank {}: {error}", device.rank);
                             device.fail("launcher", Error::Io(error));

@@ -5,9 +5,9 @@
 //! `MASTER_PORT`, `HIR_JOB_SECRET` and `HIR_AGENT_STORE=1` set, forwards
 //! their output line by line with a `[rank R]` prefix, and waits for them.
 //! Once a rank fails (a failure in the store, or a non-zero exit), the others
-//! learn it through the store and stop; any still running a grace period
-//! later are killed. The launcher exits non-zero naming the rank that failed
-//! first.
+//! learn it through the store and stop; a stopped one (`SIGSTOP`) is killed
+//! at once, any still running a grace period later too. The launcher exits
+//! non-zero naming the rank that failed first.
 //!
 //! The ranks do not outlive it: each gets `SIGKILL` when the launcher dies
 //! (`PR_SET_PDEATHSIG`), and a `SIGTERM` or `SIGINT` to the launcher goes
@@ -54,7 +54,8 @@ pub fn launch(plan: &Plan) -> ExitCode {
 struct Rank {
     child: Child,
     status: Option<ExitStatus>,
-    killed: bool,
+    /// Why the launcher killed it, if it did.
+    killed: Option<Killed>,
 }
 
 /// The last of SIGTERM and SIGINT the launcher got (0: none).
@@ -151,7 +152,7 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
         ranks.push(Rank {
             child,
             status: None,
-            killed: false,
+            killed: None,
         });
     }
     // A rank learns of a failure within a poll of its watchdog; it then has
@@ -186,10 +187,20 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
         if failed_at.is_none() && !server.failures().is_empty() {
             failed_at = Some(Instant::now());
         }
-        if failed_at.is_some_and(|at| at.elapsed() >= grace) {
+        if let Some(at) = failed_at {
+            // A stopped rank cannot return: it is killed at once, the others
+            // when the grace ends.
+            let late = at.elapsed() >= grace;
             for process in ranks.iter_mut().filter(|process| process.status.is_none()) {
+                let why = if stopped(process.child.id()) {
+                    Killed::Stopped
+                } else if late {
+                    Killed::Late
+                } else {
+                    continue;
+                };
                 let _ = process.child.kill();
-                process.killed = true;
+                process.killed = Some(why);
                 process.status = Some(process.child.wait()?);
             }
         }
@@ -199,13 +210,23 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
         let _ = forwarder.join();
     }
     let failures = server.failures();
-    let killed: Vec<usize> = (0..world).filter(|&rank| ranks[rank].killed).collect();
-    if !killed.is_empty() {
-        eprintln!(
-            "{}: killed rank{} {killed:?}: still running {grace:?} after the first failure",
-            plan.tool,
-            if killed.len() == 1 { "" } else { "s" }
-        );
+    for (why, reason) in [
+        (Killed::Stopped, "stopped when the job failed".to_string()),
+        (
+            Killed::Late,
+            format!("still running {grace:?} after the first failure"),
+        ),
+    ] {
+        let killed: Vec<usize> = (0..world)
+            .filter(|&rank| ranks[rank].killed == Some(why))
+            .collect();
+        if !killed.is_empty() {
+            eprintln!(
+                "{}: killed rank{} {killed:?}: {reason}",
+                plan.tool,
+                if killed.len() == 1 { "" } else { "s" }
+            );
+        }
     }
     match failures.first() {
         None => Ok(ExitCode::SUCCESS),
@@ -262,6 +283,25 @@ fn forward_signal(tool: &str, signal: i32, ranks: &mut [Rank]) -> ExitCode {
         }
     );
     ExitCode::from(128u8.saturating_add(signal as u8))
+}
+
+/// Why the launcher killed a rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Killed {
+    /// Stopped (`SIGSTOP`) once the job failed: it could not return.
+    Stopped,
+    /// Still running when the grace after the first failure ended.
+    Late,
+}
+
+/// Whether process `pid` is stopped (`T` or `t` in `/proc/PID/stat`).
+fn stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command's closing parenthesis.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "T" || state == "t")
+    })
 }
 
 /// How a rank's process ended, after `rank R `.
