@@ -41,6 +41,31 @@
 // EXPECT-SHAPE: hir-run: error: --expect: {{.*}}result0.npy has shape [4, 8], but result0 has shape
 // RUN: not hir-run -n 1 --expect %t/nowhere %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=EXPECT-MISSING
 // EXPECT-MISSING: hir-run: error: --expect: {{.*}}nowhere/result0.npy
+// NaN agrees with nothing: an all-NaN file is a mismatch, not a pass.
+// RUN: %python %S/Inputs/fill_npy.py %t/nan/result0.npy nan 4 8
+// RUN: not hir-run -n 1 --expect %t/nan %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=EXPECT-NAN
+// EXPECT-NAN: result0 against {{.*}}: 32 of 32 expected values are NaN or infinite: MISMATCH
+// EXPECT-NAN: hir-run: error: the outputs differ from what they were compared with
+
+// A program is a regular file of bounded size: a device is refused before it is read.
+// RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
+// DEVICE: hir-run: error: /dev/zero is not a regular file: a program is read from one
+
+// Counts and timeouts are bounded: an error, not a failed spawn or an overflow.
+// RUN: not hir-run -n 2000 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TOO-MANY
+// TOO-MANY: hir-run: error: -n must be at most 1024, not 2000
+// RUN: not hir-run --timeout 18446744073709551615 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TIMEOUT
+// TIMEOUT: hir-run: error: --timeout must be at most 604800, not 18446744073709551615
+
+// A dry run verifies and lowers the program and checks its meshes against -n
+// before any rank starts.
+// RUN: not hir-run -n 3 --dry-run %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=DRY-MESH
+// DRY-MESH: hir-run: error: @allgather uses mesh @tp of devices [0, 1, 2, 3], but -n 3 runs ranks 0..2
+// DRY-MESH-NOT: joined
+// RUN: not hir-run -n 2 --dry-run %S/Inputs/syntax-error.mlir 2>&1 | FileCheck %s --check-prefix=DRY-SYNTAX
+// DRY-SYNTAX: error:
+// DRY-SYNTAX: hir-run: error: {{.*}}syntax-error.mlir does not parse or verify
+// DRY-SYNTAX-NOT: joined
 
 func.func @two(%a: memref<8xf32>) {
   return

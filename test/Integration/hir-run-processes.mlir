@@ -8,34 +8,47 @@
 // AGREE-DAG: [rank 1] rank 1 of 4: joined; program hash [[HASH]]; inputs random
 // AGREE-DAG: [rank 2] rank 2 of 4: joined; program hash [[HASH]]; inputs random
 // AGREE-DAG: [rank 3] rank 3 of 4: joined; program hash [[HASH]]; inputs random
-// AGREE-DAG: [rank 0] dry run: 4 ranks run the same program (hash [[HASH]]) with the same inputs and passed a barrier; nothing was executed
+// AGREE-DAG: [rank 0] dry run: the program verifies and lowers for 4 ranks, which run the same program (hash [[HASH]]) with the same inputs and passed a barrier; nothing was executed
 
 // Ranks started by hand, torchrun style (RANK, WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT): rank 0 hosts the store.
-// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 %examples/binary.mlir' | FileCheck %s --check-prefix=TORCHRUN
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_2.mlir' | FileCheck %s --check-prefix=TORCHRUN
 // TORCHRUN-DAG: [rank 0] rank 0 of 2: joined
 // TORCHRUN-DAG: [rank 1] rank 1 of 2: joined
 // TORCHRUN-DAG: rank 0: exit 0
 // TORCHRUN-DAG: rank 1: exit 0
 
 // A rank that runs a different program: both fail, naming the ranks.
-// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 %examples/allgather.mlir' 'hir-run --dry-run --timeout 20 %examples/binary.mlir' | FileCheck %s --check-prefix=DIFFERENT
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 %S/Inputs/allgather_2.mlir' 'hir-run --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_2.mlir' | FileCheck %s --check-prefix=DIFFERENT
 // DIFFERENT-DAG: [rank 0] hir-run: error: rank 0: same-program check: rank 1 runs a different program (hash [[H1:[0-9a-f]+]]) than rank 0 (hash [[H0:[0-9a-f]+]])
 // DIFFERENT-DAG: [rank 1] hir-run: error: rank 1: same-program check: rank 1 runs a different program (hash [[H1]]) than rank 0 (hash [[H0]])
 // DIFFERENT-DAG: rank 0: exit 1
 // DIFFERENT-DAG: rank 1: exit 1
 
 // The same program with other input shapes.
-// RUN: hir-run --output-dir %t %examples/binary.mlir
-// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 --input arg0=%t/result0.npy %examples/binary.mlir' 'hir-run --dry-run --timeout 20 %examples/binary.mlir' | FileCheck %s --check-prefix=INPUTS
-// INPUTS-DAG: [rank 0] hir-run: error: rank 0: same-program check: rank 1 has other inputs (random inputs) than rank 0 (arg0 [4, 8] f32)
-// INPUTS-DAG: [rank 1] hir-run: error: rank 1: same-program check: rank 1 has other inputs (random inputs) than rank 0 (arg0 [4, 8] f32)
+// RUN: %python %S/Inputs/fill_npy.py %t.in.npy 1 4 2
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 --input arg0=%t.in.npy %S/Inputs/allgather_2.mlir' 'hir-run --dry-run --timeout 20 %S/Inputs/allgather_2.mlir' | FileCheck %s --check-prefix=INPUTS
+// INPUTS-DAG: [rank 0] hir-run: error: rank 0: same-program check: rank 1 has other inputs (random inputs) than rank 0 (arg0 [4, 2] f32 (file hash {{[0-9a-f]+}}))
+// INPUTS-DAG: [rank 1] hir-run: error: rank 1: same-program check: rank 1 has other inputs (random inputs) than rank 0 (arg0 [4, 2] f32 (file hash {{[0-9a-f]+}}))
 // INPUTS-DAG: rank 0: exit 1
 // INPUTS-DAG: rank 1: exit 1
 
+// Options that change what the run computes or does are part of the hash:
+// --check, --iters, and the contents of an --input file of the same shape.
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 --check %S/Inputs/ag_matmul_p2p_2.mlir' 'hir-run --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_2.mlir' | FileCheck %s --check-prefix=HASHED
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 --iters 3 %S/Inputs/ag_matmul_p2p_2.mlir' 'hir-run --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_2.mlir' | FileCheck %s --check-prefix=HASHED
+// RUN: %python %S/Inputs/fill_npy.py %t.ones.npy 1 2 32 64
+// RUN: %python %S/Inputs/fill_npy.py %t.twos.npy 2 2 32 64
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 --input arg0=%t.ones.npy %S/Inputs/ag_matmul_p2p_2.mlir' 'hir-run --dry-run --timeout 20 --input arg0=%t.twos.npy %S/Inputs/ag_matmul_p2p_2.mlir' | FileCheck %s --check-prefix=CONTENTS
+// CONTENTS-DAG: [rank 0] hir-run: error: rank 0: same-program check: rank 1 has other inputs (arg0 [2, 32, 64] f32 (file hash [[H1:[0-9a-f]+]])) than rank 0 (arg0 [2, 32, 64] f32 (file hash [[H0:[0-9a-f]+]]))
+// CONTENTS-DAG: rank 1: exit 1
+// HASHED-DAG: [rank 0] hir-run: error: rank 0: same-program check: rank 1 runs a different program
+// HASHED-DAG: rank 0: exit 1
+// HASHED-DAG: rank 1: exit 1
+
 // A rank that exits early (test hook: rank 1 exits with status 0 right after
 // joining, without a word): the others give up naming it, the launcher too.
-// RUN: HIR_TEST_HOOK=1:exit-after-bootstrap not hir-run -n 3 --dry-run --timeout 20 %examples/allgather.mlir > %t.exit 2>&1
+// RUN: HIR_TEST_HOOK=1:exit-after-bootstrap not hir-run -n 3 --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_3.mlir > %t.exit 2>&1
 // RUN: FileCheck %s --check-prefix=EXIT < %t.exit
 // EXIT-DAG: [rank 0] hir-run: error: rank 0: {{.*}}gave up: rank 1 exited (connection closed)
 // EXIT-DAG: [rank 2] hir-run: error: rank 2: {{.*}}gave up: rank 1 exited (connection closed)
@@ -44,7 +57,7 @@
 // A stuck rank (test hook: rank 1 hangs before the barrier, where no abort
 // reaches it): rank 0's watchdog fails its barrier after --timeout and tells
 // rank 1, whose watchdog ends its process after its grace period.
-// RUN: HIR_TEST_HOOK=1:stall not hir-run -n 2 --dry-run --timeout 2 %examples/allgather.mlir > %t.stall 2>&1
+// RUN: HIR_TEST_HOOK=1:stall not hir-run -n 2 --dry-run --timeout 2 %S/Inputs/allgather_2.mlir > %t.stall 2>&1
 // RUN: FileCheck %s --check-prefix=STALL < %t.stall
 // STALL-DAG: [rank 0] hir-run: error: rank 0: barrier: timed out after 2s waiting for it to complete: the watchdog found it still pending
 // STALL-DAG: [rank 1] rank 1: watchdog: gave up: rank 0 failed in barrier: timed out after 2s
@@ -54,9 +67,9 @@
 // Usage errors.
 // RUN: not hir-run -n 2 --launch processes %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: hir-run: error: the cpu backend runs its ranks as threads of one process: --launch processes needs --dry-run or --backend cuda
-// RUN: RANK=0 not hir-run --dry-run %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=ENV
+// RUN: RANK=0 not hir-run --dry-run %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=ENV
 // ENV: hir-run: error: RANK is set but WORLD_SIZE is not: a rank needs both
-// RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-run -n 3 --dry-run %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=WORLD
+// RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-run -n 3 --dry-run %S/Inputs/ag_matmul_p2p_3.mlir 2>&1 | FileCheck %s --check-prefix=WORLD
 // WORLD: hir-run: error: rank 0: -n 3 does not match WORLD_SIZE 2
 // RUN: not hir-run --dry-run --launch threads %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: hir-run: error: --dry-run checks ranks in processes: it does not go with --launch threads

@@ -36,12 +36,6 @@ impl Buffer {
         Self::try_from_bytes(dtype, tensor.shape.clone(), &bytes)
     }
 
-    /// [`Buffer::try_new`] for tensors known to fit; panics with its error
-    /// otherwise.
-    pub fn new(tensor: &Tensor, dtype: DType) -> Self {
-        Self::try_new(tensor, dtype).unwrap_or_else(|error| panic!("{error:#}"))
-    }
-
     /// A buffer of `shape` holding `bytes`, the elements of `dtype` in
     /// row-major order; an error when they are not, or when memory cannot
     /// be had.
@@ -82,12 +76,6 @@ impl Buffer {
             descriptor,
             device: None,
         })
-    }
-
-    /// [`Buffer::try_from_bytes`] for bytes known to fit; panics with its
-    /// error otherwise.
-    pub fn from_bytes(dtype: DType, shape: Vec<usize>, bytes: &[u8]) -> Self {
-        Self::try_from_bytes(dtype, shape, bytes).unwrap_or_else(|error| panic!("{error:#}"))
     }
 
     /// Makes the host storage a buffer of the rank whose `allocations` these

@@ -16,6 +16,7 @@ use melior::{
     },
     pass::PassManager,
 };
+use std::io::Read as _;
 use std::path::Path;
 
 /// The static shape of a ranked tensor or memref type.
@@ -107,9 +108,49 @@ pub fn parse_source<'c>(context: &'c Context, source: &str, name: &str) -> Resul
     module.with_context(|| format!("{name} does not parse or verify"))
 }
 
+/// The largest program file a tool reads: far above any real program, and
+/// far below what parsing it would need of memory.
+pub const MAX_PROGRAM_BYTES: u64 = 256 << 20;
+
+/// The bytes of the program file `path`: a regular file of at most
+/// [`MAX_PROGRAM_BYTES`] (not a device or a pipe, which may never end).
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    check_file(path)?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_PROGRAM_BYTES + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_PROGRAM_BYTES {
+        bail!(
+            "{} grew past {MAX_PROGRAM_BYTES} bytes while it was read",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+fn check_file(path: &Path) -> Result<()> {
+    let metadata =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !metadata.is_file() {
+        bail!(
+            "{} is not a regular file: a program is read from one",
+            path.display()
+        );
+    }
+    if metadata.len() > MAX_PROGRAM_BYTES {
+        bail!(
+            "{} has {} bytes, more than a program may have ({MAX_PROGRAM_BYTES})",
+            path.display(),
+            metadata.len()
+        );
+    }
+    Ok(())
+}
+
 /// Parses `path`; MLIR reports syntax and verifier errors located in it.
 pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
-    std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    check_file(path)?;
     let name = path.to_string_lossy();
     // SAFETY: the context is valid; a null module is mapped to `None`.
     let module = unsafe {

@@ -406,7 +406,7 @@ fn build(
 
 /// Rank `rank`'s arguments: its shards of the inputs, and its output filled
 /// with NaN.
-fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> RankCall {
+fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> Result<RankCall> {
     let dtype = inputs.params.dtype;
     let mut buffers = Vec::new();
     for (param, &logical) in built.signature.inputs.iter().zip(&built.generated.inputs) {
@@ -425,12 +425,16 @@ fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> RankCall {
             )),
             None => Cow::Borrowed(&values.bytes),
         };
-        buffers.push(Buffer::from_bytes(dtype, param.local_shape(), &bytes));
+        buffers.push(Buffer::try_from_bytes(dtype, param.local_shape(), &bytes)?);
     }
     let local = built.signature.outputs[0].local_shape();
-    let len = local.iter().product();
-    buffers.push(Buffer::from_bytes(dtype, local, &data::nans(dtype, len)));
-    RankCall::new(buffers)
+    let len = hir_tools::tensor::numel(&local)?;
+    buffers.push(Buffer::try_from_bytes(
+        dtype,
+        local,
+        &data::nans(dtype, len),
+    )?);
+    Ok(RankCall::new(buffers))
 }
 
 /// Builds, checks and times one variant on the ranks of this process (all
@@ -466,7 +470,7 @@ fn bench_variant(
     let mut calls: Vec<RankCall> = local
         .iter()
         .map(|&rank| rank_call(&built, inputs, rank))
-        .collect();
+        .collect::<Result<_>>()?;
     for (&rank, call) in local.iter().zip(&mut calls) {
         for buffer in &mut call.buffers {
             runtime.place(rank, buffer)?;

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use hir_runtime::abi::DType;
-use hir_tools::args::{number, positive};
+use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, positive, timeout};
 use hir_tools::backend::Backend;
 use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
@@ -24,7 +24,7 @@ emit: prints a benchmark program (fusion dialect) on stdout. PROGRAM is one of
 
 run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
   --backend cpu|cuda    runtime backend (default cpu: numbers NOT meaningful)
-  -n D, -D D            ranks = devices (default 1)
+  -n D, -D D            ranks = devices (default 1, at most 1024)
   --shapes MxKxN,...    GEMM shapes (default 32768x16384x8192,8192x16384x8192,16384x8192x2048)
   --families F,...      ag, rs, ar (default all)
   --variants V,...      gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda (default all
@@ -50,7 +50,8 @@ run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
                         benchmark, build, lower and JIT-compile every variant on every rank,
                         check that the ranks lowered the same programs, time nothing
   --timeout SECONDS     how long ranks in processes wait for each other, and how long a
-                        communication may stay pending before the watchdog fails it (default 60)
+                        communication may stay pending before the watchdog fails it (default 60,
+                        at most a week: 604800)
   -h, --help            this help";
 
 /// `hir-bench emit`.
@@ -306,7 +307,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         let value = args.value(&flag, inline)?;
         match flag.as_str() {
             "--backend" => run.backend = Backend::parse("--backend", &value)?,
-            "-n" | "-D" => run.devices = positive(&flag, &value)?,
+            "-n" | "-D" => run.devices = bounded(&flag, &value, MAX_RANKS)?,
             "--shapes" => run.shapes = value.split(',').map(shape).collect::<Result<_>>()?,
             "--families" => {
                 run.families = list(&flag, &value, Family::parse, "a list of ag, rs, ar")?
@@ -322,7 +323,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
             "--dtype" => run.dtype = dtype(&value)?,
             "--chunks" => chunks = Some(positive(&flag, &value)?),
             "--ring-chunks" => run.ring_chunks = number(&flag, &value)?,
-            "--num-streams" => run.num_streams = positive(&flag, &value)?,
+            "--num-streams" => run.num_streams = bounded(&flag, &value, MAX_STREAMS)?,
             "--lower-streams" => run.lower_streams = number(&flag, &value)?,
             "--iters" => run.iters = positive(&flag, &value)?,
             "--warmup" => run.warmup = number(&flag, &value)?,
@@ -332,7 +333,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
             "--csv" => run.csv = Some(PathBuf::from(value)),
             "--png" => run.png = Some(PathBuf::from(value)),
             "--launch" => run.launch = Some(Launch::parse(&flag, &value)?),
-            "--timeout" => run.timeout = Duration::from_secs(positive(&flag, &value)? as u64),
+            "--timeout" => run.timeout = timeout(&flag, &value)?,
             other => bail!("unknown option '{other}' of run\n{USAGE}"),
         }
     }

@@ -1,7 +1,7 @@
 //! `hir-run`'s command line.
 
 use anyhow::{Context, Result, bail};
-use hir_tools::args::{number, positive};
+use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, timeout};
 use hir_tools::backend::Backend;
 use hir_tools::launch::{Launch, Plan};
 use std::path::PathBuf;
@@ -12,9 +12,10 @@ usage: hir-run [options] prog.mlir
 Lowers a fusion or host program to LLVM, JIT-compiles it and runs it on N ranks.
 
 options:
-  -n N                  ranks to run (default 1)
+  -n N                  ranks to run (default 1, or WORLD_SIZE for a rank torchrun started;
+                        at most 1024)
   --backend cpu|cuda    runtime backend (default cpu)
-  --num-streams S       streams in each rank's pool (default 4)
+  --num-streams S       streams in each rank's pool (default 4, at most 1024)
   --p2p none|nccl|cuda  lower collectives along the stream axis to rings (default none)
   --ring-chunks C       split each ring step's transfer and compute into C parts
                         (default 0: host-p2p-pipeline chooses)
@@ -33,7 +34,8 @@ options:
   --dry-run             ranks in processes: bootstrap, check that every rank runs the same
                         program with the same input shapes, meet at a barrier, run nothing
   --timeout SECONDS     how long ranks in processes wait for each other, and how long a
-                        communication may stay pending before the watchdog fails it (default 60)
+                        communication may stay pending before the watchdog fails it (default 60,
+                        at most a week: 604800)
   -h, --help            this help";
 
 #[derive(Debug)]
@@ -103,6 +105,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         program: PathBuf::new(),
     };
     let mut program = None;
+    let mut ranks_given = false;
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => {
@@ -118,9 +121,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         };
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
-            "-n" => options.ranks = positive("-n", &value()?)?,
+            "-n" => {
+                options.ranks = bounded("-n", &value()?, MAX_RANKS)?;
+                ranks_given = true;
+            }
             "--backend" => options.backend = Backend::parse("--backend", &value()?)?,
-            "--num-streams" => options.num_streams = positive("--num-streams", &value()?)?,
+            "--num-streams" => {
+                options.num_streams = bounded("--num-streams", &value()?, MAX_STREAMS)?
+            }
             "--p2p" => {
                 options.p2p = value()?;
                 if !["none", "nccl", "cuda"].contains(&options.p2p.as_str()) {
@@ -150,10 +158,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--print-ir" => options.print_ir = true,
             "--launch" => options.launch = Some(Launch::parse("--launch", &value()?)?),
             "--dry-run" => options.dry_run = true,
-            "--timeout" => {
-                options.timeout =
-                    std::time::Duration::from_secs(positive("--timeout", &value()?)? as u64)
-            }
+            "--timeout" => options.timeout = timeout("--timeout", &value()?)?,
             flag if flag.starts_with('-') && flag != "-" => {
                 bail!("unknown option '{flag}'\n{USAGE}")
             }
@@ -162,6 +167,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         }
     }
     options.program = program.with_context(|| format!("no program given\n{USAGE}"))?;
+    // A rank started torchrun style without -n runs in a world of WORLD_SIZE
+    // (a WORLD_SIZE that does not parse is the bootstrap's error to report).
+    if !ranks_given
+        && std::env::var_os("RANK").is_some()
+        && let Some(world) = std::env::var("WORLD_SIZE")
+            .ok()
+            .and_then(|world| world.parse().ok())
+    {
+        options.ranks = world;
+    }
     if options.dry_run && options.launch == Some(Launch::Threads) {
         bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
     }

@@ -20,7 +20,12 @@ use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Signature};
 use hir_tools::tensor::{self, Rng, Tensor};
 use hir_tools::{jit, reference};
-use std::{path::Path, process::ExitCode, time::Instant};
+use melior::ir::Module;
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Instant,
+};
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args().skip(1)) {
@@ -36,6 +41,14 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run(options) => {
+            // A dry run runs nothing, so it checks all it can without running,
+            // before any rank starts.
+            if options.dry_run
+                && let Err(error) = validate(&options)
+            {
+                eprintln!("hir-run: error: {error:#}");
+                return ExitCode::FAILURE;
+            }
             // Ranks in processes: a launcher, or one rank of it.
             let dispatched = launch::dispatch(
                 &options.plan(),
@@ -46,7 +59,7 @@ fn main() -> ExitCode {
                     }
                     if joined.rank == 0 {
                         println!(
-                            "dry run: {} ranks run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
+                            "dry run: the program verifies and lowers for {} ranks, which run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
                             joined.world, joined.hash
                         );
                     }
@@ -67,44 +80,65 @@ fn main() -> ExitCode {
     }
 }
 
-/// The program's hash (its bytes and the options that change how it
-/// lowers and what it computes) and its `--input` shapes, which every rank
-/// in processes must agree on.
+/// The program's hash (its bytes and every option that changes how it
+/// lowers, what it computes or what the run does with it) and its `--input`
+/// files (shapes and contents), which every rank in processes must agree on.
 fn fingerprint(options: &Options) -> Result<Fingerprint> {
-    let bytes = std::fs::read(&options.program)
-        .map_err(|error| anyhow!("cannot read {}: {error}", options.program.display()))?;
+    let bytes = program::read(&options.program)?;
     let mut hash = Fnv::default();
     hash.write(b"hir-run program\0");
     hash.write(&bytes);
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0num-streams={}\0p2p={}\0ring-chunks={}\0seed={}\0",
-            options.num_streams, options.p2p, options.ring_chunks, options.seed
+            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0ring-chunks={}\0seed={}\0\
+             iters={}\0check={}\0expect={:?}\0",
+            options.ranks,
+            options.num_streams,
+            options.p2p,
+            options.ring_chunks,
+            options.seed,
+            options.iters,
+            options.check,
+            options.expect,
         )
         .as_bytes(),
     );
-    let mut inputs: Vec<(usize, String)> = Vec::new();
-    for (index, path) in &options.inputs {
+    // The last --input of an argument wins, as in the run. Its contents are
+    // part of what the ranks compare, as a hash of the file.
+    let latest: std::collections::BTreeMap<usize, &PathBuf> = options
+        .inputs
+        .iter()
+        .map(|(index, path)| (*index, path))
+        .collect();
+    let mut inputs = Vec::new();
+    for (index, path) in latest {
         let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
-        inputs.retain(|(other, _)| other != index);
-        inputs.push((
-            *index,
-            format!("arg{index} {:?} {}", array.shape, array.dtype.mlir()),
+        let contents = std::fs::read(path).map_err(|error| {
+            anyhow!(
+                "--input arg{index}: cannot read {}: {error}",
+                path.display()
+            )
+        })?;
+        let mut file = Fnv::default();
+        file.write(&contents);
+        inputs.push(format!(
+            "arg{index} {:?} {} (file hash {:016x})",
+            array.shape,
+            array.dtype.mlir(),
+            file.finish()
         ));
     }
-    inputs.sort();
-    let inputs: Vec<String> = inputs.into_iter().map(|(_, input)| input).collect();
     Ok(Fingerprint {
         hash: hash.finish(),
         inputs: inputs.join(", "),
     })
 }
 
-fn run(options: &Options) -> Result<()> {
-    let context = hir_tools::context();
-
-    let mut module = program::parse(&context, &options.program)?;
+/// The program parsed and verified, and its signature, checked against the
+/// options (`-n` against its meshes).
+fn load<'c>(context: &'c melior::Context, options: &Options) -> Result<(Module<'c>, Signature)> {
+    let module = program::parse(context, &options.program)?;
     let function = program::entry(&module)?;
     let signature = program::signature(&module, &function)?;
     if !signature.fusion {
@@ -120,6 +154,32 @@ fn run(options: &Options) -> Result<()> {
         }
     }
     check_meshes(&signature, options.ranks)?;
+    Ok((module, signature))
+}
+
+/// What a dry run checks: the program loads and lowers to LLVM with the
+/// run's options.
+fn validate(options: &Options) -> Result<()> {
+    let context = hir_tools::context();
+    let (mut module, signature) = load(&context, options)?;
+    program::lower(
+        &context,
+        &mut module,
+        &signature,
+        &hir_lower(options),
+        false,
+    )
+}
+
+/// `hir-lower`'s options for the run.
+fn hir_lower(options: &Options) -> String {
+    format!("p2p={} ring-chunks={}", options.p2p, options.ring_chunks)
+}
+
+fn run(options: &Options) -> Result<()> {
+    let context = hir_tools::context();
+    let (mut module, signature) = load(&context, options)?;
+    let function = program::entry(&module)?;
 
     // Global inputs, and the reference, before the module is lowered in place.
     let globals = if signature.fusion {
@@ -137,7 +197,7 @@ fn run(options: &Options) -> Result<()> {
         &context,
         &mut module,
         &signature,
-        &format!("p2p={} ring-chunks={}", options.p2p, options.ring_chunks),
+        &hir_lower(options),
         options.print_ir,
     )?;
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
@@ -152,7 +212,7 @@ fn run(options: &Options) -> Result<()> {
     let local = session.peers.local_ranks(options.ranks);
     let mut ranks: Vec<RankCall> = (0..options.ranks)
         .map(|rank| rank_buffers(&signature, &globals, rank, options.seed))
-        .collect();
+        .collect::<Result<_>>()?;
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
             runtime.place(rank, buffer)?;
@@ -283,6 +343,20 @@ fn time_and_trace(
 /// Whether `actual` is within `dtype`'s tolerance of `expected`, printed as
 /// a line for `name`.
 fn agrees(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> bool {
+    // NaN compares unordered, so a NaN expected value would pass any test:
+    // it is a mismatch of its own (an actual NaN makes the error infinite).
+    let not_finite = expected
+        .data
+        .iter()
+        .filter(|value| !value.is_finite())
+        .count();
+    if not_finite > 0 {
+        println!(
+            "{name}: {not_finite} of {} expected values are NaN or infinite: MISMATCH",
+            expected.data.len()
+        );
+        return false;
+    }
     let error = tensor::relative_error(actual, expected);
     let tolerance = tensor::tolerance(dtype);
     let verdict = if error <= tolerance { "ok" } else { "MISMATCH" };
@@ -366,7 +440,7 @@ fn global_inputs(signature: &Signature, options: &Options) -> Result<Vec<Tensor>
                             .wrapping_mul(0x1_0000_0001)
                             .wrapping_add(index as u64),
                     );
-                    Ok(Tensor::random(param.shape.clone(), param.dtype, &mut rng))
+                    Tensor::try_random(param.shape.clone(), param.dtype, &mut rng)
                 }
             }
         })
@@ -401,7 +475,12 @@ fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
 
 /// Rank `rank`'s buffers: the shards of the global inputs and NaN-filled
 /// outputs (a fusion program), or random values (host IR).
-fn rank_buffers(signature: &Signature, globals: &[Tensor], rank: usize, seed: u64) -> RankCall {
+fn rank_buffers(
+    signature: &Signature,
+    globals: &[Tensor],
+    rank: usize,
+    seed: u64,
+) -> Result<RankCall> {
     let position = |param: &Param| {
         param
             .placement
@@ -419,15 +498,11 @@ fn rank_buffers(signature: &Signature, globals: &[Tensor], rank: usize, seed: u6
                 (Some(axis), Some(index)) => global.slice(axis, index),
                 _ => global.clone(),
             };
-            buffers.push(Buffer::new(&local, param.dtype));
+            buffers.push(Buffer::try_new(&local, param.dtype)?);
         }
         for param in &signature.outputs {
-            let shape = param.local_shape();
-            let len = shape.iter().product();
-            buffers.push(Buffer::new(
-                &Tensor::new(shape, vec![f64::NAN; len]),
-                param.dtype,
-            ));
+            let nans = Tensor::filled(param.local_shape(), f64::NAN)?;
+            buffers.push(Buffer::try_new(&nans, param.dtype)?);
         }
     } else {
         for (index, param) in signature.inputs.iter().enumerate() {
@@ -435,13 +510,11 @@ fn rank_buffers(signature: &Signature, globals: &[Tensor], rank: usize, seed: u6
                 seed.wrapping_mul(0x1_0000_0001)
                     .wrapping_add(((rank as u64) << 32) + index as u64),
             );
-            buffers.push(Buffer::new(
-                &Tensor::random(param.shape.clone(), param.dtype, &mut rng),
-                param.dtype,
-            ));
+            let random = Tensor::try_random(param.shape.clone(), param.dtype, &mut rng)?;
+            buffers.push(Buffer::try_new(&random, param.dtype)?);
         }
     }
-    RankCall::new(buffers)
+    Ok(RankCall::new(buffers))
 }
 
 /// The global value of every output: the `didx` slices in mesh order, or
