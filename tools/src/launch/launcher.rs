@@ -136,24 +136,24 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(error) => {
-                for started in &mut ranks {
-                    let Rank { child, .. } = started;
-                    let _ = child.kill();
-                    let _ = child.wait();
-                }
-                anyhow::bail!("cannot start rank {rank}: {error}");
-            }
-        };
-        forwarders.push(forward(child.stdout.take().unwrap(), rank, false));
-        forwarders.push(forward(child.stderr.take().unwrap(), rank, true));
-        ranks.push(Rank {
-            child,
-            status: None,
-            killed: None,
+        let started = spawned.and_then(|mut child| {
+            let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+            ranks.push(Rank {
+                child,
+                status: None,
+                killed: None,
+            });
+            forwarders.push(forward(stdout, rank, false)?);
+            forwarders.push(forward(stderr, rank, true)?);
+            Ok(())
         });
+        if let Err(error) = started {
+            for Rank { child, .. } in &mut ranks {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            anyhow::bail!("cannot start rank {rank}: {error}");
+        }
     }
     // A rank learns of a failure within a poll of its watchdog; it then has
     // the watchdog's grace to return before the watchdog ends it.
@@ -319,13 +319,15 @@ fn describe(status: ExitStatus) -> String {
     }
 }
 
-/// Copies a rank's output to ours, each line prefixed with `[rank R]`.
+/// Copies a rank's output (piped, so there) to ours, each line prefixed
+/// with `[rank R]`, on a thread of its own.
 fn forward(
-    stream: impl Read + Send + 'static,
+    stream: Option<impl Read + Send + 'static>,
     rank: usize,
     stderr: bool,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().spawn(move || {
+        let Some(stream) = stream else { return };
         let mut reader = BufReader::new(stream);
         let mut line = Vec::new();
         loop {

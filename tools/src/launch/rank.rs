@@ -341,17 +341,19 @@ impl HostRank {
     ) -> hir_runtime::error::Result<T> {
         let done = Arc::new(AtomicBool::new(false));
         let result = Arc::new(Mutex::new(None));
-        self.inflight.post(op.to_string(), done.clone());
         {
             let (done, result) = (done.clone(), result.clone());
             // On a thread of its own, so that an abort releases the host
             // from it (the thread then ends with the process).
-            std::thread::spawn(move || {
-                let value = wait();
-                *result.lock().unwrap() = Some(value);
-                done.store(true, Ordering::Release);
-            });
+            std::thread::Builder::new()
+                .spawn(move || {
+                    let value = wait();
+                    *result.lock().unwrap() = Some(value);
+                    done.store(true, Ordering::Release);
+                })
+                .map_err(|error| Error::Io(format!("cannot start a thread for {op}: {error}")))?;
         }
+        self.inflight.post(op.to_string(), done.clone());
         let began = Instant::now();
         let mut aborted = self.aborted.lock().unwrap();
         loop {
