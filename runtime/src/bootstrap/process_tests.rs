@@ -289,3 +289,78 @@ fn a_stopped_rank_process_is_named_by_the_store() {
     // The heartbeat (1 s), not the ranks' timeout (10 s), ended it.
     assert!(began.elapsed() < 8 * SECOND, "{:?}", began.elapsed());
 }
+
+/// The child process of `stopping_the_whole_job_is_not_a_failure`.
+const WHOLE: &str = "HIR_BOOTSTRAP_TEST_WHOLE_JOB";
+
+/// A store and a watchdog-like client in one process, stopped together (as
+/// Ctrl-Z stops a launcher and its ranks) for 3 heartbeats: when they go
+/// on, nobody is blamed.
+#[test]
+fn stopping_the_whole_job_is_not_a_failure() {
+    if std::env::var(WHOLE).is_ok() {
+        return whole_job();
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "bootstrap::process_tests::stopping_the_whole_job_is_not_a_failure",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(WHOLE, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    // After the harness's own words (`test NAME ... `).
+    while !line.trim_end().ends_with("polling") {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(read > 0, "the child ended before it polled");
+    }
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: plain system calls on our child.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(3 * SECOND / 2);
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let output = child.wait_with_output().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+    text += &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("no failure after the stop"), "{text}");
+}
+
+fn whole_job() {
+    let server = server();
+    let client = StoreClient::connect_watched(
+        &server.addr().to_string(),
+        &Member::new(secret(), 3, Some(1)),
+        None,
+        Some(SECOND / 2),
+        5 * SECOND,
+    )
+    .unwrap();
+    let poll = || {
+        for _ in 0..10 {
+            assert!(
+                client
+                    .failures(Duration::from_millis(50))
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+    };
+    poll();
+    println!("polling");
+    // Stopped by the parent somewhere in here, for 1.5 s.
+    let began = Instant::now();
+    while began.elapsed() < 3 * SECOND {
+        poll();
+    }
+    assert!(server.failures().is_empty(), "{:?}", server.failures());
+    println!("no failure after the stop");
+}

@@ -374,6 +374,10 @@ fn accept_errors_back_off_instead_of_spinning() {
 /// and takes members again once descriptors are free.
 fn out_of_descriptors() {
     let server = server();
+    // Once a member was served, the accept loop waits in `accept`, which
+    // holds a descriptor for the next connection.
+    connect(&server, &member(None)).unwrap().goodbye().unwrap();
+    std::thread::sleep(SECOND / 5);
     let fds = open_fds() as u64;
     let limit = libc::rlimit {
         rlim_cur: fds + 24,
@@ -381,20 +385,22 @@ fn out_of_descriptors() {
     };
     // SAFETY: a plain system call on a valid struct.
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    // Every descriptor taken, then two given back: one for a connection, one
+    // for the server's copy of it; its next `accept` has none.
     let mut hogs = Vec::new();
-    while let Ok(stream) = TcpStream::connect(server.addr()) {
-        hogs.push(stream);
+    while let Ok(file) = std::fs::File::open("/dev/null") {
+        hogs.push(file);
     }
-    // Whatever is left, the accept loop's share of descriptors is gone.
-    let _ = hogs.pop();
-    while let Ok(stream) = TcpStream::connect(server.addr()) {
-        hogs.push(stream);
-    }
+    hogs.truncate(hogs.len() - 2);
+    let first = TcpStream::connect(server.addr()).unwrap();
     until("accept to fail", || server.accept_errors() > 0);
     let cpu = || {
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: fills the struct.
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        // SAFETY: getrusage fills the zeroed struct.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
         let time = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
         time(usage.ru_utime) + time(usage.ru_stime)
     };
@@ -403,7 +409,8 @@ fn out_of_descriptors() {
     let (spent, failed) = (cpu() - began, server.accept_errors() - errors);
     assert!(spent < 0.5, "{spent} s of CPU in 2 s of failing accepts");
     assert!(failed < 100, "{failed} accept errors in 2 s");
-    drop(hogs);
+    drop((hogs, first));
+    // Descriptors are free again: a member gets in.
     let member = connect(&server, &member(Some(0))).unwrap();
     member.goodbye().unwrap();
     println!("out of descriptors: ok ({failed} accept errors in 2 s, {spent:.3} s of CPU)");

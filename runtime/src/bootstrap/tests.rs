@@ -543,3 +543,22 @@ fn the_bootstrap_reports_a_posted_failure() {
         "gave up: rank 1 failed in hir_rt_send: boom"
     );
 }
+
+#[test]
+fn rank_0_binds_the_store_to_master_addr_only() {
+    // 127.0.0.2 is loopback too, but not 127.0.0.1.
+    let env = Env {
+        rank: 0,
+        world_size: 1,
+        local_rank: 0,
+        master_addr: "127.0.0.2".into(),
+        store_port: 0,
+        agent_store: false,
+        secret: secret(),
+    };
+    let group = ProcessGroup::join(env, 5 * SECOND).unwrap();
+    let addr: std::net::SocketAddr = group.client().addr().parse().unwrap();
+    assert_eq!(addr.ip().to_string(), "127.0.0.2");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", addr.port())).is_err());
+    assert!(group.finish().is_empty());
+}
