@@ -4,9 +4,10 @@
 //!
 //! A frame is a little-endian `u32` length, the payload, and, once the
 //! handshake is done, a [`TAG`]-byte tag ([`super::auth::Session`]).
-//! Payloads are a tag byte and the fields: strings and byte strings as a
-//! `u32` length and the bytes, integers as little-endian `i64`, nonces,
-//! proofs and job ids as their bytes.
+//! Requests, responses and verdicts are a tag byte and the fields; a
+//! challenge starts with the protocol's magic and version, a hello with the
+//! job id. Strings and byte strings are a `u32` length and the bytes,
+//! integers little-endian `i64`, nonces, proofs and job ids their bytes.
 //!
 //! The handshake: the server sends a [`Challenge`] (its nonce and job id),
 //! the client a [`Hello`] (its nonce, who it is, and its proof of the

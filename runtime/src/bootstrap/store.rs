@@ -346,8 +346,8 @@ fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
     lock(&shared.connections).unproven -= 1;
     match proven {
         Ok((hello, session)) => {
-            if let Some(limit) = hello.heartbeat {
-                let rank = hello.rank.unwrap_or_default();
+            // A heartbeat counts for a rank's connection only.
+            if let (Some(limit), Some(rank)) = (hello.heartbeat, hello.rank) {
                 shared.state().heartbeats.insert(
                     id,
                     Heartbeat {
