@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every HIR test: formatting and lints, the Rust unit tests, then the lit
-# suite (which drives hir-opt, the examples and the mlir-opt plugin). The last
-# line is lit's count as `N passed, M failed`; the exit code is non-zero if
-# anything failed.
+# Runs every HIR test: formatting and lints, the Rust unit tests, a bounded
+# mutation fuzz of hir-opt and hir-run (no panic, crash or hang; under two
+# minutes), then the lit suite (which drives hir-opt, the examples and the
+# mlir-opt plugin). The last line is lit's count as `N passed, M failed`; the
+# exit code is non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
@@ -10,6 +11,7 @@ cargo fmt --all -- --check
 cargo build --release --locked
 cargo clippy --release --locked --all-targets -- -D warnings
 cargo test --release --locked
+python3 scripts/fuzz.py --mutants 2500 --seconds 100
 
 log=$(mktemp)
 status=0
