@@ -305,6 +305,14 @@ impl StoreClient {
         }
     }
 
+    /// The ranks of the world that never joined the store.
+    pub fn absent(&self) -> Result<Vec<usize>> {
+        match self.call(Request::Absent, Duration::ZERO)? {
+            Response::Ranks(ranks) => Ok(ranks),
+            _ => Err(self.unexpected()),
+        }
+    }
+
     /// Says this rank is done: its connections may close from now on.
     pub fn goodbye(&self) -> Result<()> {
         self.expect_ok(Request::Goodbye, Duration::ZERO)

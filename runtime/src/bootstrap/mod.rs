@@ -205,9 +205,17 @@ impl ProcessGroup {
                 env.world_size,
             )
             .map_err(|error| {
+                let hint = match error.kind() {
+                    std::io::ErrorKind::AddrInUse => {
+                        " (another process, maybe another job, holds the port)"
+                    }
+                    std::io::ErrorKind::AddrNotAvailable => {
+                        " (MASTER_ADDR must be an address of rank 0's host)"
+                    }
+                    _ => "",
+                };
                 Error::Io(format!(
-                    "rank 0 cannot host the store on {} (MASTER_ADDR must be an address of \
-                     rank 0's host): {error}",
+                    "rank 0 cannot host the store on {}{hint}: {error}",
                     env.store_addr()
                 ))
             })?;

@@ -54,6 +54,8 @@ pub enum Request {
         timeout: Duration,
     },
     Goodbye,
+    /// The ranks of the world that never said hello.
+    Absent,
 }
 
 pub enum Response {
@@ -64,6 +66,7 @@ pub enum Response {
     Failed(Failure),
     Failures(Vec<Failure>),
     Error(String),
+    Ranks(Vec<usize>),
 }
 
 /// The server's first frame.
@@ -226,6 +229,7 @@ impl Request {
             Request::Fail { failure } => w.tag(6).failure(failure),
             Request::Failures { timeout } => w.tag(7).int(millis(*timeout)),
             Request::Goodbye => w.tag(8),
+            Request::Absent => w.tag(9),
         }
         .0
     }
@@ -253,6 +257,7 @@ impl Request {
                 timeout: r.millis()?,
             },
             8 => Request::Goodbye,
+            9 => Request::Absent,
             tag => return Err(invalid(format!("an unknown store request {tag}"))),
         };
         r.end(request)
@@ -282,6 +287,13 @@ impl Response {
                 w
             }
             Response::Error(message) => w.tag(6).bytes(message.as_bytes()),
+            Response::Ranks(ranks) => {
+                let mut w = w.tag(7).int(ranks.len() as i64);
+                for &rank in ranks {
+                    w = w.int(rank as i64);
+                }
+                w
+            }
         }
         .0
     }
@@ -306,6 +318,11 @@ impl Response {
                     .collect::<io::Result<_>>()?,
             ),
             6 => Response::Error(r.string()?),
+            7 => Response::Ranks(
+                (0..r.count(8)?)
+                    .map(|_| r.rank())
+                    .collect::<io::Result<_>>()?,
+            ),
             tag => return Err(invalid(format!("an unknown store response {tag}"))),
         };
         r.end(response)

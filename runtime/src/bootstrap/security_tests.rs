@@ -458,6 +458,7 @@ fn corpus() -> Vec<Vec<u8>> {
         },
         Request::Failures { timeout: SECOND },
         Request::Goodbye,
+        Request::Absent,
     ]
     .iter()
     .map(Request::encode)
@@ -471,6 +472,7 @@ fn corpus() -> Vec<Vec<u8>> {
             Response::Failed(failure.clone()),
             Response::Failures(vec![failure.clone(), failure]),
             Response::Error("no".into()),
+            Response::Ranks(vec![0, 3]),
         ]
         .iter()
         .map(Response::encode),

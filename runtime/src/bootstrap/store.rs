@@ -18,6 +18,7 @@
 //! | fail | rank (the connection's own), what | ok |
 //! | failures | timeout ms | every failure so far (waits for the first up to the timeout) |
 //! | goodbye | | ok |
+//! | absent | | the ranks that never said hello |
 //!
 //! The server refuses a stranger (no proof, another job's id), a second
 //! process claiming a rank that has joined, and a world size other than
@@ -718,6 +719,14 @@ pub(super) fn handle(
                 },
                 |state| Response::Failures(state.failures.clone()),
             );
+        }
+        Request::Absent => {
+            let state = shared.state();
+            Response::Ranks(
+                (0..shared.world_size)
+                    .filter(|rank| !state.joined.contains_key(rank))
+                    .collect(),
+            )
         }
         Request::Goodbye => {
             if let Some(rank) = rank {

@@ -507,6 +507,14 @@ fn the_watchdog_turns_a_stuck_op_into_an_error_every_rank_sees() {
         "{}",
         failures[0]
     );
+    // Rank 2 of the 3 never came: the error says so.
+    assert!(
+        failures[0]
+            .what
+            .ends_with("2] never joined the store (not started, or ended before joining)"),
+        "{}",
+        failures[0]
+    );
     until("the abort", || fake.aborted.load(Ordering::Acquire));
     // A peer's wait gives up at once, naming rank 1.
     let error = peer.get(&keys(&["never"]), 30 * SECOND).unwrap_err();

@@ -310,9 +310,19 @@ fn watch(watched: &dyn Watched, client: &StoreClient, config: &WatchdogConfig, c
         {
             watched.fail("watchdog", failure.error());
         }
-        if let Some((op, error)) =
+        if let Some((op, mut error)) =
             decide(rank, &failures, known_for, pending.as_ref(), config.timeout)
         {
+            // A stuck op with ranks that never came: they are why.
+            if let Error::Timeout { waiting, .. } = &mut error
+                && let Ok(absent) = client.absent()
+                && !absent.is_empty()
+            {
+                waiting.push_str(&format!(
+                    "; ranks {absent:?} never joined the store (not started, or ended before \
+                     joining)"
+                ));
+            }
             watched.fail(&op, error);
         }
         if let Some(error) = watched.error() {
