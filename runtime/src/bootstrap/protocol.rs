@@ -99,22 +99,22 @@ pub enum Verdict {
 }
 
 #[derive(Default)]
-pub struct Writer(pub Vec<u8>);
+pub(super) struct Writer(pub(super) Vec<u8>);
 
 impl Writer {
-    pub fn tag(mut self, tag: u8) -> Self {
+    pub(super) fn tag(mut self, tag: u8) -> Self {
         self.0.push(tag);
         self
     }
-    pub fn int(mut self, value: i64) -> Self {
+    pub(super) fn int(mut self, value: i64) -> Self {
         self.0.extend(value.to_le_bytes());
         self
     }
-    pub fn raw(mut self, bytes: &[u8]) -> Self {
+    pub(super) fn raw(mut self, bytes: &[u8]) -> Self {
         self.0.extend(bytes);
         self
     }
-    pub fn bytes(mut self, bytes: &[u8]) -> Self {
+    pub(super) fn bytes(mut self, bytes: &[u8]) -> Self {
         // Frames are at most `MAX_FRAME` long, so lengths fit in a u32.
         self.0.extend((bytes.len() as u32).to_le_bytes());
         self.0.extend(bytes);
@@ -133,7 +133,7 @@ impl Writer {
 }
 
 /// Reads fields from a payload; every read checks that the bytes are there.
-pub struct Reader<'a>(pub &'a [u8]);
+struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> io::Result<&[u8]> {
@@ -214,7 +214,7 @@ fn checked_rank(rank: i64) -> io::Result<usize> {
         .ok_or_else(|| invalid(format!("a bad rank {rank}")))
 }
 
-pub fn millis(duration: Duration) -> i64 {
+fn millis(duration: Duration) -> i64 {
     duration.as_millis().min(i64::MAX as u128) as i64
 }
 

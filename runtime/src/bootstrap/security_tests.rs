@@ -6,7 +6,7 @@
 
 use super::auth::{self, NONCE, Side, TAG};
 use super::protocol::{
-    Challenge, Hello, MAX_HANDSHAKE_FRAME, Reader, Request, Response, Verdict, Writer, read_frame,
+    Challenge, Hello, MAX_HANDSHAKE_FRAME, Request, Response, Verdict, Writer, read_frame,
     write_frame,
 };
 use super::store::{self, MAX_UNPROVEN};
@@ -650,10 +650,9 @@ fn the_decoders_read_back_what_the_encoders_write() {
     assert!(Request::decode(&negative).is_err());
     let counted = Writer::default().tag(5).int(1 << 40).0;
     assert!(Request::decode(&counted).is_err());
-    let mut reader = Reader(&[1, 2, 3]);
-    assert!(Request::decode(reader.0).is_err());
-    reader.0 = &[];
-    assert!(Response::decode(reader.0).is_err());
+    // A short string length, and nothing at all.
+    assert!(Request::decode(&[2, 1, 2, 3]).is_err());
+    assert!(Response::decode(&[]).is_err());
 }
 
 // ----- a stopped rank
