@@ -1,7 +1,7 @@
 //===- Registration.cpp - dialect and pass registration for HIR's tools ---===//
 //
-// The C API cannot register a pass by name; these few lines let Rust passes
-// (external passes) appear in textual pipelines and as hir-opt flags.
+// The C API cannot register a pass by name; these few lines, with RustPass.cpp,
+// let Rust passes appear in textual pipelines and as hir-opt flags.
 //
 //===----------------------------------------------------------------------===//
 #include "hir-c/Registration.h"

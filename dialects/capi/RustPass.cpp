@@ -2,9 +2,9 @@
 //
 // The C API can neither register a pass by name nor give an external pass
 // options. `RustPass` is a real MLIR pass that owns string options (so that
-// `arg{opt=value}` parses and --help lists them); each run it asks its
-// creator for the external pass those values describe and runs it as a
-// nested pipeline on the same op.
+// `arg{opt=value}` parses and --help lists them) and one instance of the Rust
+// pass those values describe, which it runs directly on its op: each HIR pass
+// is one pass to the pass manager, in IR dumps, timings and reproducers.
 //
 //===----------------------------------------------------------------------===//
 #include "hir-c/Registration.h"
@@ -59,6 +59,10 @@ public:
         options(declareOptions<Pass, Option<std::string>>(*this, info->options,
                                                           info->numOptions)) {}
 
+  RustPass(const RustPass &) = delete;
+  RustPass &operator=(const RustPass &) = delete;
+  ~RustPass() override { destroyInstance(); }
+
   StringRef getName() const override { return info->argument; }
   StringRef getArgument() const override { return info->argument; }
   StringRef getDescription() const override { return info->description; }
@@ -72,47 +76,62 @@ public:
     hirRegisterAllDialects(wrap(&registry));
   }
 
+  /// Checks the values by creating the instance they describe, so that a bad
+  /// value is an error when the pipeline is parsed.
   LogicalResult
   initializeOptions(StringRef text,
                     function_ref<LogicalResult(const Twine &)> errorHandler) override {
     if (failed(Pass::initializeOptions(text, errorHandler)))
       return failure();
     std::string error;
-    std::unique_ptr<Pass> pass = create(error);
-    if (!pass)
+    if (!createInstance(error))
       return errorHandler(Twine(info->argument) + ": " + error);
     return success();
   }
 
+  /// A copy with the same option values and an instance of its own (the
+  /// pass manager runs copies on several threads at once).
   std::unique_ptr<Pass> clonePass() const override {
     auto copy = std::make_unique<RustPass>(info);
     copy->copyOptionValuesFrom(this);
+    // The values were checked when this pass's were set; should creating fail
+    // anyway, the copy reports it when it runs.
+    std::string error;
+    copy->createInstance(error);
     return copy;
   }
 
   void runOnOperation() override {
     std::string error;
-    std::unique_ptr<Pass> pass = create(error);
-    if (!pass) {
+    if (!instance && !createInstance(error)) {
       getOperation()->emitError() << info->argument << ": " << error;
       return signalPassFailure();
     }
-    OpPassManager pipeline(getOperation()->getName().getStringRef());
-    pipeline.addPass(std::move(pass));
-    if (failed(runPipeline(pipeline, getOperation())))
+    if (!info->run(instance, wrap(getOperation())))
       signalPassFailure();
   }
 
 private:
-  std::unique_ptr<Pass> create(std::string &error) const {
+  /// Replaces the instance with one made from the current option values;
+  /// false, with the reason in `error`, if they are invalid.
+  bool createInstance(std::string &error) {
+    destroyInstance();
     std::vector<MlirStringRef> current = values(options);
-    MlirPass pass = info->create(info->userData, current.data(), current.size(),
-                                 appendMessage, &error);
-    return std::unique_ptr<Pass>(pass.ptr ? unwrap(pass) : nullptr);
+    instance = info->create(info->userData, current.data(), current.size(), appendMessage,
+                            &error);
+    return instance != nullptr;
+  }
+
+  void destroyInstance() {
+    if (instance)
+      info->destroy(instance);
+    instance = nullptr;
   }
 
   const HirPassInfo *info;
   std::vector<std::unique_ptr<Option<std::string>>> options;
+  /// The Rust pass, owned; null until the options are set or on failure.
+  void *instance = nullptr;
 };
 
 /// A pipeline's options, declared at run time.

@@ -3,7 +3,7 @@
 
 use mlir_sys::{
     MlirAttribute, MlirContext, MlirDialectHandle, MlirDialectRegistry, MlirOpPassManager,
-    MlirPass, MlirStringCallback, MlirStringRef, MlirType,
+    MlirOperation, MlirStringCallback, MlirStringRef, MlirType,
 };
 use std::ffi::{c_char, c_int, c_void};
 
@@ -15,14 +15,21 @@ pub struct PassOption {
     pub default_value: *const c_char,
 }
 
-/// Creates a pass from option values, or reports an error and returns null.
+/// Creates an instance of a pass from option values, or reports an error and
+/// returns null (`HirPassCreate`).
 pub type PassCreate = unsafe extern "C" fn(
     user_data: *mut c_void,
     values: *const MlirStringRef,
     num_values: isize,
     on_error: MlirStringCallback,
     error_user_data: *mut c_void,
-) -> MlirPass;
+) -> *mut c_void;
+
+/// Runs an instance on an op; false after emitting its errors (`HirPassRun`).
+pub type PassRun = unsafe extern "C" fn(instance: *mut c_void, op: MlirOperation) -> bool;
+
+/// Frees an instance (`HirPassDestroy`).
+pub type PassDestroy = unsafe extern "C" fn(instance: *mut c_void);
 
 /// A pass with options (`HirPassInfo`).
 #[repr(C)]
@@ -33,6 +40,8 @@ pub struct PassInfo {
     pub options: *const PassOption,
     pub num_options: isize,
     pub create: PassCreate,
+    pub run: PassRun,
+    pub destroy: PassDestroy,
     pub user_data: *mut c_void,
 }
 

@@ -2,17 +2,30 @@
 //! pass registry through the C++ shim `hirRegisterPass` (the C API can
 //! neither register a pass by name nor give an external pass options).
 //!
-//! Options are strings on the C++ side (so that `arg{opt=value}` parses and
-//! `--help` lists them) and are parsed and checked here, once for all passes,
-//! by [`PassOptions`].
+//! Each pass is a [`HirPass`]; the shim's `RustPass` owns one instance and
+//! runs it directly on its op, so that each HIR pass is one MLIR pass in IR
+//! dumps, timings and crash reproducers. Options are strings on the C++ side
+//! (so that `arg{opt=value}` parses and `--help` lists them) and are parsed
+//! and checked here, once for all passes, by [`PassOptions`].
 
 use crate::{conversion, fusion, host, pipeline};
-use melior::{StringRef, pass::Pass};
-use mlir_sys::{MlirOpPassManager, MlirPass, MlirStringCallback, MlirStringRef};
+use melior::{StringRef, ir::OperationRef};
+use mlir_sys::{MlirOpPassManager, MlirOperation, MlirStringCallback, MlirStringRef};
 use std::{
     ffi::{CString, c_char, c_void},
     sync::Once,
 };
+
+/// A HIR pass: what one instance of a registered pass does on each op it is
+/// run on (its anchor, or any op for an op-agnostic pass).
+///
+/// An instance is created from the pass's option values and run by one thread
+/// at a time (the pass manager's threads each run their own).
+pub trait HirPass: Send {
+    /// Runs on `op`; returns false after emitting the errors as diagnostics at
+    /// their locations, which makes the pass fail.
+    fn run(&mut self, op: OperationRef) -> bool;
+}
 
 /// An option of a pass or pipeline.
 pub struct OptionInfo {
@@ -89,7 +102,7 @@ pub struct PassInfo {
     pub anchor: &'static str,
     pub options: &'static [OptionInfo],
     /// Creates a fresh instance, or says why the options are invalid.
-    pub create: fn(&PassOptions) -> Result<Pass, String>,
+    pub create: fn(&PassOptions) -> Result<Box<dyn HirPass>, String>,
 }
 
 /// A named pipeline: its passes as a textual pipeline built from its options.
@@ -251,26 +264,39 @@ fn report(message: &str, on_error: MlirStringCallback, user_data: *mut c_void) {
     }
 }
 
+/// An instance as the C++ side holds it: a thin pointer to the boxed pass.
+type Instance = Box<dyn HirPass>;
+
 unsafe extern "C" fn create_pass(
     user_data: *mut c_void,
     values: *const MlirStringRef,
     _num_values: isize,
     on_error: MlirStringCallback,
     error_user_data: *mut c_void,
-) -> MlirPass {
+) -> *mut c_void {
     // SAFETY: `user_data` is the `'static` `PassInfo` given at registration,
     // and the shim passes one value per declared option.
     let info = unsafe { &*(user_data as *const PassInfo) };
     match unsafe { read_options(info.options, values) }.and_then(|options| (info.create)(&options))
     {
-        Ok(pass) => pass.to_raw(),
+        Ok(pass) => Box::into_raw(Box::new(pass)).cast(),
         Err(message) => {
             report(&message, on_error, error_user_data);
-            MlirPass {
-                ptr: std::ptr::null_mut(),
-            }
+            std::ptr::null_mut()
         }
     }
+}
+
+unsafe extern "C" fn run_pass(instance: *mut c_void, op: MlirOperation) -> bool {
+    // SAFETY: `instance` is a live pointer `create_pass` returned, which the
+    // shim runs on one thread at a time; `op` is the live op the pass runs on.
+    let pass = unsafe { &mut *instance.cast::<Instance>() };
+    pass.run(unsafe { OperationRef::from_raw(op) })
+}
+
+unsafe extern "C" fn destroy_pass(instance: *mut c_void) {
+    // SAFETY: `instance` came from `create_pass` and is destroyed once.
+    drop(unsafe { Box::from_raw(instance.cast::<Instance>()) });
 }
 
 unsafe extern "C" fn build_pipeline(
@@ -318,6 +344,8 @@ pub fn register_all() {
                 options: c_options(info.options),
                 num_options: info.options.len() as isize,
                 create: create_pass,
+                run: run_pass,
+                destroy: destroy_pass,
                 user_data: info as *const PassInfo as *mut c_void,
             }));
             // SAFETY: `c_info` and everything it points to are leaked, hence `'static`.
@@ -385,6 +413,43 @@ mod tests {
             parses(&context, &pipeline)
                 .unwrap_or_else(|error| panic!("{pipeline} does not parse: {error}"));
         }
+    }
+
+    /// Runs `pipeline` on `source` with the context's threads, so that the
+    /// pass manager runs copies of the passes (each with its own instance).
+    fn runs(context: &Context, pipeline: &str, source: &str) -> Result<String, String> {
+        let manager = PassManager::new(context);
+        melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), pipeline)
+            .map_err(|error| error.to_string())?;
+        let mut module = melior::ir::Module::parse(context, source).expect("the source parses");
+        manager
+            .run(&mut module)
+            .map_err(|error| error.to_string())?;
+        Ok(module.as_operation().to_string())
+    }
+
+    #[test]
+    fn passes_run_directly_on_every_function() {
+        let context = context();
+        context.attach_diagnostic_handler(|_| true);
+        let functions: String = (0..8)
+            .map(|index| {
+                format!(
+                    "func.func @f{index}() {{ %b = host.alloc : memref<4xf32> \
+                     host.neg ins(%b : memref<4xf32>) outs(%b : memref<4xf32>) return }}\n"
+                )
+            })
+            .collect();
+        let lowered = runs(
+            &context,
+            "builtin.module(func.func(host-insert-dealloc))",
+            &functions,
+        )
+        .expect("host-insert-dealloc runs");
+        assert_eq!(lowered.matches("host.dealloc").count(), 8, "{lowered}");
+        // A pass that fails (an unknown mesh) fails the pipeline.
+        let invalid = "func.func @f(%a: tensor<8xf32, #fusion.dist<@nope, [serial]>>) { return }";
+        assert!(runs(&context, "builtin.module(fusion-verify-sharding)", invalid).is_err());
     }
 
     #[test]

@@ -5,8 +5,8 @@
 // RUN: hir-opt %s --fusion-verify-sharding --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=AFTER
 // RUN: hir-opt %s --fusion-verify-sharding --mlir-timing -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMING
 
-// AFTER: IR Dump After VerifySharding (fusion-verify-sharding)
-// TIMING: VerifySharding
+// AFTER: IR Dump After fusion-verify-sharding (fusion-verify-sharding)
+// TIMING: {{%\) +}}fusion-verify-sharding{{$}}
 
 fusion.mesh @tp = [0, 1, 2, 3]
 fusion.mesh @other = [4, 5]

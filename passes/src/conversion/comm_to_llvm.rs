@@ -30,9 +30,8 @@
 //! call @hir_rt_wait(%r) : (i64) -> ()
 //! ```
 
-use super::runtime_calls::{
-    DEPENDENT_DIALECTS, Failure, Handles, Result, Runtime, dtype, is_request,
-};
+use super::runtime_calls::{Failure, Handles, Result, Runtime, dtype, is_request};
+use crate::HirPass;
 use crate::ir;
 use hir_runtime::abi::{Backend, Collective, Entry, ReduceKind};
 use melior::{
@@ -42,7 +41,6 @@ use melior::{
         attribute::{DenseI64ArrayAttribute, IntegerAttribute},
         operation::OperationLike,
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on: it adds declarations to the module.
@@ -50,31 +48,22 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-comm-to-llvm";
 
 /// Creates the pass (anchored on `builtin.module`).
-pub fn create() -> Pass {
-    external_pass!(
-        ConvertCommToLlvm,
-        "ConvertCommToLLVM",
-        ARGUMENT,
-        "Lower comm ops to calls of the runtime's C ABI",
-        ANCHOR,
-        &DEPENDENT_DIALECTS.map(|handle| handle()),
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(ConvertCommToLlvm)
 }
 
-#[derive(Clone)]
 struct ConvertCommToLlvm;
 
-impl<'c> RunExternalPass<'c> for ConvertCommToLlvm {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for ConvertCommToLlvm {
+    fn run(&mut self, module: OperationRef) -> bool {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
         if let Err(failure) = convert(context, module) {
             failure.emit();
-            pass.signal_failure();
+            return false;
         }
+        true
     }
 }
 

@@ -33,6 +33,7 @@
 //! and `fusion-insert-resharding` to have run.
 
 use crate::{
+    HirPass,
     builders::{self, Builder},
     diagnostics::{Emitted, error},
     fusion::axis_map,
@@ -47,7 +48,6 @@ use melior::{
         operation::OperationLike,
         r#type::{FunctionType, RankedTensorType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -56,24 +56,14 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-fusion-to-host";
 
 /// Creates the pass (anchored on `builtin.module`).
-pub fn create() -> Pass {
-    external_pass!(
-        ConvertFusionToHost,
-        "ConvertFusionToHost",
-        ARGUMENT,
-        "Bufferize a fusion program into host compute and communication",
-        ANCHOR,
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(ConvertFusionToHost)
 }
 
-#[derive(Clone)]
 struct ConvertFusionToHost;
 
-impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for ConvertFusionToHost {
+    fn run(&mut self, module: OperationRef) -> bool {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
@@ -92,7 +82,7 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
             }
         }
         if !ok {
-            return pass.signal_failure();
+            return false;
         }
         for op in ir::body(module) {
             if ir::name(&op) == "fusion.mesh" {
@@ -100,6 +90,7 @@ impl<'c> RunExternalPass<'c> for ConvertFusionToHost {
                 unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
             }
         }
+        true
     }
 }
 

@@ -38,9 +38,9 @@
 //! ```
 
 use super::runtime_calls::{
-    DEPENDENT_DIALECTS, EMIT_C_INTERFACE, Failure, Handles, Result, Runtime, dtype, i64_type,
-    is_stream,
+    EMIT_C_INTERFACE, Failure, Handles, Result, Runtime, dtype, i64_type, is_stream,
 };
+use crate::HirPass;
 use crate::ir;
 use hir_runtime::abi::{Binary, Entry, Reduction};
 use melior::{
@@ -54,7 +54,6 @@ use melior::{
         operation::{OperationBuilder, OperationLike, OperationMutLike},
         r#type::{DimSize, MemRefType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on: it adds declarations to the module.
@@ -62,31 +61,22 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "convert-host-to-llvm";
 
 /// Creates the pass (anchored on `builtin.module`).
-pub fn create() -> Pass {
-    external_pass!(
-        ConvertHostToLlvm,
-        "ConvertHostToLLVM",
-        ARGUMENT,
-        "Lower host ops to calls of the runtime's C ABI",
-        ANCHOR,
-        &DEPENDENT_DIALECTS.map(|handle| handle()),
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(ConvertHostToLlvm)
 }
 
-#[derive(Clone)]
 struct ConvertHostToLlvm;
 
-impl<'c> RunExternalPass<'c> for ConvertHostToLlvm {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for ConvertHostToLlvm {
+    fn run(&mut self, module: OperationRef) -> bool {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
         if let Err(failure) = convert(context, module) {
             failure.emit();
-            pass.signal_failure();
+            return false;
         }
+        true
     }
 }
 

@@ -14,7 +14,7 @@ use crate::ir;
 use hir_runtime::abi::{DType, Entry};
 use melior::{
     Context,
-    dialect::{DialectHandle, arith, func, memref},
+    dialect::{arith, func, memref},
     ir::{
         Attribute, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef, Region,
         RegionLike, Type, TypeLike, Value, ValueLike,
@@ -31,14 +31,6 @@ use std::collections::HashMap;
 /// The attribute that makes `convert-func-to-llvm` emit `_mlir_ciface_*`
 /// wrappers taking memref descriptors by pointer.
 pub const EMIT_C_INTERFACE: &str = "llvm.emit_c_interface";
-
-/// The dialects of the ops and types the conversions create.
-pub const DEPENDENT_DIALECTS: [fn() -> DialectHandle; 4] = [
-    DialectHandle::arith,
-    DialectHandle::func,
-    DialectHandle::llvm,
-    DialectHandle::memref,
-];
 
 /// An error at a location; the pass that hits it emits it and fails.
 pub struct Failure<'c> {

@@ -33,6 +33,7 @@
 //! parallel loop (`scf.parallel`, `scf.forall`) whose body takes stack is an
 //! error: its iterations are not scoped, and it would grow the stack.
 
+use crate::HirPass;
 use crate::diagnostics::emit_error;
 use melior::{
     Context, FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, RewriterBase,
@@ -44,7 +45,6 @@ use melior::{
         operation::{OperationBuilder, OperationLike},
         r#type::MemRefType,
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on.
@@ -52,24 +52,14 @@ pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "hir-scope-loop-allocas";
 
 /// Creates the pass (anchored on `func.func`).
-pub fn create() -> Pass {
-    external_pass!(
-        ScopeLoopAllocas,
-        "ScopeLoopAllocas",
-        ARGUMENT,
-        "Give back each loop iteration's stack: loop bodies that allocate stack in memref.alloca_scope",
-        ANCHOR,
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(ScopeLoopAllocas)
 }
 
-#[derive(Clone)]
 struct ScopeLoopAllocas;
 
-impl<'c> RunExternalPass<'c> for ScopeLoopAllocas {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for ScopeLoopAllocas {
+    fn run(&mut self, function: OperationRef) -> bool {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
@@ -84,8 +74,9 @@ impl<'c> RunExternalPass<'c> for ScopeLoopAllocas {
                     parallel.name().as_string_ref().as_str().unwrap_or_default()
                 ),
             );
-            pass.signal_failure();
+            return false;
         }
+        true
     }
 }
 

@@ -41,6 +41,7 @@
 //! `fusion.sum %p [0]` (across devices).
 
 use super::axis_map;
+use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
 use hir_dialects::{
@@ -55,7 +56,6 @@ use melior::{
         operation::{OperationLike, OperationMutLike},
         r#type::{RankedTensorType, ShapedTypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -64,28 +64,18 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-insert-resharding";
 
 /// Creates the pass, op-agnostic so that it runs on a module or a function.
-pub fn create() -> Pass {
-    external_pass!(
-        InsertResharding,
-        "InsertResharding",
-        ARGUMENT,
-        "Isolate every resharding into its own fusion.set",
-        "",
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(InsertResharding)
 }
 
-#[derive(Clone)]
 struct InsertResharding;
 
-impl<'c> RunExternalPass<'c> for InsertResharding {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, op: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for InsertResharding {
+    fn run(&mut self, op: OperationRef) -> bool {
         let context = op.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        let ok = match ir::name(&op).as_str() {
+        match ir::name(&op).as_str() {
             "builtin.module" => {
                 let meshes = axis_map::meshes(op);
                 ir::body(op)
@@ -105,9 +95,6 @@ impl<'c> RunExternalPass<'c> for InsertResharding {
                 );
                 false
             }
-        };
-        if !ok {
-            pass.signal_failure();
         }
     }
 }

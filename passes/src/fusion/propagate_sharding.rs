@@ -44,6 +44,7 @@
 //! ```
 
 use super::axis_map;
+use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
 use hir_dialects::dist::{Dist, ParallelType};
@@ -55,7 +56,6 @@ use melior::{
         operation::{OperationLike, OperationMutLike},
         r#type::FunctionType,
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use std::collections::HashMap;
 
@@ -64,24 +64,14 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-propagate-sharding";
 
 /// Creates the pass (anchored on `builtin.module`).
-pub fn create() -> Pass {
-    external_pass!(
-        PropagateSharding,
-        "PropagateSharding",
-        ARGUMENT,
-        "Infer the distributions of unannotated tensors from their neighbours",
-        ANCHOR,
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(PropagateSharding)
 }
 
-#[derive(Clone)]
 struct PropagateSharding;
 
-impl<'c> RunExternalPass<'c> for PropagateSharding {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for PropagateSharding {
+    fn run(&mut self, module: OperationRef) -> bool {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
@@ -92,9 +82,7 @@ impl<'c> RunExternalPass<'c> for PropagateSharding {
                 ok &= propagate(context, function, &meshes);
             }
         }
-        if !ok {
-            pass.signal_failure();
-        }
+        ok
     }
 }
 

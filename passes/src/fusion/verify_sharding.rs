@@ -20,15 +20,13 @@
 //! ```
 
 use super::axis_map;
+use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
 use hir_dialects::dist::{Dist, ParallelType};
-use melior::{
-    ir::{
-        BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
-        operation::{OperationLike, WalkOrder, WalkResult},
-    },
-    pass::{ExternalPass, Pass, RunExternalPass},
+use melior::ir::{
+    BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
+    operation::{OperationLike, WalkOrder, WalkResult},
 };
 use std::collections::HashMap;
 
@@ -37,27 +35,15 @@ pub const ANCHOR: &str = "builtin.module";
 pub const ARGUMENT: &str = "fusion-verify-sharding";
 
 /// Creates the pass (anchored on `builtin.module`, where meshes live).
-pub fn create() -> Pass {
-    external_pass!(
-        VerifySharding,
-        "VerifySharding",
-        ARGUMENT,
-        "Check tensor distributions against their meshes and across each op",
-        ANCHOR,
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(VerifySharding)
 }
 
-#[derive(Clone)]
 struct VerifySharding;
 
-impl<'c> RunExternalPass<'c> for VerifySharding {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
-        if !verify_module(module) {
-            pass.signal_failure();
-        }
+impl HirPass for VerifySharding {
+    fn run(&mut self, module: OperationRef) -> bool {
+        verify_module(module)
     }
 }
 

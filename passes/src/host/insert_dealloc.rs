@@ -38,41 +38,30 @@
 //! host.dealloc %g : memref<4x8xf32>
 //! ```
 
+use crate::HirPass;
 use crate::ir;
-use melior::{
-    ir::{BlockLike, OperationRef, Value, operation::OperationLike},
-    pass::{ExternalPass, Pass, RunExternalPass},
-};
+use melior::ir::{BlockLike, OperationRef, Value, operation::OperationLike};
 
 /// The op the pass runs on.
 pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "host-insert-dealloc";
 
 /// Creates the pass (anchored on `func.func`).
-pub fn create() -> Pass {
-    external_pass!(
-        InsertDealloc,
-        "InsertDealloc",
-        ARGUMENT,
-        "Free every host.alloc after its last use",
-        ANCHOR,
-        &[],
-    )
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(InsertDealloc)
 }
 
-#[derive(Clone)]
 struct InsertDealloc;
 
-impl<'c> RunExternalPass<'c> for InsertDealloc {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, function: OperationRef<'c, '_>, _pass: ExternalPass<'_>) {
+impl HirPass for InsertDealloc {
+    fn run(&mut self, function: OperationRef) -> bool {
         // Inserting deallocs erases nothing, so the collected ops stay live.
         for alloc in ir::nested(function) {
             if ir::name(&alloc) == "host.alloc" {
                 insert_dealloc(alloc);
             }
         }
+        true
     }
 }
 

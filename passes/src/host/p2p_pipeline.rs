@@ -155,6 +155,7 @@ mod chunks;
 mod receive_ahead;
 
 use crate::{
+    HirPass,
     builders::{self, Builder},
     diagnostics::emit_error,
     ir,
@@ -170,7 +171,6 @@ use melior::{
         operation::{OperationLike, OperationMutLike, OperationResult},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeLike},
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 use mlir_sys::{
     mlirMemRefTypeGetStridesAndOffset, mlirOperationDestroy, mlirShapedTypeGetDynamicSize,
@@ -211,33 +211,23 @@ impl Backend {
     }
 }
 
-/// Creates the pass (anchored on `func.func`) moving data with `backend`.
-/// Creates the pass: rings over `backend`, each step in `chunks` parts, or
-/// in the parts the pass chooses where `chunks` is 0 (see [`chunks`]).
-pub fn create(backend: Backend, chunks: usize) -> Pass {
-    external_pass!(
-        P2pPipeline {
-            backend,
-            chunks: chunks as i64
-        },
-        "P2pPipeline",
-        ARGUMENT,
-        "Turn collectives over a stream loop's axis into P2P ring pipelines",
-        ANCHOR,
-        &[],
-    )
+/// Creates the pass (anchored on `func.func`): rings over `backend`, each
+/// step in `chunks` parts, or in the parts the pass chooses where `chunks` is
+/// 0 (see [`chunks`]).
+pub fn create(backend: Backend, chunks: usize) -> Box<dyn HirPass> {
+    Box::new(P2pPipeline {
+        backend,
+        chunks: chunks as i64,
+    })
 }
 
-#[derive(Clone)]
 struct P2pPipeline {
     backend: Backend,
     chunks: i64,
 }
 
-impl<'c> RunExternalPass<'c> for P2pPipeline {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for P2pPipeline {
+    fn run(&mut self, function: OperationRef) -> bool {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
@@ -256,8 +246,9 @@ impl<'c> RunExternalPass<'c> for P2pPipeline {
                         None => rewrite(context, self.backend, chunks, &stream_loop, &rings),
                     }
                 }
+                true
             }
-            Err(Reported) => pass.signal_failure(),
+            Err(Reported) => false,
         }
     }
 }

@@ -50,6 +50,7 @@
 //! error.
 
 use crate::{
+    HirPass,
     builders::{self, Builder},
     diagnostics::{Emitted, error},
     ir,
@@ -62,7 +63,6 @@ use melior::{
         operation::{OperationLike, OperationMutLike},
         r#type::MemRefType,
     },
-    pass::{ExternalPass, Pass, RunExternalPass},
 };
 
 /// The op the pass runs on.
@@ -70,32 +70,20 @@ pub const ANCHOR: &str = "func.func";
 pub const ARGUMENT: &str = "host-stream-parallelize";
 
 /// Creates the pass; `num_streams` is 0 for the pool's size.
-pub fn create(num_streams: usize) -> Pass {
-    external_pass!(
-        StreamParallelize { num_streams },
-        "StreamParallelize",
-        ARGUMENT,
-        "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
-        ANCHOR,
-        &[],
-    )
+pub fn create(num_streams: usize) -> Box<dyn HirPass> {
+    Box::new(StreamParallelize { num_streams })
 }
 
-#[derive(Clone)]
 struct StreamParallelize {
     num_streams: usize,
 }
 
-impl<'c> RunExternalPass<'c> for StreamParallelize {
-    fn initialize(&mut self, _context: melior::ContextRef<'c>) {}
-
-    fn run(&mut self, function: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
+impl HirPass for StreamParallelize {
+    fn run(&mut self, function: OperationRef) -> bool {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        if parallelize(context, function, self.num_streams).is_err() {
-            pass.signal_failure();
-        }
+        parallelize(context, function, self.num_streams).is_ok()
     }
 }
 

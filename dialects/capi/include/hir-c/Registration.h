@@ -21,13 +21,24 @@ typedef struct {
   const char *defaultValue;
 } HirPassOption;
 
-/* Creates a pass from its option values (in declaration order), or returns a
-   null pass after reporting why the values are invalid through `onError`. */
-typedef MlirPass (*HirPassCreate)(void *userData, const MlirStringRef *values,
-                                  intptr_t numValues, MlirStringCallback onError,
-                                  void *errorUserData);
+/* Creates an instance of the pass from its option values (in declaration
+   order), or returns null after reporting why the values are invalid through
+   `onError`. Each `RustPass` object owns one instance, so that the copies a
+   multi-threaded pass manager makes share no state. */
+typedef void *(*HirPassCreate)(void *userData, const MlirStringRef *values,
+                               intptr_t numValues, MlirStringCallback onError,
+                               void *errorUserData);
 
-/* A pass written outside C++ (e.g. an external pass in Rust), with options. */
+/* Runs an instance on `op` (an op the pass may be scheduled on); returns false
+   after emitting its errors as diagnostics on `op`'s context. */
+typedef bool (*HirPassRun)(void *instance, MlirOperation op);
+
+/* Frees an instance `create` returned. */
+typedef void (*HirPassDestroy)(void *instance);
+
+/* A pass written outside C++ (in Rust), with options: registered as a real
+   MLIR pass that runs the instance directly, so that it appears once in IR
+   dumps, timings and crash reproducers. */
 typedef struct {
   const char *argument;
   const char *description;
@@ -36,6 +47,8 @@ typedef struct {
   const HirPassOption *options;
   intptr_t numOptions;
   HirPassCreate create;
+  HirPassRun run;
+  HirPassDestroy destroy;
   void *userData;
 } HirPassInfo;
 
