@@ -212,7 +212,7 @@ pub const PASSES: &[PassInfo] = &[
     },
     PassInfo {
         argument: conversion::scope_loop_allocas::ARGUMENT,
-        description: "Give back each loop iteration's stack: loop bodies that allocate stack in memref.alloca_scope",
+        description: "Give back each loop iteration's stack: a stack save and restore around loop bodies that allocate stack",
         anchor: conversion::scope_loop_allocas::ANCHOR,
         options: &[],
         create: |_| Ok(conversion::scope_loop_allocas::create()),

@@ -4,6 +4,10 @@
 // 15-20k calls.
 // RUN: hir-run -n 1 %s | FileCheck %s --check-prefix=HOST
 // RUN: hir-run -n 1 --check %S/Inputs/stream_axis_65536.mlir | FileCheck %s --check-prefix=STREAM
+// A ring on one rank: its steps branch (scf.if) inside the bracketed body.
+// RUN: hir-bench emit ag-ring -D 1 --m 64 --k 32 --n 16 --dtype f32 > %t.ring.mlir
+// RUN: hir-run -n 1 --p2p nccl --num-streams 2 --check %t.ring.mlir | FileCheck %s --check-prefix=RING
+// RING: result0: relative error {{.*}}: ok
 
 // HOST: ran @million_calls on 1 rank
 // STREAM: ran @long_stream on 1 rank

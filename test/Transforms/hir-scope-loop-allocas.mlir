@@ -4,13 +4,14 @@
 
 func.func private @hir_rt_neg_f32(memref<*xf32>, memref<*xf32>)
 
-// The casts a runtime call takes, and the call, go into the scope.
+// The body's stack is saved before the casts a runtime call takes and
+// restored before the terminator.
 // CHECK-LABEL: func.func @call_in_loop
 // CHECK: scf.for
-// CHECK-NEXT: memref.alloca_scope {
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK-NEXT: memref.cast
 // CHECK-NEXT: func.call @hir_rt_neg_f32
-// CHECK-NEXT: }
+// CHECK-NEXT: llvm.intr.stackrestore %[[SP]] : !llvm.ptr
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @call_in_loop(%a: memref<4xf32>, %n: index) {
@@ -25,15 +26,14 @@ func.func @call_in_loop(%a: memref<4xf32>, %n: index) {
 
 // -----
 
-// Yielded values leave the scope as its results.
+// A body that yields values keeps its terminator: the restore comes before it.
 // CHECK-LABEL: func.func @yields
 // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (index)
-// CHECK-NEXT: %[[R:.*]] = memref.alloca_scope -> (index) {
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave
 // CHECK-NEXT: memref.alloca
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[ACC]]
-// CHECK-NEXT: memref.alloca_scope.return %[[NEXT]] : index
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.yield %[[R]] : index
+// CHECK-NEXT: llvm.intr.stackrestore %[[SP]]
+// CHECK-NEXT: scf.yield %[[NEXT]] : index
 func.func @yields(%n: index) -> index {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -49,16 +49,16 @@ func.func @yields(%n: index) -> index {
 
 func.func private @hir_rt_neg_f32(memref<*xf32>, memref<*xf32>)
 
-// A cast under an scf.if in the body counts; an inner loop is scoped on its
-// own and does not make the loop around it scoped.
+// A cast under an scf.if in the body counts; an inner loop is bracketed on its
+// own and does not make the loop around it bracketed.
 // CHECK-LABEL: func.func @nested
 // CHECK: scf.for
 // CHECK-NEXT: scf.for
-// CHECK-NEXT: memref.alloca_scope {
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave
 // CHECK-NEXT: scf.if
 // CHECK: memref.cast
 // CHECK: }
-// CHECK-NEXT: }
+// CHECK-NEXT: llvm.intr.stackrestore %[[SP]]
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: return
@@ -78,18 +78,17 @@ func.func @nested(%a: memref<4xf32>, %n: index, %flag: i1) {
 
 // -----
 
-// Both regions of an scf.while run once per iteration; the condition's
-// operands leave the scope too.
+// Both regions of an scf.while run once per iteration.
 // CHECK-LABEL: func.func @while_loop
 // CHECK: scf.while
-// CHECK-NEXT: %[[R:.*]]:2 = memref.alloca_scope -> (i1, index) {
-// CHECK: memref.alloca_scope.return
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.condition(%[[R]]#0) %[[R]]#1 : index
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave
+// CHECK: llvm.intr.stackrestore %[[SP]]
+// CHECK-NEXT: scf.condition
 // CHECK: } do {
 // CHECK-NEXT: ^bb0(%{{.*}}: index):
-// CHECK-NEXT: %[[S:.*]] = memref.alloca_scope -> (index) {
-// CHECK: scf.yield %[[S]] : index
+// CHECK-NEXT: %[[SP2:.*]] = llvm.intr.stacksave
+// CHECK: llvm.intr.stackrestore %[[SP2]]
+// CHECK-NEXT: scf.yield
 func.func @while_loop(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -110,7 +109,7 @@ func.func @while_loop(%n: index) {
 
 // Loops that take no stack, and straight-line code, are left alone.
 // CHECK-LABEL: func.func @no_stack
-// CHECK-NOT: memref.alloca_scope
+// CHECK-NOT: llvm.intr.stacksave
 // CHECK: return
 func.func @no_stack(%a: memref<4xf32>, %n: index) {
   %c0 = arith.constant 0 : index

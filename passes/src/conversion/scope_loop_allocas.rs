@@ -6,13 +6,14 @@
 //! `llvm.alloca` of the ranked descriptor where the cast is. Inside a loop
 //! body that alloca is dynamic: nothing frees it until the function returns,
 //! so a loop of a million runtime calls overflows a rank's stack. This pass
-//! wraps each loop body (of `scf.for`, and both regions of `scf.while`) that
-//! allocates stack (a cast to an unranked memref or a `memref.alloca`, not
-//! counting nested loops, which get scopes of their own) in a
-//! `memref.alloca_scope`, which lowers to `llvm.intr.stacksave` and
-//! `llvm.intr.stackrestore` around the body: each iteration gives back what
-//! it took. Runs after `convert-host-to-llvm` and `convert-comm-to-llvm`,
-//! which make those casts.
+//! brackets each loop body (of `scf.for`, and both regions of `scf.while`)
+//! that allocates stack (a cast to an unranked memref or a `memref.alloca`,
+//! not counting nested loops, which are bracketed on their own) with
+//! `llvm.intr.stacksave` at its start and `llvm.intr.stackrestore` before its
+//! terminator: each iteration gives back what it took. (Not
+//! `memref.alloca_scope`: its region must stay one block, and
+//! `convert-scf-to-cf` turns an `scf.if` in it into several.) Runs after
+//! `convert-host-to-llvm` and `convert-comm-to-llvm`, which make those casts.
 //!
 //! ```mlir
 //! scf.for %i = %c0 to %n step %c1 {
@@ -23,27 +24,29 @@
 //! becomes
 //! ```mlir
 //! scf.for %i = %c0 to %n step %c1 {
-//!   memref.alloca_scope {
-//!     %0 = memref.cast %a : memref<4xf32> to memref<*xf32>
-//!     func.call @hir_rt_neg_f32(%0, %0) : (memref<*xf32>, memref<*xf32>) -> ()
-//!   }
+//!   %sp = llvm.intr.stacksave : !llvm.ptr
+//!   %0 = memref.cast %a : memref<4xf32> to memref<*xf32>
+//!   func.call @hir_rt_neg_f32(%0, %0) : (memref<*xf32>, memref<*xf32>) -> ()
+//!   llvm.intr.stackrestore %sp : !llvm.ptr
 //! }
 //! ```
-//! A body that yields values yields them through the scope's results. A
-//! parallel loop (`scf.parallel`, `scf.forall`) whose body takes stack is an
-//! error: its iterations are not scoped, and it would grow the stack.
+//! Values an iteration yields must not be its own stack allocations (the
+//! runtime calls' descriptors never are). A parallel loop (`scf.parallel`,
+//! `scf.forall`) whose body takes stack is an error: its iterations are not
+//! bracketed, and it would grow the stack.
 
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use melior::{
     Context, FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, RewriterBase,
     create_op_rewrite_pattern,
-    dialect::ods::{memref, scf},
+    dialect::{
+        llvm::r#type::pointer,
+        ods::{llvm, memref, scf},
+    },
     ir::{
-        Block, BlockLike, BlockRef, OperationRef, Region, RegionLike, RegionRef, Type, Value,
-        ValueLike,
-        operation::{OperationBuilder, OperationLike},
-        r#type::MemRefType,
+        BlockLike, BlockRef, OperationRef, RegionLike, RegionRef, ValueLike,
+        operation::OperationLike, r#type::MemRefType,
     },
 };
 
@@ -105,14 +108,17 @@ fn patterns(context: &Context) -> FrozenRewritePatternSet {
                 }
                 changed
             },
-            &[memref::AllocaScopeOperation::name()],
+            &[
+                llvm::StackSaveOperation::name(),
+                llvm::StackRestoreOperation::name(),
+            ],
         ));
     }
     set.freeze()
 }
 
-/// Moves the ops of `body` but its terminator into a `memref.alloca_scope`
-/// whose results the terminator then uses; false if `body` needs no scope.
+/// Saves the stack pointer at the start of `body` and restores it before
+/// its terminator; false if `body` takes no stack or is already scoped.
 fn scope_body<'c>(rewriter: &RewriterBase<'c, '_>, body: BlockRef<'c, '_>) -> bool {
     let Some(terminator) = body.terminator() else {
         return false;
@@ -120,7 +126,11 @@ fn scope_body<'c>(rewriter: &RewriterBase<'c, '_>, body: BlockRef<'c, '_>) -> bo
     let mut ops: Vec<OperationRef> =
         std::iter::successors(body.first_operation(), |op| op.next_in_block()).collect();
     ops.pop();
-    let scoped = matches!(ops.as_slice(), [op] if op.name().as_string_ref().as_str() == Ok(memref::AllocaScopeOperation::name()));
+    let is = |op: Option<&OperationRef>, name: &str| {
+        op.is_some_and(|op| op.name().as_string_ref().as_str() == Ok(name))
+    };
+    let scoped = is(ops.first(), llvm::StackSaveOperation::name())
+        && is(ops.last(), llvm::StackRestoreOperation::name());
     if scoped || !ops.iter().any(|&op| allocates_stack(op)) {
         return false;
     }
@@ -128,37 +138,12 @@ fn scope_body<'c>(rewriter: &RewriterBase<'c, '_>, body: BlockRef<'c, '_>) -> bo
     // SAFETY: the context outlives the rewrite this callback makes.
     let context = unsafe { context.to_ref() };
     let location = terminator.location();
-    let yielded: Vec<Value> = terminator.operands().collect();
-    let types: Vec<Type> = yielded.iter().map(|value| value.r#type()).collect();
-
-    let region = Region::new();
-    let scope_block = region.append_block(Block::new(&[]));
-    rewriter.set_insertion_point_to_end(scope_block);
-    let scope_return =
-        rewriter.insert(memref::alloca_scope_return(context, &yielded, location).into());
-    for op in ops {
-        rewriter.move_op_before(op, scope_return);
-    }
+    rewriter.set_insertion_point_to_start(body);
+    let pointer = pointer(context, 0);
+    let saved = rewriter.insert(llvm::intr_stacksave(context, pointer, location).into());
     rewriter.set_insertion_point_before(terminator);
-    let scope = rewriter.insert(memref::alloca_scope(context, &types, region, location).into());
-
-    // The terminator keeps its kind and attributes, and yields the scope's results.
-    let results: Vec<Value> = scope.results().map(Value::from).collect();
-    let attributes: Vec<_> = terminator.attributes().collect();
-    let replacement = OperationBuilder::new(
-        terminator
-            .name()
-            .as_string_ref()
-            .as_str()
-            .unwrap_or_default(),
-        location,
-    )
-    .add_operands(&results)
-    .add_attributes(&attributes)
-    .build()
-    .expect("a terminator rebuilt with operands of the same types is valid");
-    rewriter.insert(replacement);
-    rewriter.erase_op(terminator);
+    let saved = saved.result(0).expect("stacksave has one result").into();
+    rewriter.insert(llvm::intr_stackrestore(context, saved, location).into());
     true
 }
 
