@@ -3,11 +3,11 @@
 //! calling thread, which the launcher installs with [`enter`]. A backend is
 //! chosen at start-up by building its devices: the entries never change.
 
-use crate::abi::Backend;
 use crate::bounds::Allocations;
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
+use hir_abi::Backend;
 use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::Arc;

@@ -12,11 +12,11 @@
 //! null pointer for `alloc`). Calling an entry on a thread without a device is
 //! a launcher bug: the process aborts with a message rather than guess a rank.
 
-use crate::abi::{Backend, Collective, DType, Entry, ReduceKind};
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
 use crate::memref::{Operand, UnrankedMemRef, View, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use hir_abi::{Backend, Collective, DType, Entry, ReduceKind};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -395,12 +395,12 @@ macro_rules! entries {
     };
 }
 
-use crate::abi::Binary::{Add, Div, Max, Min, Mul, Sub};
-use crate::abi::Collective::{
+use hir_abi::Binary::{Add, Div, Max, Min, Mul, Sub};
+use hir_abi::Collective::{
     Allgather, Allreduce, Alltoall, Broadcast, Gather, Reduce, ReduceScatter, Scatter,
 };
-use crate::abi::DType::{BF16, F16, F32};
-use crate::abi::Reduction::{Amax, Sum};
+use hir_abi::DType::{BF16, F16, F32};
+use hir_abi::Reduction::{Amax, Sum};
 
 entries! {
     unary _mlir_ciface_hir_rt_copy_f32 = Entry::Copy(F32);

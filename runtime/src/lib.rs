@@ -1,9 +1,9 @@
 //! HIR's runtime: the C-ABI functions that JIT'd host programs call (streams,
 //! buffers, compute, communication), and the backends behind them.
 //!
-//! - [`abi`]: the entries and their C signatures, the single source of truth
-//!   shared with the lowering; [`ffi`]: their definitions and [`symbols`] for
-//!   the JIT to register.
+//! - [`ffi`]: the definitions of the entries that the `hir-abi` crate
+//!   ([`hir_abi::Entry`]) describes, the single source of truth shared with
+//!   the lowering, and [`symbols`] for the JIT to register.
 //! - [`bounds`]: the buffers a rank knows, which every view an entry
 //!   receives is checked against.
 //! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
@@ -27,7 +27,6 @@
 //! # let _ = outputs;
 //! ```
 
-pub mod abi;
 pub mod bootstrap;
 pub mod bounds;
 pub mod cpu;

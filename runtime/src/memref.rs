@@ -5,8 +5,8 @@
 //! compares. Decoding uses checked arithmetic throughout: a descriptor whose
 //! element count, offset or byte span overflows is an error.
 
-use crate::abi::DType;
 use crate::error::{Error, Result};
+use hir_abi::DType;
 use std::ffi::c_void;
 use std::ops::Range;
 

@@ -6,9 +6,9 @@
 //! file holds (`<f4`, `<f2`, or `<f8`, rounded) to the type the program wants
 //! with [`Array::cast`]. f16 arrays are `<f2`.
 
-use crate::abi::DType;
 use crate::error::{Error, Result};
 use half::{bf16, f16};
+use hir_abi::DType;
 use std::path::Path;
 
 const MAGIC: &[u8] = b"\x93NUMPY";

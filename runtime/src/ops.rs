@@ -2,9 +2,9 @@
 //! same way whatever the backend: compute [`Kernel`]s, [`CollectiveOp`]s and
 //! point-to-point [`Transfer`]s, over a [`Team`].
 
-use crate::abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction};
 use crate::error::{Error, Result};
 use crate::memref::View;
+use hir_abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction};
 use std::fmt;
 use std::sync::Arc;
 

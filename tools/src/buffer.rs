@@ -6,8 +6,9 @@
 
 use crate::tensor::{self, Tensor};
 use anyhow::{Result, ensure};
+use hir_abi::DType;
 use hir_runtime::bounds::{Allocations, Registration};
-use hir_runtime::{abi::DType, cuda::DeviceBuffer, npy};
+use hir_runtime::{cuda::DeviceBuffer, npy};
 use std::ffi::c_void;
 use std::sync::Arc;
 

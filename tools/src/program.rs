@@ -5,7 +5,7 @@
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::dist::{Dist, ParallelType};
 use hir::passes::ir;
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 use melior::{
     Context, StringRef,
     ir::{

@@ -25,7 +25,7 @@
 //! program splits them into.
 
 use anyhow::{Result, bail};
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 use std::fmt::Write as _;
 
 /// A benchmark family.

@@ -5,7 +5,7 @@
 //! panic or an abort.
 
 use anyhow::{Result, anyhow};
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 
 /// A row-major array of f64 values.
 #[derive(Clone, Debug, PartialEq)]

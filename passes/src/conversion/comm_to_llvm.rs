@@ -1,5 +1,5 @@
 //! `convert-comm-to-llvm`: every `comm` op becomes a call of the runtime's C
-//! ABI ([`hir_runtime::abi::Entry`]), taken to the LLVM dialect by the
+//! ABI ([`hir_abi::Entry`]), taken to the LLVM dialect by the
 //! upstream conversions of [`super::LLVM_PIPELINE`].
 //!
 //! - Collectives call `hir_rt_<collective>_<dtype>(in, out, kind, root, axis,
@@ -33,7 +33,7 @@
 use super::runtime_calls::{Failure, Handles, Result, Runtime, dtype, is_request};
 use crate::HirPass;
 use crate::ir;
-use hir_runtime::abi::{Backend, Collective, Entry, ReduceKind};
+use hir_abi::{Backend, Collective, Entry, ReduceKind};
 use melior::{
     Context, IrRewriter,
     ir::{

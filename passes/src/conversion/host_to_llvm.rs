@@ -1,5 +1,5 @@
 //! `convert-host-to-llvm`: every `host` op becomes calls of the runtime's C
-//! ABI ([`hir_runtime::abi::Entry`]) and upstream memref ops, which the
+//! ABI ([`hir_abi::Entry`]) and upstream memref ops, which the
 //! upstream conversions of [`super::LLVM_PIPELINE`] take to the LLVM dialect.
 //!
 //! - Compute ops call their dtype-suffixed entry with every buffer cast to
@@ -42,7 +42,7 @@ use super::runtime_calls::{
 };
 use crate::HirPass;
 use crate::ir;
-use hir_runtime::abi::{Binary, Entry, Reduction};
+use hir_abi::{Binary, Entry, Reduction};
 use melior::{
     Context, IrRewriter,
     dialect::{arith, llvm, memref},

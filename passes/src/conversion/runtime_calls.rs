@@ -11,7 +11,7 @@
 
 use crate::diagnostics::emit_error;
 use crate::ir;
-use hir_runtime::abi::{DType, Entry};
+use hir_abi::{DType, Entry};
 use melior::{
     Context,
     dialect::{arith, func, memref},

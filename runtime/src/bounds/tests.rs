@@ -4,13 +4,13 @@
 //! rank fails cleanly, and no byte outside or inside the view is written.
 
 use super::*;
-use crate::abi::DType;
 use crate::cpu::{Config, World};
 use crate::ffi::{
     _mlir_ciface_hir_rt_neg_f32, _mlir_ciface_hir_rt_send_f32, hir_rt_alloc, hir_rt_rank,
 };
 use crate::memref::View;
 use crate::memref::tests::Descriptor;
+use hir_abi::DType;
 
 fn operand(allocated: usize, ptr: usize, sizes: &[usize], strides: &[usize]) -> Operand {
     Operand {

@@ -16,11 +16,11 @@
 
 use super::kernels::{copy, load, store, with_capacity};
 use super::sync::{Hub, Waiter};
-use crate::abi::{Backend, Collective, Entry, ReduceKind};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
+use hir_abi::{Backend, Collective, Entry, ReduceKind};
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 
@@ -183,8 +183,8 @@ fn combine(kind: ReduceKind, views: Vec<View>) -> Result<Vec<f32>> {
             *a = match kind {
                 ReduceKind::Sum | ReduceKind::Avg => *a + b,
                 ReduceKind::Prod => *a * b,
-                ReduceKind::Max => super::kernels::binary(crate::abi::Binary::Max, *a, b),
-                ReduceKind::Min => super::kernels::binary(crate::abi::Binary::Min, *a, b),
+                ReduceKind::Max => super::kernels::binary(hir_abi::Binary::Max, *a, b),
+                ReduceKind::Min => super::kernels::binary(hir_abi::Binary::Min, *a, b),
             };
         }
     }

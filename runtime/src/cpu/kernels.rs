@@ -4,11 +4,11 @@
 //! are allocated fallibly: one the system refuses (a broadcast view of
 //! stride 0 may have far more elements than its buffer) is an error.
 
-use crate::abi::{Binary, DType, Reduction};
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
 use half::{bf16, f16};
+use hir_abi::{Binary, DType, Reduction};
 
 /// An element type the runtime computes on, through f32.
 trait Element: Copy {

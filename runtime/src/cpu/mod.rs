@@ -14,7 +14,6 @@ mod queue;
 mod race;
 pub(crate) mod sync;
 
-use crate::abi::{Backend, Collective};
 use crate::bounds::Allocations;
 use crate::device::{Device, Request, Stream, enter};
 use crate::error::{Error, Result, RunError, panic_message};
@@ -24,6 +23,7 @@ use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
 use comm::{Contribution, Mailbox, Post, Region};
+use hir_abi::{Backend, Collective};
 use queue::Queue;
 use race::{Access, Clock, Tracker};
 use std::collections::{HashMap, HashSet};
@@ -512,9 +512,9 @@ impl CpuDevice {
             (peer, self.rank)
         };
         let entry = if send {
-            crate::abi::Entry::Send(buffer.dtype)
+            hir_abi::Entry::Send(buffer.dtype)
         } else {
-            crate::abi::Entry::Recv(buffer.dtype)
+            hir_abi::Entry::Recv(buffer.dtype)
         };
         let access = if send {
             Access::read(&buffer)

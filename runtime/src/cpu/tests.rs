@@ -2,12 +2,12 @@
 //! symbols, with descriptors built here) and through the Rust API.
 
 use super::*;
-use crate::abi::{Binary, DType, Entry, ReduceKind, Reduction};
 use crate::bounds::Registration;
 use crate::memref::UnrankedMemRef;
 use crate::memref::tests::Descriptor;
 use crate::npy::Array;
 use crate::ops::KernelOp;
+use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction};
 use std::sync::Barrier;
 
 type Buf = *const UnrankedMemRef;
@@ -24,7 +24,7 @@ fn symbol<F: Copy>(entry: Entry) -> F {
         .find(|(symbol, _)| *symbol == name)
         .unwrap();
     assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut ()>());
-    // SAFETY: `F` is the entry's C signature, as `abi::Entry` documents it.
+    // SAFETY: `F` is the entry's C signature, as `hir_abi::Entry` documents it.
     unsafe { std::mem::transmute_copy(&address) }
 }
 

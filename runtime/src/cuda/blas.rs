@@ -20,10 +20,10 @@
 
 use super::kernels::Kernels;
 use super::{Check, Scratch, Stream};
-use crate::abi::DType;
 use crate::error::{Error, Result};
 use crate::memref::View;
 use cudarc::cublaslt::{result as lt, sys};
+use hir_abi::DType;
 use std::collections::HashMap;
 use std::ffi::c_void;
 

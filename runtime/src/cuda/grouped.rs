@@ -10,11 +10,11 @@
 
 use super::kernels::Kernels;
 use super::{Scratch, Stream, nccl, split};
-use crate::abi::Collective;
 use crate::error::Result;
 use crate::memref::View;
 use crate::ops::CollectiveOp;
 use cudarc::nccl::{result as calls, sys};
+use hir_abi::Collective;
 
 /// One rank's part of a validated gather, scatter or all-to-all.
 pub(super) struct Parts<'a> {

@@ -40,11 +40,11 @@ use super::bootstrap::Bootstrap;
 use super::kernels::{Kernels, MAX_RANK, coalesce};
 use super::mailbox::Mailbox;
 use super::{Check, P2p, Scratch, Stream, is_contiguous};
-use crate::abi::{DType, Entry};
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::Team;
 use cudarc::driver::{result as cu, sys};
+use hir_abi::{DType, Entry};
 use std::collections::{HashMap, HashSet};
 
 /// A byte range `[start, end)` of one rank's device memory.

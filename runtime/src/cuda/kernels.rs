@@ -10,12 +10,12 @@
 //! axis of a contiguous buffer is two.
 
 use super::{Check, Stream};
-use crate::abi::{Binary, DType, Reduction};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use cudarc::driver::{result as cu, sys};
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use hir_abi::{Binary, DType, Reduction};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::fmt::Write;

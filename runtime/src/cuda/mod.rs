@@ -29,7 +29,6 @@ pub use alloc::DeviceBuffer;
 pub use bootstrap::Bootstrap;
 pub use timer::TimingEvent;
 
-use crate::abi::{Backend, Collective, Entry};
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;
 use crate::cpu::sync::Faults;
@@ -43,6 +42,7 @@ use alloc::Allocator;
 use blas::{Blas, Gemm};
 use bootstrap::ThreadBootstrap;
 use cudarc::driver::{CudaContext, result as cu, sys};
+use hir_abi::{Backend, Collective, Entry};
 use ipc::Ipc;
 use kernels::Kernels;
 use nccl::{Comm, CommCell};

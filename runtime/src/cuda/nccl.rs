@@ -3,11 +3,11 @@
 
 use super::Stream;
 use super::bootstrap::Bootstrap;
-use crate::abi::{DType, ReduceKind};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::ops::Team;
 use cudarc::nccl::{result as nccl, sys};
+use hir_abi::{DType, ReduceKind};
 use std::ffi::{CStr, c_void};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

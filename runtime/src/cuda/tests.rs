@@ -6,12 +6,12 @@
 //! Without a GPU (or NCCL, or two GPUs) a test prints why and passes.
 
 use super::{Config, CudaDevice, World, nccl_present, probe};
-use crate::abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction};
 use crate::device::Device;
 use crate::memref::View;
 use crate::memref::tests::Descriptor;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
+use hir_abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction};
 use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.

@@ -5,12 +5,12 @@
 //! [`CudaDevice::align_ranks`].
 
 use super::{Check, CudaDevice};
-use crate::abi::{Backend, Collective, DType, ReduceKind};
 use crate::device::Device;
 use crate::error::Result;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
 use cudarc::driver::{CudaContext, result as cu, sys};
+use hir_abi::{Backend, Collective, DType, ReduceKind};
 use std::sync::Arc;
 
 /// A timing event recorded on stream 0 of one rank.

@@ -9,7 +9,7 @@ use crate::cli::Run;
 use crate::data::{self, Inputs, Values};
 use crate::{plot, report};
 use anyhow::{Context as _, Result, bail};
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 use hir_tools::backend::Backend;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::jit;

@@ -1,7 +1,7 @@
 //! `hir-bench`'s command line.
 
 use anyhow::{Context, Result, bail};
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, positive, timeout};
 use hir_tools::backend::Backend;
 use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};

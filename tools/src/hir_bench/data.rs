@@ -3,7 +3,7 @@
 //! and shape, each rank's shard of them, and the f64 references outputs are
 //! checked against.
 
-use hir_runtime::abi::DType;
+use hir_abi::DType;
 use hir_tools::programs::{Logical, Params};
 use hir_tools::tensor::{self, Rng};
 

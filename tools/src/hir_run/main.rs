@@ -14,7 +14,8 @@ mod cli;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cli::{Command, Options};
-use hir_runtime::{abi::DType, npy};
+use hir_abi::DType;
+use hir_runtime::npy;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Signature};

@@ -1,7 +1,9 @@
 //! The C ABI between a lowered host program and the runtime. [`Entry`] is the
 //! single source of truth for its symbols: `convert-host-to-llvm` and
-//! `convert-comm-to-llvm` declare and call them by [`Entry::name`], and the
-//! JIT set-up registers [`Entry::all`].
+//! `convert-comm-to-llvm` (in `hir-passes`) declare and call them by
+//! [`Entry::name`], and the runtime (`hir-runtime`) defines every one of
+//! [`Entry::all`] for the JIT set-up to register. This crate has no
+//! dependencies, so that the passes do not depend on the runtime's (CUDA).
 //!
 //! Conventions:
 //! - Buffers travel as unranked memrefs (`memref<*xT>`) through
