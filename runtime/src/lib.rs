@@ -8,7 +8,10 @@
 //!   receives is checked against.
 //! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
 //!   a launcher [`enter`]s before calling the program.
+//! - `core`: what both backends stand on (how ranks fail and meet); `cpu`
+//!   and `cuda` import it, never each other.
 //! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
+//! - [`cuda`]: the cuda backend: a [`cuda::World`] of ranks on GPUs.
 //! - [`bootstrap`]: ranks in processes: the TCP store, the cuda backend's
 //!   bootstrap over it, the watchdog.
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
@@ -29,6 +32,7 @@
 
 pub mod bootstrap;
 pub mod bounds;
+mod core;
 pub mod cpu;
 pub mod cuda;
 pub mod device;
@@ -38,6 +42,8 @@ pub mod memref;
 pub mod npy;
 mod nvtx;
 pub mod ops;
+#[cfg(test)]
+mod reference;
 mod site_cache;
 pub mod trace;
 

@@ -15,7 +15,7 @@
 //! mapped peer buffer does, once the receiver's stream has reached its recv.
 
 use super::kernels::{copy, load, store, with_capacity};
-use super::sync::{Hub, Waiter};
+use crate::core::sync::{Hub, Waiter};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;

@@ -12,9 +12,9 @@ mod comm;
 mod kernels;
 mod queue;
 mod race;
-pub(crate) mod sync;
 
 use crate::bounds::Allocations;
+use crate::core::sync::{Faults, Hub, Waiter};
 use crate::device::{Device, Request, Stream, enter};
 use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
@@ -32,7 +32,6 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use sync::{Faults, Hub, Waiter};
 
 /// How a [`World`] is set up.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 //! through shared memory (`mailbox.rs`), whose waits ask
 //! [`Bootstrap::check_failed`] now and then.
 
-use crate::cpu::sync::{Faults, Hub, Waiter};
+use crate::core::sync::{Faults, Hub, Waiter};
 use crate::error::{Error, Result};
 use crate::ops::Team;
 use std::sync::Arc;

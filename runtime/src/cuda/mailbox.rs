@@ -508,7 +508,7 @@ impl Drop for Mailbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::sync::Faults;
+    use crate::core::sync::Faults;
     use crate::cuda::bootstrap::ThreadBootstrap;
     use std::sync::Arc;
 

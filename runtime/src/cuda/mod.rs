@@ -31,7 +31,7 @@ pub use timer::TimingEvent;
 
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;
-use crate::cpu::sync::Faults;
+use crate::core::sync::Faults;
 use crate::device::{Device, Request, enter};
 use crate::error::{Error, RankError, Result, RunError, panic_message};
 use crate::lock;
@@ -272,7 +272,7 @@ impl World {
     }
 
     /// Runs `body` on one thread per rank with that rank entered, then waits
-    /// for all the work it enqueued; as [`crate::cpu::World::run`].
+    /// for all the work it enqueued, as the cpu backend's `World::run` does.
     pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
             // Once a rank's thread cannot start, the later ranks are not

@@ -75,21 +75,19 @@ type Program<'a> = &'a (dyn Fn(&dyn Device, &[*mut u8]) + Sync);
 
 /// Every rank's buffers after running `program` on the cpu backend.
 fn on_cpu(ranks: usize, buffers: &[Buffer], program: Program) -> Vec<Vec<Vec<u8>>> {
-    let world = crate::cpu::World::new(crate::cpu::Config::new(ranks, 2)).unwrap();
-    world
-        .run(|device| {
-            let rank = device.rank();
-            let mut data: Vec<Vec<u8>> = buffers
-                .iter()
-                .enumerate()
-                .map(|(i, &buffer)| random(seed(rank, i), buffer))
-                .collect();
-            let ptrs: Vec<*mut u8> = data.iter_mut().map(|bytes| bytes.as_mut_ptr()).collect();
-            program(device, &ptrs);
-            device.synchronize().unwrap();
-            data
-        })
-        .unwrap_or_else(|error| panic!("cpu backend: {error}"))
+    crate::reference::run(ranks, |device| {
+        let rank = device.rank();
+        let mut data: Vec<Vec<u8>> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, &buffer)| random(seed(rank, i), buffer))
+            .collect();
+        let ptrs: Vec<*mut u8> = data.iter_mut().map(|bytes| bytes.as_mut_ptr()).collect();
+        program(device, &ptrs);
+        device.synchronize().unwrap();
+        data
+    })
+    .unwrap_or_else(|error| panic!("cpu backend: {error}"))
 }
 
 /// The same on the cuda backend.
