@@ -6,9 +6,9 @@ use melior::{
     Context,
     dialect::scf,
     ir::{
-        Attribute, Block, BlockLike, Identifier, Location, Operation, OperationRef, Region,
-        RegionLike, Type, TypeLike, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
+        Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
+        Region, RegionLike, Type, TypeLike, Value, ValueLike,
+        attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
         operation::{OperationBuilder, OperationLike, OperationMutLike},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
@@ -18,24 +18,78 @@ use melior::{
 /// writes (see the host dialect's `kStreamAxisAttrName`).
 pub const STREAM_AXIS: &str = "host.stream_axis";
 
-/// Builds ops in front of an op (blocks end with terminators, so "before
-/// an op" covers every insertion the passes make).
+/// Where a [`Builder`] inserts: in front of an op, or at the end of a block.
+#[derive(Clone, Copy)]
+enum At<'c, 'a> {
+    Before(OperationRef<'c, 'a>),
+    End(BlockRef<'c, 'a>),
+}
+
+/// The one way the passes insert ops: in front of an op of a block, or at
+/// the end of a block being built (a region's body before it has a
+/// terminator). Its typed builders make the host and comm ops the passes
+/// emit, each at the location it is given; `location` is a default the
+/// caller may read (the anchor's, or the one [`Builder::located`] sets).
+#[derive(Clone, Copy)]
 pub struct Builder<'c, 'a> {
     pub context: &'c Context,
-    next: OperationRef<'c, 'a>,
+    pub location: Location<'c>,
+    at: At<'c, 'a>,
 }
 
 impl<'c, 'a> Builder<'c, 'a> {
+    /// Inserts in front of `next`, located at `next` by default.
     pub fn before(context: &'c Context, next: OperationRef<'c, 'a>) -> Self {
-        Self { context, next }
+        Self {
+            context,
+            location: next.location(),
+            at: At::Before(next),
+        }
+    }
+
+    /// Inserts right after `op`, located at `op` by default.
+    pub fn after(context: &'c Context, op: OperationRef<'c, 'a>) -> Self {
+        let at = match op.next_in_block() {
+            Some(next) => At::Before(next),
+            None => At::End(op.block().expect("ops are inserted in a block")),
+        };
+        Self {
+            context,
+            location: op.location(),
+            at,
+        }
+    }
+
+    /// Appends to `block`, located at `location` by default.
+    pub fn at_end(context: &'c Context, block: &'a Block<'c>, location: Location<'c>) -> Self {
+        // SAFETY: the reference lives no longer than the borrow of `block`.
+        let block = unsafe { BlockRef::from_raw(block.to_raw()) };
+        Self {
+            context,
+            location,
+            at: At::End(block),
+        }
+    }
+
+    /// The same place, with `location` as the default location.
+    pub fn located(self, location: Location<'c>) -> Self {
+        Self { location, ..self }
     }
 
     /// Inserts `op` and returns it.
-    pub fn insert(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {
-        self.next
-            .block()
-            .expect("ops are inserted in a block")
-            .insert_operation_before(self.next, op)
+    pub fn insert(&self, op: impl Into<Operation<'c>>) -> OperationRef<'c, 'a> {
+        match self.at {
+            At::Before(next) => next
+                .block()
+                .expect("ops are inserted in a block")
+                .insert_operation_before(next, op.into()),
+            At::End(block) => block.append_operation(op.into()),
+        }
+    }
+
+    /// Inserts `op` and returns its single result.
+    pub fn value(&self, op: impl Into<Operation<'c>>) -> Value<'c, 'a> {
+        result(self.insert(op))
     }
 
     /// Builds and inserts the op `name`.
@@ -80,13 +134,26 @@ impl<'c, 'a> Builder<'c, 'a> {
         index: Value<'c, '_>,
         location: Location<'c>,
     ) -> Value<'c, 'a> {
-        let r#type = select_type(self.context, source.r#type(), axis);
+        let r#type = view_type(self.context, source.r#type(), axis as i64)
+            .expect("buffers have strided layouts");
+        self.select_as(source, axis as i64, index, r#type, location)
+    }
+
+    /// `host.select %source[axis][%index]` of type `view`.
+    pub fn select_as(
+        &self,
+        source: Value<'c, '_>,
+        axis: i64,
+        index: Value<'c, '_>,
+        view: Type<'c>,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
         result(self.op(
             "host.select",
             location,
             &[source, index],
-            &[("axis", i64_attribute(self.context, axis as i64))],
-            &[r#type],
+            &[("axis", i64_attribute(self.context, axis))],
+            &[view],
         ))
     }
 
@@ -95,9 +162,114 @@ impl<'c, 'a> Builder<'c, 'a> {
         result(self.op("host.alloc", location, &[], &[], &[r#type]))
     }
 
-    /// `comm.wait %request`.
+    /// `host.rank : index`.
+    pub fn rank(&self, location: Location<'c>) -> Value<'c, 'a> {
+        let index = Type::index(self.context);
+        result(self.op("host.rank", location, &[], &[], &[index]))
+    }
+
+    /// `host.copy ins(%input) outs(%output)`.
+    pub fn copy(
+        &self,
+        input: Value<'c, '_>,
+        output: Value<'c, '_>,
+        location: Location<'c>,
+    ) -> OperationRef<'c, 'a> {
+        self.op("host.copy", location, &[input, output], &[], &[])
+    }
+
+    /// `host.get_current_stream`.
+    pub fn current_stream(&self, location: Location<'c>) -> Value<'c, 'a> {
+        result(self.op(
+            "host.get_current_stream",
+            location,
+            &[],
+            &[],
+            &[stream_type(self.context)],
+        ))
+    }
+
+    /// `host.set_current_stream %stream`.
+    pub fn set_current_stream(&self, stream: Value<'c, '_>, location: Location<'c>) {
+        self.op("host.set_current_stream", location, &[stream], &[], &[]);
+    }
+
+    /// `host.sync_stream %stream`: the current stream waits for its work so far.
+    pub fn sync_stream(&self, stream: Value<'c, '_>, location: Location<'c>) {
+        self.op("host.sync_stream", location, &[stream], &[], &[]);
+    }
+
+    /// `comm.wait %request` on the current stream.
     pub fn wait(&self, request: Value<'c, '_>, location: Location<'c>) -> OperationRef<'c, 'a> {
         self.op("comm.wait", location, &[request], &[], &[])
+    }
+
+    /// `comm.share_mem_handles %buffers team <team>`.
+    pub fn share_mem_handles(
+        &self,
+        buffers: &[Value<'c, '_>],
+        team: Attribute<'c>,
+        location: Location<'c>,
+    ) -> OperationRef<'c, 'a> {
+        self.op(
+            "comm.share_mem_handles",
+            location,
+            buffers,
+            &[("team", team)],
+            &[],
+        )
+    }
+
+    /// An empty `scf.for %i = lower to upper step step`.
+    pub fn new_loop(
+        &self,
+        lower: Value<'c, 'a>,
+        upper: Value<'c, 'a>,
+        step: Value<'c, 'a>,
+        location: Location<'c>,
+    ) -> Loop<'c, 'a> {
+        let block = Block::new(&[(Type::index(self.context), location)]);
+        block.append_operation(scf::r#yield(&[], location));
+        let region = Region::new();
+        region.append_block(block);
+        let op = self.insert(scf::r#for(lower, upper, step, region, location));
+        let body = op
+            .region(0)
+            .expect("a loop has a body")
+            .first_block()
+            .expect("with a block");
+        let terminator = body.terminator().expect("ends with a yield");
+        Loop {
+            index: body.argument(0).expect("the induction variable").into(),
+            body: Builder::before(self.context, terminator),
+            terminator,
+        }
+    }
+
+    /// `host.stream_from_pool` for iteration `index`, rotated over `modulus` streams.
+    pub fn pool_stream(
+        &self,
+        index: Value<'c, 'a>,
+        modulus: Option<Value<'c, 'a>>,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        let index = match modulus {
+            Some(modulus) => result(self.op(
+                "arith.remui",
+                location,
+                &[index, modulus],
+                &[],
+                &[Type::index(self.context)],
+            )),
+            None => index,
+        };
+        result(self.op(
+            "host.stream_from_pool",
+            location,
+            &[index],
+            &[],
+            &[stream_type(self.context)],
+        ))
     }
 }
 
@@ -153,49 +325,62 @@ pub fn buffer_type<'c>(shape: &[i64], element: Type<'c>) -> Type<'c> {
 
 /// The static shape of a memref type.
 pub fn buffer_shape(r#type: Type) -> Vec<i64> {
-    let memref = MemRefType::try_from(r#type).expect("a buffer");
-    (0..memref.rank())
-        .map(|axis| match memref.dim_size(axis).expect("in range") {
-            DimSize::Static(extent) => extent as i64,
-            DimSize::Dynamic => panic!("host buffers have static shapes"),
-        })
-        .collect()
+    static_shape(r#type).expect("host buffers are memrefs of static shapes")
 }
 
-/// The type of `host.select` of a `source` buffer along `axis`: the axis
-/// dropped, the source's strides kept, a dynamic offset.
-pub fn select_type<'c>(context: &'c Context, source: Type<'c>, axis: usize) -> Type<'c> {
-    let memref = MemRefType::try_from(source).expect("a buffer");
-    let mut shape = buffer_shape(source);
-    let mut strides = vec![0; shape.len()];
+/// The strides of a memref type with a strided layout.
+pub fn strides(r#type: Type) -> Option<Vec<i64>> {
+    let r#type = MemRefType::try_from(r#type).ok()?;
+    let mut strides = vec![0; r#type.rank()];
     let mut offset = 0;
-    // SAFETY: `strides` has one slot per axis of `source`.
+    // SAFETY: `strides` has one element per axis.
     let strided = unsafe {
         mlir_sys::mlirMemRefTypeGetStridesAndOffset(
-            source.to_raw(),
+            r#type.to_raw(),
             strides.as_mut_ptr(),
             &mut offset,
         )
     };
-    assert!(strided.value != 0, "buffers have strided layouts");
-    shape.remove(axis);
-    strides.remove(axis);
-    // SAFETY: the context is live and the arrays outlive the calls.
-    unsafe {
-        let layout = mlir_sys::mlirStridedLayoutAttrGet(
-            context.to_raw(),
-            mlir_sys::mlirShapedTypeGetDynamicStrideOrOffset(),
-            strides.len() as isize,
-            strides.as_ptr(),
-        );
-        Type::from_raw(mlir_sys::mlirMemRefTypeGet(
-            memref.element().to_raw(),
-            shape.len() as isize,
-            shape.as_ptr(),
-            layout,
-            mlir_sys::mlirMemRefTypeGetMemorySpace(source.to_raw()),
-        ))
-    }
+    (strided.value != 0).then_some(strides)
+}
+
+/// The shape of a memref type whose extents are all static.
+pub fn static_shape(r#type: Type) -> Option<Vec<i64>> {
+    let r#type = MemRefType::try_from(r#type).ok()?;
+    (0..r#type.rank())
+        .map(|axis| match r#type.dim_size(axis).ok()? {
+            DimSize::Static(extent) => Some(extent as i64),
+            DimSize::Dynamic => None,
+        })
+        .collect()
+}
+
+/// The type of a `host.select` of `source` along `axis` (as
+/// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
+/// offset dynamic.
+pub fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
+    let mut strides = strides(source)?;
+    let source = MemRefType::try_from(source).ok()?;
+    let mut shape: Vec<i64> = (0..source.rank())
+        .map(|axis| match source.dim_size(axis) {
+            Ok(DimSize::Static(extent)) => extent as i64,
+            // SAFETY: a constant of MLIR's.
+            _ => unsafe { mlir_sys::mlirShapedTypeGetDynamicSize() },
+        })
+        .collect();
+    shape.remove(axis as usize);
+    strides.remove(axis as usize);
+    let offset = MemRefType::dynamic_stride_or_offset();
+    let layout = StridedLayoutAttribute::new(context, offset, &strides);
+    Some(
+        MemRefType::new(
+            source.element(),
+            &shape,
+            Some(layout.into()),
+            source.memory_space(),
+        )
+        .into(),
+    )
 }
 
 /// An `scf.for` being built: its index, a builder in its body, and the
@@ -204,58 +389,4 @@ pub struct Loop<'c, 'a> {
     pub index: Value<'c, 'a>,
     pub body: Builder<'c, 'a>,
     pub terminator: OperationRef<'c, 'a>,
-}
-
-/// An empty `scf.for %i = lower to upper step step`.
-pub fn new_loop<'c, 'a>(
-    context: &'c Context,
-    builder: &Builder<'c, 'a>,
-    lower: Value<'c, 'a>,
-    upper: Value<'c, 'a>,
-    step: Value<'c, 'a>,
-    location: Location<'c>,
-) -> Loop<'c, 'a> {
-    let block = Block::new(&[(Type::index(context), location)]);
-    block.append_operation(scf::r#yield(&[], location));
-    let region = Region::new();
-    region.append_block(block);
-    let op = builder.insert(scf::r#for(lower, upper, step, region, location));
-    let body = op
-        .region(0)
-        .expect("a loop has a body")
-        .first_block()
-        .expect("with a block");
-    let terminator = body.terminator().expect("ends with a yield");
-    Loop {
-        index: body.argument(0).expect("the induction variable").into(),
-        body: Builder::before(context, terminator),
-        terminator,
-    }
-}
-
-/// `host.stream_from_pool` for iteration `index`, rotated over `modulus` streams.
-pub fn pool_stream<'c, 'a>(
-    context: &'c Context,
-    builder: &Builder<'c, 'a>,
-    index: Value<'c, 'a>,
-    modulus: Option<Value<'c, 'a>>,
-    location: Location<'c>,
-) -> Value<'c, 'a> {
-    let index = match modulus {
-        Some(modulus) => result(builder.op(
-            "arith.remui",
-            location,
-            &[index, modulus],
-            &[],
-            &[Type::index(context)],
-        )),
-        None => index,
-    };
-    result(builder.op(
-        "host.stream_from_pool",
-        location,
-        &[index],
-        &[],
-        &[stream_type(context)],
-    ))
 }

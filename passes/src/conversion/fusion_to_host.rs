@@ -233,13 +233,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let at_return = Builder::before(self.context, returned);
         for (value, output, tensor, produced_here) in outputs {
             if !produced_here {
-                let copy = at_return.op(
-                    "host.copy",
-                    returned.location(),
-                    &[self.buffers[&key(value)].0, output],
-                    &[],
-                    &[],
-                );
+                let copy = at_return.copy(self.buffers[&key(value)].0, output, returned.location());
                 if let Some(axis) = tensor.stream() {
                     builders::set_stream_axis(self.context, copy, axis);
                 }
@@ -412,7 +406,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let team = self.devices(&output.dist.mesh, location)?;
         match (input.didx(), output.didx()) {
             (from, to) if from == to => {
-                let copy = builder.op("host.copy", location, &[source, destination], &[], &[]);
+                let copy = builder.copy(source, destination, location);
                 if let Some(axis) = stream {
                     builders::set_stream_axis(self.context, copy, axis);
                 }
@@ -481,7 +475,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let zero = builder.index(0, location);
         let slice = builder.select(source, axis, position, location);
         let shard = builder.select(destination, axis, zero, location);
-        let copy = builder.op("host.copy", location, &[slice, shard], &[], &[]);
+        let copy = builder.copy(slice, shard, location);
         if let Some(stream) = stream {
             // The slices have lost `axis`.
             builders::set_stream_axis(self.context, copy, stream - usize::from(stream > axis));
@@ -496,7 +490,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         location: Location<'c>,
     ) -> Value<'c, 'm> {
         let index = Type::index(self.context);
-        let rank = builders::result(builder.op("host.rank", location, &[], &[], &[index]));
+        let rank = builder.rank(location);
         if team
             .iter()
             .enumerate()

@@ -38,9 +38,8 @@
 //! host.dealloc %g : memref<4x8xf32>
 //! ```
 
-use crate::HirPass;
-use crate::ir;
-use melior::ir::{BlockLike, OperationRef, Value, operation::OperationLike};
+use crate::{HirPass, builders::Builder, ir};
+use melior::ir::{OperationRef, Value, operation::OperationLike};
 
 /// The op the pass runs on.
 pub const ANCHOR: &str = "func.func";
@@ -147,8 +146,11 @@ fn insert_dealloc(alloc: OperationRef) {
     let context = alloc.context();
     // SAFETY: `context` lives through the call, the only place the reference is used.
     let context = unsafe { context.to_ref() };
-    let dealloc = hir_dialects::host::dealloc(context, buffer, alloc.location());
-    block.insert_operation_after(last, dealloc.into());
+    Builder::after(context, last).insert(hir_dialects::host::dealloc(
+        context,
+        buffer,
+        alloc.location(),
+    ));
 }
 
 /// `host.sync_stream`, or a loop that only joins pool streams into the

@@ -166,13 +166,7 @@ fn parallelize<'c, 'a>(
         .expect("a function with ops has a block");
     let first = entry.first_operation().expect("the body has ops");
     let location = function.location();
-    let main = builders::result(Builder::before(context, first).op(
-        "host.get_current_stream",
-        location,
-        &[],
-        &[],
-        &[builders::stream_type(context)],
-    ));
+    let main = Builder::before(context, first).current_stream(location);
     for group in groups {
         emit_loops(context, &group, main, num_streams)?;
     }
@@ -223,17 +217,14 @@ fn emit_loops<'c, 'a>(
     let modulus = (num_streams > 0).then(|| outside.index(num_streams as i64, location));
 
     // Every pool stream waits for the caller's stream, before any work.
-    let sync = builders::new_loop(context, &outside, lower, upper, step, location);
-    let stream = builders::pool_stream(context, &sync.body, sync.index, modulus, location);
-    sync.body
-        .op("host.set_current_stream", location, &[stream], &[], &[]);
-    sync.body
-        .op("host.sync_stream", location, &[main], &[], &[]);
+    let sync = outside.new_loop(lower, upper, step, location);
+    let stream = sync.body.pool_stream(sync.index, modulus, location);
+    sync.body.set_current_stream(stream, location);
+    sync.body.sync_stream(main, location);
 
-    let work = builders::new_loop(context, &outside, lower, upper, step, location);
-    let stream = builders::pool_stream(context, &work.body, work.index, modulus, location);
-    work.body
-        .op("host.set_current_stream", location, &[stream], &[], &[]);
+    let work = outside.new_loop(lower, upper, step, location);
+    let stream = work.body.pool_stream(work.index, modulus, location);
+    work.body.set_current_stream(stream, location);
     for unit in group {
         for &op in &unit.ops {
             ir::mutable(op).move_before(work.terminator);
@@ -242,10 +233,8 @@ fn emit_loops<'c, 'a>(
             }
         }
     }
-    work.body
-        .op("host.set_current_stream", location, &[main], &[], &[]);
-    work.body
-        .op("host.sync_stream", location, &[stream], &[], &[]);
+    work.body.set_current_stream(main, location);
+    work.body.sync_stream(stream, location);
     Ok(())
 }
 
@@ -376,7 +365,7 @@ fn slice<'c, 'a>(
             if shifted.is_empty() {
                 // Sliced along its only new axis, the broadcast is a copy.
                 let operands: Vec<Value> = op.operands().collect();
-                at_op.op("host.copy", location, &operands, &[], &[]);
+                at_op.copy(operands[0], operands[1], location);
                 // SAFETY: the op has no results and nothing refers to it.
                 unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
                 return Ok(());

@@ -24,13 +24,14 @@
 //! wait lands before an earlier part's GEMM: still correct, but serial.
 
 use super::{
-    Backend, Collective, Combine, Cursor, Direction, Emitted, Ring, RingArith, StreamLoop,
-    StreamOps, Transfer, as_operand_slice, chunks, compute_in_step_order, constant, defined_before,
-    move_joins_after, partner, point_to_point, ring_step, select, share_mem_handles, slice,
-    static_shape, view_type,
+    chunks,
+    exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    plan::{Collective, Combine, Ring, StreamLoop, constant, defined_before, integer_attribute},
+    rewrite::{compute_in_step_order, erase_collective, move_joins_after},
+    schedule::{Emitted, RingArith, partner, ring_step, slice},
 };
 use crate::{
-    builders::{self, Builder},
+    builders::{self, Builder, static_shape, view_type},
     ir,
 };
 use hir_dialects::{comm, host};
@@ -114,7 +115,7 @@ pub(super) fn rewrite<'c, 'a>(
 ) {
     let location = ring.op.location();
     let index = Type::index(context);
-    let before_loop = Cursor::before(context, stream_loop.op).located(location);
+    let before_loop = Builder::before(context, stream_loop.op).located(location);
     let first = stream_loop
         .body
         .first_operation()
@@ -147,23 +148,19 @@ pub(super) fn rewrite<'c, 'a>(
     let to = partner(outside(rank), outside(one), outside(size)).value;
     let output = match ring.whole_view {
         Some(_) => ring.output,
-        None => before_loop.value(select(
-            before_loop,
+        None => before_loop.select_as(
             ring.output,
             ring.axis,
             stream_loop.lower,
             ring.own_view,
-        )),
+            before_loop.location,
+        ),
     };
     if backend == Backend::Cuda {
-        before_loop.insert(share_mem_handles(
-            before_loop,
-            &[ring.sliced, ring.output],
-            ring,
-        ));
+        before_loop.share_mem_handles(&[ring.sliced, ring.output], ring.team, before_loop.location);
     }
 
-    let top = Cursor::before(context, first).located(location);
+    let top = Builder::before(context, first).located(location);
     let at = |value| Emitted { value, cursor: top };
     let step = ring_step(at(steps.index), at(one), true);
     let block = slice(at(rank), step, at(size)).value;
@@ -190,7 +187,7 @@ pub(super) fn rewrite<'c, 'a>(
     let view_select = OperationResult::try_from(ring.view)
         .expect("a select's result")
         .owner();
-    let axis = super::integer_attribute(&view_select, "axis").expect("a select has an axis");
+    let axis = integer_attribute(&view_select, "axis").expect("a select has an axis");
     let (_, partial) = *slices
         .iter()
         .find(|(slice, _)| *slice == ring.view)
@@ -198,7 +195,7 @@ pub(super) fn rewrite<'c, 'a>(
 
     // The GEMM: from scratch at step 0, onto what arrived after, into the
     // output at the last step.
-    let at_gemm = Cursor::before(context, gemm).located(location);
+    let at_gemm = Builder::before(context, gemm).located(location);
     let output_part = chunks::part_of(at_gemm, output, axis, part);
     let variant = |output: Option<Value<'c, 'a>>, accumulate: bool| {
         // SAFETY: `gemm` is live; the clone is owned until appended.
@@ -240,16 +237,16 @@ pub(super) fn rewrite<'c, 'a>(
 
     // The exchange, after the GEMM: receive the next step's part (into the
     // output's at the last step), send this one's sum on.
-    let at_step = Cursor::before(context, ring.at).located(location);
+    let at_step = Builder::before(context, ring.at).located(location);
     let as_transfer = |view| as_operand_slice(at_step, ring, view, stream_loop.lower);
     let sent = as_transfer(partial);
-    let next_partial = at_step.value(select(
-        at_step,
+    let next_partial = at_step.select_as(
         ring.sliced,
         axis,
         next_block,
         ring.view.r#type(),
-    ));
+        at_step.location,
+    );
     let next_partial = as_transfer(chunks::part_of(at_step, next_partial, axis, part));
     // The output's part of the next step is this step's: the same rows.
     let next_output = as_transfer(output_part);
@@ -265,13 +262,8 @@ pub(super) fn rewrite<'c, 'a>(
         location,
     ));
     let later = at(iterations.index).add(at(ahead)).value;
-    let later_stream = builders::pool_stream(
-        context,
-        &Builder::before(context, first),
-        later,
-        ring.join.step_stream_index(),
-        location,
-    );
+    let later_stream =
+        Builder::before(context, first).pool_stream(later, ring.join.step_stream_index(), location);
     let transfers = exchange(
         context,
         backend,
@@ -293,7 +285,7 @@ pub(super) fn rewrite<'c, 'a>(
         transfers,
         location,
     ));
-    super::erase_collective(ring);
+    erase_collective(ring);
 }
 
 /// Points the step's pool stream at the iteration instead of the step that
@@ -332,11 +324,7 @@ fn exchange<'c, 'a>(
     let request = builders::request_type(context);
     let block = Block::new(&[]);
     let append = |op: Operation<'c>| block.append_operation(op);
-    let ops = StreamOps {
-        context,
-        location,
-        block: &block,
-    };
+    let ops = Builder::at_end(context, &block, location);
     let recv = || {
         point_to_point(
             context,
@@ -348,19 +336,19 @@ fn exchange<'c, 'a>(
         )
     };
     let send = || point_to_point(context, location, backend, ring, Direction::Send, &send);
-    ops.switch_to(ring.join.main);
+    ops.set_current_stream(ring.join.main, location);
     let arrived = match backend {
         // The receive first frees its slot for the sender as early as the
         // main stream allows; the send waits for the step's GEMM.
         Backend::Cuda => {
-            let received = super::request_of(append(recv()));
-            ops.sync_with(ring.join.step_stream);
-            let sent = super::request_of(append(send()));
-            ops.wait(sent);
+            let received = request_of(append(recv()));
+            ops.sync_stream(ring.join.step_stream, location);
+            let sent = request_of(append(send()));
+            ops.wait(sent, location);
             received
         }
         Backend::Nccl => {
-            ops.sync_with(ring.join.step_stream);
+            ops.sync_stream(ring.join.step_stream, location);
             append(
                 comm::StartCoalescingOperation::builder(context, location)
                     .build()
@@ -368,7 +356,7 @@ fn exchange<'c, 'a>(
             );
             append(recv());
             append(send());
-            super::request_of(append(
+            request_of(append(
                 comm::EndCoalescingOperation::builder(context, location)
                     .request(request)
                     .build()
@@ -376,9 +364,9 @@ fn exchange<'c, 'a>(
             ))
         }
     };
-    ops.switch_to(later_stream);
-    ops.wait(arrived);
-    ops.switch_to(ring.join.step_stream);
+    ops.set_current_stream(later_stream, location);
+    ops.wait(arrived, location);
+    ops.set_current_stream(ring.join.step_stream, location);
     append(scf::r#yield(&[], location));
     let region = Region::new();
     region.append_block(block);
@@ -387,7 +375,7 @@ fn exchange<'c, 'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{partner, ring_step, slice};
+    use super::super::schedule::{partner, ring_step, slice};
 
     /// Follows every block's running sum along the ring with the pass's
     /// formulas (on integers): each rank adds its partial of the block it

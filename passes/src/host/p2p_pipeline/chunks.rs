@@ -16,10 +16,12 @@
 //! output are slices along the same rows and whose second operand is not one.
 //! Anything else is a located error.
 
-use super::{
-    Collective, Cursor, Reported, Ring, StreamLoop, integer_attribute, static_shape, strides,
+use super::plan::{Reported, StreamLoop, constant, integer_attribute};
+use crate::{
+    builders::{Builder, static_shape, strides},
+    diagnostics::emit_error,
+    ir,
 };
-use crate::{diagnostics::emit_error, ir};
 use melior::{
     Context,
     dialect::arith,
@@ -72,35 +74,10 @@ fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)>
         .collect()
 }
 
-/// The `chunks` option that lets the pass choose the parts.
-pub(super) const CHOSEN: i64 = 0;
-
-/// The parts the pass chooses for a loop's steps: 2 where its rings are all
-/// allgathers, or one reduce-scatter that runs as a chain of accumulating
-/// GEMMs ([`super::chain`]), and its steps split in two; else 1. An
-/// allgather step's compute waits for its whole slice, so the last
-/// transfer's time is exposed; in halves, only half of it is. On 4 × H200
-/// (hir-bench, p2p-cuda, D=4), 2 parts took AG+GEMM from 0.968 / 0.995 /
-/// 0.872 of the GEMM alone to 1.004 / 0.998 / 0.907 at 32768×16384×8192 /
-/// 8192×16384×8192 / 16384×8192×2048; 4 parts made the third 0.830, its
-/// GEMMs too small to fill the GPU. A chain's step needs the previous rank's
-/// sum of the same part, so whole steps would wait a transfer each. Other
-/// reduce-scatters combine after all their steps whatever their parts: in
-/// halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to 0.891 / 0.870 / 0.617.
-pub(super) fn chosen<'c, 'a>(
-    context: &'c Context,
-    stream_loop: &StreamLoop<'c, 'a>,
-    rings: &[Ring<'c, 'a>],
-) -> i64 {
-    let allgathers = rings
-        .iter()
-        .all(|ring| matches!(ring.collective, Collective::Allgather));
-    let chain = super::chain::gemm(context, stream_loop, rings, 2).is_some();
-    if (allgathers || chain) && problems(stream_loop, 2).is_empty() {
-        2
-    } else {
-        1
-    }
+/// Whether every slice of the loop splits into `chunks` parts and every op
+/// on a slice computes each row from the same rows.
+pub(super) fn splits(stream_loop: &StreamLoop, chunks: i64) -> bool {
+    problems(stream_loop, chunks).is_empty()
 }
 
 /// Checks that every slice of the loop splits into `chunks` parts and that
@@ -203,9 +180,9 @@ pub(super) fn split_loop<'c, 'a>(
     chunks: i64,
 ) -> (StreamLoop<'c, 'a>, Part<'c, 'a>) {
     let index = Type::index(context);
-    let steps = super::constant(stream_loop.upper).expect("a ring loop runs a constant D steps");
-    let before_loop = Cursor::before(context, stream_loop.op);
-    let index_constant = |cursor: Cursor<'c, 'a>, value: i64| {
+    let steps = constant(stream_loop.upper).expect("a ring loop runs a constant D steps");
+    let before_loop = Builder::before(context, stream_loop.op);
+    let index_constant = |cursor: Builder<'c, 'a>, value: i64| {
         cursor.value(arith::constant(
             context,
             IntegerAttribute::new(index, value).into(),
@@ -218,7 +195,7 @@ pub(super) fn split_loop<'c, 'a>(
         .body
         .first_operation()
         .expect("scf.for has a body");
-    let top = Cursor::before(context, first);
+    let top = Builder::before(context, first);
     let count = index_constant(top, chunks);
     let step = top.value(arith::divui(stream_loop.index, count, top.location));
     let part = top.value(arith::remui(stream_loop.index, count, top.location));
@@ -256,7 +233,7 @@ pub(super) fn narrow_slices<'c, 'a>(
                 .expect("a select's result")
                 .owner();
             let after = select.next_in_block().expect("a terminator follows");
-            let narrowed = part_of(Cursor::before(context, after), slice, axis, part);
+            let narrowed = part_of(Builder::before(context, after), slice, axis, part);
             ir::replace_uses(slice, narrowed, |user| {
                 user.result(0)
                     .is_ok_and(|result| Value::from(result) == narrowed)
@@ -268,7 +245,7 @@ pub(super) fn narrow_slices<'c, 'a>(
 
 /// `memref.subview` of `view`: part `part.index` of `part.count` along `axis`.
 pub(super) fn part_of<'c, 'a>(
-    cursor: Cursor<'c, 'a>,
+    cursor: Builder<'c, 'a>,
     view: Value<'c, '_>,
     axis: i64,
     part: Part<'c, 'a>,

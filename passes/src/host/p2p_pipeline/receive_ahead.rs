@@ -26,10 +26,12 @@
 //! wait on, and each part is received in its own iteration.
 
 use super::{
-    Backend, Cursor, Direction, Emitted, Ring, RingArith, Step, StreamLoop, StreamOps, Transfer,
-    as_operand_slice, chunks, constant, integer_attribute, point_to_point, request_of,
+    chunks,
+    exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    plan::{Ring, StreamLoop, constant, integer_attribute},
+    schedule::{Emitted, RingArith},
 };
-use crate::builders::{self, Builder};
+use crate::builders::Builder;
 use melior::{
     Context,
     dialect::{arith, scf},
@@ -53,14 +55,16 @@ pub(super) struct Ahead<'c, 'a> {
 }
 
 /// The receives ahead of an allgather ring's step in parts, emitted at
-/// `cursor`; `None` where the steps are whole or use one pool stream.
+/// `cursor`, for the iteration's `part` of the step's `slice`; `None` where
+/// the steps are whole or use one pool stream.
 pub(super) fn plan<'c, 'a>(
-    cursor: Cursor<'c, 'a>,
+    cursor: Builder<'c, 'a>,
     stream_loop: &StreamLoop<'c, 'a>,
-    step: &Step<'c, 'a>,
+    part: Option<chunks::Part<'c, 'a>>,
+    slice: Value<'c, 'a>,
     ring: &Ring<'c, 'a>,
 ) -> Option<Ahead<'c, 'a>> {
-    let (part, _) = step.parts.as_ref()?;
+    let part = part?;
     let streams = ring.join.step_stream_index().unwrap_or(stream_loop.upper);
     if constant(streams)? < 2 {
         return None;
@@ -103,19 +107,13 @@ pub(super) fn plan<'c, 'a>(
     }
     .add(one)
     .value;
-    let arrivals = builders::pool_stream(
-        context,
-        &Builder::before(context, cursor.anchor),
-        next_step,
-        Some(streams),
-        location,
-    );
+    let arrivals = cursor.pool_stream(next_step, Some(streams), location);
     Some(Ahead {
         first,
         more,
         next: Transfer {
             buffer: as_operand_slice(cursor, ring, next_view, stream_loop.lower),
-            peer: step.slice,
+            peer: slice,
         },
         arrivals,
     })
@@ -149,24 +147,16 @@ pub(super) fn receives<'c>(
             Direction::Receive,
             transfer,
         )));
-        let ops = StreamOps {
-            context,
-            location,
-            block,
-        };
-        ops.switch_to(stream);
-        ops.wait(received);
-        ops.switch_to(ring.join.main);
+        let ops = Builder::at_end(context, block, location);
+        ops.set_current_stream(stream, location);
+        ops.wait(received, location);
+        ops.set_current_stream(ring.join.main, location);
     };
     let arrived = |block: &Block<'c>| {
-        let ops = StreamOps {
-            context,
-            location,
-            block,
-        };
-        ops.switch_to(ring.join.step_stream);
-        ops.sync_with(ahead.arrivals);
-        ops.switch_to(ring.join.main);
+        let ops = Builder::at_end(context, block, location);
+        ops.set_current_stream(ring.join.step_stream, location);
+        ops.sync_stream(ahead.arrivals, location);
+        ops.set_current_stream(ring.join.main, location);
     };
     [
         scf::r#if(

@@ -1,0 +1,116 @@
+//! The transfers of a ring step: the backend they run on, `comm.send` and
+//! `comm.recv` of a [`Transfer`] ([`point_to_point`]), and the slices they
+//! move ([`as_operand_slice`]).
+
+use super::plan::Ring;
+use crate::builders::{self, Builder, view_type};
+use hir_dialects::comm;
+use melior::{
+    Context,
+    ir::{
+        Attribute, Location, Operation, OperationRef, Value, ValueLike,
+        attribute::IntegerAttribute, r#type::IntegerType,
+    },
+};
+
+/// How the ring's transfers move data (the `backend` option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// NCCL send/recv, coalesced per step.
+    Nccl,
+    /// CUDA-IPC copies between buffers shared before the loop.
+    Cuda,
+}
+
+impl Backend {
+    /// The option's values, as the option and `comm`'s `on` spell them.
+    pub const NAMES: [&'static str; 2] = ["nccl", "cuda"];
+
+    /// The backend the option spells `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "nccl" => Some(Backend::Nccl),
+            "cuda" => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+
+    /// The value of `comm`'s `Comm_Backend` enum attribute.
+    pub(super) const fn code(self) -> i64 {
+        match self {
+            Backend::Nccl => 0,
+            Backend::Cuda => 1,
+        }
+    }
+}
+
+/// A buffer and the rank it goes to or comes from.
+pub(super) struct Transfer<'c, 'a> {
+    pub(super) buffer: Value<'c, 'a>,
+    pub(super) peer: Value<'c, 'a>,
+}
+
+/// Which way a transfer goes, for [`point_to_point`].
+#[derive(Clone, Copy)]
+pub(super) enum Direction {
+    Receive,
+    Send,
+}
+
+/// `comm.recv` or `comm.send` of `transfer` on `ring`'s team over `backend`.
+pub(super) fn point_to_point<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    backend: Backend,
+    ring: &Ring<'c, '_>,
+    direction: Direction,
+    transfer: &Transfer<'c, '_>,
+) -> Operation<'c> {
+    let request = builders::request_type(context);
+    let on: Attribute =
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
+    match direction {
+        Direction::Receive => comm::RecvOperation::builder(context, location)
+            .request(request)
+            .buffer(transfer.buffer)
+            .peer(transfer.peer)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into(),
+        Direction::Send => comm::SendOperation::builder(context, location)
+            .request(request)
+            .buffer(transfer.buffer)
+            .peer(transfer.peer)
+            .team(ring.team)
+            .backend(on)
+            .build()
+            .into(),
+    }
+}
+
+/// The request a transfer returns.
+pub(super) fn request_of<'c, 'b>(op: OperationRef<'c, 'b>) -> Value<'c, 'b> {
+    op.result(0).expect("a transfer has a request").into()
+}
+
+/// `view`, a slice of the buffer the loop slices, shaped as a slice of the
+/// collective's operand: where that operand is a whole view, with its unit
+/// axis viewed away at `zero`.
+pub(super) fn as_operand_slice<'c, 'a>(
+    cursor: Builder<'c, 'a>,
+    ring: &Ring<'c, 'a>,
+    view: Value<'c, 'a>,
+    zero: Value<'c, 'a>,
+) -> Value<'c, 'a> {
+    match ring.whole_view {
+        Some((_, unit)) => cursor.select_as(
+            view,
+            unit,
+            zero,
+            view_type(cursor.context, view.r#type(), unit).expect("a view is strided"),
+            cursor.location,
+        ),
+        None => view,
+    }
+}
