@@ -30,10 +30,10 @@
 //! `host.rank` returns and that `comm.send`/`comm.recv` take as their peer.
 //! The loop runs `D` steps; at step `i` (the loop index, or the index plus
 //! one in a loop whose rings are all reduce-scatters, so that their local step
-//! comes last: see [`local_step_last`]) the rank at position `r` works on
+//! comes last: see [`plan::local_step_last`]) the rank at position `r` works on
 //!
-//! - slice `(r + i) mod D` ([`slice`]), whose owner is that position, and
-//! - its partner `(D + r - i) mod D` ([`partner`]), the rank whose slice at
+//! - slice `(r + i) mod D` ([`schedule::slice`]), whose owner is that position, and
+//! - its partner `(D + r - i) mod D` ([`schedule::partner`]), the rank whose slice at
 //!   step `i` is `r`'s own: `slice(partner(r, i), i) = r`.
 //!
 //! Every `host.select` the loop takes at its index now takes the slice, so
@@ -149,6 +149,24 @@
 //!   host.sync_stream %s
 //! }
 //! ```
+//!
+//! # Modules
+//!
+//! Each module uses only those listed before it (no cycle):
+//!
+//! - [`schedule`]: the ring formulas (`ring_step`, `slice`, `partner`) over
+//!   `RingArith`, emitted as `arith` ops or evaluated by the schedule tests;
+//! - [`plan`]: recognising the stream loops and their collectives (`Ring`,
+//!   `match_collective`), and the IR queries the others share;
+//! - [`chunks`]: steps in parts (uses `plan`);
+//! - [`exchange`]: the backends and the point-to-point transfers (`plan`);
+//! - [`receive_ahead`]: the receives posted a part ahead (`schedule`,
+//!   `plan`, `chunks`, `exchange`);
+//! - [`rewrite`]: the ring rewrite (all of the above);
+//! - [`chain`]: the chain of accumulating GEMMs (all of the above);
+//! - this module: the pass, its options, and the choice of parts.
+//!
+//! Ops are inserted with [`crate::builders::Builder`], as in every pass.
 
 mod chain;
 mod chunks;
