@@ -46,6 +46,15 @@
 // HASHED-DAG: rank 0: exit 1
 // HASHED-DAG: rank 1: exit 1
 
+// A program whose mesh is not WORLD_SIZE, started torchrun style: each rank
+// joins, fails its dry run's check and posts it, so none waits out --timeout.
+// RUN: %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 60 %examples/allgather.mlir' > %t.mesh 2>&1
+// RUN: FileCheck %s --check-prefix=WORLD-MESH < %t.mesh
+// WORLD-MESH-DAG: [rank 0] hir-run: error: rank 0: {{.*}}@allgather uses mesh @tp of devices [0, 1, 2, 3], but -n 2 runs ranks 0..1
+// WORLD-MESH-DAG: [rank 1] hir-run: error: rank 1: {{.*}}@allgather uses mesh @tp of devices [0, 1, 2, 3], but -n 2 runs ranks 0..1
+// WORLD-MESH-DAG: rank 0: exit 1
+// WORLD-MESH-DAG: rank 1: exit 1
+
 // A rank that exits early (test hook: rank 1 exits with status 0 right after
 // joining, without a word): the others give up naming it, the launcher too.
 // RUN: HIR_TEST_HOOK=1:exit-after-bootstrap not hir-run -n 3 --dry-run --timeout 20 %S/Inputs/ag_matmul_p2p_3.mlir > %t.exit 2>&1
@@ -63,6 +72,14 @@
 // STALL-DAG: [rank 1] rank 1: watchdog: gave up: rank 0 failed in barrier: timed out after 2s
 // STALL-DAG: [rank 1] (the watchdog ends the process: rank 1 did not return within 2s of the failure)
 // STALL-DAG: {{^}}hir-run: error: rank 0 failed in barrier: timed out after 2s
+
+// A stopped rank (test hook: rank 1 sends itself SIGSTOP before the barrier):
+// its silent heartbeat names it within --timeout / 2, not rank 0 after the
+// timeout, and the launcher kills it at once.
+// RUN: HIR_TEST_HOOK=1:stop not hir-run -n 4 --dry-run --timeout 4 %examples/allgather.mlir > %t.stop 2>&1
+// RUN: FileCheck %s --check-prefix=STOP < %t.stop
+// STOP-DAG: hir-run: error: rank 1 stopped responding: its watchdog was silent for
+// STOP-DAG: hir-run: killed rank [1]: stopped when the job failed
 
 // Usage errors.
 // RUN: not hir-run -n 2 --launch processes %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=CPU

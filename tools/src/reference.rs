@@ -3,7 +3,7 @@
 //! rounded to its element type, as the lowered program stores it.
 
 use super::program::{element_dtype, tensor_shape};
-use super::tensor::Tensor;
+use super::tensor::{self, Tensor};
 use anyhow::{Result, bail};
 use hir::passes::ir;
 use melior::ir::{
@@ -65,22 +65,25 @@ fn axes(op: &OperationRef) -> Result<Vec<usize>> {
 }
 
 fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>) -> Result<Tensor> {
-    let unary = |f: fn(f64) -> f64| {
-        Tensor::new(
-            shape.clone(),
-            operands[0].data.iter().map(|&x| f(x)).collect(),
-        )
+    // Every result is allocated fallibly: a shape too large for the host's
+    // memory is an error naming it, not an abort.
+    let unary = |f: fn(f64) -> f64| -> Result<Tensor> {
+        let mut data = tensor::reserve(operands[0].data.len(), &shape)?;
+        data.extend(operands[0].data.iter().map(|&x| f(x)));
+        Ok(Tensor::new(shape.clone(), data))
     };
-    let binary = |f: fn(f64, f64) -> f64| {
-        let data = operands[0]
-            .data
-            .iter()
-            .zip(&operands[1].data)
-            .map(|(&a, &b)| f(a, b))
-            .collect();
-        Tensor::new(shape.clone(), data)
+    let binary = |f: fn(f64, f64) -> f64| -> Result<Tensor> {
+        let mut data = tensor::reserve(operands[0].data.len(), &shape)?;
+        data.extend(
+            operands[0]
+                .data
+                .iter()
+                .zip(&operands[1].data)
+                .map(|(&a, &b)| f(a, b)),
+        );
+        Ok(Tensor::new(shape.clone(), data))
     };
-    Ok(match name {
+    match name {
         "fusion.set" | "fusion.cast" => unary(|x| x),
         "fusion.neg" => unary(|x| -x),
         "fusion.add" => binary(|a, b| a + b),
@@ -95,7 +98,7 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         "fusion.matmul" => matmul(operands[0], operands[1], shape),
         "fusion.linear" => linear(operands[0], operands[1], operands.get(2).copied(), shape),
         other => bail!("'{other}' op is not supported by the reference evaluation of --check"),
-    })
+    }
 }
 
 /// Reduces `axes` of `input` into a tensor of `shape` (the other axes).
@@ -105,8 +108,8 @@ fn reduce(
     shape: Vec<usize>,
     init: f64,
     f: fn(f64, f64) -> f64,
-) -> Tensor {
-    let mut output = Tensor::new(shape.clone(), vec![init; shape.iter().product()]);
+) -> Result<Tensor> {
+    let mut output = Tensor::filled(shape, init)?;
     let kept: Vec<usize> = (0..input.shape.len())
         .filter(|axis| !axes.contains(axis))
         .collect();
@@ -120,38 +123,37 @@ fn reduce(
             .sum();
         output.data[target] = f(output.data[target], value);
     }
-    output
+    Ok(output)
 }
 
 /// Repeats `input` along the new `axes` of a tensor of `shape`.
-fn broadcast(input: &Tensor, axes: &[usize], shape: Vec<usize>) -> Tensor {
+fn broadcast(input: &Tensor, axes: &[usize], shape: Vec<usize>) -> Result<Tensor> {
+    let len = tensor::numel(&shape)?;
     let out_strides = super::tensor::strides(&shape);
     let kept: Vec<usize> = (0..shape.len())
         .filter(|axis| !axes.contains(axis))
         .collect();
     let in_strides = input.strides();
-    let len = shape.iter().product();
-    let data = (0..len)
-        .map(|flat| {
-            let source: usize = kept
-                .iter()
-                .zip(&in_strides)
-                .map(|(&axis, &stride)| (flat / out_strides[axis]) % shape[axis] * stride)
-                .sum();
-            input.data[source]
-        })
-        .collect();
-    Tensor::new(shape, data)
+    let mut data = tensor::reserve(len, &shape)?;
+    data.extend((0..len).map(|flat| {
+        let source: usize = kept
+            .iter()
+            .zip(&in_strides)
+            .map(|(&axis, &stride)| (flat / out_strides[axis]) % shape[axis] * stride)
+            .sum();
+        input.data[source]
+    }));
+    Ok(Tensor::new(shape, data))
 }
 
 /// `[B..., M, K] x ([K, N] | [B..., K, N]) -> [B..., M, N]`.
-fn matmul(lhs: &Tensor, rhs: &Tensor, shape: Vec<usize>) -> Tensor {
+fn matmul(lhs: &Tensor, rhs: &Tensor, shape: Vec<usize>) -> Result<Tensor> {
     let rank = lhs.shape.len();
     let (m, k) = (lhs.shape[rank - 2], lhs.shape[rank - 1]);
     let n = rhs.shape[rhs.shape.len() - 1];
     let batch: usize = lhs.shape[..rank - 2].iter().product();
     let rhs_batched = rhs.shape.len() > 2;
-    let mut output = Tensor::zeros(shape);
+    let mut output = Tensor::filled(shape, 0.0)?;
     for b in 0..batch {
         let a = &lhs.data[b * m * k..(b + 1) * m * k];
         let w = if rhs_batched {
@@ -169,15 +171,20 @@ fn matmul(lhs: &Tensor, rhs: &Tensor, shape: Vec<usize>) -> Tensor {
             }
         }
     }
-    output
+    Ok(output)
 }
 
 /// `input [B..., K] @ weight[N, K]^T + bias[N] -> [B..., N]`.
-fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usize>) -> Tensor {
+fn linear(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    shape: Vec<usize>,
+) -> Result<Tensor> {
     let k = *input.shape.last().expect("linear input has rank >= 1");
     let n = weight.shape[0];
     let rows = input.data.len() / k;
-    let mut output = Tensor::zeros(shape);
+    let mut output = Tensor::filled(shape, 0.0)?;
     for r in 0..rows {
         for j in 0..n {
             let dot: f64 = (0..k)
@@ -186,7 +193,7 @@ fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usi
             output.data[r * n + j] = dot + bias.map_or(0.0, |bias| bias.data[j]);
         }
     }
-    output
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -198,32 +205,46 @@ mod tests {
     }
 
     #[test]
+    fn a_result_too_large_for_memory_is_an_error_naming_its_shape() {
+        let x = tensor(&[2], &[1.0, 2.0]);
+        let error = broadcast(&x, &[0], vec![1 << 40, 2]).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("[1099511627776, 2]"),
+            "{error:#}"
+        );
+        let error = broadcast(&x, &[0], vec![usize::MAX, 2]).unwrap_err();
+        assert!(format!("{error:#}").contains("more elements than 64-bit sizes hold"));
+    }
+
+    #[test]
     fn reduces_broadcasts_and_multiplies() {
         let x = tensor(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!(
-            reduce(&x, &[1], vec![2], 0.0, |a, b| a + b).data,
+            reduce(&x, &[1], vec![2], 0.0, |a, b| a + b).unwrap().data,
             vec![6.0, 15.0]
         );
         assert_eq!(
-            reduce(&x, &[0], vec![3], f64::NEG_INFINITY, f64::max).data,
+            reduce(&x, &[0], vec![3], f64::NEG_INFINITY, f64::max)
+                .unwrap()
+                .data,
             vec![4.0, 5.0, 6.0]
         );
         let row = tensor(&[3], &[1.0, 2.0, 3.0]);
         assert_eq!(
-            broadcast(&row, &[0], vec![2, 3]).data,
+            broadcast(&row, &[0], vec![2, 3]).unwrap().data,
             vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
         );
         let column = tensor(&[2], &[1.0, 2.0]);
         assert_eq!(
-            broadcast(&column, &[1], vec![2, 2]).data,
+            broadcast(&column, &[1], vec![2, 2]).unwrap().data,
             vec![1.0, 1.0, 2.0, 2.0]
         );
         let identity = tensor(&[3, 3], &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
-        assert_eq!(matmul(&x, &identity, vec![2, 3]).data, x.data);
+        assert_eq!(matmul(&x, &identity, vec![2, 3]).unwrap().data, x.data);
         let weight = tensor(&[1, 3], &[1.0, 1.0, 1.0]);
         let bias = tensor(&[1], &[0.5]);
         assert_eq!(
-            linear(&x, &weight, Some(&bias), vec![2, 1]).data,
+            linear(&x, &weight, Some(&bias), vec![2, 1]).unwrap().data,
             vec![6.5, 15.5]
         );
     }

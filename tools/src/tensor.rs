@@ -20,11 +20,6 @@ impl Tensor {
         Self { shape, data }
     }
 
-    pub fn zeros(shape: Vec<usize>) -> Self {
-        let len = shape.iter().product();
-        Self::new(shape, vec![0.0; len])
-    }
-
     /// Row-major strides of the shape.
     pub fn strides(&self) -> Vec<usize> {
         strides(&self.shape)

@@ -42,9 +42,13 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run(options) => {
-            // A dry run runs nothing, so it checks all it can without running,
-            // before any rank starts.
+            // A dry run runs nothing, so it checks all it can without running:
+            // here before any rank starts, or, in a rank (its launcher's, or
+            // torchrun's), once it has joined the others, so that they learn
+            // of its failure at once instead of waiting for it.
+            let in_rank = std::env::var_os("RANK").is_some();
             if options.dry_run
+                && !in_rank
                 && let Err(error) = validate(&options)
             {
                 eprintln!("hir-run: error: {error:#}");
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
                     if !options.dry_run {
                         return run(&options);
                     }
+                    validate(&options)?;
                     if joined.rank == 0 {
                         println!(
                             "dry run: the program verifies and lowers for {} ranks, which run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
