@@ -323,7 +323,6 @@ fn exchange<'c, 'a>(
     let location = ring.op.location();
     let request = builders::request_type(context);
     let block = Block::new(&[]);
-    let append = |op: Operation<'c>| block.append_operation(op);
     let ops = Builder::at_end(context, &block, location);
     let recv = || {
         point_to_point(
@@ -341,33 +340,30 @@ fn exchange<'c, 'a>(
         // The receive first frees its slot for the sender as early as the
         // main stream allows; the send waits for the step's GEMM.
         Backend::Cuda => {
-            let received = request_of(append(recv()));
+            let received = request_of(ops.insert(recv()));
             ops.sync_stream(ring.join.step_stream, location);
-            let sent = request_of(append(send()));
+            let sent = request_of(ops.insert(send()));
             ops.wait(sent, location);
             received
         }
         Backend::Nccl => {
             ops.sync_stream(ring.join.step_stream, location);
-            append(
-                comm::StartCoalescingOperation::builder(context, location)
-                    .build()
-                    .into(),
-            );
-            append(recv());
-            append(send());
-            request_of(append(
-                comm::EndCoalescingOperation::builder(context, location)
-                    .request(request)
-                    .build()
-                    .into(),
-            ))
+            ops.insert(comm::StartCoalescingOperation::builder(context, location).build());
+            ops.insert(recv());
+            ops.insert(send());
+            request_of(
+                ops.insert(
+                    comm::EndCoalescingOperation::builder(context, location)
+                        .request(request)
+                        .build(),
+                ),
+            )
         }
     };
     ops.set_current_stream(later_stream, location);
     ops.wait(arrived, location);
     ops.set_current_stream(ring.join.step_stream, location);
-    append(scf::r#yield(&[], location));
+    ops.insert(scf::r#yield(&[], location));
     let region = Region::new();
     region.append_block(block);
     region

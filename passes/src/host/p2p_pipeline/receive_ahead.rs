@@ -139,7 +139,8 @@ pub(super) fn receives<'c>(
     };
     // Receives `transfer` on the main stream and waits for it on `stream`.
     let receive_onto = |block: &Block<'c>, transfer: &Transfer<'c, '_>, stream| {
-        let received = request_of(block.append_operation(point_to_point(
+        let ops = Builder::at_end(context, block, location);
+        let received = request_of(ops.insert(point_to_point(
             context,
             location,
             Backend::Cuda,
@@ -147,7 +148,6 @@ pub(super) fn receives<'c>(
             Direction::Receive,
             transfer,
         )));
-        let ops = Builder::at_end(context, block, location);
         ops.set_current_stream(stream, location);
         ops.wait(received, location);
         ops.set_current_stream(ring.join.main, location);

@@ -458,22 +458,22 @@ pub(super) fn exchange<'c, 'a>(
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
     let copy = Block::new(&[]);
+    let local = Builder::at_end(context, &copy, location);
     match at_local {
         AtLocal::Yield(own) => {
-            copy.append_operation(scf::r#yield(&[own], location));
+            local.insert(scf::r#yield(&[own], location));
         }
         AtLocal::Copy => {
-            copy.append_operation(
+            local.insert(
                 host::CopyOperation::builder(context, location)
                     .input(send.buffer)
                     .output(receive.buffer)
-                    .build()
-                    .into(),
+                    .build(),
             );
-            copy.append_operation(scf::r#yield(&[], location));
+            local.insert(scf::r#yield(&[], location));
         }
         AtLocal::Nothing => {
-            copy.append_operation(scf::r#yield(&[], location));
+            local.insert(scf::r#yield(&[], location));
         }
     }
     let (yielded, results): (Vec<Value>, Vec<Type>) = match at_local {
@@ -492,20 +492,16 @@ pub(super) fn exchange<'c, 'a>(
         ops.sync_stream(ring.join.step_stream, location);
     }
     if backend == Backend::Nccl {
-        transfers.append_operation(
-            comm::StartCoalescingOperation::builder(context, location)
-                .build()
-                .into(),
-        );
+        ops.insert(comm::StartCoalescingOperation::builder(context, location).build());
     }
     let received = match &ahead {
         Some(ahead) => {
             for op in receive_ahead::receives(context, location, ring, &receive, ahead) {
-                transfers.append_operation(op);
+                ops.insert(op);
             }
             None
         }
-        None => Some(request_of(transfers.append_operation(point_to_point(
+        None => Some(request_of(ops.insert(point_to_point(
             context,
             location,
             backend,
@@ -514,7 +510,7 @@ pub(super) fn exchange<'c, 'a>(
             &receive,
         )))),
     };
-    let sent = request_of(transfers.append_operation(point_to_point(
+    let sent = request_of(ops.insert(point_to_point(
         context,
         location,
         backend,
@@ -524,11 +520,10 @@ pub(super) fn exchange<'c, 'a>(
     )));
     let received = match backend {
         Backend::Nccl => Some(request_of(
-            transfers.append_operation(
+            ops.insert(
                 comm::EndCoalescingOperation::builder(context, location)
                     .request(request)
-                    .build()
-                    .into(),
+                    .build(),
             ),
         )),
         Backend::Cuda => received,
@@ -553,7 +548,7 @@ pub(super) fn exchange<'c, 'a>(
             ops.set_current_stream(ring.join.step_stream, location);
         }
     }
-    transfers.append_operation(scf::r#yield(&yielded, location));
+    ops.insert(scf::r#yield(&yielded, location));
 
     let region = |block| {
         let region = Region::new();
