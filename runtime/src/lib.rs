@@ -8,12 +8,14 @@
 //!   receives is checked against.
 //! - [`device`]: the backend boundary ([`Device`]), and the thread-local rank
 //!   a launcher [`enter`]s before calling the program.
-//! - `core`: what both backends stand on (how ranks fail and meet); `cpu`
-//!   and `cuda` import it, never each other.
+//! - `core`: what both backends stand on (how ranks fail and meet, the
+//!   cuda backend's `Bootstrap` trait); `cpu` and `cuda` import it, never
+//!   each other.
 //! - [`cpu`]: the cpu backend: a [`cpu::World`] of rank threads.
 //! - [`cuda`]: the cuda backend: a [`cuda::World`] of ranks on GPUs.
 //! - [`bootstrap`]: ranks in processes: the TCP store, the cuda backend's
-//!   bootstrap over it, the watchdog.
+//!   bootstrap over it, the watchdog. It does not know `cuda`, which stands
+//!   on it ([`cuda::World::join`]).
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
 //!
 //! `docs/Runtime.md` documents the ABI conventions, the launcher API and the

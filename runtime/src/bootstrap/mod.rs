@@ -15,13 +15,13 @@
 pub mod auth;
 mod client;
 #[cfg(test)]
-mod process_tests;
+pub(crate) mod process_tests;
 pub mod protocol;
 #[cfg(test)]
 mod security_tests;
 pub mod store;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod watchdog;
 
 pub use auth::{SECRET_VAR, Secret};
@@ -29,7 +29,7 @@ pub use client::Member;
 pub use store::{Failure, StoreClient, StoreServer};
 pub use watchdog::{Inflight, Stuck, Watchdog, WatchdogConfig, Watched};
 
-use crate::cuda::Bootstrap;
+use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::ops::Team;
 use std::io::Write;
@@ -350,18 +350,10 @@ impl ProcessGroup {
         }
     }
 
-    /// The cuda world of this process: this rank on GPU `LOCAL_RANK`, its
-    /// communicators spanning the group's processes.
-    pub fn cuda_world(&self, config: crate::cuda::Config) -> Result<crate::cuda::World> {
-        crate::cuda::World::process(
-            crate::cuda::Config {
-                ranks: self.env.world_size,
-                ..config
-            },
-            self.env.rank,
-            self.env.local_rank,
-            self.bootstrap(),
-        )
+    /// The GPU of this process's rank (`LOCAL_RANK`): its index among the
+    /// host's GPUs.
+    pub fn local_rank(&self) -> usize {
+        self.env.local_rank
     }
 }
 

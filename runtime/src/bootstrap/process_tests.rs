@@ -1,15 +1,16 @@
 //! The bootstrap across real processes: this test binary started again as
 //! ranks (see `process_rank`), which meet through a store, exchange, fail,
-//! exit early or stop.
+//! exit early or stop. Other modules' process tests (the cuda mailboxes)
+//! start their ranks with [`spawn`].
 
-use super::tests::{Fake, SECOND, secret, server, server_of};
+use super::tests::{Fake, SECOND, secret, server};
 use super::*;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// The environment variable that makes `process_rank` act as a rank.
-const ROLE: &str = "HIR_BOOTSTRAP_TEST_ROLE";
+/// The environment variable that makes a rank test (`process_rank`, or
+/// another module's) act as a rank.
+pub(crate) const ROLE: &str = "HIR_BOOTSTRAP_TEST_ROLE";
 
 /// Starts this test binary as rank `rank` of `world`, running
 /// `process_rank` with `role`.
@@ -20,14 +21,29 @@ fn spawn_rank(
     agent: bool,
     role: &str,
 ) -> std::process::Child {
+    spawn(
+        "bootstrap::process_tests::process_rank",
+        rank,
+        world,
+        port,
+        agent,
+        role,
+    )
+}
+
+/// Starts this test binary as rank `rank` of `world`, running the test
+/// `test` (which joins the group on [`ROLE`]) with `role`.
+pub(crate) fn spawn(
+    test: &str,
+    rank: usize,
+    world: usize,
+    port: u16,
+    agent: bool,
+    role: &str,
+) -> std::process::Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args([
-            "bootstrap::process_tests::process_rank",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(ROLE, role)
         .env("RANK", rank.to_string())
         .env("WORLD_SIZE", world.to_string())
@@ -45,7 +61,7 @@ fn spawn_rank(
 }
 
 /// Waits for every child (at most 60 s) and returns its exit code and output.
-fn wait_all(children: Vec<std::process::Child>) -> Vec<(i32, String)> {
+pub(crate) fn wait_all(children: Vec<std::process::Child>) -> Vec<(i32, String)> {
     let deadline = Instant::now() + 60 * SECOND;
     let mut children = children;
     loop {
@@ -85,9 +101,6 @@ fn process_rank() {
     let env = Env::from_env().unwrap().unwrap();
     let rank = env.rank;
     let group = ProcessGroup::join(env, 10 * SECOND).unwrap();
-    if role.starts_with("mailbox") {
-        return mailbox_rank(&group, &role);
-    }
     let all = group.all_gather("ranks", vec![rank as u8]).unwrap();
     assert_eq!(
         all,
@@ -126,89 +139,6 @@ fn process_rank() {
             std::process::exit(3);
         }
     }
-}
-
-/// A rank of the mailbox tests: the two ranks connect their mailboxes
-/// through the store; rank 0 then posts messages for rank 1 (`mailbox`), or
-/// exits without posting (`mailbox-exit`).
-fn mailbox_rank(group: &ProcessGroup, role: &str) {
-    use crate::cuda::mailbox::Mailbox;
-    let rank = group.rank();
-    let bootstrap = group.bootstrap();
-    let team = Team::new(&[0, 1], 2).unwrap();
-    let mut mailbox = Mailbox::create(&team, rank).unwrap();
-    let name = mailbox.name().unwrap().to_string();
-    let names = bootstrap
-        .all_gather(&team, 0, rank, name.into_bytes())
-        .unwrap();
-    let names: Vec<String> = names
-        .into_iter()
-        .map(|name| String::from_utf8(name).unwrap())
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    mailbox.connect(&refs, &*bootstrap).unwrap();
-    // Its own region's name is gone (a peer's may still be there a moment).
-    let path = Path::new("/dev/shm").join(names[rank].trim_start_matches('/'));
-    assert!(!path.exists(), "{} is still linked", path.display());
-    println!("rank {rank} connected");
-    let count = 200;
-    let outcome = match (rank, role) {
-        (0, "mailbox-exit") => std::process::exit(0),
-        (0, _) => (0..count).try_for_each(|number| {
-            mailbox.post(1, number, &[number, 7], &*bootstrap, || "post".into())
-        }),
-        _ => (0..count).try_for_each(|number| {
-            let taken = mailbox.take(0, number, &*bootstrap, || "take".into())?;
-            assert_eq!(taken, [number, 7]);
-            Ok(())
-        }),
-    };
-    match outcome {
-        Ok(()) => {
-            println!("rank {rank} passed {count} messages");
-            group.finish();
-        }
-        Err(error) => {
-            println!("rank {rank}: {error}");
-            group.finish();
-            std::process::exit(3);
-        }
-    }
-}
-
-#[test]
-fn mailboxes_carry_messages_between_processes() {
-    let server = server_of(2);
-    let children = (0..2)
-        .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox"))
-        .collect();
-    for (rank, (code, output)) in wait_all(children).into_iter().enumerate() {
-        assert_eq!(code, 0, "rank {rank}:\n{output}");
-        assert!(
-            output.contains(&format!("rank {rank} passed 200 messages")),
-            "{output}"
-        );
-    }
-}
-
-#[test]
-fn a_mailbox_wait_ends_when_the_peer_process_exits() {
-    let server = server_of(2);
-    let start = Instant::now();
-    let children = (0..2)
-        .map(|rank| spawn_rank(rank, 2, server.port(), true, "mailbox-exit"))
-        .collect();
-    let results = wait_all(children);
-    assert_eq!(results[0].0, 0, "{}", results[0].1);
-    let (code, output) = &results[1];
-    assert_eq!(*code, 3, "{output}");
-    assert!(output.contains("rank 1 connected"), "{output}");
-    assert!(
-        output.contains("rank 1: gave up: rank 0 exited (connection closed)"),
-        "{output}"
-    );
-    // The ranks' timeout is 10 s: the failure, not the timeout, ended it.
-    assert!(start.elapsed() < 8 * SECOND, "{:?}", start.elapsed());
 }
 
 #[test]

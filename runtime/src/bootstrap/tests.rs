@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub(super) const SECOND: Duration = Duration::from_secs(1);
+pub(crate) const SECOND: Duration = Duration::from_secs(1);
 
 /// The ranks of the tests' jobs.
 const WORLD: usize = 3;
@@ -25,7 +25,7 @@ pub(super) fn server() -> StoreServer {
     server_of(WORLD)
 }
 
-pub(super) fn server_of(world: usize) -> StoreServer {
+pub(crate) fn server_of(world: usize) -> StoreServer {
     StoreServer::bind("127.0.0.1:0", secret(), world).unwrap()
 }
 

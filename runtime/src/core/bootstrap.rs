@@ -2,9 +2,10 @@
 //! unique id, CUDA-IPC exports) and learn of each other's failures.
 //!
 //! [`Bootstrap`] is the boundary a launcher fills: [`ThreadBootstrap`] when
-//! the ranks are threads of one process (this crate's `World`); a
-//! multi-process launcher provides one over its TCP store, exchanging the same
-//! bytes. A `cuda` receive's destination does not go through it: it travels
+//! the ranks are threads of one process (the cuda `World`); the process
+//! group (`crate::bootstrap`) provides one over its TCP store, exchanging the
+//! same bytes. It lives in the core so that neither `cuda/` nor `bootstrap/`
+//! needs the other for it. A `cuda` receive's destination does not go through it: it travels
 //! through shared memory (`mailbox.rs`), whose waits ask
 //! [`Bootstrap::check_failed`] now and then.
 

@@ -4,5 +4,10 @@
 //! - [`sync`]: how the ranks of one process fail and meet: the world's
 //!   [`Faults`](sync::Faults), bounded waits ([`Waiter`](sync::Waiter)) and
 //!   [`Hub`](sync::Hub), where a team's ranks exchange one value each.
+//! - [`bootstrap`]: the [`Bootstrap`](bootstrap::Bootstrap) trait, how the
+//!   cuda backend's ranks exchange bytes on the host, and its implementation
+//!   for ranks that are threads; the process group (`crate::bootstrap`)
+//!   implements it over the store.
 
+pub(crate) mod bootstrap;
 pub(crate) mod sync;

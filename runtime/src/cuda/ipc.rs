@@ -36,10 +36,10 @@
 //! in it: a receiving host more than `SLOTS` transfers ahead of its sender's
 //! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
-use super::bootstrap::Bootstrap;
 use super::kernels::{Kernels, MAX_RANK, coalesce};
 use super::mailbox::Mailbox;
 use super::{Check, P2p, Scratch, Stream, is_contiguous};
+use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::Team;

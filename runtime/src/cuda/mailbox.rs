@@ -36,9 +36,9 @@
 //! they give up after the bootstrap's timeout and ask it every
 //! [`CHECK`] whether a rank failed.
 
-use super::bootstrap::Bootstrap;
 use super::ipc::SLOTS;
 use super::kernels::MAX_RANK;
+use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::ops::Team;
 use std::ffi::CString;
@@ -506,10 +506,14 @@ impl Drop for Mailbox {
 }
 
 #[cfg(test)]
+#[path = "mailbox_process_tests.rs"]
+mod process_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::bootstrap::ThreadBootstrap;
     use crate::core::sync::Faults;
-    use crate::cuda::bootstrap::ThreadBootstrap;
     use std::sync::Arc;
 
     fn bootstrap(timeout: Duration) -> (Arc<Faults>, ThreadBootstrap) {

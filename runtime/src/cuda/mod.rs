@@ -14,23 +14,24 @@
 
 mod alloc;
 mod blas;
-mod bootstrap;
 mod grouped;
 mod ipc;
 mod kernels;
 pub(crate) mod mailbox;
 mod nccl;
+mod process;
 #[cfg(test)]
 mod tests;
 mod timeline;
 mod timer;
 
+pub use crate::core::bootstrap::Bootstrap;
 pub use alloc::DeviceBuffer;
-pub use bootstrap::Bootstrap;
 pub use timer::TimingEvent;
 
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;
+use crate::core::bootstrap::ThreadBootstrap;
 use crate::core::sync::Faults;
 use crate::device::{Device, Request, enter};
 use crate::error::{Error, RankError, Result, RunError, panic_message};
@@ -40,7 +41,6 @@ use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
-use bootstrap::ThreadBootstrap;
 use cudarc::driver::{CudaContext, result as cu, sys};
 use hir_abi::{Backend, Collective, Entry};
 use ipc::Ipc;

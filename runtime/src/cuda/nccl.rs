@@ -2,7 +2,7 @@
 //! communication, its unique id exchanged through the [`Bootstrap`].
 
 use super::Stream;
-use super::bootstrap::Bootstrap;
+use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::ops::Team;

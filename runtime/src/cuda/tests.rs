@@ -1180,7 +1180,7 @@ fn across_processes_a_buffer_where_a_shared_one_was_freed_is_shared_anew() {
     if std::env::var(RESHARED_RANK).is_ok() {
         let env = crate::bootstrap::Env::from_env().unwrap().unwrap();
         let group = crate::bootstrap::ProcessGroup::join(env, Duration::from_secs(30)).unwrap();
-        let world = group.cuda_world(Config::new(2, 2)).unwrap();
+        let world = World::join(&group, Config::new(2, 2)).unwrap();
         let seen = world.run(reshare_after_free).unwrap();
         seen.iter().for_each(check_reshared);
         drop(world);

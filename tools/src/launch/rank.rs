@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 pub const TEST_HOOK: &str = "HIR_TEST_HOOK";
 
 /// This process's group and its watched rank, for the tool's runtime
-/// (`--backend cuda` builds its world with `ProcessGroup::cuda_world` and
+/// (`--backend cuda` builds its world with `cuda::World::join` and
 /// puts it under the watchdog with [`watch`]).
 static RANK: OnceLock<(Arc<ProcessGroup>, Arc<HostRank>)> = OnceLock::new();
 

@@ -32,13 +32,15 @@ impl Session {
             let runtime = Runtime::start(plan.backend, plan.ranks, num_streams, trace)?;
             return Ok(Session { runtime, peers });
         };
-        let world = group
-            .cuda_world(cuda::Config {
+        let world = cuda::World::join(
+            group,
+            cuda::Config {
                 trace,
                 timeout: plan.timeout,
                 ..cuda::Config::new(group.world_size(), num_streams)
-            })
-            .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
+            },
+        )
+        .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
         rank::watch(world.watched().remove(0));
         Ok(Session {
             runtime: Runtime::Cuda(world),
