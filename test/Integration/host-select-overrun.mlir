@@ -4,6 +4,13 @@
 // RUN: not hir-run -n 2 %s 2>&1 | FileCheck %s
 // CHECK: hir-run: error: the run failed: rank {{[01]}}: hir_rt_neg_f32: operand #2 view [offset 128 B, 8 x 4 B, strides 1] overruns its allocation of 128 B
 // CHECK-NEXT: then rank {{[01]}}: hir_rt_neg_f32: operand #2 view [offset 128 B, 8 x 4 B, strides 1] overruns its allocation of 128 B
+
+// A failed rank whose program's own loop runs on (2^63 - 1 iterations) gets
+// --timeout to return; then the process ends with the error instead of
+// hanging.
+// RUN: not hir-run -n 2 --timeout 1 %S/Inputs/overrun_long_loop.mlir 2>&1 | FileCheck %s --check-prefix=LONG
+// LONG: error: the run failed: rank {{[01]}}: hir_rt_neg_f32: operand #1 view [offset 128 B, 8 x 4 B, strides 1] overruns its allocation of 128 B
+// LONG: and 2 rank threads did not return within 1s of the failure (a failed rank's runtime calls do nothing, but its program's own loops run on): ending the process
 func.func @overrun(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

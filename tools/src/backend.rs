@@ -7,6 +7,7 @@ use anyhow::{Result, anyhow};
 use hir_runtime::{Device, cpu, cuda};
 use std::path::Path;
 use std::sync::Barrier;
+use std::time::Duration;
 use std::time::Instant;
 
 /// A runtime backend.
@@ -39,15 +40,25 @@ pub enum Runtime {
 }
 
 impl Runtime {
-    pub fn start(backend: Backend, ranks: usize, num_streams: usize, trace: bool) -> Result<Self> {
+    /// `timeout` bounds every wait of one rank on the others, and how long
+    /// the other ranks may run on after one has failed.
+    pub fn start(
+        backend: Backend,
+        ranks: usize,
+        num_streams: usize,
+        trace: bool,
+        timeout: Duration,
+    ) -> Result<Self> {
         let runtime = match backend {
             Backend::Cpu => cpu::World::new(cpu::Config {
                 trace,
+                timeout,
                 ..cpu::Config::new(ranks, num_streams)
             })
             .map(Runtime::Cpu),
             Backend::Cuda => cuda::World::new(cuda::Config {
                 trace,
+                timeout,
                 ..cuda::Config::new(ranks, num_streams)
             })
             .map(Runtime::Cuda),

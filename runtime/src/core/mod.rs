@@ -8,6 +8,9 @@
 //!   cuda backend's ranks exchange bytes on the host, and its implementation
 //!   for ranks that are threads; the process group (`crate::bootstrap`)
 //!   implements it over the store.
+//! - [`supervise`]: waiting for the rank threads of a run, and ending the
+//!   process when a failed rank's program does not return.
 
 pub(crate) mod bootstrap;
+pub(crate) mod supervise;
 pub(crate) mod sync;

@@ -14,6 +14,7 @@ mod queue;
 mod race;
 
 use crate::bounds::Allocations;
+use crate::core::supervise::Running;
 use crate::core::sync::{Faults, Hub, Waiter};
 use crate::device::{Device, Request, Stream, enter};
 use crate::error::{Error, Result, RunError, panic_message};
@@ -132,6 +133,7 @@ impl World {
     /// thread cannot start, and the others then give up). Errors are sticky:
     /// once a rank has failed, every later run fails with the same errors.
     pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
+        let running = Running::new(self.devices.len());
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
             // Once a rank's thread cannot start, the later ranks are not
             // started: that rank's error is the cause, and the ranks already
@@ -145,9 +147,11 @@ impl World {
                         return Err(());
                     }
                     let body = &body;
+                    let done = running.done();
                     std::thread::Builder::new()
                         .name(format!("hir-rank-{}", device.rank))
                         .spawn_scoped(scope, move || {
+                            let _done = done;
                             let _entered = enter(device.clone());
                             let value = catch_unwind(AssertUnwindSafe(|| body(&**device)));
                             let value = value
@@ -166,6 +170,7 @@ impl World {
                         })
                 })
                 .collect();
+            running.wait(&self.shared.faults, self.shared.config.timeout);
             threads
                 .into_iter()
                 .map(|thread| match thread {

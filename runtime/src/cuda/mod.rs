@@ -32,6 +32,7 @@ pub use timer::TimingEvent;
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;
 use crate::core::bootstrap::ThreadBootstrap;
+use crate::core::supervise::Running;
 use crate::core::sync::Faults;
 use crate::device::{Device, Request, enter};
 use crate::error::{Error, RankError, Result, RunError, panic_message};
@@ -274,6 +275,7 @@ impl World {
     /// Runs `body` on one thread per rank with that rank entered, then waits
     /// for all the work it enqueued, as the cpu backend's `World::run` does.
     pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
+        let running = Running::new(self.devices.len());
         let values: Vec<Option<T>> = std::thread::scope(|scope| {
             // Once a rank's thread cannot start, the later ranks are not
             // started: that rank's error is the cause, and the ranks already
@@ -287,9 +289,11 @@ impl World {
                         return Err(());
                     }
                     let body = &body;
+                    let done = running.done();
                     std::thread::Builder::new()
                         .name(format!("hir-cuda-rank-{}", device.rank))
                         .spawn_scoped(scope, move || {
+                            let _done = done;
                             let _entered = enter(device.clone());
                             let value = catch_unwind(AssertUnwindSafe(|| {
                                 device.bind()?;
@@ -319,6 +323,8 @@ impl World {
                         })
                 })
                 .collect();
+            // The devices share one timeout, and a world has at least one.
+            running.wait(&self.faults, self.devices[0].timeout);
             threads
                 .into_iter()
                 .map(|thread| match thread {

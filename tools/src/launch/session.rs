@@ -29,7 +29,8 @@ impl Session {
     pub fn start(plan: &Plan, num_streams: usize, trace: bool) -> Result<Session> {
         let peers = Peers::here();
         let Some(group) = &peers.group else {
-            let runtime = Runtime::start(plan.backend, plan.ranks, num_streams, trace)?;
+            let runtime =
+                Runtime::start(plan.backend, plan.ranks, num_streams, trace, plan.timeout)?;
             return Ok(Session { runtime, peers });
         };
         let world = cuda::World::join(

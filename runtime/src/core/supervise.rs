@@ -1,0 +1,128 @@
+//! Waiting for ranks that are threads, and what happens when a failed rank's
+//! program does not return.
+//!
+//! Once a rank has failed, its later runtime calls do nothing and return at
+//! once, so its program runs on to its end. A program whose own loops are
+//! long (a loop bound read from bad input, say) would then keep its thread,
+//! and the run, going for as long as they take. A thread cannot be stopped
+//! from outside, and the JIT'd code it runs cannot be freed under it, so
+//! after the failure the rank threads get a grace period to return; past it
+//! the process prints the errors and ends, as the watchdog ends a rank in a
+//! process of its own.
+
+use super::sync::Faults;
+use crate::error::RunError;
+use crate::lock;
+use std::io::Write;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many rank threads of one `run` are still running.
+pub(crate) struct Running {
+    remaining: Mutex<usize>,
+    changed: Condvar,
+}
+
+/// Counts one rank thread as done when dropped: at its end, or when its
+/// closure is dropped because the thread could not start.
+pub(crate) struct Done<'a>(&'a Running);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.remaining) -= 1;
+        self.0.changed.notify_all();
+    }
+}
+
+impl Running {
+    /// `threads` rank threads, each of which takes one [`Running::done`].
+    pub fn new(threads: usize) -> Running {
+        Running {
+            remaining: Mutex::new(threads),
+            changed: Condvar::new(),
+        }
+    }
+
+    pub fn done(&self) -> Done<'_> {
+        Done(self)
+    }
+
+    /// Waits until every rank thread is done. Once a rank has failed, the
+    /// others get `grace` to return; a rank still running then ends the
+    /// process (exit status 1) after the errors are printed.
+    pub fn wait(&self, faults: &Faults, grace: Duration) {
+        let mut failed_at: Option<Instant> = None;
+        let mut remaining = lock(&self.remaining);
+        while *remaining > 0 {
+            if failed_at.is_none() && faults.first_failed().is_some() {
+                failed_at = Some(Instant::now());
+            }
+            let wait = match failed_at {
+                Some(at) if at.elapsed() >= grace => {
+                    end_process(faults, *remaining, grace);
+                }
+                Some(at) => grace - at.elapsed(),
+                // A failure does not wake this wait: look for one now and then.
+                None => Duration::from_millis(100),
+            };
+            remaining = self
+                .changed
+                .wait_timeout(remaining, wait.min(Duration::from_millis(100)))
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+    }
+}
+
+fn end_process(faults: &Faults, running: usize, grace: Duration) -> ! {
+    let errors = RunError {
+        errors: faults.errors(),
+    };
+    // Never a panic on the way out: stderr may be gone.
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: the run failed: {errors}\n  and {running} rank thread{} did not return within \
+         {}s of the failure (a failed rank's runtime calls do nothing, but its program's own \
+         loops run on): ending the process",
+        if running == 1 { "" } else { "s" },
+        grace.as_secs_f64()
+    );
+    std::process::exit(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn every_rank_done_ends_the_wait_at_once() {
+        let running = Running::new(2);
+        let faults = Faults::new(2);
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                let done = running.done();
+                scope.spawn(move || drop(done));
+            }
+            let start = Instant::now();
+            running.wait(&faults, Duration::from_secs(60));
+            assert!(start.elapsed() < Duration::from_secs(1));
+        });
+    }
+
+    #[test]
+    fn a_failure_leaves_the_others_their_grace() {
+        let running = Running::new(1);
+        let faults = Faults::new(2);
+        faults.fail(1, "test", Error::Invalid("boom".into()));
+        std::thread::scope(|scope| {
+            let done = running.done();
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                drop(done);
+            });
+            // Returns (does not end the process) since the rank returns in time.
+            running.wait(&faults, Duration::from_secs(30));
+        });
+    }
+}
