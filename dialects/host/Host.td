@@ -161,6 +161,66 @@ def Host_SyncStreamOp : Host_Op<"sync_stream",
   let assemblyFormat = "$stream attr-dict";
 }
 
+def Host_StreamForOp : Host_Op<"stream_for",
+    [SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a loop whose iterations run on the pool's streams, forked from and joined into a stream";
+  let description = [{
+    Iteration `i` of `lower` to `upper` by `step` runs its body with the pool
+    stream `i` (`host.stream_from_pool i`, or `(i mod streams)` when
+    `streams` is given; the runtime maps it onto its pool modulo the pool's
+    size) as the current stream. The body's block arguments are the index and
+    that stream. Around the iterations, with `caller` the stream given after
+    `from`:
+
+    - fork: before iteration 0, every pool stream an iteration uses waits for
+      the work enqueued so far on `caller` (one wait per iteration, all of
+      them before any iteration's work, so that no iteration's work waits on
+      a sync queued behind another iteration's);
+    - join: at the end of each iteration `caller` waits for that iteration's
+      stream and becomes the current stream again.
+
+    Work after the op, enqueued on `caller`, is therefore ordered after every
+    iteration; the iterations are not ordered against each other.
+    `host-stream-parallelize` makes it, `host-lower-stream-for` lowers it to
+    two `scf.for` (the fork loop, and the work loop whose iterations end with
+    the join).
+
+    ```mlir
+    %main = host.get_current_stream : !host.stream
+    host.stream_for %c0 to %c4 step %c1 from %main {
+    ^bb0(%i: index, %s: !host.stream):
+      %ai = host.select %a[0][%i] : memref<4x8xf32>
+          to memref<8xf32, strided<[1], offset: ?>>
+      host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>)
+               outs(%ai : memref<8xf32, strided<[1], offset: ?>>)
+    }
+    ```
+
+    The body's last `host.set_current_stream` at its top level, if any, makes
+    the iteration's stream current again: the join waits for that stream
+    only, so work left on another stream would escape it.
+  }];
+  let arguments = (ins Index:$lower, Index:$upper, Index:$step,
+                       Host_StreamType:$caller, Optional<Index>:$streams);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $lower `to` $upper `step` $step `from` $caller (`streams` $streams^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Host_YieldOp : Host_Op<"yield", [Pure, Terminator, HasParent<"StreamForOp">]> {
+  let summary = "the end of a host.stream_for iteration";
+  let description = [{
+    Implicit in the custom form of `host.stream_for`.
+
+    ```mlir
+    host.yield
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def Host_RankOp : Host_Op<"rank", [Pure]> {
   let summary = "the global rank of this process";
   let description = [{

@@ -102,6 +102,27 @@ LogicalResult SelectOp::verify() {
   return success();
 }
 
+LogicalResult StreamForOp::verify() {
+  Block &body = getBody().front();
+  Type index = IndexType::get(getContext());
+  Type stream = StreamType::get(getContext());
+  if (body.getNumArguments() != 2 || body.getArgument(0).getType() != index ||
+      body.getArgument(1).getType() != stream)
+    return emitOpError() << "body must take the iteration's index and stream (index, "
+                         << stream << ")";
+  // The join waits for the iteration's stream only: work enqueued on another
+  // stream at the end of the body would not be joined.
+  SetCurrentStreamOp last;
+  for (Operation &op : body)
+    if (auto set = dyn_cast<SetCurrentStreamOp>(op))
+      last = set;
+  if (last && last.getStream() != body.getArgument(1))
+    return last.emitOpError()
+           << "is the last stream switch of a host.stream_for iteration, so it must make the "
+              "iteration's stream current again";
+  return success();
+}
+
 LogicalResult CopyOp::verify() {
   return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
 }

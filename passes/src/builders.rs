@@ -242,7 +242,6 @@ impl<'c, 'a> Builder<'c, 'a> {
         Loop {
             index: body.argument(0).expect("the induction variable").into(),
             body: Builder::before(self.context, terminator),
-            terminator,
         }
     }
 
@@ -383,10 +382,9 @@ pub fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Optio
     )
 }
 
-/// An `scf.for` being built: its index, a builder in its body, and the
-/// body's terminator.
+/// An `scf.for` being built: its index, and a builder in its body (before
+/// its terminator).
 pub struct Loop<'c, 'a> {
     pub index: Value<'c, 'a>,
     pub body: Builder<'c, 'a>,
-    pub terminator: OperationRef<'c, 'a>,
 }

@@ -41,5 +41,8 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         ));
     }
     passes.push("func.func(host-insert-dealloc)".to_owned());
+    // Last: the passes above work on host.stream_for, whose fork and join
+    // are its semantics.
+    passes.push("func.func(host-lower-stream-for)".to_owned());
     Ok(passes.join(","))
 }

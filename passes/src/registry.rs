@@ -197,6 +197,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::insert_dealloc::create()),
     },
     PassInfo {
+        argument: host::lower_stream_for::ARGUMENT,
+        description: "Expand every host.stream_for into its fork loop and its work loop of stream ops",
+        anchor: host::lower_stream_for::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::lower_stream_for::create()),
+    },
+    PassInfo {
         argument: conversion::comm_to_llvm::ARGUMENT,
         description: "Lower comm ops to calls of the runtime's C ABI",
         anchor: conversion::comm_to_llvm::ANCHOR,

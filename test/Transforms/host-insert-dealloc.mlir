@@ -264,3 +264,30 @@ func.func @part_of_a_view() {
   }
   return
 }
+
+// -----
+
+// A use inside a host.stream_for counts as the op, whose iterations end by
+// joining into the caller's stream: the buffer is freed right after it.
+// CHECK-LABEL: func.func @in_stream_for
+// CHECK: %[[G:.*]] = host.alloc : memref<4x8xf32>
+// CHECK: host.stream_for
+// CHECK: host.select %[[G]][0][%{{.*}}]
+// CHECK: host.neg
+// CHECK-NEXT: }
+// CHECK-NEXT: host.dealloc %[[G]] : memref<4x8xf32>
+// CHECK-NEXT: return
+func.func @in_stream_for(%a: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = host.alloc : memref<4x8xf32>
+  %main = host.get_current_stream : !host.stream
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
+  }
+  return
+}

@@ -1,15 +1,34 @@
-// RUN: hir-opt --host-stream-parallelize --split-input-file %s | FileCheck %s
+// RUN: hir-opt --host-stream-parallelize --split-input-file %s | FileCheck %s --check-prefix=STREAM-FOR
 // RUN: hir-opt --pass-pipeline='builtin.module(func.func(host-stream-parallelize{num-streams=3}))' --split-input-file %s | FileCheck %s --check-prefix=ROTATE
+// The CHECK lines check the loops the stream_for stands for, as
+// host-lower-stream-for expands it (what hir-lower prints).
+// RUN: hir-opt --pass-pipeline='builtin.module(func.func(host-stream-parallelize,host-lower-stream-for))' --split-input-file %s | FileCheck %s
 
-// num-streams=3: iteration i runs on pool stream i mod 3, in both loops.
+// The pass makes one host.stream_for per loop: forked from and joined into
+// the caller's stream, read once at the function's entry; the body takes the
+// iteration's slices at its index.
+// STREAM-FOR-LABEL: func.func @merged(
+// STREAM-FOR-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
+// STREAM-FOR-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// STREAM-FOR: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// STREAM-FOR-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// STREAM-FOR-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// STREAM-FOR-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// STREAM-FOR-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, {{%[a-zA-Z0-9_]+}}: !host.stream):
+// STREAM-FOR-NEXT: host.select [[ARG0]][0]{{\[}}[[I]]{{\]}}
+// STREAM-FOR: host.neg
+// STREAM-FOR: host.add
+// STREAM-FOR-NEXT: }
+// STREAM-FOR-NEXT: return
+// STREAM-FOR-NOT: scf.for
+// STREAM-FOR-LABEL: func.func @split(
+// STREAM-FOR-COUNT-2: host.stream_for
+
+// num-streams=3: iteration i runs on pool stream i mod 3 (the op's streams).
 // ROTATE-LABEL: func.func @merged(
+// ROTATE: [[MAIN:%.+]] = host.get_current_stream
 // ROTATE: [[C3:%.+]] = arith.constant 3 : index
-// ROTATE: scf.for [[I:%.+]] =
-// ROTATE-NEXT: [[K:%.+]] = arith.remui [[I]], [[C3]] : index
-// ROTATE-NEXT: host.stream_from_pool [[K]] : !host.stream
-// ROTATE: scf.for [[J:%.+]] =
-// ROTATE-NEXT: [[L:%.+]] = arith.remui [[J]], [[C3]] : index
-// ROTATE-NEXT: host.stream_from_pool [[L]] : !host.stream
+// ROTATE-NEXT: host.stream_for {{.*}} from [[MAIN]] streams [[C3]] {
 
 // Two stream-parallel ops over the same extent share one loop; the allocation
 // between them is no work and stays in front of it. The caller's stream is

@@ -7,17 +7,20 @@
 //! is found among the ops of the allocation's block: a use nested in a loop
 //! counts as the loop. `host.dealloc` is
 //! ordered on the current stream like the work before it, so freeing after
-//! the loop that ends by syncing the caller's stream is safe; joins right
-//! after the last use (`host.sync_stream`, or a loop of them, which
-//! host-p2p-pipeline leaves after a ring) are what order the streams that
-//! used the buffer before the current one, so the dealloc follows them. A buffer that
+//! a `host.stream_for` is safe: joining every iteration's stream into the
+//! caller's is the op's semantics. Where a ring has moved the joins out of
+//! its loop, joins right after the last use (`host.sync_stream`, or the loop
+//! of them that host-p2p-pipeline leaves after a ring) are what order the
+//! streams that used the buffer before the current one, so the dealloc
+//! follows them. A buffer that
 //! escapes (returned, or passed to an op that is not a HIR op), whose
 //! communication's request goes elsewhere than to `comm` ops, or that is
 //! already freed is left alone.
 //!
 //! ```mlir
 //! %g = host.alloc : memref<4x8xf32>
-//! scf.for %i = %c0 to %c4 step %c1 {
+//! host.stream_for %c0 to %c4 step %c1 from %main {
+//! ^bb0(%i: index, %s: !host.stream):
 //!   %gi = host.select %g[0][%i] : ...
 //!   host.neg ins(%gi : ...) outs(%gi : ...)
 //! }
@@ -26,7 +29,7 @@
 //! becomes
 //! ```mlir
 //! %g = host.alloc : memref<4x8xf32>
-//! scf.for %i = %c0 to %c4 step %c1 { ... }
+//! host.stream_for %c0 to %c4 step %c1 from %main { ... }
 //! host.dealloc %g : memref<4x8xf32>
 //! return
 //! ```
@@ -154,7 +157,8 @@ fn insert_dealloc(alloc: OperationRef) {
 }
 
 /// `host.sync_stream`, or a loop that only joins pool streams into the
-/// current one.
+/// current one (host-p2p-pipeline's joins after a ring; a `host.stream_for`
+/// joins its iterations itself).
 fn is_join(op: &OperationRef) -> bool {
     match ir::name(op).as_str() {
         "host.sync_stream" => true,

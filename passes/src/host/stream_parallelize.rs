@@ -1,7 +1,7 @@
 //! `host-stream-parallelize{num-streams=N}`: turns every host or comm op
-//! marked `host.stream_axis = k` (by `convert-fusion-to-host`) into an
-//! `scf.for` over axis k of the buffer it writes, each iteration on its own
-//! stream of the pool, so that iterations overlap.
+//! marked `host.stream_axis = k` (by `convert-fusion-to-host`) into a
+//! `host.stream_for` over axis k of the buffer it writes, each iteration on
+//! its own stream of the pool, so that iterations overlap.
 //!
 //! The body of iteration `i` selects slice `i` of every buffer operand along
 //! the axis that maps to the stream axis (identity for pointwise ops, copies
@@ -12,28 +12,20 @@
 //! share one loop; views, allocations and constants between them are not
 //! work and stay in front of the loop; any other op closes the loop.
 //!
-//! Each loop is preceded by one that makes every pool stream wait for the
-//! caller's stream (hoisted so that no iteration's work waits on a sync
-//! queued behind another iteration's), and each iteration ends by making the
-//! caller's stream wait for its stream:
+//! The fork (every pool stream waits for the caller's stream, hoisted before
+//! any iteration's work) and the join (each iteration ends by making the
+//! caller's stream wait for its stream) are the semantics of the op, which
+//! host-lower-stream-for expands into today's two loops:
 //!
 //! ```mlir
 //! %main = host.get_current_stream : !host.stream
-//! scf.for %i = %c0 to %c4 step %c1 {
-//!   %s = host.stream_from_pool %i : !host.stream
-//!   host.set_current_stream %s
-//!   host.sync_stream %main
-//! }
-//! scf.for %i = %c0 to %c4 step %c1 {
-//!   %s = host.stream_from_pool %i : !host.stream
-//!   host.set_current_stream %s
+//! host.stream_for %c0 to %c4 step %c1 from %main {
+//! ^bb0(%i: index, %s: !host.stream):
 //!   %ai = host.select %a[0][%i] : ...
 //!   %gi = host.select %g[0][%i] : ...
 //!   %r = comm.allgather %ai into %gi team [0, 1, 2, 3] : ...
 //!   comm.wait %r
 //!   ...
-//!   host.set_current_stream %main
-//!   host.sync_stream %s
 //! }
 //! ```
 //!
@@ -44,7 +36,7 @@
 //! them; `host-p2p-pipeline` turns it into a ring inside the loop.
 //!
 //! `num-streams=N` rotates iterations over the first N streams of the pool
-//! (`stream_from_pool (i mod N)`); 0, the default, leaves the rotation to the
+//! (`streams %cN`: `stream_from_pool (i mod N)`); 0, the default, leaves the rotation to the
 //! pool's size. A marked op that cannot be sliced (the output columns of a
 //! matmul, an operand whose extent differs from the loop's) is a located
 //! error.
@@ -55,10 +47,11 @@ use crate::{
     diagnostics::{Emitted, error},
     ir,
 };
+use hir_dialects::host;
 use melior::{
     Context,
     ir::{
-        BlockLike, OperationRef, RegionLike, Value, ValueLike,
+        Block, BlockLike, OperationRef, Region, RegionLike, Type, Value, ValueLike,
         attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationMutLike},
         r#type::MemRefType,
@@ -168,7 +161,7 @@ fn parallelize<'c, 'a>(
     let location = function.location();
     let main = Builder::before(context, first).current_stream(location);
     for group in groups {
-        emit_loops(context, &group, main, num_streams)?;
+        emit_loop(context, &group, main, num_streams)?;
     }
     Ok(())
 }
@@ -195,8 +188,8 @@ fn written_buffer<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
         .last()
 }
 
-/// The sync loop and the work loop of `group`, after its last op.
-fn emit_loops<'c, 'a>(
+/// The `host.stream_for` of `group`, after its last op.
+fn emit_loop<'c, 'a>(
     context: &'c Context,
     group: &[Unit<'c, 'a>],
     main: Value<'c, 'a>,
@@ -216,25 +209,43 @@ fn emit_loops<'c, 'a>(
     let step = outside.index(1, location);
     let modulus = (num_streams > 0).then(|| outside.index(num_streams as i64, location));
 
-    // Every pool stream waits for the caller's stream, before any work.
-    let sync = outside.new_loop(lower, upper, step, location);
-    let stream = sync.body.pool_stream(sync.index, modulus, location);
-    sync.body.set_current_stream(stream, location);
-    sync.body.sync_stream(main, location);
-
-    let work = outside.new_loop(lower, upper, step, location);
-    let stream = work.body.pool_stream(work.index, modulus, location);
-    work.body.set_current_stream(stream, location);
+    let body = Block::new(&[
+        (Type::index(context), location),
+        (builders::stream_type(context), location),
+    ]);
+    body.append_operation(
+        host::YieldOperation::builder(context, location)
+            .build()
+            .into(),
+    );
+    let region = Region::new();
+    region.append_block(body);
+    let stream_for = host::StreamForOperation::builder(context, location)
+        .lower(lower)
+        .upper(upper)
+        .step(step)
+        .caller(main)
+        .body(region);
+    let stream_for = match modulus {
+        Some(modulus) => stream_for.streams(modulus),
+        None => stream_for,
+    };
+    let stream_for = outside.insert(stream_for.build());
+    let body = stream_for
+        .region(0)
+        .expect("host.stream_for has a body")
+        .first_block()
+        .expect("with a block");
+    let terminator = body.terminator().expect("ends with host.yield");
+    let index: Value = body.argument(0).expect("the iteration's index").into();
     for unit in group {
         for &op in &unit.ops {
-            ir::mutable(op).move_before(work.terminator);
+            ir::mutable(op).move_before(terminator);
             if builders::stream_axis(&op).is_some() {
-                slice(context, op, unit.axis, unit.extent, work.index)?;
+                slice(context, op, unit.axis, unit.extent, index)?;
             }
         }
     }
-    work.body.set_current_stream(main, location);
-    work.body.sync_stream(stream, location);
     Ok(())
 }
 

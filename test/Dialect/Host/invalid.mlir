@@ -502,3 +502,60 @@ func.func @f(%a: memref<3x3074457345618258603xf32>, %b: memref<3x307445734561825
   host.copy ins(%a : memref<3x3074457345618258603xf32>) outs(%b : memref<3x3074457345618258603xf32>)
   return
 }
+
+// -----
+
+// stream_for: the body takes the iteration's index and stream.
+func.func @f(%n: index, %main: !host.stream) {
+  // expected-error @+1 {{'host.stream_for' op body must take the iteration's index and stream (index, '!host.stream')}}
+  host.stream_for %n to %n step %n from %main {
+  ^bb0(%i: index):
+  }
+  return
+}
+
+// -----
+
+// stream_for: the last stream switch of an iteration makes its stream current
+// again, so that the join waits for the work enqueued after it.
+func.func @f(%n: index, %main: !host.stream) {
+  host.stream_for %n to %n step %n from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    host.set_current_stream %s
+    // expected-error @+1 {{'host.set_current_stream' op is the last stream switch of a host.stream_for iteration, so it must make the iteration's stream current again}}
+    host.set_current_stream %main
+  }
+  return
+}
+
+// -----
+
+// ODS: the range of a stream_for is index (generic form to pass an i64).
+func.func @f(%n: index, %x: i64, %main: !host.stream) {
+  // expected-error @+1 {{'host.stream_for' op operand #1 must be index, but got 'i64'}}
+  "host.stream_for"(%n, %x, %n, %main) ({
+  ^bb0(%i: index, %s: !host.stream):
+    "host.yield"() : () -> ()
+  }) : (index, i64, index, !host.stream) -> ()
+  return
+}
+
+// -----
+
+// ODS: stream_for forks from and joins into a !host.stream.
+func.func @f(%n: index) {
+  // expected-error @+1 {{'host.stream_for' op operand #3 must be a handle to a stream of the runtime, but got 'index'}}
+  "host.stream_for"(%n, %n, %n, %n) ({
+  ^bb0(%i: index, %s: !host.stream):
+    "host.yield"() : () -> ()
+  }) : (index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// ODS: yield ends a stream_for iteration and nothing else.
+func.func @f() {
+  // expected-error @+1 {{'host.yield' op expects parent op 'host.stream_for'}}
+  host.yield
+}

@@ -68,6 +68,50 @@ func.func @streams(%i: index) -> (index, index) {
   return %r, %n : index, index
 }
 
+// A stream-parallel loop, rotated over two pool streams or over the pool,
+// nested, and with its body switching streams and back.
+// CHECK-LABEL: func.func @stream_for
+// CHECK-SAME: ([[A:%.*]]: memref<4x8xf32>, [[N:%.*]]: index)
+// CHECK: [[MAIN:%.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: host.stream_for [[C0:%.*]] to [[C4:%.*]] step [[C1:%.*]] from [[MAIN]] streams [[N]] {
+// CHECK-NEXT: ^bb0([[I:%.*]]: index, [[S:%.*]]: !host.stream):
+// CHECK-NEXT: [[AI:%.*]] = host.select [[A]][0]{{\[}}[[I]]] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.neg ins([[AI]] : memref<8xf32, strided<[1], offset: ?>>) outs([[AI]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: host.set_current_stream [[MAIN]]
+// CHECK-NEXT: host.set_current_stream [[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%.*]]: index, [[S:%.*]]: !host.stream):
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[S]] {
+// CHECK-NEXT: ^bb0([[J:%.*]]: index, [[T:%.*]]: !host.stream):
+// CHECK-NEXT: host.sync_stream [[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @stream_for(%a: memref<4x8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  host.stream_for %c0 to %c4 step %c1 from %main streams %n {
+  ^bb0(%i: index, %s: !host.stream):
+    %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>)
+             outs(%ai : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %main
+    host.set_current_stream %s
+  }
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    host.stream_for %c0 to %c4 step %c1 from %s {
+    ^bb0(%j: index, %t: !host.stream):
+      host.sync_stream %s
+      host.yield
+    }
+  }
+  return
+}
+
 // A stream handle passed as an argument.
 // CHECK-LABEL: func.func @stream_argument
 // CHECK-SAME: ([[S:%.*]]: !host.stream)

@@ -2,6 +2,12 @@
 //! communicated axis is the axis of a stream loop into a ring of
 //! point-to-point transfers fused into that loop.
 //!
+//! The stream loops come as `host.stream_for` ops from
+//! host-stream-parallelize. The pass first expands those a collective is
+//! sliced by along its communicated axis ([`plan::ring_stream_fors`]) into
+//! their `scf.for` form, with host-lower-stream-for's
+//! [`lower_stream_for::expand`], and rewrites that form.
+//!
 //! A stream loop (`scf.for %i` whose body takes `host.stream_from_pool %i`
 //! and switches to it) cannot run a collective slice by slice along the axis
 //! the collective communicates over: slice `j` of an allgather's output is
@@ -178,9 +184,9 @@ mod schedule;
 
 pub use exchange::Backend;
 
-use crate::HirPass;
+use crate::{HirPass, host::lower_stream_for};
 use melior::{
-    Context,
+    Context, IrRewriter,
     ir::{OperationRef, operation::OperationLike},
 };
 use plan::{Collective, Reported, Ring, StreamLoop};
@@ -210,6 +216,11 @@ impl HirPass for P2pPipeline {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
+        // The loops a ring may run in, in the scf.for form the rewrite works on.
+        let rewriter = IrRewriter::from_op(function);
+        for stream_for in plan::ring_stream_fors(function) {
+            lower_stream_for::expand(&rewriter.as_rewriter_base(), stream_for);
+        }
         match plan(context, function, self.chunks) {
             Ok(loops) => {
                 for (stream_loop, rings, chunks) in loops {

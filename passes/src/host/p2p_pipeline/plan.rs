@@ -188,6 +188,69 @@ pub(super) fn rings<'c, 'a>(
     (loops, failed)
 }
 
+/// The operands of the collective `op_name` that a stream loop could slice
+/// along the communicated axis; `None` for other ops.
+fn communicated_operands(op_name: &str) -> Option<&'static [usize]> {
+    match op_name {
+        "comm.allgather" | "comm.gather" => Some(&[1]),
+        "comm.reduce_scatter" | "comm.scatter" => Some(&[0]),
+        "comm.alltoall" => Some(&[0, 1]),
+        _ => None,
+    }
+}
+
+/// The `host.stream_for` ops of `function` that slice a collective's
+/// communicated operand along its communicated axis: the loops a ring may
+/// run in, which the pass expands into their `scf.for` form before
+/// recognising the rings.
+pub(super) fn ring_stream_fors<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+) -> Vec<OperationRef<'c, 'a>> {
+    let mut found = Vec::new();
+    for op in ir::nested(function) {
+        let Some(operands) = communicated_operands(&ir::name(&op)) else {
+            continue;
+        };
+        let axis = integer_attribute(&op, "axis").unwrap_or(0);
+        for &operand in operands {
+            let operand = op.operand(operand).expect("a collective has two operands");
+            for sliced in Sliced::forms(operand, axis) {
+                for user in ir::users(sliced.buffer) {
+                    if let Some(stream_for) = slicing_stream_for(user, sliced.axis)
+                        && !found.contains(&stream_for)
+                    {
+                        found.push(stream_for);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The `host.stream_for` that `user` is a select of at its index along
+/// `axis`, if any.
+fn slicing_stream_for<'c, 'a>(
+    user: OperationRef<'c, 'a>,
+    axis: i64,
+) -> Option<OperationRef<'c, 'a>> {
+    if ir::name(&user) != host::SelectOperation::name()
+        || integer_attribute(&user, "axis") != Some(axis)
+    {
+        return None;
+    }
+    let index = user.operand(1).ok()?;
+    std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
+        ir::name(op) == host::StreamForOperation::name()
+            && op
+                .region(0)
+                .ok()
+                .and_then(|region| region.first_block())
+                .and_then(|body| body.argument(0).ok())
+                .is_some_and(|argument| Value::from(argument) == index)
+    })
+}
+
 /// The ring `op` becomes, `None` if it is not a collective over a stream
 /// loop's axis.
 pub(super) fn match_collective<'c, 'a>(
@@ -195,12 +258,8 @@ pub(super) fn match_collective<'c, 'a>(
     op: OperationRef<'c, 'a>,
 ) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
     let op_name = ir::name(&op);
-    // The operands a stream loop could slice along the communicated axis.
-    let operands: &[usize] = match op_name.as_str() {
-        "comm.allgather" | "comm.gather" => &[1],
-        "comm.reduce_scatter" | "comm.scatter" => &[0],
-        "comm.alltoall" => &[0, 1],
-        _ => return Ok(None),
+    let Some(operands) = communicated_operands(&op_name) else {
+        return Ok(None);
     };
     // `axis` is absent where it has its default, 0.
     let axis = integer_attribute(&op, "axis").unwrap_or(0);
