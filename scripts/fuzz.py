@@ -43,7 +43,9 @@ MEMORY_LIMIT = 8 << 30
 def seeds():
     """The chunks of every lit input and example, without comments: those
     meant to be valid, and those a verifier is meant to reject."""
-    files = sorted((ROOT / "test").rglob("*.mlir")) + sorted((ROOT / "examples").glob("*.mlir"))
+    # Not lit's Output/ folders: the seeds are the same on every machine.
+    files = sorted(path for path in (ROOT / "test").rglob("*.mlir")
+                   if "Output" not in path.parts) + sorted((ROOT / "examples").glob("*.mlir"))
     valid, invalid = [], []
     for path in files:
         text = path.read_text(errors="replace")
@@ -100,12 +102,20 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
+SLOWEST = [0.0, ""]
+
+
 def run(command, timeout):
+    began = time.monotonic()
     try:
         done = subprocess.run(command, capture_output=True, timeout=timeout,
                               preexec_fn=limit_memory, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return "hang", ""
+    finally:
+        took = time.monotonic() - began
+        if took > SLOWEST[0]:
+            SLOWEST[:] = [took, " ".join(command)]
     stderr = done.stderr.decode(errors="replace")
     if done.returncode == 0:
         return "ok", stderr
@@ -179,6 +189,7 @@ def main():
         print(f"fuzz: {outcome}: {kept}")
         for line in tail:
             print(f"fuzz:   {line}")
+    print(f"fuzz: slowest run {SLOWEST[0]:.1f}s: {SLOWEST[1]}")
     print(f"fuzz: {tried} mutants of {len(valid)} valid and {len(invalid)} invalid seed chunks "
           f"in {elapsed:.0f}s (seed {args.seed})")
     return 1 if failures else 0
