@@ -8,6 +8,7 @@ mod diagnostics;
 pub mod fusion;
 pub mod host;
 pub mod ir;
+mod patterns;
 mod pipeline;
 mod registry;
 

@@ -35,11 +35,10 @@
 //! `scf.forall`) whose body takes stack is an error: its iterations are not
 //! bracketed, and it would grow the stack.
 
-use crate::HirPass;
 use crate::diagnostics::emit_error;
+use crate::{HirPass, patterns};
 use melior::{
-    Context, FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, RewriterBase,
-    create_op_rewrite_pattern,
+    RewriterBase,
     dialect::{
         llvm::r#type::pointer,
         ods::{llvm, memref, scf},
@@ -63,11 +62,29 @@ struct ScopeLoopAllocas;
 
 impl HirPass for ScopeLoopAllocas {
     fn run(&mut self, function: OperationRef) -> bool {
-        let context = function.context();
-        // SAFETY: `context` lives through the run, the only place the reference is used.
-        let context = unsafe { context.to_ref() };
-        // Post-order: inner loops are scoped before the loops around them.
-        melior::walk_and_apply_patterns(function, patterns(context));
+        patterns::walk(function, |context, set| {
+            // One pattern per loop op: each of its per-iteration regions.
+            for root in [scf::ForOperation::name(), scf::WhileOperation::name()] {
+                patterns::add(
+                    set,
+                    context,
+                    root,
+                    &[
+                        llvm::StackSaveOperation::name(),
+                        llvm::StackRestoreOperation::name(),
+                    ],
+                    |loop_op, rewriter| {
+                        let mut changed = false;
+                        for region in loop_op.regions() {
+                            if let Some(body) = region.first_block() {
+                                changed |= scope_body(rewriter, body);
+                            }
+                        }
+                        changed
+                    },
+                );
+            }
+        });
         if let Some(parallel) = unscoped_parallel_loop(function) {
             emit_error(
                 parallel.location(),
@@ -81,40 +98,6 @@ impl HirPass for ScopeLoopAllocas {
         }
         true
     }
-}
-
-/// One pattern per loop op: each of its per-iteration regions is scoped.
-fn patterns(context: &Context) -> FrozenRewritePatternSet {
-    let set = RewritePatternSet::new(context);
-    for root in [scf::ForOperation::name(), scf::WhileOperation::name()] {
-        set.add(create_op_rewrite_pattern(
-            root,
-            1,
-            context,
-            |_pattern, loop_op, rewriter| {
-                // SAFETY: the driver hands the callback a live op and rewriter.
-                let (loop_op, rewriter) = unsafe {
-                    (
-                        OperationRef::from_raw(loop_op),
-                        PatternRewriter::from_raw(rewriter),
-                    )
-                };
-                let rewriter = rewriter.as_rewriter_base();
-                let mut changed = false;
-                for region in loop_op.regions() {
-                    if let Some(body) = region.first_block() {
-                        changed |= scope_body(&rewriter, body);
-                    }
-                }
-                changed
-            },
-            &[
-                llvm::StackSaveOperation::name(),
-                llvm::StackRestoreOperation::name(),
-            ],
-        ));
-    }
-    set.freeze()
 }
 
 /// Saves the stack pointer at the start of `body` and restores it before

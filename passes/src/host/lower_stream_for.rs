@@ -32,11 +32,10 @@
 //! pass cannot fail: what it needs is what the op's verifier checks.
 //! [`expand`] is the rewrite, which host-p2p-pipeline uses too.
 
-use crate::{HirPass, ir};
+use crate::{HirPass, ir, patterns};
 use hir_dialects::host;
 use melior::{
-    Context, FrozenRewritePatternSet, PatternRewriter, RewritePatternSet, RewriterBase,
-    create_op_rewrite_pattern,
+    Context, RewriterBase,
     dialect::{arith, ods, scf},
     ir::{
         Block, BlockLike, Location, Operation, OperationRef, Region, RegionLike, Type, Value,
@@ -57,43 +56,28 @@ struct LowerStreamFor;
 
 impl HirPass for LowerStreamFor {
     fn run(&mut self, function: OperationRef) -> bool {
-        let context = function.context();
-        // SAFETY: `context` lives through the run, the only place the reference is used.
-        let context = unsafe { context.to_ref() };
         // Post-order: nested stream loops are expanded before the ones around them.
-        melior::walk_and_apply_patterns(function, patterns(context));
+        patterns::walk(function, |context, set| {
+            patterns::add(
+                set,
+                context,
+                host::StreamForOperation::name(),
+                &[
+                    ods::scf::ForOperation::name(),
+                    ods::scf::YieldOperation::name(),
+                    host::StreamFromPoolOperation::name(),
+                    host::SetCurrentStreamOperation::name(),
+                    host::SyncStreamOperation::name(),
+                    ods::arith::RemUIOperation::name(),
+                ],
+                |stream_for, rewriter| {
+                    expand(rewriter, stream_for);
+                    true
+                },
+            );
+        });
         true
     }
-}
-
-/// The one pattern: `host.stream_for` becomes its two loops.
-fn patterns(context: &Context) -> FrozenRewritePatternSet {
-    let set = RewritePatternSet::new(context);
-    set.add(create_op_rewrite_pattern(
-        host::StreamForOperation::name(),
-        1,
-        context,
-        |_pattern, stream_for, rewriter| {
-            // SAFETY: the driver hands the callback a live op and rewriter.
-            let (stream_for, rewriter) = unsafe {
-                (
-                    OperationRef::from_raw(stream_for),
-                    PatternRewriter::from_raw(rewriter),
-                )
-            };
-            expand(&rewriter.as_rewriter_base(), stream_for);
-            true
-        },
-        &[
-            ods::scf::ForOperation::name(),
-            ods::scf::YieldOperation::name(),
-            host::StreamFromPoolOperation::name(),
-            host::SetCurrentStreamOperation::name(),
-            host::SyncStreamOperation::name(),
-            ods::arith::RemUIOperation::name(),
-        ],
-    ));
-    set.freeze()
 }
 
 /// Replaces `stream_for` (a `host.stream_for`) by its fork loop and its work
