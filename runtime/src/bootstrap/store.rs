@@ -143,6 +143,19 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    fn new(secret: Secret, world_size: usize) -> Shared {
+        Shared {
+            secret,
+            world_size,
+            state: Default::default(),
+            changed: Condvar::new(),
+            closing: AtomicBool::new(false),
+            connections: Default::default(),
+            refused: AtomicUsize::new(0),
+            accept_errors: AtomicUsize::new(0),
+        }
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -179,16 +192,7 @@ impl StoreServer {
     ) -> io::Result<StoreServer> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            secret,
-            world_size,
-            state: Default::default(),
-            changed: Condvar::new(),
-            closing: AtomicBool::new(false),
-            connections: Default::default(),
-            refused: AtomicUsize::new(0),
-            accept_errors: AtomicUsize::new(0),
-        });
+        let shared = Arc::new(Shared::new(secret, world_size));
         let mut server = StoreServer {
             addr,
             shared: shared.clone(),
@@ -741,14 +745,5 @@ pub(super) fn handle(
 /// A store's state without a network, for the fuzz tests.
 #[cfg(test)]
 pub(super) fn detached(world_size: usize) -> Shared {
-    Shared {
-        secret: Secret::none(),
-        world_size,
-        state: Default::default(),
-        changed: Condvar::new(),
-        closing: AtomicBool::new(false),
-        connections: Default::default(),
-        refused: AtomicUsize::new(0),
-        accept_errors: AtomicUsize::new(0),
-    }
+    Shared::new(Secret::none(), world_size)
 }
