@@ -105,7 +105,7 @@ def Fusion_MeshOp : Fusion_Op<"mesh", [Symbol]> {
 // Compute ops
 //===----------------------------------------------------------------------===//
 
-def Fusion_SetOp : Fusion_Op<"set", [Pure]> {
+def Fusion_SetOp : Fusion_Op<"set", [Pure, HIR_Elementwise]> {
   let summary = "copy a tensor, possibly redistributing it";
   let description = [{
     The result holds the same values as the input; shapes and element types
@@ -123,7 +123,8 @@ def Fusion_SetOp : Fusion_Op<"set", [Pure]> {
   let hasVerifier = 1;
 }
 
-class Fusion_UnaryOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+class Fusion_UnaryOp<string mnemonic, string doc>
+    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise]> {
   let summary = doc;
   let description = [{
     Elementwise; shapes and element types of input and result match.
@@ -140,7 +141,7 @@ class Fusion_UnaryOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> 
 
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
 
-def Fusion_CastOp : Fusion_Op<"cast", [Pure]> {
+def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Shapes match; element types may differ (rounding to nearest even).
@@ -155,7 +156,8 @@ def Fusion_CastOp : Fusion_Op<"cast", [Pure]> {
   let hasVerifier = 1;
 }
 
-class Fusion_BinaryOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+class Fusion_BinaryOp<string mnemonic, string doc>
+    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise]> {
   let summary = doc;
   let description = [{
     Elementwise over two tensors of the same shape and element type.
@@ -179,7 +181,8 @@ def Fusion_DivOp : Fusion_BinaryOp<"div", "elementwise division">;
 def Fusion_MaxOp : Fusion_BinaryOp<"max", "elementwise maximum">;
 def Fusion_MinOp : Fusion_BinaryOp<"min", "elementwise minimum">;
 
-class Fusion_ReductionOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pure]> {
+class Fusion_ReductionOp<string mnemonic, string doc>
+    : Fusion_Op<mnemonic, [Pure, HIR_Reduction]> {
   let summary = doc;
   let description = [{
     Reduces the listed axes; they are dropped from the result. Axes are
@@ -200,7 +203,7 @@ class Fusion_ReductionOp<string mnemonic, string doc> : Fusion_Op<mnemonic, [Pur
 def Fusion_SumOp : Fusion_ReductionOp<"sum", "sum over axes">;
 def Fusion_AmaxOp : Fusion_ReductionOp<"amax", "maximum over axes">;
 
-def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure]> {
+def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure, HIR_Broadcast]> {
   let summary = "insert new axes, repeating the input along them";
   let description = [{
     `axes` are the positions, in the result, of the new axes; the extents come
@@ -217,7 +220,7 @@ def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure]> {
+def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction]> {
   let summary = "matrix product, batched over leading axes";
   let description = [{
     `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, the result is
@@ -236,7 +239,7 @@ def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Fusion_LinearOp : Fusion_Op<"linear", [Pure]> {
+def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction]> {
   let summary = "input times transposed weight, plus an optional bias";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, the result

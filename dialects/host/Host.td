@@ -251,7 +251,7 @@ class Host_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Host_Op<mnemonic, !listconcat(traits,
         [MemoryEffects<[MemRead<Host_StreamResource>]>])>;
 
-def Host_CopyOp : Host_ComputeOp<"copy"> {
+def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise]> {
   let summary = "copy a buffer into another of the same shape and element type";
   let description = [{
     ```mlir
@@ -266,7 +266,8 @@ def Host_CopyOp : Host_ComputeOp<"copy"> {
   let hasVerifier = 1;
 }
 
-class Host_UnaryOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+class Host_UnaryOp<string mnemonic, string doc>
+    : Host_ComputeOp<mnemonic, [HIR_Elementwise]> {
   let summary = doc;
   let description = [{
     Elementwise; input and output have the same shape.
@@ -286,7 +287,8 @@ class Host_UnaryOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
 def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
 def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type">;
 
-class Host_BinaryOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+class Host_BinaryOp<string mnemonic, string doc>
+    : Host_ComputeOp<mnemonic, [HIR_Elementwise]> {
   let summary = doc;
   let description = [{
     Elementwise over two buffers; all three have one shape and element type.
@@ -312,7 +314,8 @@ def Host_DivOp : Host_BinaryOp<"div", "elementwise division">;
 def Host_MaxOp : Host_BinaryOp<"max", "elementwise maximum">;
 def Host_MinOp : Host_BinaryOp<"min", "elementwise minimum">;
 
-class Host_ReductionOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
+class Host_ReductionOp<string mnemonic, string doc>
+    : Host_ComputeOp<mnemonic, [HIR_Reduction]> {
   let summary = doc;
   let description = [{
     Reduces the listed axes of the input into the output, which has them
@@ -334,7 +337,7 @@ class Host_ReductionOp<string mnemonic, string doc> : Host_ComputeOp<mnemonic> {
 def Host_SumOp : Host_ReductionOp<"sum", "sum over axes">;
 def Host_AmaxOp : Host_ReductionOp<"amax", "maximum over axes">;
 
-def Host_BroadcastOp : Host_ComputeOp<"broadcast"> {
+def Host_BroadcastOp : Host_ComputeOp<"broadcast", [HIR_Broadcast]> {
   let summary = "write the input repeated along new axes of the output";
   let description = [{
     `axes` are the positions of the new axes in the output.
@@ -352,7 +355,7 @@ def Host_BroadcastOp : Host_ComputeOp<"broadcast"> {
   let hasVerifier = 1;
 }
 
-def Host_MatmulOp : Host_ComputeOp<"matmul"> {
+def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction]> {
   let summary = "matrix product into a buffer";
   let description = [{
     `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, `output` is
@@ -386,7 +389,7 @@ def Host_MatmulOp : Host_ComputeOp<"matmul"> {
   let hasVerifier = 1;
 }
 
-def Host_LinearOp : Host_ComputeOp<"linear"> {
+def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction]> {
   let summary = "input times transposed weight plus optional bias, into a buffer";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, `output` is

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "common/Resources.h"
+#include "common/OpKind.h"
 #include "common/SizesFit.h"
 
 #include "host/HostDialect.h.inc"

@@ -82,6 +82,8 @@ unsafe extern "C" {
     pub fn hirFusionDistAttrGetRank(attr: MlirAttribute) -> isize;
     pub fn hirFusionDistAttrGetAxis(attr: MlirAttribute, axis: isize) -> i32;
 
+    pub fn hirOpKindOf(op: MlirOperation) -> i32;
+
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;
     pub fn hirHostStreamTypeGet(ctx: MlirContext) -> MlirType;
     pub fn hirTypeIsACommRequest(r#type: MlirType) -> bool;

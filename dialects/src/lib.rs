@@ -6,6 +6,9 @@
 
 pub mod dist;
 pub mod ffi;
+mod op_kind;
+
+pub use op_kind::OpKind;
 
 use melior::{Context, dialect::DialectRegistry};
 

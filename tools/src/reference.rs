@@ -5,6 +5,7 @@
 use super::program::{element_dtype, tensor_shape};
 use super::tensor::{self, Tensor};
 use anyhow::{Result, bail};
+use hir::dialects::{OpKind, fusion};
 use hir::passes::ir;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
@@ -83,22 +84,75 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         );
         Ok(Tensor::new(shape.clone(), data))
     };
-    match name {
-        "fusion.set" | "fusion.cast" => unary(|x| x),
-        "fusion.neg" => unary(|x| -x),
-        "fusion.add" => binary(|a, b| a + b),
-        "fusion.sub" => binary(|a, b| a - b),
-        "fusion.mul" => binary(|a, b| a * b),
-        "fusion.div" => binary(|a, b| a / b),
-        "fusion.max" => binary(f64::max),
-        "fusion.min" => binary(f64::min),
-        "fusion.sum" => reduce(operands[0], &axes(op)?, shape, 0.0, |a, b| a + b),
-        "fusion.amax" => reduce(operands[0], &axes(op)?, shape, f64::NEG_INFINITY, f64::max),
-        "fusion.broadcast" => broadcast(operands[0], &axes(op)?, shape),
-        "fusion.matmul" => matmul(operands[0], operands[1], shape),
-        "fusion.linear" => linear(operands[0], operands[1], operands.get(2).copied(), shape),
-        other => bail!("'{other}' op is not supported by the reference evaluation of --check"),
+    let unsupported =
+        || anyhow::anyhow!("'{name}' op is not supported by the reference evaluation of --check");
+    // The kind of computation comes from the op's ODS traits; the scalar
+    // function each op applies is the op's own.
+    match OpKind::of(op) {
+        OpKind::Elementwise if operands.len() == 1 => {
+            unary(unary_function(name).ok_or_else(unsupported)?)
+        }
+        OpKind::Elementwise => binary(binary_function(name).ok_or_else(unsupported)?),
+        OpKind::Reduction => {
+            let (init, f) = reduction_function(name).ok_or_else(unsupported)?;
+            reduce(operands[0], &axes(op)?, shape, init, f)
+        }
+        OpKind::Broadcast => broadcast(operands[0], &axes(op)?, shape),
+        OpKind::Contraction if name == fusion::MatmulOperation::name() => {
+            matmul(operands[0], operands[1], shape)
+        }
+        OpKind::Contraction if name == fusion::LinearOperation::name() => {
+            linear(operands[0], operands[1], operands.get(2).copied(), shape)
+        }
+        _ => Err(unsupported()),
     }
+}
+
+/// A table from fusion op names to what each computes.
+type Table<T, const N: usize> = [(&'static str, T); N];
+
+/// What a one-operand elementwise fusion op computes of each element (set
+/// and cast keep the value; the caller rounds to the result's element type).
+fn unary_function(name: &str) -> Option<fn(f64) -> f64> {
+    let functions: Table<fn(f64) -> f64, 3> = [
+        (fusion::SetOperation::name(), |x| x),
+        (fusion::CastOperation::name(), |x| x),
+        (fusion::NegOperation::name(), |x| -x),
+    ];
+    find(&functions, name)
+}
+
+/// What a two-operand elementwise fusion op computes of each pair of elements.
+fn binary_function(name: &str) -> Option<fn(f64, f64) -> f64> {
+    let functions: Table<fn(f64, f64) -> f64, 6> = [
+        (fusion::AddOperation::name(), |a, b| a + b),
+        (fusion::SubOperation::name(), |a, b| a - b),
+        (fusion::MulOperation::name(), |a, b| a * b),
+        (fusion::DivOperation::name(), |a, b| a / b),
+        (fusion::MaxOperation::name(), f64::max),
+        (fusion::MinOperation::name(), f64::min),
+    ];
+    find(&functions, name)
+}
+
+/// The initial value and the combining function of a reduction.
+type Reducer = (f64, fn(f64, f64) -> f64);
+
+/// The initial value and the combining function of a fusion reduction.
+fn reduction_function(name: &str) -> Option<Reducer> {
+    let functions: Table<Reducer, 2> = [
+        (fusion::SumOperation::name(), (0.0, |a, b| a + b)),
+        (fusion::AmaxOperation::name(), (f64::NEG_INFINITY, f64::max)),
+    ];
+    find(&functions, name)
+}
+
+/// The entry of `table` for the op named `name`.
+fn find<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table
+        .iter()
+        .find(|(op, _)| *op == name)
+        .map(|&(_, function)| function)
 }
 
 /// Reduces `axes` of `input` into a tensor of `shape` (the other axes).

@@ -39,7 +39,11 @@ use crate::{
     fusion::axis_map,
     ir,
 };
-use hir_dialects::dist::{Dist, ParallelType};
+use hir_dialects::{
+    OpKind,
+    dist::{Dist, ParallelType},
+    fusion,
+};
 use melior::{
     Context,
     ir::{
@@ -350,15 +354,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let host_name = name.replacen("fusion.", "host.", 1);
         let mut buffers = operands.to_vec();
         buffers.push(output);
-        let attributes: Vec<(&str, Attribute)> = match name.as_str() {
-            "fusion.neg" | "fusion.cast" | "fusion.add" | "fusion.sub" | "fusion.mul"
-            | "fusion.div" | "fusion.max" | "fusion.min" | "fusion.matmul" | "fusion.linear" => {
-                Vec::new()
-            }
-            "fusion.sum" | "fusion.amax" | "fusion.broadcast" => {
+        let attributes: Vec<(&str, Attribute)> = match OpKind::of(&op) {
+            OpKind::Elementwise | OpKind::Contraction => Vec::new(),
+            OpKind::Reduction | OpKind::Broadcast => {
                 vec![("axes", op.attribute("axes").expect("verified"))]
             }
-            _ => unreachable!("every fusion compute op is listed"),
+            OpKind::None => unreachable!("'{name}' is not a fusion compute op"),
         };
         Ok(builder.op(&host_name, op.location(), &buffers, &attributes, &[]))
     }
@@ -535,8 +536,8 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let location = op.location();
         let name = ir::name(&op);
         let team = self.devices(&output.dist.mesh, location)?;
-        let (partial, kind) = match name.as_str() {
-            "fusion.sum" | "fusion.amax" => {
+        let (partial, kind) = match OpKind::of(&op) {
+            OpKind::Reduction => {
                 let axes =
                     DenseI64ArrayAttribute::try_from(op.attribute("axes").expect("verified"))
                         .expect("verified");
@@ -552,10 +553,14 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 // Summing the extent-1 local axis is the identity: view it away.
                 let zero = builder.index(0, location);
                 let view = builder.select(operands[0], sharded, zero, location);
-                let kind = if name == "fusion.sum" { 0 } else { 2 };
+                let kind = if name == fusion::SumOperation::name() {
+                    0
+                } else {
+                    2
+                };
                 (view, kind)
             }
-            "fusion.matmul" | "fusion.linear" => {
+            OpKind::Contraction => {
                 // Each rank's product over its part of K, at the result's global
                 // shape where the collective scatters.
                 let mut shape = output.local_shape();

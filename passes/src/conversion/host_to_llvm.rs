@@ -43,6 +43,7 @@ use super::runtime_calls::{
 use crate::HirPass;
 use crate::ir;
 use hir_abi::{Binary, Entry, Reduction};
+use hir_dialects::OpKind;
 use melior::{
     Context, IrRewriter,
     dialect::{arith, llvm, memref},
@@ -171,20 +172,31 @@ fn lower<'c, 'a>(
             .collect()
     };
     let mnemonic = name.strip_prefix("host.").unwrap_or_default();
-    let entry = match mnemonic {
-        "alloc" => return alloc(runtime, op, site).map(Some),
-        "dealloc" => {
+    let no_lowering = || {
+        Failure::new(
+            op.location(),
+            format!("'{name}' op has no lowering to the runtime"),
+        )
+    };
+    // Compute ops are lowered by their kind (their ODS traits); which runtime
+    // entry of that kind an op calls is the C ABI's, keyed by the op.
+    let kind = OpKind::of(&op);
+    let entry = match (kind, mnemonic) {
+        (OpKind::None, "alloc") => return alloc(runtime, op, site).map(Some),
+        (OpKind::None, "dealloc") => {
             let pointer = aligned_pointer(runtime, op, operand(0));
             runtime.call(op, Entry::Dealloc, &[pointer])?;
             return Ok(None);
         }
-        "select" => return Ok(Some(select(runtime, op))),
-        "get_current_stream" => return runtime.call(op, Entry::GetCurrentStream, &[]),
-        "stream_from_pool" => {
+        (OpKind::None, "select") => return Ok(Some(select(runtime, op))),
+        (OpKind::None, "get_current_stream") => {
+            return runtime.call(op, Entry::GetCurrentStream, &[]);
+        }
+        (OpKind::None, "stream_from_pool") => {
             let index = runtime.index_to_i64(op, operand(0));
             return runtime.call(op, Entry::StreamFromPool, &[index]);
         }
-        "set_current_stream" | "sync_stream" => {
+        (OpKind::None, "set_current_stream" | "sync_stream") => {
             let entry = match mnemonic {
                 "set_current_stream" => Entry::SetCurrentStream,
                 _ => Entry::SyncStream,
@@ -192,7 +204,7 @@ fn lower<'c, 'a>(
             runtime.call(op, entry, &[streams.get(operand(0))])?;
             return Ok(None);
         }
-        "rank" | "num_devices" => {
+        (OpKind::None, "rank" | "num_devices") => {
             let entry = match mnemonic {
                 "rank" => Entry::Rank,
                 _ => Entry::NumDevices,
@@ -200,14 +212,25 @@ fn lower<'c, 'a>(
             let value = runtime.call(op, entry, &[])?.expect("an i64 result");
             return Ok(Some(runtime.i64_to_index(op, value)));
         }
-        "copy" => Entry::Copy(dtype(&op, operand(0))?),
-        "neg" => Entry::Neg(dtype(&op, operand(0))?),
-        "cast" => Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?),
-        "sum" | "amax" | "broadcast" => {
+        (OpKind::Elementwise, "copy") => Entry::Copy(dtype(&op, operand(0))?),
+        (OpKind::Elementwise, "neg") => Entry::Neg(dtype(&op, operand(0))?),
+        (OpKind::Elementwise, "cast") => {
+            Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?)
+        }
+        (OpKind::Elementwise, binary) => match Binary::ALL.into_iter().find(|b| b.name() == binary)
+        {
+            Some(binary) => Entry::Binary(binary, dtype(&op, operand(0))?),
+            None => return Err(no_lowering()),
+        },
+        (OpKind::Reduction | OpKind::Broadcast, _) => {
             let element = dtype(&op, operand(0))?;
-            let entry = match Reduction::ALL.into_iter().find(|r| r.name() == mnemonic) {
-                Some(reduction) => Entry::Reduction(reduction, element),
-                None => Entry::Broadcast(element),
+            let entry = if kind == OpKind::Broadcast {
+                Entry::Broadcast(element)
+            } else {
+                match Reduction::ALL.into_iter().find(|r| r.name() == mnemonic) {
+                    Some(reduction) => Entry::Reduction(reduction, element),
+                    None => return Err(no_lowering()),
+                }
             };
             let axes = op
                 .attribute("axes")
@@ -222,21 +245,15 @@ fn lower<'c, 'a>(
             runtime.call(op, entry, &arguments)?;
             return Ok(None);
         }
-        "matmul" if op.has_attribute("accumulate") => {
+        (OpKind::Contraction, "matmul") if op.has_attribute("accumulate") => {
             Entry::MatmulAccumulate(dtype(&op, operand(0))?)
         }
-        "matmul" => Entry::Matmul(dtype(&op, operand(0))?),
-        "linear" if op.operand_count() == 4 => Entry::LinearBias(dtype(&op, operand(0))?),
-        "linear" => Entry::Linear(dtype(&op, operand(0))?),
-        binary => match Binary::ALL.into_iter().find(|b| b.name() == binary) {
-            Some(binary) => Entry::Binary(binary, dtype(&op, operand(0))?),
-            None => {
-                return Err(Failure::new(
-                    op.location(),
-                    format!("'{name}' op has no lowering to the runtime"),
-                ));
-            }
-        },
+        (OpKind::Contraction, "matmul") => Entry::Matmul(dtype(&op, operand(0))?),
+        (OpKind::Contraction, "linear") if op.operand_count() == 4 => {
+            Entry::LinearBias(dtype(&op, operand(0))?)
+        }
+        (OpKind::Contraction, "linear") => Entry::Linear(dtype(&op, operand(0))?),
+        _ => return Err(no_lowering()),
     };
     runtime.call(op, entry, &buffers(runtime))?;
     Ok(None)

@@ -12,7 +12,7 @@
 //! An operand axis that maps nowhere is one the op reduces.
 
 use crate::ir;
-use hir_dialects::dist::Dist;
+use hir_dialects::{OpKind, dist::Dist, fusion};
 use melior::{
     Context,
     ir::{
@@ -25,7 +25,8 @@ use melior::{
 use std::collections::HashMap;
 
 /// For each operand of a fusion compute op, the result axis each of its axes
-/// maps to, `None` for the axes the op reduces. `None` for any other op.
+/// maps to, `None` for the axes the op reduces. `None` for any other op
+/// (what kind of op it is comes from its ODS traits, `OpKind`).
 pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
     let ranks = op
         .operands()
@@ -33,12 +34,9 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
         .collect::<Option<Vec<_>>>()?;
     let result_rank = shape(op.result(0).ok()?.r#type())?.len();
     let identity = |rank: usize| (0..rank).map(Some).collect::<Vec<_>>();
-    Some(match ir::name(op).as_str() {
-        "fusion.set" | "fusion.neg" | "fusion.cast" | "fusion.add" | "fusion.sub"
-        | "fusion.mul" | "fusion.div" | "fusion.max" | "fusion.min" => {
-            ranks.iter().map(|&rank| identity(rank)).collect()
-        }
-        "fusion.sum" | "fusion.amax" => {
+    Some(match OpKind::of(op) {
+        OpKind::Elementwise => ranks.iter().map(|&rank| identity(rank)).collect(),
+        OpKind::Reduction => {
             let reduced = axes_attribute(op)?;
             let mut next = 0;
             vec![
@@ -52,7 +50,7 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
                     .collect(),
             ]
         }
-        "fusion.broadcast" => {
+        OpKind::Broadcast => {
             let new = axes_attribute(op)?;
             vec![
                 (0..result_rank)
@@ -61,7 +59,7 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
                     .collect(),
             ]
         }
-        "fusion.matmul" => {
+        OpKind::Contraction if ir::name(op) == fusion::MatmulOperation::name() => {
             let mut lhs = identity(ranks[0]);
             lhs[ranks[0] - 1] = None;
             // A rank-2 rhs is shared by every batch; a batched one maps its batch axes.
@@ -70,7 +68,7 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
             rhs[ranks[1] - 1] = Some(result_rank - 1);
             vec![lhs, rhs]
         }
-        "fusion.linear" => {
+        OpKind::Contraction if ir::name(op) == fusion::LinearOperation::name() => {
             let mut input = identity(ranks[0]);
             input[ranks[0] - 1] = None;
             let n = Some(result_rank - 1);

@@ -45,6 +45,7 @@ use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
 use hir_dialects::{
+    OpKind,
     dist::{Dist, ParallelType},
     fusion,
 };
@@ -116,7 +117,7 @@ fn isolate<'c, 'a>(
     meshes: &HashMap<String, usize>,
 ) -> bool {
     let name = ir::name(&op);
-    if name == "fusion.set" {
+    if name == fusion::SetOperation::name() {
         return true;
     }
     let Some(mapping) = axis_map::operand_axes(&op) else {
@@ -133,7 +134,7 @@ fn isolate<'c, 'a>(
 
     // The reduction across devices gets an op of its own: the other reduced
     // axes are reduced locally first.
-    if let ("fusion.sum" | "fusion.amax", Some(input)) = (name.as_str(), &dists[0]) {
+    if let (OpKind::Reduction, Some(input)) = (OpKind::of(&op), &dists[0]) {
         let reduced: Vec<usize> = axis_map::reduced(&mapping[0]).collect();
         if let Some(&sharded) = reduced
             .iter()
@@ -278,7 +279,7 @@ fn split<'c, 'a>(
     let partial_type = axis_map::tensor(context, &partial_shape, element, &partial);
     let local_axes: Vec<i64> = local.iter().map(|&axis| axis as i64).collect();
     let local_axes = DenseI64ArrayAttribute::new(context, &local_axes);
-    let local_op: Operation = if ir::name(&op) == "fusion.sum" {
+    let local_op: Operation = if ir::name(&op) == fusion::SumOperation::name() {
         fusion::SumOperation::builder(context, op.location())
             .input(input)
             .axes(local_axes.into())

@@ -47,7 +47,10 @@ use super::axis_map;
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
-use hir_dialects::dist::{Dist, ParallelType};
+use hir_dialects::{
+    OpKind,
+    dist::{Dist, ParallelType},
+};
 use melior::{
     Context,
     ir::{
@@ -240,7 +243,7 @@ impl<'c, 'a> Graph<'c, 'a> {
             }
         }
         // Both sides of a contraction are split alike: tie lhs's K to rhs's.
-        if name == "fusion.matmul" || name == "fusion.linear" {
+        if OpKind::of(&op) == OpKind::Contraction {
             let k = |operand: usize| axis_map::reduced(&mapping[operand]).next();
             if let (Some(lhs), Some(rhs)) = (k(0), k(1)) {
                 axes.push(((ends[0], lhs), (ends[1], rhs)));

@@ -47,7 +47,7 @@ use crate::{
     diagnostics::{Emitted, error},
     ir,
 };
-use hir_dialects::host;
+use hir_dialects::{OpKind, host};
 use melior::{
     Context,
     ir::{
@@ -260,16 +260,18 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
         .collect();
     let output_rank = *ranks.last().expect("the op writes a buffer");
     let same = vec![Some(axis); ranks.len()];
-    match name.as_str() {
-        "host.copy" | "host.neg" | "host.cast" | "host.add" | "host.sub" | "host.mul"
-        | "host.div" | "host.max" | "host.min" => Ok(same),
-        "comm.allreduce" | "comm.broadcast" | "comm.reduce" => Ok(same),
-        "comm.allgather"
-        | "comm.reduce_scatter"
-        | "comm.gather"
-        | "comm.scatter"
-        | "comm.alltoall" => Ok(same),
-        "host.sum" | "host.amax" => {
+    match (OpKind::of(op), name.as_str()) {
+        (OpKind::Elementwise, _) => Ok(same),
+        (_, "comm.allreduce" | "comm.broadcast" | "comm.reduce") => Ok(same),
+        (
+            _,
+            "comm.allgather"
+            | "comm.reduce_scatter"
+            | "comm.gather"
+            | "comm.scatter"
+            | "comm.alltoall",
+        ) => Ok(same),
+        (OpKind::Reduction, _) => {
             let reduced = axes(op);
             let input_axis = (0..ranks[0])
                 .filter(|input_axis| !reduced.contains(input_axis))
@@ -277,13 +279,13 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
                 .expect("the output axis is a kept input axis");
             Ok(vec![Some(input_axis), Some(axis)])
         }
-        "host.broadcast" => {
+        (OpKind::Broadcast, _) => {
             let new = axes(op);
             let input = (!new.contains(&axis))
                 .then(|| axis - new.iter().filter(|&&new_axis| new_axis < axis).count());
             Ok(vec![input, Some(axis)])
         }
-        "host.matmul" => {
+        (OpKind::Contraction, _) if name == host::MatmulOperation::name() => {
             // A rank-2 rhs is shared by every batch and row.
             let shared_rhs = ranks[1] == 2;
             if axis + 1 == output_rank || (axis + 2 == output_rank && !shared_rhs) {
@@ -299,7 +301,7 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
             }
             Ok(vec![Some(axis), (!shared_rhs).then_some(axis), Some(axis)])
         }
-        "host.linear" => {
+        (OpKind::Contraction, _) if name == host::LinearOperation::name() => {
             if axis + 1 >= output_rank {
                 return Err(format!(
                     "the stream axis {axis} is the output-feature axis of the linear; \
@@ -354,9 +356,8 @@ fn slice<'c, 'a>(
     }
     let mut op_mut = ir::mutable(op);
     let _ = op_mut.remove_discardable_attribute(builders::STREAM_AXIS);
-    let name = ir::name(&op);
-    match name.as_str() {
-        "host.sum" | "host.amax" => {
+    match (OpKind::of(&op), ir::name(&op).as_str()) {
+        (OpKind::Reduction, _) => {
             let input_axis = operand_axes[0].expect("reductions slice their input");
             let shifted: Vec<i64> = axes(&op)
                 .into_iter()
@@ -367,7 +368,7 @@ fn slice<'c, 'a>(
                 DenseI64ArrayAttribute::new(context, &shifted).into(),
             );
         }
-        "host.broadcast" => {
+        (OpKind::Broadcast, _) => {
             let shifted: Vec<i64> = axes(&op)
                 .into_iter()
                 .filter(|&new| new != axis)
@@ -386,11 +387,14 @@ fn slice<'c, 'a>(
                 DenseI64ArrayAttribute::new(context, &shifted).into(),
             );
         }
-        "comm.allgather"
-        | "comm.reduce_scatter"
-        | "comm.gather"
-        | "comm.scatter"
-        | "comm.alltoall" => {
+        (
+            _,
+            "comm.allgather"
+            | "comm.reduce_scatter"
+            | "comm.gather"
+            | "comm.scatter"
+            | "comm.alltoall",
+        ) => {
             let exchanged = exchanged_axis(&op);
             op_mut.set_inherent_attribute(
                 "axis",

@@ -22,6 +22,7 @@ use crate::{
     diagnostics::emit_error,
     ir,
 };
+use hir_dialects::OpKind;
 use melior::{
     Context,
     dialect::arith,
@@ -35,20 +36,6 @@ use melior::{
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
-
-/// Elementwise host ops: each row of the output is computed from the same
-/// row of every operand.
-const ELEMENTWISE: &[&str] = &[
-    "host.copy",
-    "host.neg",
-    "host.cast",
-    "host.add",
-    "host.sub",
-    "host.mul",
-    "host.div",
-    "host.max",
-    "host.min",
-];
 
 /// The part of a split loop's iteration: `index` (`%j mod c`) of `count`.
 #[derive(Clone, Copy)]
@@ -135,11 +122,14 @@ fn problems<'c>(stream_loop: &StreamLoop<'c, '_>, chunks: i64) -> Vec<(Location<
         for user in ir::users(slice) {
             let name = ir::name(&user);
             let operands: Vec<Value> = user.operands().collect();
-            let by_rows = if ELEMENTWISE.contains(&name.as_str()) {
+            let kind = OpKind::of(&user);
+            // An elementwise op computes each row of its output from the
+            // same row of every operand.
+            let by_rows = if kind == OpKind::Elementwise {
                 operands
                     .iter()
                     .all(|&operand| axis_of(operand) == Some(axis) && rank(operand) == rank(slice))
-            } else if name == "host.matmul" || name == "host.linear" {
+            } else if kind == OpKind::Contraction {
                 // ins(%x, %w) outs(%y): rows of %x make the same rows of %y.
                 match operands[..] {
                     [x, w, y] => {
