@@ -47,6 +47,12 @@
 // EXPECT-NAN: result0 against {{.*}}: 32 of 32 expected values are NaN or infinite: MISMATCH
 // EXPECT-NAN: hir-run: error: the outputs differ from what they were compared with
 
+// Every rank's copy of a replicated output is checked, not only the first:
+// with rank 2's outputs zeroed after the run (test hook), --check names it.
+// RUN: HIR_TEST_HOOK=2:corrupt-outputs not hir-run -n 4 --check %examples/allreduce.mlir 2>&1 | FileCheck %s --check-prefix=COPIES
+// COPIES: result0: relative error {{.*}}: ok
+// COPIES-NEXT: result0 (rank 2's copy): relative error 1.000e0 (tolerance 1e-4 for f32): MISMATCH
+
 // A program is a regular file of bounded size: a device is refused before it is read.
 // RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: hir-run: error: /dev/zero is not a regular file: a program is read from one

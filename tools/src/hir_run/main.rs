@@ -244,6 +244,15 @@ fn run(options: &Options) -> Result<()> {
     if options.check || options.expect.is_some() || options.output_dir.is_some() {
         session.share_results(&mut ranks)?;
     }
+    // The tests' way to show that every rank's copy of an output is checked.
+    let inputs = signature.inputs.len();
+    for (rank, call) in ranks.iter_mut().enumerate() {
+        if launch::rank::hook(rank, "corrupt-outputs") {
+            for buffer in &mut call.buffers[inputs..] {
+                buffer.bytes_mut().fill(0);
+            }
+        }
+    }
     if !session.peers.reports() {
         // Rank 0 of a multi-process run reports for all; the others still
         // take part in the timed runs and in gathering the trace.
@@ -259,10 +268,13 @@ fn run(options: &Options) -> Result<()> {
     let mut mismatch = false;
     if signature.fusion {
         let outputs = assemble(&signature, &ranks);
+        let copies = replicas(&signature, &ranks);
         if let Some(reference) = &reference {
             for (index, (output, expected)) in outputs.iter().zip(reference).enumerate() {
                 let name = format!("result{index}");
-                mismatch |= !agrees(&name, output, expected, signature.outputs[index].dtype);
+                let dtype = signature.outputs[index].dtype;
+                mismatch |= !agrees(&name, output, expected, dtype);
+                mismatch |= !copies_agree(&name, &copies[index], expected, dtype);
             }
         }
         if let Some(dir) = &options.expect {
@@ -270,12 +282,9 @@ fn run(options: &Options) -> Result<()> {
                 let name = format!("result{index}");
                 let dtype = signature.outputs[index].dtype;
                 let expected = read_expected(dir, &name, &output.shape)?;
-                mismatch |= !agrees(
-                    &format!("{name} against {}", dir.display()),
-                    output,
-                    &expected,
-                    dtype,
-                );
+                let what = format!("{name} against {}", dir.display());
+                mismatch |= !agrees(&what, output, &expected, dtype);
+                mismatch |= !copies_agree(&what, &copies[index], &expected, dtype);
             }
         }
         if let Some(dir) = &options.output_dir {
@@ -349,6 +358,33 @@ fn time_and_trace(
 /// Whether `actual` is within `dtype`'s tolerance of `expected`, printed as
 /// a line for `name`.
 fn agrees(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> bool {
+    let (ok, line) = comparison(name, actual, expected, dtype);
+    println!("{line}");
+    ok
+}
+
+/// [`agrees`] for the other ranks' copies of a replicated output: only a
+/// copy that differs is printed, with the rank that holds it.
+fn copies_agree(name: &str, copies: &[(usize, Tensor)], expected: &Tensor, dtype: DType) -> bool {
+    let mut all = true;
+    for (rank, copy) in copies {
+        let (ok, line) = comparison(
+            &format!("{name} (rank {rank}'s copy)"),
+            copy,
+            expected,
+            dtype,
+        );
+        if !ok {
+            println!("{line}");
+            all = false;
+        }
+    }
+    all
+}
+
+/// Whether `actual` is within `dtype`'s tolerance of `expected`, and the line
+/// that says so.
+fn comparison(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> (bool, String) {
     // NaN compares unordered, so a NaN expected value would pass any test:
     // it is a mismatch of its own (an actual NaN makes the error infinite).
     let not_finite = expected
@@ -357,20 +393,20 @@ fn agrees(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> bool 
         .filter(|value| !value.is_finite())
         .count();
     if not_finite > 0 {
-        println!(
+        let line = format!(
             "{name}: {not_finite} of {} expected values are NaN or infinite: MISMATCH",
             expected.data.len()
         );
-        return false;
+        return (false, line);
     }
     let error = tensor::relative_error(actual, expected);
     let tolerance = tensor::tolerance(dtype);
     let verdict = if error <= tolerance { "ok" } else { "MISMATCH" };
-    println!(
+    let line = format!(
         "{name}: relative error {error:.3e} (tolerance {tolerance:.0e} for {}): {verdict}",
         dtype.mlir()
     );
-    error <= tolerance
+    (error <= tolerance, line)
 }
 
 /// `dir/name.npy`, as `--output-dir` wrote it, of the given shape.
@@ -521,6 +557,25 @@ fn rank_buffers(
         }
     }
     Ok(RankCall::new(buffers))
+}
+
+/// The other devices' copies of every output that is not split over them
+/// (none for a `didx` output), with the rank that holds each: every copy of a
+/// replicated output must agree, not only the first.
+fn replicas(signature: &Signature, ranks: &[RankCall]) -> Vec<Vec<(usize, Tensor)>> {
+    let inputs = signature.inputs.len();
+    signature
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(index, param)| match &param.placement {
+            Some(placement) if placement.didx.is_none() => placement.devices[1..]
+                .iter()
+                .map(|&device| (device, ranks[device].buffers[inputs + index].read()))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// The global value of every output: the `didx` slices in mesh order, or

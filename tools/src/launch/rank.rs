@@ -13,7 +13,8 @@
 //! (exits with status 0 without a word, as a crash would), `stall` (hangs
 //! where abort cannot reach it, before the dry run's barrier), `stop` (stops
 //! its own process with `SIGSTOP` there: its watchdog falls silent and the
-//! store names it).
+//! store names it); and, in `hir-run`, `corrupt-outputs` (rank `R`'s outputs
+//! are zeroed after the run, before they are checked).
 
 use super::Plan;
 use crate::backend::Backend;
@@ -57,7 +58,7 @@ pub fn unwatch() {
 }
 
 /// Whether the test hook asks `rank` to do `action`.
-fn hook(rank: usize, action: &str) -> bool {
+pub fn hook(rank: usize, action: &str) -> bool {
     std::env::var(TEST_HOOK).is_ok_and(|hook| hook == format!("{rank}:{action}"))
 }
 
