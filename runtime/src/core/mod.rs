@@ -8,9 +8,10 @@
 //!   cuda backend's ranks exchange bytes on the host, and its implementation
 //!   for ranks that are threads; the process group (`crate::bootstrap`)
 //!   implements it over the store.
-//! - [`supervise`]: waiting for the rank threads of a run, and ending the
-//!   process when a failed rank's program does not return.
+//! - [`rank_threads`]: a world's run on one thread per rank, for both
+//!   backends, and the end of the process when a failed rank's program does
+//!   not return.
 
 pub(crate) mod bootstrap;
-pub(crate) mod supervise;
+pub(crate) mod rank_threads;
 pub(crate) mod sync;

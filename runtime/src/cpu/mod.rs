@@ -14,9 +14,9 @@ mod queue;
 mod race;
 
 use crate::bounds::Allocations;
-use crate::core::supervise::Running;
+use crate::core::rank_threads;
 use crate::core::sync::{Faults, Hub, Waiter};
-use crate::device::{Device, Request, Stream, enter};
+use crate::device::{Device, Request, Stream};
 use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
 use crate::memref::View;
@@ -133,56 +133,14 @@ impl World {
     /// thread cannot start, and the others then give up). Errors are sticky:
     /// once a rank has failed, every later run fails with the same errors.
     pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
-        let running = Running::new(self.devices.len());
-        let values: Vec<Option<T>> = std::thread::scope(|scope| {
-            // Once a rank's thread cannot start, the later ranks are not
-            // started: that rank's error is the cause, and the ranks already
-            // running give up.
-            let mut failed = false;
-            let threads: Vec<_> = self
-                .devices
-                .iter()
-                .map(|device| {
-                    if failed {
-                        return Err(());
-                    }
-                    let body = &body;
-                    let done = running.done();
-                    std::thread::Builder::new()
-                        .name(format!("hir-rank-{}", device.rank))
-                        .spawn_scoped(scope, move || {
-                            let _done = done;
-                            let _entered = enter(device.clone());
-                            let value = catch_unwind(AssertUnwindSafe(|| body(&**device)));
-                            let value = value
-                                .map_err(|payload| {
-                                    device.fail("launcher", Error::Panic(panic_message(&*payload)))
-                                })
-                                .ok();
-                            device.drain();
-                            value
-                        })
-                        .map_err(|error| {
-                            failed = true;
-                            let error =
-                                format!("cannot start a thread for rank {}: {error}", device.rank);
-                            device.fail("launcher", Error::Io(error));
-                        })
-                })
-                .collect();
-            running.wait(&self.shared.faults, self.shared.config.timeout);
-            threads
-                .into_iter()
-                .map(|thread| match thread {
-                    Ok(thread) => thread.join().expect("rank threads catch their panics"),
-                    Err(()) => None,
-                })
-                .collect()
-        });
-        match self.errors() {
-            Some(errors) => Err(errors),
-            None => Ok(values.into_iter().map(|value| value.unwrap()).collect()),
-        }
+        rank_threads::run(
+            &self.devices,
+            "hir-rank",
+            &self.shared.faults,
+            self.shared.config.timeout,
+            |device| Ok(body(device)),
+            |device| device.drain(),
+        )
     }
 
     /// The errors so far, first one first.

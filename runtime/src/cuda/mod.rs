@@ -32,10 +32,10 @@ pub use timer::TimingEvent;
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;
 use crate::core::bootstrap::ThreadBootstrap;
-use crate::core::supervise::Running;
+use crate::core::rank_threads;
 use crate::core::sync::Faults;
-use crate::device::{Device, Request, enter};
-use crate::error::{Error, RankError, Result, RunError, panic_message};
+use crate::device::{Device, Request};
+use crate::error::{Error, RankError, Result, RunError};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
@@ -49,7 +49,6 @@ use kernels::Kernels;
 use nccl::{Comm, CommCell};
 use std::collections::HashMap;
 use std::fmt::Display;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
@@ -275,70 +274,22 @@ impl World {
     /// Runs `body` on one thread per rank with that rank entered, then waits
     /// for all the work it enqueued, as the cpu backend's `World::run` does.
     pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
-        let running = Running::new(self.devices.len());
-        let values: Vec<Option<T>> = std::thread::scope(|scope| {
-            // Once a rank's thread cannot start, the later ranks are not
-            // started: that rank's error is the cause, and the ranks already
-            // running give up.
-            let mut failed = false;
-            let threads: Vec<_> = self
-                .devices
-                .iter()
-                .map(|device| {
-                    if failed {
-                        return Err(());
-                    }
-                    let body = &body;
-                    let done = running.done();
-                    std::thread::Builder::new()
-                        .name(format!("hir-cuda-rank-{}", device.rank))
-                        .spawn_scoped(scope, move || {
-                            let _done = done;
-                            let _entered = enter(device.clone());
-                            let value = catch_unwind(AssertUnwindSafe(|| {
-                                device.bind()?;
-                                Ok(body(device))
-                            }));
-                            let value = match value {
-                                Ok(Ok(value)) => Some(value),
-                                Ok(Err(error)) => {
-                                    device.fail("launcher", error);
-                                    None
-                                }
-                                Err(payload) => {
-                                    device.fail("launcher", Error::Panic(panic_message(&*payload)));
-                                    None
-                                }
-                            };
-                            if let Err(error) = device.synchronize() {
-                                device.fail("synchronize", error);
-                            }
-                            value
-                        })
-                        .map_err(|error| {
-                            failed = true;
-                            let error =
-                                format!("cannot start a thread for rank {}: {error}", device.rank);
-                            device.fail("launcher", Error::Io(error));
-                        })
-                })
-                .collect();
+        rank_threads::run(
+            &self.devices,
+            "hir-cuda-rank",
+            &self.faults,
             // The devices share one timeout, and a world has at least one.
-            running.wait(&self.faults, self.devices[0].timeout);
-            threads
-                .into_iter()
-                .map(|thread| match thread {
-                    Ok(thread) => thread.join().expect("rank threads catch their panics"),
-                    Err(()) => None,
-                })
-                .collect()
-        });
-        let errors = self.faults.errors();
-        if errors.is_empty() {
-            Ok(values.into_iter().map(|value| value.unwrap()).collect())
-        } else {
-            Err(RunError { errors })
-        }
+            self.devices[0].timeout,
+            |device| {
+                device.bind()?;
+                Ok(body(device))
+            },
+            |device| {
+                if let Err(error) = device.synchronize() {
+                    device.fail("synchronize", error);
+                }
+            },
+        )
     }
 }
 

@@ -1,5 +1,6 @@
-//! Waiting for ranks that are threads, and what happens when a failed rank's
-//! program does not return.
+//! Ranks that are threads, for both backends: [`run`] runs the tool's body
+//! on one thread per rank and waits for them, and what happens when a failed
+//! rank's program does not return.
 //!
 //! Once a rank has failed, its later runtime calls do nothing and return at
 //! once, so its program runs on to its end. A program whose own loops are
@@ -11,11 +12,87 @@
 //! process of its own.
 
 use super::sync::Faults;
-use crate::error::RunError;
+use crate::device::{Device, enter};
+use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
 use std::io::Write;
-use std::sync::{Condvar, Mutex};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// Runs `work` on one thread per device (named `{name}-{rank}`) with that
+/// device entered, so that the C-ABI entries reach it, then `finish` (the
+/// backend waits for the work the rank enqueued). Returns each rank's value,
+/// or the errors of the ranks that failed: an error or a panic of `work` is
+/// one, in op `launcher`; so is a rank whose thread cannot start, and the
+/// later ranks are then not started (that rank's error is the cause, and the
+/// ranks already running give up). Once a rank has failed, the others get
+/// `grace` to return (see [`Running::wait`]).
+pub(crate) fn run<D: Device + 'static, T: Send>(
+    devices: &[Arc<D>],
+    name: &str,
+    faults: &Faults,
+    grace: Duration,
+    work: impl Fn(&D) -> Result<T> + Sync,
+    finish: impl Fn(&D) + Sync,
+) -> std::result::Result<Vec<T>, RunError> {
+    let running = Running::new(devices.len());
+    let values: Vec<Option<T>> = std::thread::scope(|scope| {
+        let mut failed = false;
+        let threads: Vec<_> = devices
+            .iter()
+            .map(|device| {
+                if failed {
+                    return Err(());
+                }
+                let (work, finish) = (&work, &finish);
+                let done = running.done();
+                std::thread::Builder::new()
+                    .name(format!("{name}-{}", device.rank()))
+                    .spawn_scoped(scope, move || {
+                        let _done = done;
+                        let _entered = enter(device.clone());
+                        let value = match catch_unwind(AssertUnwindSafe(|| work(device))) {
+                            Ok(Ok(value)) => Some(value),
+                            Ok(Err(error)) => {
+                                device.fail("launcher", error);
+                                None
+                            }
+                            Err(payload) => {
+                                device.fail("launcher", Error::Panic(panic_message(&*payload)));
+                                None
+                            }
+                        };
+                        finish(device);
+                        value
+                    })
+                    .map_err(|error| {
+                        failed = true;
+                        let error =
+                            format!("cannot start a thread for rank {}: {error}", device.rank());
+                        device.fail("launcher", Error::Io(error));
+                    })
+            })
+            .collect();
+        running.wait(faults, grace);
+        threads
+            .into_iter()
+            .map(|thread| match thread {
+                Ok(thread) => thread.join().expect("rank threads catch their panics"),
+                Err(()) => None,
+            })
+            .collect()
+    });
+    let errors = faults.errors();
+    if errors.is_empty() {
+        Ok(values
+            .into_iter()
+            .map(|value| value.expect("a rank without an error has a value"))
+            .collect())
+    } else {
+        Err(RunError { errors })
+    }
+}
 
 /// How many rank threads of one `run` are still running.
 pub(crate) struct Running {
