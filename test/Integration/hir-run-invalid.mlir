@@ -53,6 +53,12 @@
 // COPIES: result0: relative error {{.*}}: ok
 // COPIES-NEXT: result0 (rank 2's copy): relative error 1.000e0 (tolerance 1e-4 for f32): MISMATCH
 
+// Text MLIR 22's parser crashes on (a dense array of index) is refused first,
+// by hir-run and by hir-opt.
+// RUN: not hir-run %S/Inputs/index_dense_array.mlir 2>&1 | FileCheck %s --check-prefix=INDEX-ARRAY
+// RUN: not hir-opt %S/Inputs/index_dense_array.mlir 2>&1 | FileCheck %s --check-prefix=INDEX-ARRAY
+// INDEX-ARRAY: index_dense_array.mlir{{:?}} {{(error: )?}}a dense array of 'index' at byte {{[0-9]+}} (array<index: ...>), which MLIR 22's parser crashes on and no HIR op takes
+
 // A program is a regular file of bounded size: a device is refused before it is read.
 // RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: hir-run: error: /dev/zero is not a regular file: a program is read from one

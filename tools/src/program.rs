@@ -149,8 +149,23 @@ fn check_file(path: &Path) -> Result<()> {
 }
 
 /// Parses `path`; MLIR reports syntax and verifier errors located in it.
+/// Text MLIR's parser would crash on is an error before it is parsed.
 pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
-    check_file(path)?;
+    let bytes = read(path)?;
+    // SAFETY: the string reference lives through the call, which only reads it.
+    let crash = unsafe {
+        hir::dialects::ffi::hirFindParserCrash(mlir_sys::MlirStringRef {
+            data: bytes.as_ptr().cast(),
+            length: bytes.len(),
+        })
+    };
+    if crash >= 0 {
+        bail!(
+            "{}: a dense array of 'index' at byte {crash} (array<index: ...>), which MLIR 22's \
+             parser crashes on and no HIR op takes",
+            path.display()
+        );
+    }
     let name = path.to_string_lossy();
     // SAFETY: the context is valid; a null module is mapped to `None`.
     let module = unsafe {

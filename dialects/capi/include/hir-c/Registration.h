@@ -84,8 +84,16 @@ MLIR_CAPI_EXPORTED void hirRegisterUpstreamPasses(void);
 MLIR_CAPI_EXPORTED void hirRegisterLLVMTranslations(MlirContext context);
 
 /* Runs the mlir-opt driver over all HIR dialects and every registered pass;
-   returns the process exit code. */
+   returns the process exit code. An input file that MLIR 22's parser would
+   crash on (see hirFindParserCrash) is an error instead. */
 MLIR_CAPI_EXPORTED int hirOptMain(int argc, char **argv);
+
+/* The byte offset in `source` of text MLIR 22's parser crashes on, or -1:
+   a dense array of `index` (`array<index: ...>`; the parser asks the
+   element type for a bit width `index` does not have), which no HIR op
+   takes; text in a `//` comment does not count. Tools check their input
+   with it before parsing. */
+MLIR_CAPI_EXPORTED intptr_t hirFindParserCrash(MlirStringRef source);
 
 #ifdef __cplusplus
 }
