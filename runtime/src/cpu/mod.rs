@@ -60,6 +60,10 @@ impl Config {
     }
 }
 
+/// The most tasks a stream holds that have not run yet; see
+/// `CpuDevice::post`.
+const MAX_PENDING: u64 = 1 << 16;
+
 /// What every rank of the world shares.
 struct Shared {
     config: Config,
@@ -360,6 +364,17 @@ impl CpuDevice {
         accesses: Vec<Access>,
         work: Option<Work>,
     ) -> Result<Event> {
+        // The host runs ahead of a stream by at most MAX_PENDING tasks, as
+        // a GPU's launch queue holds only so many: past it the host waits,
+        // so that a long loop does not grow the queue until memory runs out.
+        // A task waits only for tasks already enqueued, or for other ranks
+        // with a timeout, so the stream always drains.
+        // Once full, it waits for half to drain: one wait per many tasks.
+        let posted = race::entry(&host.clocks[queue], queue);
+        let queued = &host.queues[queue];
+        if posted >= queued.finished() + MAX_PENDING {
+            queued.wait_for(posted - MAX_PENDING / 2);
+        }
         let mut clock = host.clocks[queue].clone();
         if let Some(after) = &after {
             race::join(&mut clock, &after.clock);

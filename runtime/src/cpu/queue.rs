@@ -54,6 +54,11 @@ impl Queue {
             .expect("stream worker is gone");
     }
 
+    /// How many tasks have finished.
+    pub fn finished(&self) -> u64 {
+        *lock(&self.finished)
+    }
+
     /// Blocks until task `number` has finished. Waits need no timeout: every
     /// task ends, since those that wait for other ranks are bounded.
     pub fn wait_for(&self, number: u64) {
