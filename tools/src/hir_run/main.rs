@@ -119,13 +119,15 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
         .collect();
     let mut inputs = Vec::new();
     for (index, path) in latest {
-        let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
+        // One read gives both the array and the bytes its hash is of.
         let contents = std::fs::read(path).map_err(|error| {
             anyhow!(
                 "--input arg{index}: cannot read {}: {error}",
                 path.display()
             )
         })?;
+        let array = npy::Array::from_npy(&contents)
+            .map_err(|error| anyhow!("--input arg{index}: {}: {error}", path.display()))?;
         let mut file = Fnv::default();
         file.write(&contents);
         inputs.push(format!(
@@ -268,30 +270,29 @@ fn run(options: &Options) -> Result<()> {
     let mut mismatch = false;
     if signature.fusion {
         let outputs = assemble(&signature, &ranks);
-        let copies = replicas(&signature, &ranks);
         if let Some(reference) = &reference {
             for (index, (output, expected)) in outputs.iter().zip(reference).enumerate() {
                 let name = format!("result{index}");
                 let dtype = signature.outputs[index].dtype;
-                mismatch |= !agrees(&name, output, expected, dtype);
-                mismatch |= !copies_agree(&name, &copies[index], expected, dtype);
+                mismatch |= !agrees(&name, &output.value, expected, dtype);
+                mismatch |= !copies_agree(&name, &output.copies, expected, dtype);
             }
         }
         if let Some(dir) = &options.expect {
             for (index, output) in outputs.iter().enumerate() {
                 let name = format!("result{index}");
                 let dtype = signature.outputs[index].dtype;
-                let expected = read_expected(dir, &name, &output.shape)?;
+                let expected = read_expected(dir, &name, &output.value.shape)?;
                 let what = format!("{name} against {}", dir.display());
-                mismatch |= !agrees(&what, output, &expected, dtype);
-                mismatch |= !copies_agree(&what, &copies[index], &expected, dtype);
+                mismatch |= !agrees(&what, &output.value, &expected, dtype);
+                mismatch |= !copies_agree(&what, &output.copies, &expected, dtype);
             }
         }
         if let Some(dir) = &options.output_dir {
             for (index, output) in outputs.iter().enumerate() {
                 write_npy(
                     &dir.join(format!("result{index}.npy")),
-                    output,
+                    &output.value,
                     signature.outputs[index].dtype,
                 )?;
             }
@@ -559,28 +560,18 @@ fn rank_buffers(
     Ok(RankCall::new(buffers))
 }
 
-/// The other devices' copies of every output that is not split over them
-/// (none for a `didx` output), with the rank that holds each: every copy of a
-/// replicated output must agree, not only the first.
-fn replicas(signature: &Signature, ranks: &[RankCall]) -> Vec<Vec<(usize, Tensor)>> {
-    let inputs = signature.inputs.len();
-    signature
-        .outputs
-        .iter()
-        .enumerate()
-        .map(|(index, param)| match &param.placement {
-            Some(placement) if placement.didx.is_none() => placement.devices[1..]
-                .iter()
-                .map(|&device| (device, ranks[device].buffers[inputs + index].read()))
-                .collect(),
-            _ => Vec::new(),
-        })
-        .collect()
+/// An output as the ranks left it.
+struct Output {
+    /// Its global value: the `didx` slices in mesh order, or the first
+    /// device's copy.
+    value: Tensor,
+    /// The other devices' copies of a replicated output (none for a `didx`
+    /// one), with the rank that holds each: every copy must agree, not only
+    /// the first.
+    copies: Vec<(usize, Tensor)>,
 }
 
-/// The global value of every output: the `didx` slices in mesh order, or
-/// the first device's copy.
-fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Tensor> {
+fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
     let inputs = signature.inputs.len();
     signature
         .outputs
@@ -590,16 +581,25 @@ fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Tensor> {
             let placement = param.placement.as_ref();
             let devices: Vec<usize> =
                 placement.map_or_else(|| vec![0], |placement| placement.devices.clone());
-            let local = |device: usize| ranks[device].buffers[inputs + index].read();
+            let mut locals: Vec<(usize, Tensor)> = devices
+                .iter()
+                .map(|&device| (device, ranks[device].buffers[inputs + index].read()))
+                .collect();
             match placement.and_then(|placement| placement.didx) {
-                Some(axis) => Tensor::concat(
-                    &devices
-                        .iter()
-                        .map(|&device| local(device))
-                        .collect::<Vec<_>>(),
-                    axis,
-                ),
-                None => local(devices[0]),
+                Some(axis) => {
+                    let slices: Vec<Tensor> = locals.into_iter().map(|(_, local)| local).collect();
+                    Output {
+                        value: Tensor::concat(&slices, axis),
+                        copies: Vec::new(),
+                    }
+                }
+                None => {
+                    let (_, value) = locals.remove(0);
+                    Output {
+                        value,
+                        copies: locals,
+                    }
+                }
             }
         })
         .collect()
