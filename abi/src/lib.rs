@@ -104,6 +104,31 @@ impl Backend {
     }
 }
 
+/// Elementwise one-operand operations (copy and cast aside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    Neg,
+}
+
+impl Unary {
+    pub const ALL: [Unary; 1] = [Unary::Neg];
+
+    /// The op's mnemonic in the `fusion` and `host` dialects.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unary::Neg => "neg",
+        }
+    }
+
+    /// What the op computes of one element, in f64: the meaning the
+    /// backends' kernels implement and `--check`'s reference evaluates.
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            Unary::Neg => -x,
+        }
+    }
+}
+
 /// Elementwise binary operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Binary {
@@ -218,7 +243,7 @@ pub enum Entry {
     /// `void (buf in, buf out)`.
     Copy(DType),
     /// `void (buf in, buf out)`.
-    Neg(DType),
+    Unary(Unary, DType),
     /// `void (buf in, buf out)`: from the first type to the second.
     Cast(DType, DType),
     /// `void (buf lhs, buf rhs, buf out)`.
@@ -276,7 +301,6 @@ impl Entry {
         for dtype in DType::ALL {
             all.extend([
                 Copy(dtype),
-                Neg(dtype),
                 Broadcast(dtype),
                 Matmul(dtype),
                 MatmulAccumulate(dtype),
@@ -287,6 +311,7 @@ impl Entry {
                 ShareMemHandle(dtype),
             ]);
             all.extend(DType::ALL.map(|to| Cast(dtype, to)));
+            all.extend(self::Unary::ALL.map(|op| Unary(op, dtype)));
             all.extend(self::Binary::ALL.map(|op| Binary(op, dtype)));
             all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
             all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
@@ -343,7 +368,7 @@ impl fmt::Display for Entry {
             Alloc => f.write_str("alloc"),
             Dealloc => f.write_str("dealloc"),
             Copy(t) => write!(f, "copy_{}", t.mlir()),
-            Neg(t) => write!(f, "neg_{}", t.mlir()),
+            Unary(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Cast(from, to) => write!(f, "cast_{}_{}", from.mlir(), to.mlir()),
             Binary(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),

@@ -111,7 +111,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
     work(entry, (), |device| {
         let (op, dtype, out_dtype) = match entry {
             Entry::Copy(t) => (KernelOp::Copy, t, t),
-            Entry::Neg(t) => (KernelOp::Neg, t, t),
+            Entry::Unary(op, t) => (KernelOp::Unary(op), t, t),
             Entry::Cast(from, to) => (KernelOp::Cast, from, to),
             Entry::Binary(op, t) => (KernelOp::Binary(op), t, t),
             Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
@@ -401,14 +401,15 @@ use hir_abi::Collective::{
 };
 use hir_abi::DType::{BF16, F16, F32};
 use hir_abi::Reduction::{Amax, Sum};
+use hir_abi::Unary::Neg;
 
 entries! {
     unary _mlir_ciface_hir_rt_copy_f32 = Entry::Copy(F32);
     unary _mlir_ciface_hir_rt_copy_bf16 = Entry::Copy(BF16);
     unary _mlir_ciface_hir_rt_copy_f16 = Entry::Copy(F16);
-    unary _mlir_ciface_hir_rt_neg_f32 = Entry::Neg(F32);
-    unary _mlir_ciface_hir_rt_neg_bf16 = Entry::Neg(BF16);
-    unary _mlir_ciface_hir_rt_neg_f16 = Entry::Neg(F16);
+    unary _mlir_ciface_hir_rt_neg_f32 = Entry::Unary(Neg, F32);
+    unary _mlir_ciface_hir_rt_neg_bf16 = Entry::Unary(Neg, BF16);
+    unary _mlir_ciface_hir_rt_neg_f16 = Entry::Unary(Neg, F16);
     unary _mlir_ciface_hir_rt_cast_f32_f32 = Entry::Cast(F32, F32);
     unary _mlir_ciface_hir_rt_cast_f32_bf16 = Entry::Cast(F32, BF16);
     unary _mlir_ciface_hir_rt_cast_f32_f16 = Entry::Cast(F32, F16);

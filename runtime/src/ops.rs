@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::memref::View;
-use hir_abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction};
+use hir_abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction, Unary};
 use std::fmt;
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl fmt::Display for Team {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KernelOp {
     Copy,
-    Neg,
+    Unary(Unary),
     /// To the output's element type.
     Cast,
     Binary(Binary),
@@ -99,7 +99,7 @@ impl Kernel {
         let dtype = self.inputs[0].dtype;
         match &self.op {
             KernelOp::Copy => Entry::Copy(dtype),
-            KernelOp::Neg => Entry::Neg(dtype),
+            KernelOp::Unary(op) => Entry::Unary(*op, dtype),
             KernelOp::Cast => Entry::Cast(dtype, self.output.dtype),
             KernelOp::Binary(op) => Entry::Binary(*op, dtype),
             KernelOp::Reduce(op, _) => Entry::Reduction(*op, dtype),
@@ -133,7 +133,7 @@ impl Kernel {
         let input = &self.inputs[0].sizes;
         let output = &self.output.sizes;
         match &self.op {
-            KernelOp::Copy | KernelOp::Neg | KernelOp::Cast | KernelOp::Binary(_) => {
+            KernelOp::Copy | KernelOp::Unary(_) | KernelOp::Cast | KernelOp::Binary(_) => {
                 for view in self.inputs.iter().skip(1) {
                     same_shape("rhs", &view.sizes, input)?;
                 }

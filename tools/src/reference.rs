@@ -6,6 +6,7 @@ use super::program::{element_dtype, tensor_shape};
 use super::tensor::{self, Tensor};
 use anyhow::{Result, bail};
 use hir::dialects::{OpKind, fusion};
+use hir_abi::Unary;
 use hir::passes::ir;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
@@ -68,7 +69,7 @@ fn axes(op: &OperationRef) -> Result<Vec<usize>> {
 fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>) -> Result<Tensor> {
     // Every result is allocated fallibly: a shape too large for the host's
     // memory is an error naming it, not an abort.
-    let unary = |f: fn(f64) -> f64| -> Result<Tensor> {
+    let unary = |f: Box<dyn Fn(f64) -> f64>| -> Result<Tensor> {
         let mut data = tensor::reserve(operands[0].data.len(), &shape)?;
         data.extend(operands[0].data.iter().map(|&x| f(x)));
         Ok(Tensor::new(shape.clone(), data))
@@ -111,15 +112,16 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
 /// A table from fusion op names to what each computes.
 type Table<T, const N: usize> = [(&'static str, T); N];
 
-/// What a one-operand elementwise fusion op computes of each element (set
-/// and cast keep the value; the caller rounds to the result's element type).
-fn unary_function(name: &str) -> Option<fn(f64) -> f64> {
-    let functions: Table<fn(f64) -> f64, 3> = [
-        (fusion::SetOperation::name(), |x| x),
-        (fusion::CastOperation::name(), |x| x),
-        (fusion::NegOperation::name(), |x| -x),
-    ];
-    find(&functions, name)
+/// What a one-operand elementwise fusion op computes of each element: set
+/// and cast keep the value (the caller rounds to the result's element type),
+/// the others are the C ABI's unary ops, by mnemonic.
+fn unary_function(name: &str) -> Option<Box<dyn Fn(f64) -> f64>> {
+    if name == fusion::SetOperation::name() || name == fusion::CastOperation::name() {
+        return Some(Box::new(|x| x));
+    }
+    let mnemonic = name.strip_prefix("fusion.")?;
+    let unary = Unary::ALL.into_iter().find(|u| u.name() == mnemonic)?;
+    Some(Box::new(move |x| unary.eval(x)))
 }
 
 /// What a two-operand elementwise fusion op computes of each pair of elements.

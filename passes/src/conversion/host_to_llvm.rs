@@ -42,7 +42,7 @@ use super::runtime_calls::{
 };
 use crate::HirPass;
 use crate::ir;
-use hir_abi::{Binary, Entry, Reduction};
+use hir_abi::{Binary, Entry, Reduction, Unary};
 use hir_dialects::OpKind;
 use melior::{
     Context, IrRewriter,
@@ -213,15 +213,19 @@ fn lower<'c, 'a>(
             return Ok(Some(runtime.i64_to_index(op, value)));
         }
         (OpKind::Elementwise, "copy") => Entry::Copy(dtype(&op, operand(0))?),
-        (OpKind::Elementwise, "neg") => Entry::Neg(dtype(&op, operand(0))?),
         (OpKind::Elementwise, "cast") => {
             Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?)
         }
-        (OpKind::Elementwise, binary) => match Binary::ALL.into_iter().find(|b| b.name() == binary)
-        {
-            Some(binary) => Entry::Binary(binary, dtype(&op, operand(0))?),
-            None => return Err(no_lowering()),
-        },
+        (OpKind::Elementwise, _) => {
+            let element = dtype(&op, operand(0))?;
+            let unary = Unary::ALL.into_iter().find(|u| u.name() == mnemonic);
+            let binary = Binary::ALL.into_iter().find(|b| b.name() == mnemonic);
+            match (unary, binary) {
+                (Some(unary), _) => Entry::Unary(unary, element),
+                (_, Some(binary)) => Entry::Binary(binary, element),
+                _ => return Err(no_lowering()),
+            }
+        }
         (OpKind::Reduction | OpKind::Broadcast, _) => {
             let element = dtype(&op, operand(0))?;
             let entry = if kind == OpKind::Broadcast {

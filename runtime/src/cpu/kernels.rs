@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
 use half::{bf16, f16};
-use hir_abi::{Binary, DType, Reduction};
+use hir_abi::{Binary, DType, Reduction, Unary};
 
 /// An element type the runtime computes on, through f32.
 trait Element: Copy {
@@ -129,6 +129,12 @@ fn min(a: f32, b: f32) -> f32 {
     }
 }
 
+fn unary(op: Unary, x: f32) -> f32 {
+    match op {
+        Unary::Neg => -x,
+    }
+}
+
 pub(crate) fn binary(op: Binary, a: f32, b: f32) -> f32 {
     match op {
         Binary::Add => a + b,
@@ -199,9 +205,9 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             copy(input, out);
             return Ok(());
         }
-        KernelOp::Neg => {
+        KernelOp::Unary(op) => {
             let mut values = load(input)?;
-            values.iter_mut().for_each(|x| *x = -*x);
+            values.iter_mut().for_each(|x| *x = unary(*op, *x));
             values
         }
         KernelOp::Cast => load(input)?,

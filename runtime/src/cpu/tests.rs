@@ -7,7 +7,7 @@ use crate::memref::UnrankedMemRef;
 use crate::memref::tests::Descriptor;
 use crate::npy::Array;
 use crate::ops::KernelOp;
-use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction};
+use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction, Unary};
 use std::sync::Barrier;
 
 type Buf = *const UnrankedMemRef;
@@ -612,7 +612,7 @@ fn producer_consumer(with_sync: bool) -> Result<Vec<f32>, RunError> {
             let mut c = array(DType::F32, &[64], |_| 0.0);
             let _known = known(device, &[&a, &b, &c]);
             let (a, b, c_view) = (view(&mut a), view(&mut b), view(&mut c));
-            let neg: UnaryFn = symbol(Entry::Neg(DType::F32));
+            let neg: UnaryFn = symbol(Entry::Unary(Unary::Neg, DType::F32));
             let (a, b, c_desc) = (
                 Descriptor::of(&a),
                 Descriptor::of(&b),
@@ -725,7 +725,7 @@ fn disjoint_slices_on_concurrent_streams_do_not_race() {
                     ..full.clone()
                 };
                 device
-                    .compute(kernel(KernelOp::Neg, vec![slice.clone()], slice))
+                    .compute(kernel(KernelOp::Unary(Unary::Neg), vec![slice.clone()], slice))
                     .unwrap();
             }
             device.set_current_stream(main).unwrap();
@@ -733,7 +733,7 @@ fn disjoint_slices_on_concurrent_streams_do_not_race() {
                 device.sync_stream(device.stream_from_pool(i)).unwrap();
             }
             device
-                .compute(kernel(KernelOp::Neg, vec![full.clone()], full))
+                .compute(kernel(KernelOp::Unary(Unary::Neg), vec![full.clone()], full))
                 .unwrap();
             device.synchronize().unwrap();
             x.to_f32()
@@ -764,7 +764,7 @@ fn compute_kernels_on_strided_views() {
             assert_eq!(run(KernelOp::Cast, vec![x.clone()], &mut y), xt);
             let mut out = array(DType::F32, &[2, 3], |_| 0.0);
             assert_eq!(
-                run(KernelOp::Neg, vec![x.clone()], &mut out),
+                run(KernelOp::Unary(Unary::Neg), vec![x.clone()], &mut out),
                 xt.map(|v| -v)
             );
             let mut other = array(DType::F32, &[2, 3], |e| e as f32);

@@ -1,4 +1,4 @@
-//! The NVRTC-compiled kernels: copy, neg, cast, binary pointwise, sum/amax
+//! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, sum/amax
 //! over axes and broadcast, all on strided views. The source is
 //! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
 //! here; it is compiled once per process and architecture, and loaded once
@@ -15,7 +15,7 @@ use crate::lock;
 use crate::memref::View;
 use cudarc::driver::{result as cu, sys};
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
-use hir_abi::{Binary, DType, Reduction};
+use hir_abi::{Binary, DType, Reduction, Unary};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::fmt::Write;
@@ -101,11 +101,13 @@ fn source() -> String {
     }
     for dtype in DType::ALL {
         let e = element(dtype);
-        entry(
-            neg_name(dtype),
-            format!("unary<{e}, {e}, OpNeg>"),
-            "Pointwise",
-        );
+        for op in Unary::ALL {
+            entry(
+                unary_name(op, dtype),
+                format!("unary<{e}, {e}, {}>", functor(op.name())),
+                "Pointwise",
+            );
+        }
         for to in DType::ALL {
             let t = element(to);
             entry(
@@ -163,8 +165,15 @@ fn copy_name(size: usize) -> String {
     format!("hir_copy_{}", size * 8)
 }
 
-fn neg_name(dtype: DType) -> String {
-    format!("hir_neg_{}", dtype.mlir())
+fn unary_name(op: Unary, dtype: DType) -> String {
+    format!("hir_{}_{}", op.name(), dtype.mlir())
+}
+
+/// The functor `kernels.cu` defines for an op: `OpNeg` for `neg`.
+fn functor(name: &str) -> String {
+    let mut chars = name.chars();
+    let first = chars.next().map(|c| c.to_ascii_uppercase());
+    format!("Op{}{}", first.into_iter().collect::<String>(), chars.as_str())
 }
 
 fn cast_name(from: DType, to: DType) -> String {
@@ -322,8 +331,8 @@ impl Kernels {
         self.pointwise(&name, Some(&copy_name(WIDE)), to, &[from], stream)
     }
 
-    pub fn neg(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
-        self.pointwise(&neg_name(input.dtype), None, out, &[input], stream)
+    pub fn unary(&self, op: Unary, input: &View, out: &View, stream: Stream) -> Result<()> {
+        self.pointwise(&unary_name(op, input.dtype), None, out, &[input], stream)
     }
 
     pub fn cast(&self, input: &View, out: &View, stream: Stream) -> Result<()> {

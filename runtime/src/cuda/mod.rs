@@ -910,7 +910,7 @@ impl CudaDevice {
         let kernels = &state.kernels;
         match op {
             KernelOp::Copy => kernels.copy(&inputs[0], output, stream),
-            KernelOp::Neg => kernels.neg(&inputs[0], output, stream),
+            KernelOp::Unary(op) => kernels.unary(*op, &inputs[0], output, stream),
             KernelOp::Cast => kernels.cast(&inputs[0], output, stream),
             KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
             KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),

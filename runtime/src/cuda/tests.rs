@@ -11,7 +11,7 @@ use crate::memref::View;
 use crate::memref::tests::Descriptor;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
-use hir_abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction};
+use hir_abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction, Unary};
 use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.
@@ -216,7 +216,7 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
             Match::Bits,
             &|device, p| {
                 run(device, KernelOp::Copy, vec![slice(p[0])], out(p[2]));
-                run(device, KernelOp::Neg, vec![transposed(p[1])], slice(p[0]));
+                run(device, KernelOp::Unary(Unary::Neg), vec![transposed(p[1])], slice(p[0]));
             },
         );
         for op in Binary::ALL {
@@ -990,7 +990,7 @@ fn cuda_ipc_ring_matches_and_reuses_its_shares() {
                 device.wait(sent).unwrap();
             }
             // The source is free again and the slot holds the data.
-            run(device, KernelOp::Neg, vec![slot], source);
+            run(device, KernelOp::Unary(Unary::Neg), vec![slot], source);
             device.set_current_stream(main).unwrap();
             device.sync_stream(stream).unwrap();
         }
