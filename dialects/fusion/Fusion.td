@@ -136,7 +136,11 @@ class Fusion_UnaryOp<string mnemonic, string doc>
   let arguments = (ins Fusion_Tensor:$input);
   let results = (outs Fusion_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  // One verifier for the class: an op added by its def line needs no C++.
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyElementwise(*this); }
+  }];
 }
 
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
@@ -172,6 +176,9 @@ class Fusion_BinaryOp<string mnemonic, string doc>
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyElementwise(*this); }
+  }];
 }
 
 def Fusion_AddOp : Fusion_BinaryOp<"add", "elementwise addition">;

@@ -17,6 +17,10 @@ using namespace hir::fusion;
 #define GET_ATTRDEF_CLASSES
 #include "fusion/FusionAttrs.cpp.inc"
 
+/// The verifier of every unary and binary elementwise op (their ODS classes'
+/// `extraClassDefinition`); defined with the other verifiers below.
+static LogicalResult verifyElementwise(Operation *op, bool sameElementType = true);
+
 #define GET_OP_CLASSES
 #include "fusion/FusionOps.cpp.inc"
 
@@ -118,7 +122,7 @@ LogicalResult SetOp::verify() {
 
 /// Shared by every elementwise op: inputs and result agree in shape and, unless
 /// `sameElementType` is false (cast), in element type.
-static LogicalResult verifyElementwise(Operation *op, bool sameElementType = true) {
+static LogicalResult verifyElementwise(Operation *op, bool sameElementType) {
   if (failed(verifyEncodings(op)))
     return failure();
   ShapedType result = shaped(op->getResult(0));
@@ -129,14 +133,7 @@ static LogicalResult verifyElementwise(Operation *op, bool sameElementType = tru
   return success();
 }
 
-LogicalResult NegOp::verify() { return verifyElementwise(*this); }
 LogicalResult CastOp::verify() { return verifyElementwise(*this, /*sameElementType=*/false); }
-LogicalResult AddOp::verify() { return verifyElementwise(*this); }
-LogicalResult SubOp::verify() { return verifyElementwise(*this); }
-LogicalResult MulOp::verify() { return verifyElementwise(*this); }
-LogicalResult DivOp::verify() { return verifyElementwise(*this); }
-LogicalResult MaxOp::verify() { return verifyElementwise(*this); }
-LogicalResult MinOp::verify() { return verifyElementwise(*this); }
 
 LogicalResult SumOp::verify() {
   if (failed(verifyEncodings(*this)))

@@ -281,11 +281,21 @@ class Host_UnaryOp<string mnemonic, string doc>
   let assemblyFormat = [{
     `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];
+  // One verifier for the class: an op added by its def line needs no C++.
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyUnary(*this); }
+  }];
 }
 
 def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
-def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type">;
+def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type"> {
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyUnary(*this, /*sameElementType=*/false);
+    }
+  }];
+}
 
 class Host_BinaryOp<string mnemonic, string doc>
     : Host_ComputeOp<mnemonic, [HIR_Elementwise]> {
@@ -305,6 +315,9 @@ class Host_BinaryOp<string mnemonic, string doc>
     `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyBinary(*this); }
+  }];
 }
 
 def Host_AddOp : Host_BinaryOp<"add", "elementwise addition">;

@@ -16,6 +16,25 @@ using namespace hir::host;
 #define GET_TYPEDEF_CLASSES
 #include "host/HostTypes.cpp.inc"
 
+static ShapedType shaped(Value value) {
+  return value ? cast<ShapedType>(value.getType()) : ShapedType();
+}
+
+/// The verifiers of every unary and binary elementwise op (their ODS classes'
+/// `extraClassDefinition`).
+template <typename Op>
+static LogicalResult verifyUnary(Op op, bool sameElementType = true) {
+  return verifySameShape(op, shaped(op.getInput()), "input", shaped(op.getOutput()), "output",
+                         sameElementType);
+}
+
+template <typename Op>
+static LogicalResult verifyBinary(Op op) {
+  if (failed(verifySameShape(op, shaped(op.getLhs()), "lhs", shaped(op.getOutput()), "output")))
+    return failure();
+  return verifySameShape(op, shaped(op.getRhs()), "rhs", shaped(op.getOutput()), "output");
+}
+
 #define GET_OP_CLASSES
 #include "host/HostOps.cpp.inc"
 
@@ -50,10 +69,6 @@ LogicalResult HostDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     return op->emitError() << "'" << kStreamAxisAttrName << "' " << axis.getInt()
                            << " is not an axis of the written buffer " << written;
   return success();
-}
-
-static ShapedType shaped(Value value) {
-  return value ? cast<ShapedType>(value.getType()) : ShapedType();
 }
 
 LogicalResult AllocOp::verify() {
@@ -127,28 +142,6 @@ LogicalResult CopyOp::verify() {
   return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
 }
 
-LogicalResult NegOp::verify() {
-  return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
-}
-
-LogicalResult CastOp::verify() {
-  return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output",
-                         /*sameElementType=*/false);
-}
-
-template <typename Op>
-static LogicalResult verifyBinary(Op op) {
-  if (failed(verifySameShape(op, shaped(op.getLhs()), "lhs", shaped(op.getOutput()), "output")))
-    return failure();
-  return verifySameShape(op, shaped(op.getRhs()), "rhs", shaped(op.getOutput()), "output");
-}
-
-LogicalResult AddOp::verify() { return verifyBinary(*this); }
-LogicalResult SubOp::verify() { return verifyBinary(*this); }
-LogicalResult MulOp::verify() { return verifyBinary(*this); }
-LogicalResult DivOp::verify() { return verifyBinary(*this); }
-LogicalResult MaxOp::verify() { return verifyBinary(*this); }
-LogicalResult MinOp::verify() { return verifyBinary(*this); }
 
 LogicalResult SumOp::verify() {
   return verifyReduction(*this, shaped(getInput()), shaped(getOutput()), getAxes());
