@@ -108,15 +108,17 @@ impl Backend {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unary {
     Neg,
+    Exp,
 }
 
 impl Unary {
-    pub const ALL: [Unary; 1] = [Unary::Neg];
+    pub const ALL: [Unary; 2] = [Unary::Neg, Unary::Exp];
 
     /// The op's mnemonic in the `fusion` and `host` dialects.
     pub const fn name(self) -> &'static str {
         match self {
             Unary::Neg => "neg",
+            Unary::Exp => "exp",
         }
     }
 
@@ -125,6 +127,7 @@ impl Unary {
     pub fn eval(self, x: f64) -> f64 {
         match self {
             Unary::Neg => -x,
+            Unary::Exp => x.exp(),
         }
     }
 }

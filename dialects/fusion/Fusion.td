@@ -144,6 +144,7 @@ class Fusion_UnaryOp<string mnemonic, string doc>
 }
 
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
+def Fusion_ExpOp : Fusion_UnaryOp<"exp", "elementwise exponential">;
 
 def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise]> {
   let summary = "elementwise conversion to another element type";

@@ -289,6 +289,7 @@ class Host_UnaryOp<string mnemonic, string doc>
 }
 
 def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
+def Host_ExpOp : Host_UnaryOp<"exp", "elementwise exponential">;
 def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type"> {
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {

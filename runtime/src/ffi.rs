@@ -401,7 +401,7 @@ use hir_abi::Collective::{
 };
 use hir_abi::DType::{BF16, F16, F32};
 use hir_abi::Reduction::{Amax, Sum};
-use hir_abi::Unary::Neg;
+use hir_abi::Unary::{Exp, Neg};
 
 entries! {
     unary _mlir_ciface_hir_rt_copy_f32 = Entry::Copy(F32);
@@ -410,6 +410,9 @@ entries! {
     unary _mlir_ciface_hir_rt_neg_f32 = Entry::Unary(Neg, F32);
     unary _mlir_ciface_hir_rt_neg_bf16 = Entry::Unary(Neg, BF16);
     unary _mlir_ciface_hir_rt_neg_f16 = Entry::Unary(Neg, F16);
+    unary _mlir_ciface_hir_rt_exp_f32 = Entry::Unary(Exp, F32);
+    unary _mlir_ciface_hir_rt_exp_bf16 = Entry::Unary(Exp, BF16);
+    unary _mlir_ciface_hir_rt_exp_f16 = Entry::Unary(Exp, F16);
     unary _mlir_ciface_hir_rt_cast_f32_f32 = Entry::Cast(F32, F32);
     unary _mlir_ciface_hir_rt_cast_f32_bf16 = Entry::Cast(F32, BF16);
     unary _mlir_ciface_hir_rt_cast_f32_f16 = Entry::Cast(F32, F16);

@@ -132,6 +132,7 @@ fn min(a: f32, b: f32) -> f32 {
 fn unary(op: Unary, x: f32) -> f32 {
     match op {
         Unary::Neg => -x,
+        Unary::Exp => x.exp(),
     }
 }
 
@@ -278,4 +279,46 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
     };
     store(out, &values);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unary op, in every element type, against the C ABI's f64
+    /// meaning of it, within the element type's rounding.
+    #[test]
+    fn unary_ops_compute_their_abi_meaning() {
+        let inputs: Vec<f32> = (0..64).map(|i| (i as f32 - 31.5) / 10.0).collect();
+        for dtype in DType::ALL {
+            let tolerance = match dtype {
+                DType::F32 => 1e-6,
+                DType::BF16 => 1.0 / 128.0,
+                DType::F16 => 1.0 / 1024.0,
+            };
+            let mut input = vec![0u8; inputs.len() * dtype.size()];
+            let mut output = vec![0u8; inputs.len() * dtype.size()];
+            let input = View::contiguous(dtype, input.as_mut_ptr(), &[8, 8]);
+            let output = View::contiguous(dtype, output.as_mut_ptr(), &[8, 8]);
+            store(&input, &inputs);
+            let stored = load(&input).unwrap();
+            for op in Unary::ALL {
+                let kernel = Kernel {
+                    op: KernelOp::Unary(op),
+                    inputs: vec![input.clone()],
+                    output: output.clone(),
+                };
+                run(&kernel).unwrap();
+                for (&x, y) in stored.iter().zip(load(&output).unwrap()) {
+                    let expected = op.eval(f64::from(x));
+                    let error = (f64::from(y) - expected).abs() / expected.abs().max(1.0);
+                    assert!(
+                        error <= tolerance,
+                        "{} {dtype:?} of {x}: {y}, expected {expected}",
+                        op.name()
+                    );
+                }
+            }
+        }
+    }
 }

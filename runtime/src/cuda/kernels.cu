@@ -86,6 +86,7 @@ __device__ float hir_max(float a, float b) { return (a != a || b != b) ? __int_a
 __device__ float hir_min(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b); }
 
 struct OpNeg { static __device__ float apply(float a) { return -a; } };
+struct OpExp { static __device__ float apply(float a) { return expf(a); } };
 struct OpCast { static __device__ float apply(float a) { return a; } };
 struct OpAdd { static __device__ float apply(float a, float b) { return a + b; } };
 struct OpSub { static __device__ float apply(float a, float b) { return a - b; } };

@@ -216,9 +216,31 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
             Match::Bits,
             &|device, p| {
                 run(device, KernelOp::Copy, vec![slice(p[0])], out(p[2]));
-                run(device, KernelOp::Unary(Unary::Neg), vec![transposed(p[1])], slice(p[0]));
+                run(
+                    device,
+                    KernelOp::Unary(Unary::Neg),
+                    vec![transposed(p[1])],
+                    slice(p[0]),
+                );
             },
         );
+        // Unary ops other than neg may round differently on the GPU.
+        for op in Unary::ALL {
+            compare(
+                &format!("{} {dtype:?}", op.name()),
+                &world,
+                &buffers,
+                Match::Close,
+                &|device, p| {
+                    run(
+                        device,
+                        KernelOp::Unary(op),
+                        vec![transposed(p[1])],
+                        out(p[2]),
+                    )
+                },
+            );
+        }
         for op in Binary::ALL {
             compare(
                 &format!("{} {dtype:?}", op.name()),

@@ -123,6 +123,15 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<8x8xf32> {
 
 // -----
 
+// exp: the unary class's one verifier holds for an op added by its def line.
+func.func @f(%a: tensor<8x16xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fusion.exp' op input and result differ in shape: 8x16 vs 16x8}}
+  %0 = fusion.exp %a : tensor<8x16xf32> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
 // neg: input and result have one element type.
 func.func @f(%a: tensor<8xf32>) -> tensor<8xf16> {
   // expected-error @+1 {{'fusion.neg' op input and result differ in element type: 'f32' vs 'f16'}}

@@ -213,6 +213,15 @@ func.func @f(%a: memref<8xf32>, %b: memref<4xf32>) {
 
 // -----
 
+// exp: the unary class's one verifier holds for an op added by its def line.
+func.func @f(%a: memref<8xf32>, %b: memref<8xbf16>) {
+  // expected-error @+1 {{'host.exp' op input and output differ in element type: 'f32' vs 'bf16'}}
+  host.exp ins(%a : memref<8xf32>) outs(%b : memref<8xbf16>)
+  return
+}
+
+// -----
+
 // neg: input and output have one element type.
 func.func @f(%a: memref<8xf32>, %b: memref<8xf16>) {
   // expected-error @+1 {{'host.neg' op input and output differ in element type: 'f32' vs 'f16'}}
