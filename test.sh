@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every HIR test: formatting and lints, the Rust unit tests, a bounded
-# mutation fuzz of hir-opt and hir-run (no panic, crash or hang; under two
-# minutes), then the lit suite (which drives hir-opt, the examples and the
+# Runs every HIR test: formatting and lints, the Rust unit tests, the Python
+# package (built as a wheel with maturin, its pytest tests and the tp_mlp
+# example on the cpu backend), a bounded mutation fuzz of hir-opt and hir-run
+# (no panic, crash or hang; under two minutes), then the lit suite (which drives hir-opt, the examples and the
 # mlir-opt plugin). The last line is lit's count as `N passed, M failed`; the
 # exit code is non-zero if anything failed.
 set -euo pipefail
@@ -10,7 +11,9 @@ scripts/setup.sh
 cargo fmt --all -- --check
 cargo build --release --locked
 cargo clippy --release --locked --all-targets -- -D warnings
+cargo clippy --release --locked -p hir-python -- -D warnings
 cargo test --release --locked
+scripts/python.sh
 python3 scripts/fuzz.py --mutants 2500 --seconds 100
 
 log=$(mktemp)

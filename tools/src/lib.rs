@@ -30,11 +30,19 @@ use melior::{
 /// A context with HIR's dialects, passes and LLVM translations registered,
 /// which prints its diagnostics on stderr.
 pub fn context() -> Context {
-    let context = Context::new();
+    let context = registered_context();
     context.attach_diagnostic_handler(|diagnostic| {
         print_diagnostic(&diagnostic);
         true
     });
+    context
+}
+
+/// A context with HIR's dialects, passes and LLVM translations registered
+/// and no diagnostic handler: the caller attaches its own (the Python
+/// package collects them into its exceptions).
+pub fn registered_context() -> Context {
+    let context = Context::new();
     hir::register_all(&context);
     hir::passes::register_all();
     // SAFETY: the context is valid.
@@ -42,8 +50,14 @@ pub fn context() -> Context {
     context
 }
 
-/// Prints a diagnostic as `file:line:col: error: message`, with its notes.
+/// Prints a diagnostic on stderr as [`format_diagnostic`] writes it.
 pub fn print_diagnostic(diagnostic: &Diagnostic) {
+    eprint!("{}", format_diagnostic(diagnostic));
+}
+
+/// A diagnostic as `file:line:col: error: message`, then its notes, each
+/// on a line of its own.
+pub fn format_diagnostic(diagnostic: &Diagnostic) -> String {
     let location = diagnostic.location().to_string();
     // `loc("file":line:col)` reads as `file:line:col`.
     let location = location
@@ -56,10 +70,11 @@ pub fn print_diagnostic(diagnostic: &Diagnostic) {
         DiagnosticSeverity::Note => "note",
         DiagnosticSeverity::Remark => "remark",
     };
-    eprintln!("{location}: {severity}: {diagnostic}");
+    let mut text = format!("{location}: {severity}: {diagnostic}\n");
     for index in 0..diagnostic.note_count() {
         if let Ok(note) = diagnostic.note(index) {
-            print_diagnostic(&note);
+            text.push_str(&format_diagnostic(&note));
         }
     }
+    text
 }

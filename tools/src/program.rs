@@ -96,8 +96,10 @@ pub struct Signature {
     pub outputs: Vec<Param>,
 }
 
-/// Parses `source`, named `name` in diagnostics.
+/// Parses `source`, named `name` in diagnostics. Text MLIR's parser would
+/// crash on is an error before it is parsed.
 pub fn parse_source<'c>(context: &'c Context, source: &str, name: &str) -> Result<Module<'c>> {
+    refuse_parser_crash(source.as_bytes(), name)?;
     // SAFETY: the context is valid; a null module is mapped to `None`.
     let module = unsafe {
         Module::from_option_raw(mlir_sys::mlirModuleCreateParse(
@@ -148,10 +150,8 @@ fn check_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Parses `path`; MLIR reports syntax and verifier errors located in it.
-/// Text MLIR's parser would crash on is an error before it is parsed.
-pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
-    let bytes = read(path)?;
+/// An error when `bytes` hold text MLIR 22's parser would crash on.
+fn refuse_parser_crash(bytes: &[u8], name: &str) -> Result<()> {
     // SAFETY: the string reference lives through the call, which only reads it.
     let crash = unsafe {
         hir::dialects::ffi::hirFindParserCrash(mlir_sys::MlirStringRef {
@@ -161,12 +161,19 @@ pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
     };
     if crash >= 0 {
         bail!(
-            "{}: a dense array of 'index' at byte {crash} (array<index: ...>), which MLIR 22's \
-             parser crashes on and no HIR op takes",
-            path.display()
+            "{name}: a dense array of 'index' at byte {crash} (array<index: ...>), which MLIR 22's \
+             parser crashes on and no HIR op takes"
         );
     }
+    Ok(())
+}
+
+/// Parses `path`; MLIR reports syntax and verifier errors located in it.
+/// Text MLIR's parser would crash on is an error before it is parsed.
+pub fn parse<'c>(context: &'c Context, path: &Path) -> Result<Module<'c>> {
+    let bytes = read(path)?;
     let name = path.to_string_lossy();
+    refuse_parser_crash(&bytes, &name)?;
     // SAFETY: the context is valid; a null module is mapped to `None`.
     let module = unsafe {
         Module::from_option_raw(mlir_sys::mlirModuleCreateParseFromFile(

@@ -1,0 +1,220 @@
+"""HIR from Python: compile a fusion program (or host IR) and run it on numpy
+arrays or torch tensors, without copying them.
+
+    import hir, numpy as np
+    program = hir.compile("examples/matmul.mlir")      # a path, or the MLIR text
+    c = program(a, b)                                   # new outputs, or
+    program(a, b, c)                                    # written into c
+
+A call runs one rank of the program: its arguments are that rank's local
+shards of the inputs (extent 1 along a `didx` axis), then optionally one
+array per output. Arrays come through DLPack: numpy arrays on the cpu
+backend, torch CUDA tensors on the cuda backend. They must be contiguous and
+of the program's element types (float32, float16, bfloat16).
+
+Where the ranks are (see `docs/Python.md`):
+- by default, one rank in this process, on the backend of the first call's
+  arrays;
+- `hir.init(world_size=N)`: N ranks as threads of this process;
+  `program.run_ranks([args of rank 0, args of rank 1, ...])` runs them all;
+- `hir.init_from_env()` / `hir.init_from_torch()`: this process is one rank
+  of a job of processes (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, as
+  torchrun sets them), joined through HIR's bootstrap, on the cuda backend.
+"""
+
+import atexit
+import os
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._native import CompileError, HirError, RunError
+
+__all__ = [
+    "CompileError",
+    "HirError",
+    "Program",
+    "RunError",
+    "compile",
+    "init",
+    "init_from_env",
+    "init_from_torch",
+    "world",
+]
+
+_P2P = ("none", "nccl", "cuda")
+
+
+class Program:
+    """A compiled program. Call it with one rank's arrays."""
+
+    def __init__(self, native: "_native.Program") -> None:
+        self._native = native
+
+    @property
+    def name(self) -> str:
+        """The entry function, e.g. ``@ag_matmul``."""
+        return self._native.name
+
+    @property
+    def parameters(self) -> List[Tuple[str, Tuple[int, ...], str]]:
+        """What a rank passes, in order: ``(what, local shape, dtype)``."""
+        return [(what, tuple(shape), dtype) for what, shape, dtype in self._native.parameters]
+
+    @property
+    def num_inputs(self) -> int:
+        return self._native.num_inputs
+
+    @property
+    def num_outputs(self) -> int:
+        return self._native.num_outputs
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{dtype}{list(shape)}" for _, shape, dtype in self.parameters)
+        return f"<hir.Program {self.name}({shapes})>"
+
+    def __call__(self, *arrays: Any) -> Any:
+        """Runs this process's one rank on ``arrays``: its inputs, then
+        optionally its outputs. Returns the outputs (one array, a tuple of
+        several, or None when there are none)."""
+        (outputs,) = self.run_ranks([arrays])
+        if self.num_outputs == 0:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run_ranks(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
+        """Runs every rank this process holds, ``ranks[i]`` being the
+        arrays of its i-th rank (inputs, then optionally outputs); returns
+        each rank's outputs."""
+        full = [self._with_outputs(list(arrays)) for arrays in ranks]
+        _order_after_torch(full)
+        self._native.run(full)
+        return [arrays[self.num_inputs :] for arrays in full]
+
+    def _with_outputs(self, arrays: List[Any]) -> List[Any]:
+        inputs, total = self.num_inputs, len(self.parameters)
+        if len(arrays) == total:
+            return arrays
+        if len(arrays) != inputs:
+            raise TypeError(
+                f"{self.name} takes {inputs} input arrays, then optionally "
+                f"{total - inputs} output arrays; got {len(arrays)}"
+            )
+        if not arrays and total:
+            raise TypeError(f"{self.name} has no input to make its outputs like: pass them")
+        like = arrays[0] if arrays else None
+        return arrays + [_empty_like(like, shape, dtype) for _, shape, dtype in self.parameters[inputs:]]
+
+
+def _empty_like(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
+    """A new array of ``shape`` and ``dtype`` of the same kind as ``like``."""
+    module = type(like).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+
+        types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+        return torch.empty(shape, dtype=types[dtype], device=like.device)
+    import numpy
+
+    if dtype == "bf16":
+        raise TypeError("numpy has no bfloat16: pass the bf16 outputs as arrays of your own")
+    types = {"f32": numpy.float32, "f16": numpy.float16}
+    return numpy.empty(shape, dtype=types[dtype])
+
+
+def _order_after_torch(ranks: List[List[Any]]) -> None:
+    """Torch CUDA tensors: the program runs after the work already queued on
+    their device's current stream (that stream is synchronized: the call
+    then returns once HIR's own work is done, so later torch work on any
+    stream sees its results)."""
+    seen = set()
+    for arrays in ranks:
+        for array in arrays:
+            device = getattr(array, "device", None)
+            if getattr(device, "type", None) == "cuda" and device not in seen:
+                import torch
+
+                seen.add(device)
+                torch.cuda.current_stream(device).synchronize()
+
+
+def compile(
+    source_or_path: Union[str, "os.PathLike[str]"],
+    *,
+    num_streams: int = 4,
+    p2p: str = "none",
+    ring_chunks: int = 0,
+) -> Program:
+    """Parses, lowers (``hir-lower``, then to LLVM) and JIT-compiles a
+    program, given as MLIR text or as the path of a ``.mlir`` file.
+
+    ``num_streams``: streams of each rank's pool the stream loops rotate
+    over (the world's pool has this many when this program makes it);
+    ``p2p``: ``"none"``, or ring pipelines over ``"nccl"`` or ``"cuda"`` IPC
+    for collectives along the stream axis; ``ring_chunks``: parts each ring
+    step is split into (0: the pass chooses). Raises CompileError with MLIR's
+    diagnostics."""
+    if p2p not in _P2P:
+        raise ValueError(f"p2p takes one of {_P2P}, not {p2p!r}")
+    if isinstance(source_or_path, os.PathLike) or (
+        isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".mlir")
+    ):
+        path = os.fspath(source_or_path)
+        with open(path, encoding="utf-8") as file:
+            source, name = file.read(), path
+    else:
+        source, name = source_or_path, "<string>"
+    return Program(_native.compile(source, name, num_streams, p2p, ring_chunks))
+
+
+def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, timeout: float = 60.0) -> None:
+    """Makes the world ``world_size`` ranks as threads of this process, on
+    the ``"cpu"`` or ``"cuda"`` backend (rank r on GPU r)."""
+    _native.init(world_size, backend, num_streams, timeout)
+
+
+def init_from_env(
+    environ: Optional[dict] = None, *, num_streams: int = 4, timeout: float = 60.0
+) -> None:
+    """Makes this process one rank of a job of processes, from RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (as torchrun sets
+    them; HIR's store listens on MASTER_PORT, or MASTER_PORT + 1 under
+    torchrun, or HIR_STORE_PORT). More than one rank run on the cuda
+    backend, one GPU each; a job of one rank is the default world (one rank
+    in this process, on the backend of the first call's arrays)."""
+    environ = dict(os.environ if environ is None else environ)
+    if environ.get("WORLD_SIZE", "").strip() == "1" and environ.get("RANK", "").strip() == "0":
+        _native.shutdown()
+        return
+    _native.init_process(environ, num_streams, timeout)
+
+
+def init_from_torch(*, num_streams: int = 4, timeout: float = 60.0) -> None:
+    """Makes this process's rank of torch.distributed's default group its
+    HIR rank: the same rank and world size, on the GPU torch uses, meeting
+    at the job's MASTER_ADDR. torch's own store holds MASTER_PORT, so HIR's
+    listens on MASTER_PORT + 1 unless HIR_STORE_PORT says otherwise."""
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized():
+        raise HirError("torch.distributed is not initialized: call init_process_group first")
+    environ = dict(os.environ)
+    environ["RANK"] = str(dist.get_rank())
+    environ["WORLD_SIZE"] = str(dist.get_world_size())
+    if torch.cuda.is_available():
+        environ.setdefault("LOCAL_RANK", str(torch.cuda.current_device()))
+    if "HIR_STORE_PORT" not in environ and "MASTER_PORT" in environ:
+        environ["HIR_STORE_PORT"] = str(int(environ["MASTER_PORT"]) + 1)
+    init_from_env(environ, num_streams=num_streams, timeout=timeout)
+
+
+def world() -> Optional[dict]:
+    """The world programs run on, or None before the first call or init."""
+    info = _native.world()
+    if info is None:
+        return None
+    backend, size, ranks, num_streams = info
+    return {"backend": backend, "world_size": size, "ranks": list(ranks), "num_streams": num_streams}
+
+
+atexit.register(_native.shutdown)

@@ -1,0 +1,270 @@
+//! `hir._native`: the Rust half of the `hir` Python package (the Python half,
+//! `python/hir/__init__.py`, is the API users call).
+//!
+//! - [`compile`]: a program's text lowered and JIT-compiled as `hir-run` does;
+//! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
+//! - [`world`]: the ranks this process runs, as threads or as one rank of a
+//!   job of processes, and a call of a program on them.
+
+mod compile;
+mod dlpack;
+mod world;
+
+use hir_tools::backend::Backend;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use world::{Failure, World};
+
+create_exception!(_native, HirError, PyException, "Every error HIR raises.");
+create_exception!(
+    _native,
+    CompileError,
+    HirError,
+    "A program that does not parse, verify or lower; the message holds MLIR's diagnostics."
+);
+create_exception!(
+    _native,
+    RunError,
+    HirError,
+    "A rank failed: `rank` and `op` say where first, `errors` lists every rank's (rank, op, message)."
+);
+
+/// The world programs run on: set by `init*`, else made by the first call.
+static WORLD: Mutex<Option<Arc<World>>> = Mutex::new(None);
+
+fn current_world() -> Option<Arc<World>> {
+    WORLD.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+fn set_world(world: Option<World>) {
+    // The old world drops outside the lock (a process rank says goodbye).
+    let old = std::mem::replace(
+        &mut *WORLD.lock().unwrap_or_else(PoisonError::into_inner),
+        world.map(Arc::new),
+    );
+    drop(old);
+}
+
+fn timeout(seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|timeout| !timeout.is_zero())
+        .ok_or_else(|| PyValueError::new_err(format!("timeout must be positive, not {seconds}")))
+}
+
+fn backend(name: &str) -> PyResult<Backend> {
+    Backend::parse("backend", name).map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
+/// A compiled program; `hir.Program` wraps it.
+#[pyclass(frozen, module = "hir._native")]
+struct Program {
+    compiled: Arc<compile::Compiled>,
+}
+
+#[pymethods]
+impl Program {
+    /// The entry function's name, e.g. `@ag_matmul`.
+    #[getter]
+    fn name(&self) -> String {
+        self.compiled.signature.name.clone()
+    }
+
+    /// Whether it is a fusion program (global shapes) or host IR.
+    #[getter]
+    fn fusion(&self) -> bool {
+        self.compiled.signature.fusion
+    }
+
+    #[getter]
+    fn num_inputs(&self) -> usize {
+        self.compiled.signature.inputs.len()
+    }
+
+    #[getter]
+    fn num_outputs(&self) -> usize {
+        self.compiled.signature.outputs.len()
+    }
+
+    #[getter]
+    fn num_streams(&self) -> usize {
+        self.compiled.num_streams
+    }
+
+    /// What a rank passes, in order: `(what, local shape, dtype)`.
+    #[getter]
+    fn parameters(&self) -> Vec<(String, Vec<usize>, &'static str)> {
+        self.compiled
+            .parameters()
+            .into_iter()
+            .zip(self.compiled.dtypes())
+            .map(|((what, shape), dtype)| (what, shape, dtype.mlir()))
+            .collect()
+    }
+
+    /// Runs the program on every rank this process holds, `ranks[i]` being
+    /// the arrays of its `i`-th rank; returns once their work is done.
+    fn run(&self, py: Python<'_>, ranks: Vec<Vec<Bound<'_, PyAny>>>) -> PyResult<()> {
+        let mut arrays = Vec::with_capacity(ranks.len());
+        let mut capsules = Vec::new();
+        for (index, objects) in ranks.iter().enumerate() {
+            let mut rank = Vec::with_capacity(objects.len());
+            for (position, object) in objects.iter().enumerate() {
+                let what = format!("array #{position} of rank #{index}");
+                let (array, capsule) = dlpack::import(object, &what)?;
+                rank.push(array);
+                capsules.push(capsule);
+            }
+            arrays.push(rank);
+        }
+        let world = match current_world() {
+            Some(world) => world,
+            None => {
+                let cuda = arrays
+                    .iter()
+                    .flatten()
+                    .any(|array| array.memory != dlpack::Memory::Host);
+                let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
+                let made = World::threads(
+                    backend,
+                    1,
+                    self.compiled.num_streams,
+                    Duration::from_secs(60),
+                )
+                .map_err(|error| HirError::new_err(format!("{error:#}")))?;
+                set_world(Some(made));
+                current_world().expect("just set")
+            }
+        };
+        let compiled = self.compiled.clone();
+        let result = py.detach(|| world.run(&compiled, &arrays));
+        drop(capsules);
+        match result {
+            Ok(()) => Ok(()),
+            Err(Failure::Usage(message)) => Err(PyValueError::new_err(message)),
+            Err(Failure::Run(error)) => Err(run_error(py, &error)),
+        }
+    }
+}
+
+/// The `RunError` exception of `error`, with its rank, op and every error.
+fn run_error(py: Python<'_>, error: &hir_runtime::RunError) -> PyErr {
+    let exception = RunError::new_err(error.to_string());
+    let value = exception.value(py);
+    let first = error.first();
+    let errors: Vec<(usize, String, String)> = error
+        .errors
+        .iter()
+        .map(|error| (error.rank, error.op.clone(), error.error.to_string()))
+        .collect();
+    let set = value
+        .setattr("rank", first.rank)
+        .and_then(|()| value.setattr("op", first.op.clone()))
+        .and_then(|()| value.setattr("errors", errors));
+    match set {
+        Ok(()) => exception,
+        Err(error) => error,
+    }
+}
+
+/// Parses, lowers and JIT-compiles `source` (named `name` in diagnostics).
+#[pyfunction(name = "compile")]
+fn compile_program(
+    py: Python<'_>,
+    source: &str,
+    name: &str,
+    num_streams: usize,
+    p2p: &str,
+    ring_chunks: usize,
+) -> PyResult<Program> {
+    if num_streams == 0 {
+        return Err(PyValueError::new_err("num_streams must be at least 1"));
+    }
+    if !["none", "nccl", "cuda"].contains(&p2p) {
+        return Err(PyValueError::new_err(format!(
+            "p2p takes 'none', 'nccl' or 'cuda', not '{p2p}'"
+        )));
+    }
+    let options = compile::Options {
+        num_streams,
+        p2p: p2p.to_owned(),
+        ring_chunks,
+    };
+    let compiled = py
+        .detach(|| compile::compile(source, name, &options))
+        .map_err(|error| CompileError::new_err(format!("{error:#}")))?;
+    Ok(Program {
+        compiled: Arc::new(compiled),
+    })
+}
+
+/// Makes the world `world_size` ranks as threads of this process.
+#[pyfunction]
+fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f64) -> PyResult<()> {
+    let backend = backend(backend_name)?;
+    let timeout = timeout(timeout_s)?;
+    set_world(None);
+    let world = World::threads(backend, world_size, num_streams, timeout)
+        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
+    set_world(Some(world));
+    Ok(())
+}
+
+/// Makes the world this process's rank of the job that `vars` (environment
+/// variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...) describe.
+#[pyfunction]
+fn init_process(
+    py: Python<'_>,
+    vars: HashMap<String, String>,
+    num_streams: usize,
+    timeout_s: f64,
+) -> PyResult<()> {
+    let timeout = timeout(timeout_s)?;
+    let env = world::env(|name| vars.get(name).cloned())
+        .map_err(|error| PyValueError::new_err(format!("{error:#}")))?;
+    set_world(None);
+    let world = py
+        .detach(|| World::process(env, num_streams, timeout))
+        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
+    set_world(Some(world));
+    Ok(())
+}
+
+/// The world: `(backend, world size, this process's ranks, pool streams)`,
+/// or `None` before one is made.
+#[pyfunction(name = "world")]
+fn world_info() -> Option<(&'static str, usize, Vec<usize>, usize)> {
+    current_world().map(|world| {
+        (
+            world.backend.name(),
+            world.size(),
+            world.local_ranks(),
+            world.num_streams,
+        )
+    })
+}
+
+/// Drops the world (a rank of a job leaves it).
+#[pyfunction]
+fn shutdown(py: Python<'_>) {
+    py.detach(|| set_world(None));
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("HirError", py.get_type::<HirError>())?;
+    module.add("CompileError", py.get_type::<CompileError>())?;
+    module.add("RunError", py.get_type::<RunError>())?;
+    module.add_class::<Program>()?;
+    module.add_function(wrap_pyfunction!(compile_program, module)?)?;
+    module.add_function(wrap_pyfunction!(init, module)?)?;
+    module.add_function(wrap_pyfunction!(init_process, module)?)?;
+    module.add_function(wrap_pyfunction!(world_info, module)?)?;
+    module.add_function(wrap_pyfunction!(shutdown, module)?)?;
+    Ok(())
+}
