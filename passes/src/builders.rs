@@ -1,15 +1,15 @@
 //! Building the host and comm ops the lowering passes emit, and the buffer
 //! types they work on.
 
-use crate::ir;
+use crate::{ops::Op, rewrite};
 use melior::{
-    Context,
+    Context, RewriterBase,
     dialect::scf,
     ir::{
         Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
         Region, RegionLike, Type, TypeLike, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
-        operation::{OperationBuilder, OperationLike, OperationMutLike},
+        operation::{OperationBuilder, OperationLike},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
 };
@@ -118,7 +118,7 @@ impl<'c, 'a> Builder<'c, 'a> {
     pub fn index(&self, value: i64, location: Location<'c>) -> Value<'c, 'a> {
         let index = Type::index(self.context);
         result(self.op(
-            "arith.constant",
+            Op::ArithConstant.name(),
             location,
             &[],
             &[("value", IntegerAttribute::new(index, value).into())],
@@ -149,7 +149,7 @@ impl<'c, 'a> Builder<'c, 'a> {
         location: Location<'c>,
     ) -> Value<'c, 'a> {
         result(self.op(
-            "host.select",
+            Op::HostSelect.name(),
             location,
             &[source, index],
             &[("axis", i64_attribute(self.context, axis))],
@@ -159,13 +159,13 @@ impl<'c, 'a> Builder<'c, 'a> {
 
     /// `host.alloc : type`.
     pub fn alloc(&self, r#type: Type<'c>, location: Location<'c>) -> Value<'c, 'a> {
-        result(self.op("host.alloc", location, &[], &[], &[r#type]))
+        result(self.op(Op::HostAlloc.name(), location, &[], &[], &[r#type]))
     }
 
     /// `host.rank : index`.
     pub fn rank(&self, location: Location<'c>) -> Value<'c, 'a> {
         let index = Type::index(self.context);
-        result(self.op("host.rank", location, &[], &[], &[index]))
+        result(self.op(Op::HostRank.name(), location, &[], &[], &[index]))
     }
 
     /// `host.copy ins(%input) outs(%output)`.
@@ -175,13 +175,13 @@ impl<'c, 'a> Builder<'c, 'a> {
         output: Value<'c, '_>,
         location: Location<'c>,
     ) -> OperationRef<'c, 'a> {
-        self.op("host.copy", location, &[input, output], &[], &[])
+        self.op(Op::HostCopy.name(), location, &[input, output], &[], &[])
     }
 
     /// `host.get_current_stream`.
     pub fn current_stream(&self, location: Location<'c>) -> Value<'c, 'a> {
         result(self.op(
-            "host.get_current_stream",
+            Op::HostGetCurrentStream.name(),
             location,
             &[],
             &[],
@@ -191,17 +191,23 @@ impl<'c, 'a> Builder<'c, 'a> {
 
     /// `host.set_current_stream %stream`.
     pub fn set_current_stream(&self, stream: Value<'c, '_>, location: Location<'c>) {
-        self.op("host.set_current_stream", location, &[stream], &[], &[]);
+        self.op(
+            Op::HostSetCurrentStream.name(),
+            location,
+            &[stream],
+            &[],
+            &[],
+        );
     }
 
     /// `host.sync_stream %stream`: the current stream waits for its work so far.
     pub fn sync_stream(&self, stream: Value<'c, '_>, location: Location<'c>) {
-        self.op("host.sync_stream", location, &[stream], &[], &[]);
+        self.op(Op::HostSyncStream.name(), location, &[stream], &[], &[]);
     }
 
     /// `comm.wait %request` on the current stream.
     pub fn wait(&self, request: Value<'c, '_>, location: Location<'c>) -> OperationRef<'c, 'a> {
-        self.op("comm.wait", location, &[request], &[], &[])
+        self.op(Op::CommWait.name(), location, &[request], &[], &[])
     }
 
     /// `comm.share_mem_handles %buffers team <team>`.
@@ -212,7 +218,7 @@ impl<'c, 'a> Builder<'c, 'a> {
         location: Location<'c>,
     ) -> OperationRef<'c, 'a> {
         self.op(
-            "comm.share_mem_handles",
+            Op::CommShareMemHandles.name(),
             location,
             buffers,
             &[("team", team)],
@@ -254,7 +260,7 @@ impl<'c, 'a> Builder<'c, 'a> {
     ) -> Value<'c, 'a> {
         let index = match modulus {
             Some(modulus) => result(self.op(
-                "arith.remui",
+                Op::ArithRemui.name(),
                 location,
                 &[index, modulus],
                 &[],
@@ -263,7 +269,7 @@ impl<'c, 'a> Builder<'c, 'a> {
             None => index,
         };
         result(self.op(
-            "host.stream_from_pool",
+            Op::HostStreamFromPool.name(),
             location,
             &[index],
             &[],
@@ -305,8 +311,9 @@ pub fn stream_type(context: &Context) -> Type<'_> {
 }
 
 /// Marks `op` as writing a buffer whose `axis` is stream-parallel.
-pub fn set_stream_axis(context: &Context, op: OperationRef, axis: usize) {
-    ir::mutable(op).set_discardable_attribute(STREAM_AXIS, i64_attribute(context, axis as i64));
+pub fn set_stream_axis(context: &Context, rewriter: &RewriterBase, op: OperationRef, axis: usize) {
+    let axis = i64_attribute(context, axis as i64);
+    rewrite::set_attribute(rewriter, op, STREAM_AXIS, axis);
 }
 
 /// The stream axis set on `op`, if any.

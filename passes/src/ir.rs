@@ -1,9 +1,8 @@
 //! Small IR helpers every pass (and `hir-run`) shares: names, walks and
-//! mutable handles over melior's read-only op references.
+//! use lists. Changes to the IR go through a rewriter (`rewrite`).
 
 use melior::ir::{
-    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
-    operation::{OperationLike, OperationMutLike, OperationRefMut},
+    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike, operation::OperationLike,
 };
 use mlir_sys::{
     mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull, mlirValueGetFirstUse,
@@ -47,12 +46,6 @@ pub fn nested<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     ops
 }
 
-/// `op` as a handle that may change it.
-pub fn mutable<'c, 'a>(op: OperationRef<'c, 'a>) -> OperationRefMut<'c, 'a> {
-    // SAFETY: `op` is live, and a pass holds the IR it runs on exclusively.
-    unsafe { OperationRefMut::from_raw(op.to_raw()) }
-}
-
 /// The ancestor of `op` (or `op` itself) whose parent block is `block`.
 pub fn ancestor_in<'c, 'a>(
     op: OperationRef<'c, 'a>,
@@ -80,19 +73,4 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
         }
     }
     users
-}
-
-/// Makes every use of `from` a use of `to`, but in the ops `kept` says to leave.
-pub fn replace_uses<'c: 'a, 'a>(
-    from: Value<'c, 'a>,
-    to: Value<'c, 'a>,
-    kept: impl Fn(OperationRef<'c, 'a>) -> bool,
-) {
-    for user in users(from).into_iter().filter(|&user| !kept(user)) {
-        for index in 0..user.operand_count() {
-            if user.operand(index).ok() == Some(from) {
-                mutable(user).set_operand(index, to);
-            }
-        }
-    }
 }

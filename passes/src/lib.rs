@@ -8,9 +8,11 @@ mod diagnostics;
 pub mod fusion;
 pub mod host;
 pub mod ir;
+mod ops;
 mod patterns;
 mod pipeline;
 mod registry;
+mod rewrite;
 
 pub use registry::{
     HirPass, OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,

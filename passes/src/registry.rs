@@ -400,7 +400,7 @@ mod tests {
         let context = context();
         for info in PASSES {
             let pipeline = match info.anchor {
-                "builtin.module" | "" => {
+                crate::ops::MODULE | "" => {
                     format!("builtin.module({},canonicalize)", info.argument)
                 }
                 anchor => format!("builtin.module({anchor}({},canonicalize))", info.argument),

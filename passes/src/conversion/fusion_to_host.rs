@@ -38,6 +38,8 @@ use crate::{
     diagnostics::{Emitted, error},
     fusion::axis_map,
     ir,
+    ops::Op,
+    rewrite,
 };
 use hir_dialects::{
     OpKind,
@@ -45,7 +47,7 @@ use hir_dialects::{
     fusion,
 };
 use melior::{
-    Context,
+    Context, RewriterBase,
     ir::{
         Attribute, BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, TypeAttribute},
@@ -56,7 +58,7 @@ use melior::{
 use std::collections::HashMap;
 
 /// The op the pass runs on: meshes are symbols of the module.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "convert-fusion-to-host";
 
 /// Creates the pass (anchored on `builtin.module`).
@@ -72,11 +74,14 @@ impl HirPass for ConvertFusionToHost {
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
         let meshes = axis_map::mesh_devices(module);
+        let rewriter = rewrite::rewriter(module);
+        let rewriter = rewriter.as_rewriter_base();
         let mut ok = true;
         for function in ir::body(module) {
-            if ir::name(&function) == "func.func" {
+            if Op::FuncFunc.is(&function) {
                 ok &= Lowering {
                     context,
+                    rewriter,
                     meshes: &meshes,
                     buffers: HashMap::new(),
                     mappings: HashMap::new(),
@@ -88,10 +93,10 @@ impl HirPass for ConvertFusionToHost {
         if !ok {
             return false;
         }
+        // No op refers to meshes any more.
         for op in ir::body(module) {
-            if ir::name(&op) == "fusion.mesh" {
-                // SAFETY: no op refers to meshes any more.
-                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+            if Op::FusionMesh.is(&op) {
+                rewriter.erase_op(op);
             }
         }
         true
@@ -105,6 +110,7 @@ fn key(value: Value) -> usize {
 
 struct Lowering<'c, 'm> {
     context: &'c Context,
+    rewriter: RewriterBase<'c, 'm>,
     meshes: &'m HashMap<String, Vec<i64>>,
     /// Tensor value to the buffer holding it and what the tensor was (the
     /// arguments' types change in place).
@@ -239,16 +245,16 @@ impl<'c, 'm> Lowering<'c, 'm> {
             if !produced_here {
                 let copy = at_return.copy(self.buffers[&key(value)].0, output, returned.location());
                 if let Some(axis) = tensor.stream() {
-                    builders::set_stream_axis(self.context, copy, axis);
+                    builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
                 }
             }
         }
-        at_return.op("func.return", returned.location(), &[], &[], &[]);
+        at_return.op(Op::FuncReturn.name(), returned.location(), &[], &[], &[]);
+        // In reverse, so that an op's results are no longer used when it
+        // goes: their users are fusion ops erased before it, or the old return.
         for op in ops.into_iter().rev() {
             if op == returned || ir::name(&op).starts_with("fusion.") {
-                // SAFETY: the op's results are no longer used: their users
-                // are fusion ops erased before it, or the old return.
-                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+                self.rewriter.erase_op(op);
             }
         }
 
@@ -256,17 +262,14 @@ impl<'c, 'm> Lowering<'c, 'm> {
             .map(|index| entry.argument(index).expect("in range").r#type())
             .collect();
         let function_type = FunctionType::new(self.context, &inputs, &[]);
-        let mut function_mut = ir::mutable(function);
-        melior::ir::operation::OperationMutLike::set_attribute(
-            &mut function_mut,
+        rewrite::set_attribute(
+            &self.rewriter,
+            function,
             "function_type",
             TypeAttribute::new(function_type.into()).into(),
         );
         // Result attributes described results that are now arguments.
-        let _ = melior::ir::operation::OperationMutLike::remove_attribute(
-            &mut function_mut,
-            "res_attrs",
-        );
+        rewrite::remove_attribute(&self.rewriter, function, "res_attrs");
         if function.has_attribute("arg_attrs") {
             let mut attrs: Vec<Attribute> = Vec::new();
             let existing = ArrayAttribute::try_from(function.attribute("arg_attrs").expect("has"))
@@ -276,8 +279,9 @@ impl<'c, 'm> Lowering<'c, 'm> {
             }
             let empty = Attribute::parse(self.context, "{}").expect("an empty dictionary");
             attrs.resize(inputs.len(), empty);
-            melior::ir::operation::OperationMutLike::set_attribute(
-                &mut function_mut,
+            rewrite::set_attribute(
+                &self.rewriter,
+                function,
                 "arg_attrs",
                 ArrayAttribute::new(self.context, &attrs).into(),
             );
@@ -292,8 +296,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         destinations: &HashMap<usize, Value<'c, 'm>>,
     ) -> Result<(), Emitted> {
         let location = op.location();
-        let name = ir::name(&op);
-        if name == "fusion.mesh" {
+        if Op::FusionMesh.is(&op) {
             return Ok(());
         }
         let builder = Builder::before(self.context, op);
@@ -322,7 +325,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 axis_map::reduced(axes).any(|axis| input.dist.axes[axis] == ParallelType::DIDx)
             })
         });
-        if name == "fusion.set" {
+        if Op::FusionSet.is(&op) {
             return self.set(
                 &builder,
                 location,
@@ -337,7 +340,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         }
         let written = self.compute(&builder, op, &operands, destination)?;
         if let Some(axis) = output.stream() {
-            builders::set_stream_axis(self.context, written, axis);
+            builders::set_stream_axis(self.context, &self.rewriter, written, axis);
         }
         Ok(())
     }
@@ -391,7 +394,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             let mut team = vec![root];
             team.extend(to.iter().copied().filter(|&rank| rank != root));
             let broadcast = builder.op(
-                "comm.broadcast",
+                Op::CommBroadcast.name(),
                 location,
                 &[source, destination],
                 &[
@@ -409,7 +412,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             (from, to) if from == to => {
                 let copy = builder.copy(source, destination, location);
                 if let Some(axis) = stream {
-                    builders::set_stream_axis(self.context, copy, axis);
+                    builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
                 }
                 Ok(())
             }
@@ -448,7 +451,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         location: Location<'c>,
     ) -> OperationRef<'c, 'm> {
         builder.op(
-            "comm.allgather",
+            Op::CommAllgather.name(),
             location,
             &[source, destination],
             &[
@@ -479,7 +482,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let copy = builder.copy(slice, shard, location);
         if let Some(stream) = stream {
             // The slices have lost `axis`.
-            builders::set_stream_axis(self.context, copy, stream - usize::from(stream > axis));
+            builders::set_stream_axis(
+                self.context,
+                &self.rewriter,
+                copy,
+                stream - usize::from(stream > axis),
+            );
         }
     }
 
@@ -505,7 +513,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         for (index_in_team, &member) in team.iter().enumerate() {
             let member = builder.index(member, location);
             let equal = builders::result(builder.op(
-                "arith.cmpi",
+                Op::ArithCmpi.name(),
                 location,
                 &[rank, member],
                 &[("predicate", builders::i64_attribute(self.context, 0))],
@@ -513,7 +521,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             ));
             let candidate = builder.index(index_in_team as i64, location);
             position = builders::result(builder.op(
-                "arith.select",
+                Op::ArithSelect.name(),
                 location,
                 &[equal, candidate, position],
                 &[],
@@ -571,7 +579,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     builder.alloc(builders::buffer_type(&shape, output.element), location);
                 let local = self.compute(builder, op, operands, partial)?;
                 if let Some(axis) = output.stream() {
-                    builders::set_stream_axis(self.context, local, axis);
+                    builders::set_stream_axis(self.context, &self.rewriter, local, axis);
                 }
                 (partial, 0)
             }
@@ -582,14 +590,14 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let request = builders::request_type(self.context);
         let collective = match output.didx() {
             None => builder.op(
-                "comm.allreduce",
+                Op::CommAllreduce.name(),
                 location,
                 &[partial, destination],
                 &[("team", team_attribute), ("kind", kind)],
                 &[request],
             ),
             Some(axis) => builder.op(
-                "comm.reduce_scatter",
+                Op::CommReduceScatter.name(),
                 location,
                 &[partial, destination],
                 &[
@@ -614,7 +622,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         location: Location<'c>,
     ) {
         if let Some(axis) = stream {
-            builders::set_stream_axis(self.context, communication, axis);
+            builders::set_stream_axis(self.context, &self.rewriter, communication, axis);
         }
         builder.wait(builders::result(communication), location);
     }

@@ -42,6 +42,7 @@ use super::runtime_calls::{
 };
 use crate::HirPass;
 use crate::ir;
+use crate::ops::Op;
 use hir_abi::{Binary, Entry, Reduction, Unary};
 use hir_dialects::OpKind;
 use melior::{
@@ -58,7 +59,7 @@ use melior::{
 };
 
 /// The op the pass runs on: it adds declarations to the module.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "convert-host-to-llvm";
 
 /// Creates the pass (anchored on `builtin.module`).
@@ -88,13 +89,13 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
     let mut functions = Vec::new();
     for op in ir::nested(module) {
         let name = ir::name(&op);
-        if name == "fusion.mesh" {
+        if Op::FusionMesh.is(&op) {
             meshes.push(op);
         } else if name.starts_with("fusion.") {
             fusion.get_or_insert(op);
         } else if name.starts_with("host.") {
             ops.push(op);
-        } else if name == "func.func" {
+        } else if Op::FuncFunc.is(&op) {
             functions.push(op);
         }
     }
@@ -181,39 +182,39 @@ fn lower<'c, 'a>(
     // Compute ops are lowered by their kind (their ODS traits); which runtime
     // entry of that kind an op calls is the C ABI's, keyed by the op.
     let kind = OpKind::of(&op);
-    let entry = match (kind, mnemonic) {
-        (OpKind::None, "alloc") => return alloc(runtime, op, site).map(Some),
-        (OpKind::None, "dealloc") => {
+    let entry = match (kind, Op::of(&op)) {
+        (_, Some(Op::HostAlloc)) => return alloc(runtime, op, site).map(Some),
+        (_, Some(Op::HostDealloc)) => {
             let pointer = aligned_pointer(runtime, op, operand(0));
             runtime.call(op, Entry::Dealloc, &[pointer])?;
             return Ok(None);
         }
-        (OpKind::None, "select") => return Ok(Some(select(runtime, op))),
-        (OpKind::None, "get_current_stream") => {
+        (_, Some(Op::HostSelect)) => return Ok(Some(select(runtime, op))),
+        (_, Some(Op::HostGetCurrentStream)) => {
             return runtime.call(op, Entry::GetCurrentStream, &[]);
         }
-        (OpKind::None, "stream_from_pool") => {
+        (_, Some(Op::HostStreamFromPool)) => {
             let index = runtime.index_to_i64(op, operand(0));
             return runtime.call(op, Entry::StreamFromPool, &[index]);
         }
-        (OpKind::None, "set_current_stream" | "sync_stream") => {
-            let entry = match mnemonic {
-                "set_current_stream" => Entry::SetCurrentStream,
+        (_, Some(which @ (Op::HostSetCurrentStream | Op::HostSyncStream))) => {
+            let entry = match which {
+                Op::HostSetCurrentStream => Entry::SetCurrentStream,
                 _ => Entry::SyncStream,
             };
             runtime.call(op, entry, &[streams.get(operand(0))])?;
             return Ok(None);
         }
-        (OpKind::None, "rank" | "num_devices") => {
-            let entry = match mnemonic {
-                "rank" => Entry::Rank,
+        (_, Some(which @ (Op::HostRank | Op::HostNumDevices))) => {
+            let entry = match which {
+                Op::HostRank => Entry::Rank,
                 _ => Entry::NumDevices,
             };
             let value = runtime.call(op, entry, &[])?.expect("an i64 result");
             return Ok(Some(runtime.i64_to_index(op, value)));
         }
-        (OpKind::Elementwise, "copy") => Entry::Copy(dtype(&op, operand(0))?),
-        (OpKind::Elementwise, "cast") => {
+        (OpKind::Elementwise, Some(Op::HostCopy)) => Entry::Copy(dtype(&op, operand(0))?),
+        (OpKind::Elementwise, Some(Op::HostCast)) => {
             Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?)
         }
         (OpKind::Elementwise, _) => {
@@ -249,14 +250,14 @@ fn lower<'c, 'a>(
             runtime.call(op, entry, &arguments)?;
             return Ok(None);
         }
-        (OpKind::Contraction, "matmul") if op.has_attribute("accumulate") => {
+        (OpKind::Contraction, Some(Op::HostMatmul)) if op.has_attribute("accumulate") => {
             Entry::MatmulAccumulate(dtype(&op, operand(0))?)
         }
-        (OpKind::Contraction, "matmul") => Entry::Matmul(dtype(&op, operand(0))?),
-        (OpKind::Contraction, "linear") if op.operand_count() == 4 => {
+        (OpKind::Contraction, Some(Op::HostMatmul)) => Entry::Matmul(dtype(&op, operand(0))?),
+        (OpKind::Contraction, Some(Op::HostLinear)) if op.operand_count() == 4 => {
             Entry::LinearBias(dtype(&op, operand(0))?)
         }
-        (OpKind::Contraction, "linear") => Entry::Linear(dtype(&op, operand(0))?),
+        (OpKind::Contraction, Some(Op::HostLinear)) => Entry::Linear(dtype(&op, operand(0))?),
         _ => return Err(no_lowering()),
     };
     runtime.call(op, entry, &buffers(runtime))?;
@@ -342,14 +343,14 @@ fn aligned_pointer<'c, 'a>(
     buffer: Value<'c, 'a>,
 ) -> Value<'c, 'a> {
     let context = runtime.context();
-    let extract = OperationBuilder::new("memref.extract_aligned_pointer_as_index", op.location())
+    let extract = OperationBuilder::new(Op::MemrefExtractAlignedPointer.name(), op.location())
         .add_operands(&[buffer])
         .add_results(&[Type::index(context)])
         .build()
         .expect("a memref's aligned pointer is an index");
     let address = runtime.value(op, extract);
     let address = runtime.index_to_i64(op, address);
-    let pointer = OperationBuilder::new("llvm.inttoptr", op.location())
+    let pointer = OperationBuilder::new(Op::LlvmIntToPtr.name(), op.location())
         .add_operands(&[address])
         .add_results(&[llvm::r#type::pointer(context, 0)])
         .build()
@@ -398,7 +399,7 @@ fn select<'c, 'a>(runtime: &Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Value<
     let mut offsets = vec![0; rank];
     offsets[axis] = DYNAMIC;
     let segments = [1, 1, dynamic_sizes.len() as i32, 0];
-    let subview = OperationBuilder::new("memref.subview", op.location())
+    let subview = OperationBuilder::new(Op::MemrefSubview.name(), op.location())
         .add_operands(&[source, index])
         .add_operands(&dynamic_sizes)
         .add_results(&[op.result(0).expect("one result").r#type()])

@@ -11,6 +11,7 @@
 
 use crate::diagnostics::emit_error;
 use crate::ir;
+use crate::ops::Op;
 use hir_abi::{DType, Entry};
 use melior::{
     Context,
@@ -193,7 +194,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
         let (inputs, results) = signature(self.context, entry);
         let r#type = FunctionType::new(self.context, &inputs, &results);
         if let Some(existing) = self.symbols.get(&name) {
-            let same = ir::name(existing) == "func.func"
+            let same = Op::FuncFunc.is(existing)
                 && existing
                     .attribute("function_type")
                     .ok()
@@ -257,7 +258,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
     /// `buffer` as the unranked memref the runtime takes.
     pub fn buffer(&self, at: OperationRef<'c, 'a>, buffer: Value<'c, 'a>) -> Value<'c, 'a> {
         let element = memref_element(buffer.r#type()).expect("HIR buffers are memrefs");
-        let cast = OperationBuilder::new("memref.cast", at.location())
+        let cast = OperationBuilder::new(Op::MemrefCast.name(), at.location())
             .add_operands(&[buffer])
             .add_results(&[unranked(element)])
             .build()
@@ -305,7 +306,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
         let value: Attribute = DenseElementsAttribute::i64_values(tensor.into(), values).into();
         match self.symbols.get(&name) {
             Some(existing) => {
-                let same = ir::name(existing) == "memref.global"
+                let same = Op::MemrefGlobal.is(existing)
                     && existing.attribute("initial_value").ok() == Some(value);
                 if !same {
                     return Err(Failure::new(
@@ -346,7 +347,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
         value: Value<'c, 'a>,
         r#type: Type<'c>,
     ) -> Value<'c, 'a> {
-        let cast = OperationBuilder::new("builtin.unrealized_conversion_cast", at.location())
+        let cast = OperationBuilder::new(Op::UnrealizedConversionCast.name(), at.location())
             .add_operands(&[value])
             .add_results(&[r#type])
             .build()

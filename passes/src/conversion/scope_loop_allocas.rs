@@ -50,7 +50,7 @@ use melior::{
 };
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "func.func";
+pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "hir-scope-loop-allocas";
 
 /// Creates the pass (anchored on `func.func`).

@@ -12,6 +12,7 @@
 //! An operand axis that maps nowhere is one the op reduces.
 
 use crate::ir;
+use crate::ops::Op;
 use hir_dialects::{OpKind, dist::Dist, fusion};
 use melior::{
     Context,
@@ -136,7 +137,7 @@ pub fn meshes(module: OperationRef) -> HashMap<String, usize> {
 pub fn mesh_devices(module: OperationRef) -> HashMap<String, Vec<i64>> {
     let mut meshes = HashMap::new();
     for op in ir::body(module) {
-        if ir::name(&op) != "fusion.mesh" {
+        if !Op::FusionMesh.is(&op) {
             continue;
         }
         let symbol = op

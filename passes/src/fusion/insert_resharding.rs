@@ -44,6 +44,8 @@ use super::axis_map;
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
+use crate::ops::Op;
+use crate::rewrite;
 use hir_dialects::{
     OpKind,
     dist::{Dist, ParallelType},
@@ -54,14 +56,14 @@ use melior::{
     ir::{
         BlockLike, Operation, OperationRef, Value, ValueLike,
         attribute::DenseI64ArrayAttribute,
-        operation::{OperationLike, OperationMutLike},
+        operation::OperationLike,
         r#type::{RankedTensorType, ShapedTypeLike},
     },
 };
 use std::collections::HashMap;
 
 /// The op the pass is listed under; it also runs on `func.func`.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "fusion-insert-resharding";
 
 /// Creates the pass, op-agnostic so that it runs on a module or a function.
@@ -76,23 +78,26 @@ impl HirPass for InsertResharding {
         let context = op.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        match ir::name(&op).as_str() {
-            "builtin.module" => {
+        match Op::of(&op) {
+            Some(Op::BuiltinModule) => {
                 let meshes = axis_map::meshes(op);
                 ir::body(op)
                     .into_iter()
-                    .filter(|function| ir::name(function) == "func.func")
+                    .filter(|function| Op::FuncFunc.is(function))
                     .all(|function| isolate_all(context, function, &meshes))
             }
             // Meshes are symbols of the enclosing module, which nothing changes.
-            "func.func" => {
+            Some(Op::FuncFunc) => {
                 let meshes = op.parent_operation().map(axis_map::meshes);
                 isolate_all(context, op, &meshes.unwrap_or_default())
             }
-            other => {
+            _ => {
                 emit_error(
                     op.location(),
-                    &format!("{ARGUMENT} runs on builtin.module or func.func, not '{other}'"),
+                    &format!(
+                        "{ARGUMENT} runs on builtin.module or func.func, not '{}'",
+                        ir::name(&op)
+                    ),
                 );
                 false
             }
@@ -208,7 +213,12 @@ fn isolate<'c, 'a>(
                 resharded
             }
         };
-        ir::mutable(op).set_operand(index, resharded);
+        rewrite::set_operand(
+            &rewrite::rewriter(op).as_rewriter_base(),
+            op,
+            index,
+            resharded,
+        );
     }
     true
 }
@@ -296,13 +306,16 @@ fn split<'c, 'a>(
     };
     let local = insert_before(op, local_op);
 
-    let mut op_mut = ir::mutable(op);
-    op_mut.set_operand(0, first_result(local));
+    let rewriter = rewrite::rewriter(op);
+    let rewriter = rewriter.as_rewriter_base();
+    rewrite::set_operand(&rewriter, op, 0, first_result(local));
     let position = kept
         .iter()
         .position(|&axis| axis == sharded)
         .expect("the didx axis is kept");
-    op_mut.set_inherent_attribute(
+    rewrite::set_attribute(
+        &rewriter,
+        op,
         "axes",
         DenseI64ArrayAttribute::new(context, &[position as i64]).into(),
     );

@@ -47,6 +47,8 @@ use super::axis_map;
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
+use crate::ops::Op;
+use crate::rewrite;
 use hir_dialects::{
     OpKind,
     dist::{Dist, ParallelType},
@@ -56,14 +58,14 @@ use melior::{
     ir::{
         BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{StringAttribute, TypeAttribute},
-        operation::{OperationLike, OperationMutLike},
+        operation::OperationLike,
         r#type::FunctionType,
     },
 };
 use std::collections::HashMap;
 
 /// The op the pass runs on: meshes are symbols of the module.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "fusion-propagate-sharding";
 
 /// Creates the pass (anchored on `builtin.module`).
@@ -81,7 +83,7 @@ impl HirPass for PropagateSharding {
         let meshes = axis_map::meshes(module);
         let mut ok = true;
         for function in ir::body(module) {
-            if ir::name(&function) == "func.func" {
+            if Op::FuncFunc.is(&function) {
                 ok &= propagate(context, function, &meshes);
             }
         }
@@ -484,7 +486,7 @@ fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>
         .collect();
     let results: Vec<Type> = match ir::nested(function)
         .into_iter()
-        .find(|op| ir::name(op) == "func.return")
+        .find(|op| Op::FuncReturn.is(op))
     {
         Some(ret) => ret.operands().map(|value| value.r#type()).collect(),
         None => (0..old.result_count())
@@ -492,7 +494,9 @@ fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>
             .collect(),
     };
     let function_type = FunctionType::new(context, &inputs, &results);
-    ir::mutable(function).set_inherent_attribute(
+    rewrite::set_attribute(
+        &rewrite::rewriter(function).as_rewriter_base(),
+        function,
         "function_type",
         TypeAttribute::new(function_type.into()).into(),
     );

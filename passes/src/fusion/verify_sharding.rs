@@ -23,6 +23,7 @@ use super::axis_map;
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
+use crate::ops::Op;
 use hir_dialects::dist::{Dist, ParallelType};
 use melior::ir::{
     BlockLike, Location, OperationRef, RegionLike, Type, ValueLike,
@@ -31,7 +32,7 @@ use melior::ir::{
 use std::collections::HashMap;
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "fusion-verify-sharding";
 
 /// Creates the pass (anchored on `builtin.module`, where meshes live).
@@ -113,7 +114,7 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
             meshes,
         );
     }
-    let is_function = ir::name(op) == "func.func";
+    let is_function = Op::FuncFunc.is(op);
     for region in op.regions() {
         let mut block = region.first_block();
         let mut entry = true;
@@ -152,7 +153,7 @@ fn dists<'c>(types: impl Iterator<Item = Type<'c>>) -> Vec<Dist> {
 
 fn verify_single_mesh(op: &OperationRef) -> bool {
     let name = ir::name(op);
-    if !name.starts_with("fusion.") || name == "fusion.set" {
+    if !name.starts_with("fusion.") || Op::FusionSet.is(op) {
         return true;
     }
     let all = dists(

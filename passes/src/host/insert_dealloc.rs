@@ -41,11 +41,11 @@
 //! host.dealloc %g : memref<4x8xf32>
 //! ```
 
-use crate::{HirPass, builders::Builder, ir};
+use crate::{HirPass, builders::Builder, ir, ops::Op};
 use melior::ir::{OperationRef, Value, operation::OperationLike};
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "func.func";
+pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "host-insert-dealloc";
 
 /// Creates the pass (anchored on `func.func`).
@@ -59,7 +59,7 @@ impl HirPass for InsertDealloc {
     fn run(&mut self, function: OperationRef) -> bool {
         // Inserting deallocs erases nothing, so the collected ops stay live.
         for alloc in ir::nested(function) {
-            if ir::name(&alloc) == "host.alloc" {
+            if Op::HostAlloc.is(&alloc) {
                 insert_dealloc(alloc);
             }
         }
@@ -75,7 +75,7 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
     for user in ir::users(value) {
         if let Some(branch) = user
             .parent_operation()
-            .filter(|parent| ir::name(&user) == "scf.yield" && ir::name(parent) == "scf.if")
+            .filter(|parent| Op::ScfYield.is(&user) && Op::ScfIf.is(parent))
         {
             for index in 0..user.operand_count() {
                 if user.operand(index).ok() == Some(value) {
@@ -85,17 +85,17 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
             }
             continue;
         }
-        if ir::name(&user) == "arith.select" {
+        if Op::ArithSelect.is(&user) {
             // What canonicalize makes of an scf.if yielding one of two buffers.
             users_through_views(user.result(0).expect("select has a result").into(), users);
             continue;
         }
         users.push(user);
-        match ir::name(&user).as_str() {
-            "host.select" | "memref.subview" => {
+        match Op::of(&user) {
+            Some(Op::HostSelect | Op::MemrefSubview) => {
                 users_through_views(user.result(0).expect("a view has a result").into(), users)
             }
-            name if name.starts_with("comm.") => {
+            _ if ir::name(&user).starts_with("comm.") => {
                 for request in [Some(user), group_end(user)].into_iter().flatten() {
                     if let Ok(request) = request.result(0) {
                         users.extend(ir::users(request.into()));
@@ -114,11 +114,11 @@ fn group_end<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
     std::iter::successors(op.next_in_block(), |next| next.next_in_block())
         .find(|next| {
             matches!(
-                ir::name(next).as_str(),
-                "comm.start_coalescing" | "comm.end_coalescing"
+                Op::of(next),
+                Some(Op::CommStartCoalescing | Op::CommEndCoalescing)
             )
         })
-        .filter(|next| ir::name(next) == "comm.end_coalescing")
+        .filter(|next| Op::CommEndCoalescing.is(next))
 }
 
 fn insert_dealloc(alloc: OperationRef) {
@@ -132,8 +132,8 @@ fn insert_dealloc(alloc: OperationRef) {
     for user in users {
         let name = ir::name(&user);
         let hir =
-            name.starts_with("host.") || name.starts_with("comm.") || name == "memref.subview";
-        if name == "host.dealloc" || !hir {
+            name.starts_with("host.") || name.starts_with("comm.") || Op::MemrefSubview.is(&user);
+        if Op::HostDealloc.is(&user) || !hir {
             return;
         }
         let Some(ancestor) = ir::ancestor_in(user, block) else {
@@ -160,12 +160,12 @@ fn insert_dealloc(alloc: OperationRef) {
 /// current one (host-p2p-pipeline's joins after a ring; a `host.stream_for`
 /// joins its iterations itself).
 fn is_join(op: &OperationRef) -> bool {
-    match ir::name(op).as_str() {
-        "host.sync_stream" => true,
-        "scf.for" => ir::body(*op).iter().all(|op| {
+    match Op::of(op) {
+        Some(Op::HostSyncStream) => true,
+        Some(Op::ScfFor) => ir::body(*op).iter().all(|op| {
             matches!(
-                ir::name(op).as_str(),
-                "host.stream_from_pool" | "host.sync_stream" | "arith.remui" | "scf.yield"
+                Op::of(op),
+                Some(Op::HostStreamFromPool | Op::HostSyncStream | Op::ArithRemui | Op::ScfYield)
             )
         }),
         _ => false,

@@ -44,7 +44,7 @@ use melior::{
 };
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "func.func";
+pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "host-lower-stream-for";
 
 /// Creates the pass (anchored on `func.func`).

@@ -46,20 +46,20 @@ use crate::{
     builders::{self, Builder},
     diagnostics::{Emitted, error},
     ir,
+    ops::Op,
+    rewrite,
 };
 use hir_dialects::{OpKind, host};
 use melior::{
-    Context,
+    Context, RewriterBase,
     ir::{
         Block, BlockLike, OperationRef, Region, RegionLike, Type, Value, ValueLike,
-        attribute::DenseI64ArrayAttribute,
-        operation::{OperationLike, OperationMutLike},
-        r#type::MemRefType,
+        attribute::DenseI64ArrayAttribute, operation::OperationLike, r#type::MemRefType,
     },
 };
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "func.func";
+pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "host-stream-parallelize";
 
 /// Creates the pass; `num_streams` is 0 for the pool's size.
@@ -76,7 +76,14 @@ impl HirPass for StreamParallelize {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        parallelize(context, function, self.num_streams).is_ok()
+        let rewriter = rewrite::rewriter(function);
+        parallelize(
+            context,
+            &rewriter.as_rewriter_base(),
+            function,
+            self.num_streams,
+        )
+        .is_ok()
     }
 }
 
@@ -89,6 +96,7 @@ struct Unit<'c, 'a> {
 
 fn parallelize<'c, 'a>(
     context: &'c Context,
+    rewriter: &RewriterBase,
     function: OperationRef<'c, 'a>,
     num_streams: usize,
 ) -> Result<(), Emitted> {
@@ -114,7 +122,7 @@ fn parallelize<'c, 'a>(
             // No slice of the stream axis is one collective: it runs whole,
             // before the loop that reads it or after the loop that writes it
             // (host-p2p-pipeline makes a ring of it).
-            let _ = ir::mutable(op).remove_discardable_attribute(builders::STREAM_AXIS);
+            rewrite::remove_attribute(rewriter, op, builders::STREAM_AXIS);
             open = false;
         } else if let Some(axis) = builders::stream_axis(&op) {
             let written = written_buffer(&op).expect("verified: the op writes a buffer");
@@ -128,7 +136,7 @@ fn parallelize<'c, 'a>(
             if let Ok(request) = op.result(0) {
                 let mut waits: Vec<_> = ir::users(request.into())
                     .into_iter()
-                    .filter(|user| ir::name(user) == "comm.wait" && user.block() == op.block())
+                    .filter(|user| Op::CommWait.is(user) && user.block() == op.block())
                     .collect();
                 // Program order, as the uses are listed newest first.
                 waits.sort_by(|a, b| match (a == b, a.is_before_in_block(*b)) {
@@ -161,7 +169,7 @@ fn parallelize<'c, 'a>(
     let location = function.location();
     let main = Builder::before(context, first).current_stream(location);
     for group in groups {
-        emit_loop(context, &group, main, num_streams)?;
+        emit_loop(context, rewriter, &group, main, num_streams)?;
     }
     Ok(())
 }
@@ -170,14 +178,16 @@ fn parallelize<'c, 'a>(
 /// between the ops of one loop and stay in front of it.
 fn is_setup(op: &OperationRef) -> bool {
     matches!(
-        ir::name(op).as_str(),
-        "host.alloc"
-            | "host.select"
-            | "host.rank"
-            | "host.num_devices"
-            | "arith.constant"
-            | "arith.cmpi"
-            | "arith.select"
+        Op::of(op),
+        Some(
+            Op::HostAlloc
+                | Op::HostSelect
+                | Op::HostRank
+                | Op::HostNumDevices
+                | Op::ArithConstant
+                | Op::ArithCmpi
+                | Op::ArithSelect
+        )
     )
 }
 
@@ -191,6 +201,7 @@ fn written_buffer<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
 /// The `host.stream_for` of `group`, after its last op.
 fn emit_loop<'c, 'a>(
     context: &'c Context,
+    rewriter: &RewriterBase,
     group: &[Unit<'c, 'a>],
     main: Value<'c, 'a>,
     num_streams: usize,
@@ -240,9 +251,9 @@ fn emit_loop<'c, 'a>(
     let index: Value = body.argument(0).expect("the iteration's index").into();
     for unit in group {
         for &op in &unit.ops {
-            ir::mutable(op).move_before(terminator);
+            rewriter.move_op_before(op, terminator);
             if builders::stream_axis(&op).is_some() {
-                slice(context, op, unit.axis, unit.extent, index)?;
+                slice(context, rewriter, op, unit.axis, unit.extent, index)?;
             }
         }
     }
@@ -260,17 +271,10 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
         .collect();
     let output_rank = *ranks.last().expect("the op writes a buffer");
     let same = vec![Some(axis); ranks.len()];
-    match (OpKind::of(op), name.as_str()) {
+    match (OpKind::of(op), Op::of(op)) {
         (OpKind::Elementwise, _) => Ok(same),
-        (_, "comm.allreduce" | "comm.broadcast" | "comm.reduce") => Ok(same),
-        (
-            _,
-            "comm.allgather"
-            | "comm.reduce_scatter"
-            | "comm.gather"
-            | "comm.scatter"
-            | "comm.alltoall",
-        ) => Ok(same),
+        (_, Some(Op::CommAllreduce | Op::CommBroadcast | Op::CommReduce)) => Ok(same),
+        _ if Op::exchanges(op) => Ok(same),
         (OpKind::Reduction, _) => {
             let reduced = axes(op);
             let input_axis = (0..ranks[0])
@@ -321,6 +325,7 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
 /// renumbers the axis attributes the slicing shifts.
 fn slice<'c, 'a>(
     context: &'c Context,
+    rewriter: &RewriterBase,
     op: OperationRef<'c, 'a>,
     axis: usize,
     extent: i64,
@@ -352,23 +357,24 @@ fn slice<'c, 'a>(
             );
         }
         let slice = at_op.select(buffer, operand_axis, index, location);
-        ir::mutable(op).set_operand(position, slice);
+        rewrite::set_operand(rewriter, op, position, slice);
     }
-    let mut op_mut = ir::mutable(op);
-    let _ = op_mut.remove_discardable_attribute(builders::STREAM_AXIS);
-    match (OpKind::of(&op), ir::name(&op).as_str()) {
-        (OpKind::Reduction, _) => {
+    rewrite::remove_attribute(rewriter, op, builders::STREAM_AXIS);
+    match OpKind::of(&op) {
+        OpKind::Reduction => {
             let input_axis = operand_axes[0].expect("reductions slice their input");
             let shifted: Vec<i64> = axes(&op)
                 .into_iter()
                 .map(|reduced| (reduced - usize::from(reduced > input_axis)) as i64)
                 .collect();
-            op_mut.set_inherent_attribute(
+            rewrite::set_attribute(
+                rewriter,
+                op,
                 "axes",
                 DenseI64ArrayAttribute::new(context, &shifted).into(),
             );
         }
-        (OpKind::Broadcast, _) => {
+        OpKind::Broadcast => {
             let shifted: Vec<i64> = axes(&op)
                 .into_iter()
                 .filter(|&new| new != axis)
@@ -378,25 +384,21 @@ fn slice<'c, 'a>(
                 // Sliced along its only new axis, the broadcast is a copy.
                 let operands: Vec<Value> = op.operands().collect();
                 at_op.copy(operands[0], operands[1], location);
-                // SAFETY: the op has no results and nothing refers to it.
-                unsafe { mlir_sys::mlirOperationDestroy(op.to_raw()) };
+                rewriter.erase_op(op);
                 return Ok(());
             }
-            op_mut.set_inherent_attribute(
+            rewrite::set_attribute(
+                rewriter,
+                op,
                 "axes",
                 DenseI64ArrayAttribute::new(context, &shifted).into(),
             );
         }
-        (
-            _,
-            "comm.allgather"
-            | "comm.reduce_scatter"
-            | "comm.gather"
-            | "comm.scatter"
-            | "comm.alltoall",
-        ) => {
+        _ if Op::exchanges(&op) => {
             let exchanged = exchanged_axis(&op);
-            op_mut.set_inherent_attribute(
+            rewrite::set_attribute(
+                rewriter,
+                op,
                 "axis",
                 builders::i64_attribute(
                     context,
@@ -420,10 +422,7 @@ fn axes(op: &OperationRef) -> Vec<usize> {
 
 /// Whether `op` is a collective that gathers or scatters along `axis`.
 fn exchanges_along(op: &OperationRef, axis: usize) -> bool {
-    matches!(
-        ir::name(op).as_str(),
-        "comm.allgather" | "comm.reduce_scatter" | "comm.gather" | "comm.scatter" | "comm.alltoall"
-    ) && exchanged_axis(op) == axis
+    Op::exchanges(op) && exchanged_axis(op) == axis
 }
 
 /// The axis a collective gathers or scatters along (`axis`, 0 when absent).

@@ -33,6 +33,8 @@ use super::{
 use crate::{
     builders::{self, Builder, static_shape, view_type},
     ir,
+    ops::Op,
+    rewrite,
 };
 use hir_dialects::{comm, host};
 use melior::{
@@ -45,7 +47,7 @@ use melior::{
         operation::{OperationLike, OperationMutLike, OperationResult},
     },
 };
-use mlir_sys::{mlirOperationClone, mlirOperationDestroy};
+use mlir_sys::mlirOperationClone;
 
 /// The GEMM that writes a chain's partial blocks, if the loop's steps in
 /// `parts` parts can run as one: the loop's rings are one reduce-scatter by
@@ -86,7 +88,7 @@ pub(super) fn gemm<'c, 'a>(
     };
     let operands: Vec<Value> = gemm.operands().collect();
     (in_loop == 1
-        && ir::name(&gemm) == "host.matmul"
+        && Op::HostMatmul.is(&gemm)
         && gemm.attribute("accumulate").is_err()
         && operands[..2].iter().all(|&operand| operand != ring.view)
         && operands[2] == ring.view)
@@ -179,9 +181,11 @@ pub(super) fn rewrite<'c, 'a>(
     let next_is_last = equal(next_block, rank);
 
     let slices = chunks::narrow_slices(context, &steps, part);
+    let rewriter = rewrite::rewriter(gemm);
+    let rewriter = rewriter.as_rewriter_base();
     for user in ir::users(steps.index) {
-        if ir::name(&user) == "host.select" {
-            ir::mutable(user).set_operand(1, block);
+        if Op::HostSelect.is(&user) {
+            rewrite::set_operand(&rewriter, user, 1, block);
         }
     }
     let view_select = OperationResult::try_from(ring.view)
@@ -232,8 +236,8 @@ pub(super) fn rewrite<'c, 'a>(
         region(vec![onto]),
         location,
     ));
-    // SAFETY: the GEMM is live and has no results; its clones replace it.
-    unsafe { mlirOperationDestroy(gemm.to_raw()) };
+    // The GEMM has no results; its clones replace it.
+    rewriter.erase_op(gemm);
 
     // The exchange, after the GEMM: receive the next step's part (into the
     // output's at the last step), send this one's sum on.
@@ -306,7 +310,12 @@ fn per_iteration_streams<'c, 'a>(
             .expect("a rotation of the step")
             .owner()
     };
-    ir::mutable(picks).set_operand(0, iteration);
+    rewrite::set_operand(
+        &rewrite::rewriter(picks).as_rewriter_base(),
+        picks,
+        0,
+        iteration,
+    );
 }
 
 /// The region of the transfers, on the main stream: `receive`, then (once

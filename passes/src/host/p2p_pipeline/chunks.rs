@@ -21,6 +21,8 @@ use crate::{
     builders::{Builder, static_shape, strides},
     diagnostics::emit_error,
     ir,
+    ops::Op,
+    rewrite,
 };
 use hir_dialects::OpKind;
 use melior::{
@@ -32,7 +34,7 @@ use melior::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
             StridedLayoutAttribute,
         },
-        operation::{OperationBuilder, OperationLike, OperationMutLike, OperationResult},
+        operation::{OperationBuilder, OperationLike, OperationResult},
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
@@ -49,9 +51,7 @@ pub(super) struct Part<'c, 'a> {
 fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)> {
     ir::users(stream_loop.index)
         .into_iter()
-        .filter(|user| {
-            ir::name(user) == "host.select" && user.operand(1).ok() == Some(stream_loop.index)
-        })
+        .filter(|user| Op::HostSelect.is(user) && user.operand(1).ok() == Some(stream_loop.index))
         .filter_map(|select| {
             Some((
                 select.result(0).ok()?.into(),
@@ -180,7 +180,9 @@ pub(super) fn split_loop<'c, 'a>(
         ))
     };
     let iterations = index_constant(before_loop, steps * chunks);
-    ir::mutable(stream_loop.op).set_operand(1, iterations);
+    let rewriter = rewrite::rewriter(stream_loop.op);
+    let rewriter = rewriter.as_rewriter_base();
+    rewrite::set_operand(&rewriter, stream_loop.op, 1, iterations);
     let first = stream_loop
         .body
         .first_operation()
@@ -194,7 +196,7 @@ pub(super) fn split_loop<'c, 'a>(
         user.result(0)
             .is_ok_and(|result| Value::from(result) == value)
     };
-    ir::replace_uses(stream_loop.index, step, |user| {
+    rewrite::replace_uses(&rewriter, stream_loop.index, step, |user| {
         makes(user, step) || makes(user, part)
     });
     (
@@ -224,10 +226,15 @@ pub(super) fn narrow_slices<'c, 'a>(
                 .owner();
             let after = select.next_in_block().expect("a terminator follows");
             let narrowed = part_of(Builder::before(context, after), slice, axis, part);
-            ir::replace_uses(slice, narrowed, |user| {
-                user.result(0)
-                    .is_ok_and(|result| Value::from(result) == narrowed)
-            });
+            rewrite::replace_uses(
+                &rewrite::rewriter(select).as_rewriter_base(),
+                slice,
+                narrowed,
+                |user| {
+                    user.result(0)
+                        .is_ok_and(|result| Value::from(result) == narrowed)
+                },
+            );
             (slice, narrowed)
         })
         .collect()
@@ -277,7 +284,7 @@ pub(super) fn part_of<'c, 'a>(
         .into_iter()
         .map(|(name, value)| (Identifier::new(context, name), value))
         .collect();
-    let op = OperationBuilder::new("memref.subview", location)
+    let op = OperationBuilder::new(Op::MemrefSubview.name(), location)
         .add_operands(&[view, offset])
         .add_attributes(&attributes)
         .add_results(&[result.into()])

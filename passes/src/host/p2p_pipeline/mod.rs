@@ -192,7 +192,7 @@ use melior::{
 use plan::{Collective, Reported, Ring, StreamLoop};
 
 /// The op the pass runs on.
-pub const ANCHOR: &str = "func.func";
+pub const ANCHOR: &str = crate::ops::FUNCTION;
 
 pub const ARGUMENT: &str = "host-p2p-pipeline";
 

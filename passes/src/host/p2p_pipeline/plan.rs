@@ -8,6 +8,7 @@ use crate::{
     builders::{static_shape, view_type},
     diagnostics::emit_error,
     ir,
+    ops::Op,
 };
 use hir_dialects::host;
 use melior::{
@@ -188,13 +189,13 @@ pub(super) fn rings<'c, 'a>(
     (loops, failed)
 }
 
-/// The operands of the collective `op_name` that a stream loop could slice
+/// The operands of the collective `op` that a stream loop could slice
 /// along the communicated axis; `None` for other ops.
-fn communicated_operands(op_name: &str) -> Option<&'static [usize]> {
-    match op_name {
-        "comm.allgather" | "comm.gather" => Some(&[1]),
-        "comm.reduce_scatter" | "comm.scatter" => Some(&[0]),
-        "comm.alltoall" => Some(&[0, 1]),
+fn communicated_operands(op: &OperationRef) -> Option<&'static [usize]> {
+    match Op::of(op)? {
+        Op::CommAllgather | Op::CommGather => Some(&[1]),
+        Op::CommReduceScatter | Op::CommScatter => Some(&[0]),
+        Op::CommAlltoall => Some(&[0, 1]),
         _ => None,
     }
 }
@@ -208,7 +209,7 @@ pub(super) fn ring_stream_fors<'c, 'a>(
 ) -> Vec<OperationRef<'c, 'a>> {
     let mut found = Vec::new();
     for op in ir::nested(function) {
-        let Some(operands) = communicated_operands(&ir::name(&op)) else {
+        let Some(operands) = communicated_operands(&op) else {
             continue;
         };
         let axis = integer_attribute(&op, "axis").unwrap_or(0);
@@ -258,7 +259,7 @@ pub(super) fn match_collective<'c, 'a>(
     op: OperationRef<'c, 'a>,
 ) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
     let op_name = ir::name(&op);
-    let Some(operands) = communicated_operands(&op_name) else {
+    let Some(operands) = communicated_operands(&op) else {
         return Ok(None);
     };
     // `axis` is absent where it has its default, 0.
@@ -284,7 +285,7 @@ pub(super) fn match_collective<'c, 'a>(
         emit_error(op.location(), &message);
         Reported
     };
-    let collective = collective_of(&op, &op_name, axis).map_err(error)?;
+    let collective = collective_of(&op, axis).map_err(error)?;
     if !loops.is_empty() {
         return Err(error(format!(
             "'{op_name}' is sliced along axis {axis} by {} stream loops; a ring runs in one",
@@ -339,7 +340,7 @@ pub(super) fn match_collective<'c, 'a>(
     })?;
     let request = op.result(0).expect("a collective has a request");
     let wait = match ir::users(request.into()).as_slice() {
-        [wait] if ir::name(wait) == "comm.wait" && wait.block() == op.block() => *wait,
+        [wait] if Op::CommWait.is(wait) && wait.block() == op.block() => *wait,
         _ => {
             return Err(error(format!(
                 "the request of '{op_name}' must be waited for by one comm.wait in its block and \
@@ -452,7 +453,7 @@ impl<'c, 'a> Sliced<'c, 'a> {
         let whole_view = OperationResult::try_from(operand)
             .ok()
             .map(|result| result.owner())
-            .filter(|op| ir::name(op) == "host.select")
+            .filter(|op| Op::HostSelect.is(op))
             .and_then(|view| {
                 let (buffer, unit) = (view.operand(0).ok()?, integer_attribute(&view, "axis")?);
                 let extent = static_shape(buffer.r#type())?.get(unit as usize).copied();
@@ -472,14 +473,11 @@ impl<'c, 'a> Sliced<'c, 'a> {
 
 /// What a collective with a sliced operand along `axis` becomes: an error
 /// for those with no ring.
-pub(super) fn collective_of(
-    op: &OperationRef,
-    op_name: &str,
-    axis: i64,
-) -> Result<Collective, String> {
-    match op_name {
-        "comm.allgather" => Ok(Collective::Allgather),
-        "comm.reduce_scatter" => match integer_attribute(op, "kind") {
+pub(super) fn collective_of(op: &OperationRef, axis: i64) -> Result<Collective, String> {
+    let op_name = ir::name(op);
+    match Op::of(op) {
+        Some(Op::CommAllgather) => Ok(Collective::Allgather),
+        Some(Op::CommReduceScatter) => match integer_attribute(op, "kind") {
             // `Comm_ReduceKind` codes.
             Some(0) => Ok(Collective::ReduceScatter(Combine::Sum)),
             Some(2) => Ok(Collective::ReduceScatter(Combine::Max)),
@@ -572,21 +570,21 @@ pub(super) fn step_position<'c, 'a>(
 pub(super) fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported> {
     let mut result = Ok(());
     for user in ir::users(stream_loop.index) {
-        let name = ir::name(&user);
-        let picks = name == "host.stream_from_pool"
-            || (name == "host.select" && user.operand(1).ok() == Some(stream_loop.index))
-            || (name == "arith.remui"
+        let picks = Op::HostStreamFromPool.is(&user)
+            || (Op::HostSelect.is(&user) && user.operand(1).ok() == Some(stream_loop.index))
+            || (Op::ArithRemui.is(&user)
                 && user.operand(0).ok() == Some(stream_loop.index)
                 && ir::users(user.result(0).expect("a remainder").into())
                     .iter()
-                    .all(|rotated| ir::name(rotated) == "host.stream_from_pool"));
+                    .all(|rotated| Op::HostStreamFromPool.is(rotated)));
         if !picks {
             emit_error(
                 user.location(),
                 &format!(
-                    "'{name}' uses the index of a stream loop that becomes a ring, where the index \
+                    "'{}' uses the index of a stream loop that becomes a ring, where the index \
                      is a step and no longer a slice; only host.stream_from_pool (of the index or of \
-                     arith.remui of it) and host.select may use it"
+                     arith.remui of it) and host.select may use it",
+                    ir::name(&user)
                 ),
             );
             result = Err(Reported);
@@ -600,13 +598,13 @@ pub(super) fn slicing_loop<'c, 'a>(
     user: OperationRef<'c, 'a>,
     axis: i64,
 ) -> Option<StreamLoop<'c, 'a>> {
-    if ir::name(&user) != "host.select" || integer_attribute(&user, "axis") != Some(axis) {
+    if !Op::HostSelect.is(&user) || integer_attribute(&user, "axis") != Some(axis) {
         return None;
     }
     let index = user.operand(1).ok()?;
     let op =
         std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
-            ir::name(op) == "scf.for"
+            Op::ScfFor.is(op)
                 && op
                     .region(0)
                     .ok()
@@ -633,7 +631,7 @@ pub(super) fn step_segment<'c, 'a>(
     stream_loop: &StreamLoop<'c, 'a>,
 ) -> Option<(OperationRef<'c, 'a>, Option<OperationRef<'c, 'a>>)> {
     let mut ops = ir::block_ops(stream_loop.body).skip_while(|op| {
-        !(ir::name(op) == "host.set_current_stream"
+        !(Op::HostSetCurrentStream.is(op)
             && op
                 .operand(0)
                 .ok()
@@ -641,16 +639,13 @@ pub(super) fn step_segment<'c, 'a>(
                 .is_some_and(|stream| is_stream_from_pool(&stream.owner(), stream_loop.index)))
     });
     let start = ops.next()?;
-    Some((
-        start,
-        ops.find(|op| ir::name(op) == "host.set_current_stream"),
-    ))
+    Some((start, ops.find(|op| Op::HostSetCurrentStream.is(op))))
 }
 
 /// Whether `op` is the step's stream: `host.stream_from_pool` of the loop
 /// index, or of the index rotated over fewer streams (`arith.remui %i, %n`).
 pub(super) fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
-    ir::name(op) == "host.stream_from_pool"
+    Op::HostStreamFromPool.is(op)
         && op
             .operand(0)
             .is_ok_and(|operand| operand == index || is_rotation_of(operand, index))
@@ -664,7 +659,9 @@ pub(super) fn is_rotation_of(value: Value, index: Value) -> bool {
 /// `(%i, %n)` where `value` is `arith.remui %i, %n`.
 pub(super) fn rotation<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
     let op = OperationResult::try_from(value).ok()?.owner();
-    (ir::name(&op) == "arith.remui").then_some((op.operand(0).ok()?, op.operand(1).ok()?))
+    Op::ArithRemui
+        .is(&op)
+        .then_some((op.operand(0).ok()?, op.operand(1).ok()?))
 }
 
 /// The join the loop body ends with (the two ops before `scf.yield`), if it
@@ -674,7 +671,7 @@ pub(super) fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<
     let [.., set, sync, _yield] = ops[..] else {
         return None;
     };
-    if ir::name(&set) != "host.set_current_stream" || ir::name(&sync) != "host.sync_stream" {
+    if !Op::HostSetCurrentStream.is(&set) || !Op::HostSyncStream.is(&sync) {
         return None;
     }
     let main = set.operand(0).ok()?;
@@ -693,7 +690,7 @@ pub(super) fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<
 }
 
 pub(super) fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
-    ir::name(&op) == "host.select"
+    Op::HostSelect.is(&op)
         && integer_attribute(&op, "axis") == Some(axis)
         && op.operand(1).ok() == Some(index)
 }
@@ -734,7 +731,9 @@ pub(super) fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i6
 /// The value of an `arith.constant` of integer type.
 pub(super) fn constant(value: Value) -> Option<i64> {
     let op = OperationResult::try_from(value).ok()?.owner();
-    (ir::name(&op) == "arith.constant").then(|| integer_attribute(&op, "value"))?
+    Op::ArithConstant
+        .is(&op)
+        .then(|| integer_attribute(&op, "value"))?
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@ use super::{
 use crate::{
     builders::{self, Builder, static_shape, view_type},
     ir,
+    ops::Op,
+    rewrite,
 };
 use hir_dialects::{comm, host};
 use melior::{
@@ -25,11 +27,10 @@ use melior::{
     ir::{
         Block, BlockLike, Operation, Region, RegionLike, Type, Value, ValueLike,
         attribute::IntegerAttribute,
-        operation::{OperationLike, OperationMutLike, OperationResult},
+        operation::{OperationLike, OperationResult},
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
-use mlir_sys::mlirOperationDestroy;
 
 /// The ring indices of a step, emitted at the top of the loop body.
 pub(super) struct Step<'c, 'a> {
@@ -114,9 +115,10 @@ pub(super) fn rewrite<'c, 'a>(
     ));
     let parts = part.map(|part| (part, chunks::narrow_slices(context, stream_loop, part)));
     // Every slice the loop takes at its index, it now takes at the step's slice.
+    let rewriter = rewrite::rewriter(stream_loop.op);
     for user in ir::users(stream_loop.index) {
-        if ir::name(&user) == "host.select" {
-            ir::mutable(user).set_operand(1, slice);
+        if Op::HostSelect.is(&user) {
+            rewrite::set_operand(&rewriter.as_rewriter_base(), user, 1, slice);
         }
     }
     let step = Step {
@@ -138,17 +140,15 @@ pub(super) fn rewrite<'c, 'a>(
 /// Erases the collective the ring replaced, its wait, and the whole view it
 /// took if nothing else uses it.
 pub(super) fn erase_collective(ring: &Ring) {
-    // SAFETY: the wait and the collective are live, the wait has no
-    // results, and the wait was the request's only user.
-    unsafe {
-        mlirOperationDestroy(ring.wait.to_raw());
-        mlirOperationDestroy(ring.op.to_raw());
-    }
+    let rewriter = rewrite::rewriter(ring.op);
+    let rewriter = rewriter.as_rewriter_base();
+    // The wait has no results and was the request's only user.
+    rewriter.erase_op(ring.wait);
+    rewriter.erase_op(ring.op);
     if let Some((view, _)) = ring.whole_view
         && ir::users(view.result(0).expect("a view").into()).is_empty()
     {
-        // SAFETY: the view is live and, the collective gone, unused.
-        unsafe { mlirOperationDestroy(view.to_raw()) }
+        rewriter.erase_op(view);
     }
 }
 
@@ -175,8 +175,9 @@ pub(super) fn move_joins_after<'c, 'a>(
         .body
         .pool_stream(joins.index, join.step_stream_index(), location);
     joins.body.sync_stream(stream, location);
-    // SAFETY: the join is live and has no results.
-    unsafe { mlirOperationDestroy(join.sync.to_raw()) }
+    rewrite::rewriter(join.sync)
+        .as_rewriter_base()
+        .erase_op(join.sync);
 }
 
 /// Makes each step's stream wait for the previous step's, stream
@@ -195,9 +196,9 @@ pub(super) fn compute_in_step_order<'c, 'a>(
     if constant(streams) == Some(1) {
         return;
     }
-    let Some(switch) = ir::block_ops(stream_loop.body).find(|op| {
-        ir::name(op) == "host.set_current_stream" && op.operand(0).ok() == Some(join.step_stream)
-    }) else {
+    let Some(switch) = ir::block_ops(stream_loop.body)
+        .find(|op| Op::HostSetCurrentStream.is(op) && op.operand(0).ok() == Some(join.step_stream))
+    else {
         return;
     };
     let after = switch.next_in_block().expect("a terminator follows");
@@ -307,7 +308,12 @@ pub(super) fn ring_steps<'c, 'a>(
     };
     // The step computes on the local shard itself, or on the received slice.
     let operand = exchanged.result(0).expect("the step's operand").into();
-    ir::replace_uses(view, operand, |user| within(user, exchanged));
+    rewrite::replace_uses(
+        &rewrite::rewriter(exchanged).as_rewriter_base(),
+        view,
+        operand,
+        |user| within(user, exchanged),
+    );
 }
 
 /// Whether an allgather's gathered buffer is only read through the step's
@@ -323,13 +329,13 @@ pub(super) fn reads_only_the_step_slice(stream_loop: &StreamLoop, ring: &Ring) -
             .ok()
             .map(|result| result.owner())
     };
-    defined_by(ring.sliced).is_some_and(|alloc| ir::name(&alloc) == "host.alloc")
+    defined_by(ring.sliced).is_some_and(|alloc| Op::HostAlloc.is(&alloc))
         && defined_by(ring.view).is_some_and(|view| within(view, stream_loop.op))
         && ir::users(ring.sliced)
             .into_iter()
-            .all(|user| match ir::name(&user).as_str() {
-                "host.dealloc" => true,
-                "host.select" => user
+            .all(|user| match Op::of(&user) {
+                Some(Op::HostDealloc) => true,
+                Some(Op::HostSelect) => user
                     .result(0)
                     .is_ok_and(|view| Value::from(view) == ring.view),
                 _ => user == ring.op,

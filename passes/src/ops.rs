@@ -1,0 +1,130 @@
+//! The ops the passes look for or build by name, each named once: a variant
+//! is one generated op wrapper (so its name comes from the `.td` file), and
+//! [`Op::of`] parses an op's name into its variant. What kind of computation
+//! an op is comes from its ODS traits ([`hir_dialects::OpKind`]), not from
+//! here.
+
+use hir_dialects::{comm, fusion, host};
+use melior::dialect::ods::{arith, builtin, func, llvm, memref, scf};
+use melior::ir::{OperationRef, operation::OperationLike};
+
+/// The anchor of a pass that runs on a whole module, as pass pipelines name it.
+pub const MODULE: &str = "builtin.module";
+/// The anchor of a pass that runs on each function.
+pub const FUNCTION: &str = "func.func";
+
+macro_rules! ops {
+    ($($variant:ident => $wrapper:path,)*) => {
+        /// An op a pass tests for or creates by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Op {
+            $($variant,)*
+        }
+
+        impl Op {
+            const ALL: &[Op] = &[$(Op::$variant,)*];
+
+            /// The op's full name, e.g. `host.select`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Op::$variant => <$wrapper>::name(),)*
+                }
+            }
+        }
+    };
+}
+
+ops! {
+    FusionMesh => fusion::MeshOperation,
+    FusionSet => fusion::SetOperation,
+    FusionSum => fusion::SumOperation,
+    HostAlloc => host::AllocOperation,
+    HostDealloc => host::DeallocOperation,
+    HostSelect => host::SelectOperation,
+    HostRank => host::RankOperation,
+    HostNumDevices => host::NumDevicesOperation,
+    HostCopy => host::CopyOperation,
+    HostCast => host::CastOperation,
+    HostMatmul => host::MatmulOperation,
+    HostLinear => host::LinearOperation,
+    HostGetCurrentStream => host::GetCurrentStreamOperation,
+    HostSetCurrentStream => host::SetCurrentStreamOperation,
+    HostSyncStream => host::SyncStreamOperation,
+    HostStreamFromPool => host::StreamFromPoolOperation,
+    CommAllgather => comm::AllgatherOperation,
+    CommAllreduce => comm::AllreduceOperation,
+    CommReduceScatter => comm::ReduceScatterOperation,
+    CommBroadcast => comm::BroadcastOperation,
+    CommReduce => comm::ReduceOperation,
+    CommGather => comm::GatherOperation,
+    CommScatter => comm::ScatterOperation,
+    CommAlltoall => comm::AlltoallOperation,
+    CommWait => comm::WaitOperation,
+    CommStartCoalescing => comm::StartCoalescingOperation,
+    CommEndCoalescing => comm::EndCoalescingOperation,
+    CommShareMemHandles => comm::ShareMemHandlesOperation,
+    ArithConstant => arith::ConstantOperation,
+    ArithCmpi => arith::CmpIOperation,
+    ArithSelect => arith::SelectOperation,
+    ArithRemui => arith::RemUIOperation,
+    MemrefSubview => memref::SubViewOperation,
+    ScfYield => scf::YieldOperation,
+    ScfIf => scf::IfOperation,
+    ScfFor => scf::ForOperation,
+    BuiltinModule => builtin::ModuleOperation,
+    FuncFunc => func::FuncOperation,
+    FuncReturn => func::ReturnOperation,
+    MemrefCast => memref::CastOperation,
+    MemrefGlobal => memref::GlobalOperation,
+    MemrefExtractAlignedPointer => memref::ExtractAlignedPointerAsIndexOperation,
+    LlvmIntToPtr => llvm::IntToPtrOperation,
+    UnrealizedConversionCast => builtin::UnrealizedConversionCastOperation,
+}
+
+impl Op {
+    /// The variant of `op`, if it is one the passes name.
+    pub fn of(op: &OperationRef) -> Option<Op> {
+        let name = op.name();
+        let name = name.as_string_ref().as_str().ok()?;
+        Op::ALL
+            .iter()
+            .copied()
+            .find(|variant| variant.name() == name)
+    }
+
+    /// Whether `op` is this op.
+    pub fn is(self, op: &OperationRef) -> bool {
+        Op::of(op) == Some(self)
+    }
+
+    /// Whether `op` is a collective that exchanges slices along an axis
+    /// (gathers, scatters or both), rather than combining whole buffers.
+    pub fn exchanges(op: &OperationRef) -> bool {
+        matches!(
+            Op::of(op),
+            Some(
+                Op::CommAllgather
+                    | Op::CommReduceScatter
+                    | Op::CommGather
+                    | Op::CommScatter
+                    | Op::CommAlltoall
+            )
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_has_its_own_name() {
+        let mut names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+        assert!(names.contains(&"host.select"));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Op::ALL.len());
+        assert_eq!(Op::FuncFunc.name(), FUNCTION);
+        assert_eq!(Op::BuiltinModule.name(), MODULE);
+    }
+}

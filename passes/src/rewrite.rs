@@ -1,0 +1,71 @@
+//! In-place changes to an op, made through a rewriter: each is bracketed by
+//! the rewriter's start/finalize of an op modification, as MLIR's
+//! `modifyOpInPlace` does, so that the driver and its listeners see it. The
+//! passes change IR only through a rewriter: these, and `RewriterBase`'s own
+//! `erase_op`, `move_op_before`, `replace_all_uses_with`...
+//!
+//! A pass outside a pattern takes [`rewriter`] for its op.
+
+use melior::{
+    IrRewriter, RewriterBase,
+    ir::{Attribute, AttributeLike, OperationRef, Value, ValueLike, operation::OperationLike},
+};
+use mlir_sys::{
+    mlirOperationRemoveAttributeByName, mlirOperationSetAttributeByName, mlirOperationSetOperand,
+};
+
+/// A rewriter for a pass to change the IR under `op` with.
+pub fn rewriter<'c>(op: OperationRef<'c, '_>) -> IrRewriter<'c> {
+    IrRewriter::from_op(op)
+}
+
+/// Makes operand `index` of `op` be `value`.
+pub fn set_operand(rewriter: &RewriterBase, op: OperationRef, index: usize, value: Value) {
+    rewriter.start_op_modification(op);
+    // SAFETY: `op` and `value` are live, and `index` is one of `op`'s operands.
+    unsafe { mlirOperationSetOperand(op.to_raw(), index as isize, value.to_raw()) };
+    rewriter.finalize_op_modification(op);
+}
+
+/// Makes every use of `from` a use of `to`, but in the ops `kept` says to leave.
+pub fn replace_uses<'c: 'a, 'a>(
+    rewriter: &RewriterBase,
+    from: Value<'c, 'a>,
+    to: Value<'c, 'a>,
+    kept: impl Fn(OperationRef<'c, 'a>) -> bool,
+) {
+    for user in crate::ir::users(from)
+        .into_iter()
+        .filter(|&user| !kept(user))
+    {
+        for index in 0..user.operand_count() {
+            if user.operand(index).ok() == Some(from) {
+                set_operand(rewriter, user, index, to);
+            }
+        }
+    }
+}
+
+/// Sets the attribute `name` of `op` (inherent or discardable) to `value`.
+pub fn set_attribute(rewriter: &RewriterBase, op: OperationRef, name: &str, value: Attribute) {
+    rewriter.start_op_modification(op);
+    // SAFETY: `op` and `value` are live.
+    unsafe {
+        mlirOperationSetAttributeByName(
+            op.to_raw(),
+            melior::StringRef::new(name).to_raw(),
+            value.to_raw(),
+        )
+    };
+    rewriter.finalize_op_modification(op);
+}
+
+/// Removes the attribute `name` of `op`, if it has one.
+pub fn remove_attribute(rewriter: &RewriterBase, op: OperationRef, name: &str) {
+    rewriter.start_op_modification(op);
+    // SAFETY: `op` is live.
+    unsafe {
+        mlirOperationRemoveAttributeByName(op.to_raw(), melior::StringRef::new(name).to_raw())
+    };
+    rewriter.finalize_op_modification(op);
+}
