@@ -34,6 +34,17 @@ impl Backend {
     }
 }
 
+/// The runtime's test modes, the same for every rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// Fresh memory (`host.alloc`'s buffers, the runtime's temporaries) is
+    /// NaN instead of zero, so a read of what nobody wrote shows.
+    pub poison: bool,
+    /// What a data race does on the cpu backend (the cuda backend has no
+    /// race detector).
+    pub races: cpu::Races,
+}
+
 pub enum Runtime {
     Cpu(cpu::World),
     Cuda(cuda::World),
@@ -48,17 +59,21 @@ impl Runtime {
         num_streams: usize,
         trace: bool,
         timeout: Duration,
+        checks: Checks,
     ) -> Result<Self> {
         let runtime = match backend {
             Backend::Cpu => cpu::World::new(cpu::Config {
                 trace,
                 timeout,
+                poison: checks.poison,
+                races: checks.races,
                 ..cpu::Config::new(ranks, num_streams)
             })
             .map(Runtime::Cpu),
             Backend::Cuda => cuda::World::new(cuda::Config {
                 trace,
                 timeout,
+                poison: checks.poison,
                 ..cuda::Config::new(ranks, num_streams)
             })
             .map(Runtime::Cuda),

@@ -43,7 +43,8 @@ fn describe(op: &CollectiveOp) -> String {
     )
 }
 
-/// Runs rank `rank`'s part of collective `number` of its team.
+/// Runs rank `rank`'s part of collective `number` of its team; with
+/// `poison` its staging buffer starts as NaN, not zero.
 pub(crate) fn collective(
     hub: &Hub<Contribution>,
     done: &Hub<()>,
@@ -51,6 +52,7 @@ pub(crate) fn collective(
     rank: usize,
     number: u64,
     op: &CollectiveOp,
+    poison: bool,
 ) -> Result<()> {
     let team = &op.team;
     let me = team.position(rank).expect("posted by a member");
@@ -64,7 +66,7 @@ pub(crate) fn collective(
         contribution,
         waiter,
     )?;
-    let staged = consistent(&all, number).and_then(|()| stage(op, me, &all));
+    let staged = consistent(&all, number).and_then(|()| stage(op, me, &all, poison));
     done.meet(("collective done", team.clone(), number), me, (), waiter)?;
     match staged? {
         Staged::Nothing => {}
@@ -110,7 +112,7 @@ enum Staged {
     Bytes(Vec<u8>),
 }
 
-fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Result<Staged> {
+fn stage(op: &CollectiveOp, me: usize, all: &[Contribution], poison: bool) -> Result<Staged> {
     let n = all.len();
     let out = &op.output;
     let root = op.team.position(op.root);
@@ -120,7 +122,7 @@ fn stage(op: &CollectiveOp, me: usize, all: &[Contribution]) -> Result<Staged> {
             Error::Invalid(format!("an output of sizes {:?} overflows", out.sizes))
         })?;
         let mut bytes = with_capacity(len)?;
-        bytes.resize(len, 0u8);
+        bytes.resize(len, if poison { 0xff } else { 0 });
         pieces(&View::contiguous(out.dtype, bytes.as_mut_ptr(), &out.sizes));
         Ok(Staged::Bytes(bytes))
     };

@@ -26,8 +26,10 @@ use alloc::Allocator;
 use comm::{Contribution, Mailbox, Post, Region};
 use hir_abi::{Backend, Collective};
 use queue::Queue;
+pub use race::Races;
 use race::{Access, Clock, Tracker};
 use std::collections::{HashMap, HashSet};
+use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::ptr::NonNull;
@@ -45,17 +47,26 @@ pub struct Config {
     pub timeout: Duration,
     /// Whether to record a trace of every op (see [`World::write_chrome_trace`]).
     pub trace: bool,
+    /// Whether fresh memory is NaN (every byte `0xff`: NaN in f32, bf16 and
+    /// f16) instead of zero: `hir_rt_alloc`'s buffers when they are made, and
+    /// the collectives' staging buffers. A program that reads what it never
+    /// wrote then computes NaN, which a check sees.
+    pub poison: bool,
+    /// What a data race does (see [`Races`]).
+    pub races: Races,
 }
 
 impl Config {
     /// `ranks` ranks with `num_streams` pool streams each, a 30 s timeout,
-    /// no trace.
+    /// no trace, no poison, races fatal.
     pub fn new(ranks: usize, num_streams: usize) -> Config {
         Config {
             ranks,
             num_streams,
             timeout: Duration::from_secs(30),
             trace: false,
+            poison: false,
+            races: Races::Fatal,
         }
     }
 }
@@ -228,11 +239,14 @@ struct Host {
     collectives: HashMap<Team, u64>,
     barriers: HashMap<Team, u64>,
     exchanges: HashMap<Team, u64>,
-    /// Per (backend, team, sender, receiver), the transfers posted so far.
-    transfers: HashMap<(Backend, Team, usize, usize), u64>,
+    /// Per (backend, team, sender, receiver, whether this rank sends), the
+    /// transfers posted so far: a rank that sends to itself counts its sends
+    /// and its receives apart, so the `k`-th of each match.
+    transfers: HashMap<(Backend, Team, usize, usize, bool), u64>,
     /// The IPC handle cache: buffers already shared with a team.
     shared: HashSet<(Region, Team)>,
-    /// This rank's buffers shared with some team, and its peers' it mapped.
+    /// This rank's buffers shared with some team, and the members' (its own
+    /// included) it can write.
     exported: Vec<Region>,
     mapped: HashMap<usize, Vec<Region>>,
 }
@@ -292,7 +306,7 @@ impl CpuDevice {
                 current: 0,
                 clocks: vec![Clock::new(); queues.len()],
                 queues,
-                races: Tracker::default(),
+                races: Tracker::new(shared.config.races),
                 requests: Vec::new(),
                 retired: 0,
                 group: None,
@@ -305,7 +319,12 @@ impl CpuDevice {
                 exported: Vec::new(),
                 mapped: HashMap::new(),
             }),
-            allocator: Mutex::new(Allocator::new(alloc::HostMemory, allocations.clone())),
+            allocator: Mutex::new(Allocator::new(
+                alloc::HostMemory {
+                    poison: shared.config.poison,
+                },
+                allocations.clone(),
+            )),
             allocations,
             shared,
         })
@@ -386,7 +405,16 @@ impl CpuDevice {
         clock[queue] += 1;
         let number = clock[queue];
         let who = format!("{name} on {}", host.queues[queue].name);
-        host.races.access(queue, number, &clock, &who, accesses)?;
+        if let Some(warning) = host.races.access(queue, number, &clock, &who, accesses)? {
+            // Printed as the run goes on: the program may never return.
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(
+                stderr,
+                "warning: rank {}: {name}: {warning} (--races=warn: reported once for these \
+                 two ops, and the run goes on)",
+                self.rank
+            );
+        }
         host.clocks[queue] = clock.clone();
         let after = after
             .filter(|after| after.number > 0)
@@ -514,7 +542,7 @@ impl CpuDevice {
         }
         let counter = host
             .transfers
-            .entry((backend, team.clone(), from, to))
+            .entry((backend, team.clone(), from, to, send))
             .or_default();
         let number = *counter;
         *counter += 1;
@@ -656,6 +684,7 @@ impl Device for CpuDevice {
                 rank,
                 number,
                 &op,
+                shared.config.poison,
             )
         });
         let event = self.post(host, queue, name, after, accesses, Some(work))?;
@@ -754,10 +783,9 @@ impl Device for CpuDevice {
                 .shares
                 .meet(key, position, region, &self.shared.waiter())
         })?;
+        // Every member's, this rank's own too: a send to itself writes there.
         for (&peer, &peer_region) in team.ranks().iter().zip(regions.iter()) {
-            if peer != self.rank {
-                host.mapped.entry(peer).or_default().push(peer_region);
-            }
+            host.mapped.entry(peer).or_default().push(peer_region);
         }
         host.exported.push(region);
         host.shared.insert((region, team));

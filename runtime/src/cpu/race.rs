@@ -9,11 +9,13 @@
 //! one of them, with at least one a write, and does not happen after it is a
 //! race, whatever the timing: a missing `comm.wait` or `host.sync_stream` is
 //! caught even when the run happens to get away with it. Checks happen on the
-//! host at enqueue time, so they are deterministic.
+//! host at enqueue time, so they are deterministic. A race is the rank's
+//! error ([`Races::Fatal`]), or a warning given once per pair of ops
+//! ([`Races::Warn`], for a program with a race known to be benign).
 
 use crate::error::{Error, Result};
 use crate::memref::{Footprint, View};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// Per queue, how many of its tasks are ordered before.
@@ -64,6 +66,17 @@ struct Record {
     write: bool,
 }
 
+/// What a data race does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Races {
+    /// It is the rank's error, in the op that makes it (the default).
+    #[default]
+    Fatal,
+    /// It is a warning, given once for each pair of ops (entry and queue,
+    /// either way round), and the run goes on.
+    Warn,
+}
+
 /// Records whose byte span is at most this are indexed by address; wider
 /// ones (a whole buffer, a strided view across one) are few and scanned.
 const NARROW: usize = 64 << 10;
@@ -71,8 +84,10 @@ const NARROW: usize = 64 << 10;
 /// The accesses of past tasks, indexed by where they start, so that a loop
 /// of many slices checks each access against its neighbours only, not
 /// against every slice before it.
-#[derive(Default)]
 pub(crate) struct Tracker {
+    races: Races,
+    /// The pairs of ops (in order of their names) already warned of.
+    warned: HashSet<(Arc<str>, Arc<str>)>,
     /// Records of span at most [`NARROW`], by their first byte.
     narrow: BTreeMap<usize, Vec<Record>>,
     /// The widest span in `narrow`: a record overlapping `[start, end)`
@@ -82,8 +97,20 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
+    pub fn new(races: Races) -> Tracker {
+        Tracker {
+            races,
+            warned: HashSet::new(),
+            narrow: BTreeMap::new(),
+            widest: 0,
+            wide: Vec::new(),
+        }
+    }
+
     /// Checks the accesses of task `number` of `queue` (named `who`), whose
-    /// clock is `clock`, then records them.
+    /// clock is `clock`, then records them. A race is an error, or with
+    /// [`Races::Warn`] the warning to give (`None` when there is none, or
+    /// when these two ops were warned of before).
     pub fn access(
         &mut self,
         queue: usize,
@@ -91,8 +118,9 @@ impl Tracker {
         clock: &Clock,
         who: &str,
         accesses: Vec<Access>,
-    ) -> Result<()> {
+    ) -> Result<Option<String>> {
         let footprints: Vec<Footprint> = accesses.iter().map(|a| a.view.footprint()).collect();
+        let mut warning = None;
         for (access, footprint) in accesses.iter().zip(&footprints) {
             let conflict = self.near(footprint).find(|record| {
                 record.queue != queue
@@ -101,7 +129,7 @@ impl Tracker {
                     && record.footprint.overlaps(footprint)
             });
             if let Some(record) = conflict {
-                return Err(Error::Race(format!(
+                let race = Error::Race(format!(
                     "{who} {} {} bytes at {:#x} while {} may still {} them, and no event orders \
                      the two (a missing comm.wait or host.sync_stream?)",
                     if access.write { "writes" } else { "reads" },
@@ -109,7 +137,18 @@ impl Tracker {
                     footprint.start,
                     record.who,
                     if record.write { "write" } else { "read" },
-                )));
+                ));
+                if self.races == Races::Fatal {
+                    return Err(race);
+                }
+                // One site either way round: a loop's read racing with the
+                // last iteration's write, and its write with that read.
+                let (a, b): (Arc<str>, Arc<str>) = (who.into(), record.who.clone());
+                let pair = if a <= b { (a, b) } else { (b, a) };
+                if warning.is_none() && !self.warned.contains(&pair) {
+                    self.warned.insert(pair);
+                    warning = Some(race.to_string());
+                }
             }
         }
         let who: Arc<str> = who.into();
@@ -139,7 +178,7 @@ impl Tracker {
                 write: access.write,
             });
         }
-        Ok(())
+        Ok(warning)
     }
 
     /// The records that may overlap `footprint`.

@@ -390,11 +390,70 @@ fn ring(world: &World, sends_first: bool, via_c_abi: bool) {
 
 #[test]
 fn coalesced_rings_complete_in_either_order() {
-    let world = world(3, 1);
-    ring(&world, true, true);
-    ring(&world, false, true);
-    ring(&world, true, false);
-    ring(&world, false, false);
+    // On one rank the ring is a send to itself and a receive from itself.
+    for ranks in [1, 3] {
+        let world = world_with(ranks, 1, Duration::from_secs(5));
+        ring(&world, true, true);
+        ring(&world, false, true);
+        ring(&world, true, false);
+        ring(&world, false, false);
+    }
+}
+
+#[test]
+fn a_rank_sends_to_itself_on_both_transfer_backends() {
+    // Rank r of 2 sends to itself and to its peer in each group, twice, so
+    // that the k-th send to itself must match its k-th receive from itself.
+    let world = world_with(2, 1, Duration::from_secs(5));
+    for backend in [Backend::Nccl, Backend::Cuda] {
+        let received = world
+            .run(|device| {
+                let rank = device.rank();
+                let members = [0, 1];
+                let mut mine = array(DType::F32, &[2, 4], |e| (rank * 100 + e) as f32);
+                let mut got = array(DType::F32, &[2, 2, 4], |_| -1.0);
+                let _known = known(device, &[&mine, &got]);
+                let (mine, got_view) = (view(&mut mine), view(&mut got));
+                if backend == Backend::Cuda {
+                    device
+                        .share_mem_handle(mine.clone(), team(&members))
+                        .unwrap();
+                    device
+                        .share_mem_handle(got_view.clone(), team(&members))
+                        .unwrap();
+                }
+                let transfer = |buffer: View, peer| Transfer {
+                    buffer,
+                    peer,
+                    team: team(&members),
+                    backend,
+                };
+                for round in 0..2 {
+                    let slot = |from: usize| select(&select(&got_view, 0, round), 0, from);
+                    device.start_coalescing().unwrap();
+                    for peer in [rank, 1 - rank] {
+                        let row = select(&mine, 0, round);
+                        device.send(transfer(row, peer)).unwrap();
+                        device.recv(transfer(slot(peer), peer)).unwrap();
+                    }
+                    let request = device.end_coalescing().unwrap();
+                    device.wait(request).unwrap();
+                }
+                device.synchronize().unwrap();
+                got.to_f32()
+            })
+            .unwrap();
+        for (rank, values) in received.iter().enumerate() {
+            // got[round][from] is row `round` of rank `from`'s buffer.
+            let want: Vec<f32> = (0..16)
+                .map(|e| {
+                    let (round, from, i) = (e / 8, e / 4 % 2, e % 4);
+                    (from * 100 + round * 4 + i) as f32
+                })
+                .collect();
+            assert_eq!(values, &want, "rank {rank}, {backend:?}");
+        }
+    }
 }
 
 #[test]
@@ -725,7 +784,11 @@ fn disjoint_slices_on_concurrent_streams_do_not_race() {
                     ..full.clone()
                 };
                 device
-                    .compute(kernel(KernelOp::Unary(Unary::Neg), vec![slice.clone()], slice))
+                    .compute(kernel(
+                        KernelOp::Unary(Unary::Neg),
+                        vec![slice.clone()],
+                        slice,
+                    ))
                     .unwrap();
             }
             device.set_current_stream(main).unwrap();
@@ -733,7 +796,11 @@ fn disjoint_slices_on_concurrent_streams_do_not_race() {
                 device.sync_stream(device.stream_from_pool(i)).unwrap();
             }
             device
-                .compute(kernel(KernelOp::Unary(Unary::Neg), vec![full.clone()], full))
+                .compute(kernel(
+                    KernelOp::Unary(Unary::Neg),
+                    vec![full.clone()],
+                    full,
+                ))
                 .unwrap();
             device.synchronize().unwrap();
             x.to_f32()

@@ -1,6 +1,6 @@
 //! The cuda backend's memory for the caching allocator ([`SiteCache`]):
 //! device buffers (so IPC and NCCL registrations keyed by buffer stay valid),
-//! zeroed once, freed when the rank's device drops; and the launcher's
+//! zeroed once (NaN, every byte `0xff`, with `Config::poison`), freed when the rank's device drops; and the launcher's
 //! [`DeviceBuffer`]s. Both are recorded in the rank's [`Allocations`], which
 //! the entries check views against. A failed `cuMemAlloc` is an error naming
 //! the size.
@@ -12,19 +12,23 @@ use crate::site_cache::{Memory, SiteCache};
 use cudarc::driver::result as cu;
 use std::ptr::NonNull;
 
-pub(crate) struct DeviceMemory;
+pub(crate) struct DeviceMemory {
+    /// Whether a new buffer is NaN instead of zero.
+    pub poison: bool,
+}
 
 pub(crate) type Allocator = SiteCache<DeviceMemory>;
 
 impl Memory for DeviceMemory {
     /// Needs the rank's context current.
     fn allocate(&mut self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
-        // SAFETY: a plain allocation (256-byte aligned), zeroed before any
+        // SAFETY: a plain allocation (256-byte aligned), filled before any
         // stream can see it, freed in `free`.
+        let fill = if self.poison { 0xff } else { 0 };
         let ptr = unsafe {
             let ptr = cu::malloc_sync(bytes.max(1))
                 .check(&format!("allocating {bytes} B at site {site}"))?;
-            cu::memset_d8_sync(ptr, 0, bytes.max(1)).check("cuMemsetD8")?;
+            cu::memset_d8_sync(ptr, fill, bytes.max(1)).check("cuMemsetD8")?;
             ptr
         };
         NonNull::new(ptr as *mut u8).ok_or_else(|| {

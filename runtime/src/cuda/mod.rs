@@ -115,6 +115,11 @@ pub struct Config {
     pub timeout: Duration,
     /// Whether to time every op with CUDA events (see [`World::write_chrome_trace`]).
     pub trace: bool,
+    /// Whether fresh device memory is NaN (every byte `0xff`: NaN in f32,
+    /// bf16 and f16) instead of zero: `hir_rt_alloc`'s buffers when they are
+    /// made, and the temporaries of every op (staging copies), so that a
+    /// read of what nobody wrote computes NaN.
+    pub poison: bool,
 }
 
 impl Config {
@@ -124,6 +129,7 @@ impl Config {
             num_streams,
             timeout: Duration::from_secs(60),
             trace: false,
+            poison: false,
         }
     }
 }
@@ -377,6 +383,8 @@ struct State {
     exchanges: HashMap<Team, u64>,
     timeline: Option<Timeline>,
     ipc: Ipc,
+    /// [`Config::poison`].
+    poison: bool,
 }
 
 // The raw handles are used by the rank's host thread, with its context current.
@@ -481,7 +489,12 @@ impl CudaDevice {
             marks,
             kernels: Kernels::load(major * 10 + minor, sms as u32)?,
             blas: Blas::new()?,
-            allocator: Allocator::new(alloc::DeviceMemory, allocations.clone()),
+            allocator: Allocator::new(
+                alloc::DeviceMemory {
+                    poison: config.poison,
+                },
+                allocations.clone(),
+            ),
             requests: Vec::new(),
             retired: 0,
             events: Vec::new(),
@@ -490,6 +503,7 @@ impl CudaDevice {
             exchanges: HashMap::new(),
             timeline,
             ipc: Ipc::default(),
+            poison: config.poison,
         };
         Ok(CudaDevice {
             rank,
@@ -631,7 +645,7 @@ impl CudaDevice {
         let dtype = nccl::data_type(op.dtype());
         let red = nccl::red_op(op.kind);
         let cell = self.comm(state, &op.team)?.cell.clone();
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new(state.poison);
         let kernels = &state.kernels;
         let ns = nccl::stream(stream);
         let what = format!("{} on team {}", op.entry(), op.team);
@@ -783,14 +797,17 @@ impl CudaDevice {
             let completion = Self::traced(
                 state,
                 || label(entry),
-                |state| self.post_ipc(state, &p2p, &mut Scratch::default()),
+                |state| {
+                    let mut scratch = Scratch::new(state.poison);
+                    self.post_ipc(state, &p2p, &mut scratch)
+                },
             )?;
             let request = Self::issue(state, vec![completion]);
             return Ok(posting.posted(state, request));
         }
         let stream = state.current;
         let raw = state.streams[stream];
-        let mut own = Scratch::default();
+        let mut own = Scratch::new(state.poison);
         let scratch = match &mut state.group {
             Some(group) => &mut group.scratch,
             None => &mut own,
@@ -917,7 +934,7 @@ impl CudaDevice {
             KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
             KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
                 let workspace = Self::workspace(state)?;
-                let mut scratch = Scratch::default();
+                let mut scratch = Scratch::new(state.poison);
                 let bias = kernel
                     .inputs
                     .get(2)
@@ -1014,18 +1031,30 @@ fn is_contiguous(view: &View) -> bool {
 
 /// Temporary device buffers of one op, allocated and freed in stream order
 /// (`cuMemAllocAsync`/`cuMemFreeAsync`), so later work reuses them safely.
-#[derive(Default)]
 pub(crate) struct Scratch {
     buffers: Vec<(sys::CUdeviceptr, Stream)>,
+    /// Whether a new buffer is filled with NaN first ([`Config::poison`]).
+    poison: bool,
 }
 
 impl Scratch {
+    pub fn new(poison: bool) -> Scratch {
+        Scratch {
+            buffers: Vec::new(),
+            poison,
+        }
+    }
+
     /// A contiguous buffer shaped as `like`, on `stream`.
     fn contiguous(&mut self, like: &View, stream: Stream) -> Result<View> {
         let bytes = (like.numel() * like.dtype.size()).max(1);
         // SAFETY: freed on the same stream when `self` drops.
         let ptr = unsafe { cu::malloc_async(stream, bytes) }.check("cuMemAllocAsync")?;
         self.buffers.push((ptr, stream));
+        if self.poison {
+            // SAFETY: `bytes` bytes just allocated on `stream`.
+            unsafe { cu::memset_d8_async(ptr, 0xff, bytes, stream) }.check("cuMemsetD8Async")?;
+        }
         Ok(View::contiguous(like.dtype, ptr as *mut u8, &like.sizes))
     }
 
@@ -1170,7 +1199,7 @@ impl Device for CudaDevice {
             posts: Vec::new(),
             ipc: Vec::new(),
             copies: Vec::new(),
-            scratch: Scratch::default(),
+            scratch: Scratch::new(state.poison),
         });
         Ok(())
     }

@@ -42,4 +42,5 @@ def main():
         sys.exit("check failed: " + expression)
 
 
-main()
+if __name__ == "__main__":
+    main()

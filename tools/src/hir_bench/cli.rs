@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use hir_abi::DType;
 use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, positive, timeout};
-use hir_tools::backend::Backend;
+use hir_tools::backend::{Backend, Checks};
 use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
@@ -100,6 +100,7 @@ impl Run {
             launch: self.launch,
             dry_run: self.dry_run,
             timeout: self.timeout,
+            checks: Checks::default(),
         }
     }
 

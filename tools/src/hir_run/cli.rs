@@ -1,8 +1,9 @@
 //! `hir-run`'s command line.
 
 use anyhow::{Context, Result, bail};
+use hir_runtime::cpu::Races;
 use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, timeout};
-use hir_tools::backend::Backend;
+use hir_tools::backend::{Backend, Checks};
 use hir_tools::launch::{Launch, Plan};
 use std::path::PathBuf;
 
@@ -23,6 +24,11 @@ options:
   --seed K              seed of the random inputs (default 0)
   --output-dir D        write the outputs there as .npy
   --check               compare the outputs with a reference evaluation of the fusion program
+                        (turns --poison on)
+  --poison, --no-poison fill every fresh buffer (host.alloc, the runtime's temporaries) with NaN
+                        instead of zero, so that a missing write shows (default: on with --check)
+  --races fatal|warn    what a data race the cpu backend detects does: fail the rank (default),
+                        or print a warning once per pair of ops and run on
   --expect D            compare the outputs with those --output-dir wrote to D (another backend's, say)
   --iters K             time K runs after the first
   --trace FILE          write a Chrome/Perfetto trace of the runs
@@ -52,6 +58,9 @@ pub struct Options {
     pub seed: u64,
     pub output_dir: Option<PathBuf>,
     pub check: bool,
+    /// `None`: on with `--check`.
+    pub poison: Option<bool>,
+    pub races: Races,
     pub expect: Option<PathBuf>,
     pub iters: usize,
     pub trace: Option<PathBuf>,
@@ -73,6 +82,10 @@ impl Options {
             launch: self.launch,
             dry_run: self.dry_run,
             timeout: self.timeout,
+            checks: Checks {
+                poison: self.poison.unwrap_or(self.check),
+                races: self.races,
+            },
         }
     }
 }
@@ -95,6 +108,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         seed: 0,
         output_dir: None,
         check: false,
+        poison: None,
+        races: Races::Fatal,
         expect: None,
         iters: 0,
         trace: None,
@@ -152,6 +167,15 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--seed" => options.seed = number("--seed", &value()?)?,
             "--output-dir" => options.output_dir = Some(PathBuf::from(value()?)),
             "--check" => options.check = true,
+            "--poison" => options.poison = Some(true),
+            "--no-poison" => options.poison = Some(false),
+            "--races" => {
+                options.races = match value()?.as_str() {
+                    "fatal" => Races::Fatal,
+                    "warn" => Races::Warn,
+                    other => bail!("--races takes fatal or warn, not '{other}'"),
+                }
+            }
             "--expect" => options.expect = Some(PathBuf::from(value()?)),
             "--iters" => options.iters = number("--iters", &value()?)?,
             "--trace" => options.trace = Some(PathBuf::from(value()?)),
@@ -240,6 +264,18 @@ mod tests {
         assert!(run(&["--launch", "mpi", "p.mlir"]).is_err());
         assert!(run(&["--timeout", "0", "p.mlir"]).is_err());
         assert!(run(&["--dry-run", "--launch", "threads", "p.mlir"]).is_err());
+        assert!(run(&["--races", "ignore", "p.mlir"]).is_err());
+    }
+
+    #[test]
+    fn poison_follows_check_unless_told() {
+        let checks = |args: &[&str]| run(args).unwrap().plan().checks;
+        assert!(!checks(&["p.mlir"]).poison);
+        assert!(checks(&["--check", "p.mlir"]).poison);
+        assert!(checks(&["--poison", "p.mlir"]).poison);
+        assert!(!checks(&["--check", "--no-poison", "p.mlir"]).poison);
+        assert_eq!(checks(&["p.mlir"]).races, Races::Fatal);
+        assert_eq!(checks(&["--races=warn", "p.mlir"]).races, Races::Warn);
     }
 
     #[test]

@@ -98,7 +98,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     hash.write(
         format!(
             "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0ring-chunks={}\0seed={}\0\
-             iters={}\0check={}\0expect={:?}\0",
+             iters={}\0check={}\0expect={:?}\0checks={:?}\0",
             options.ranks,
             options.num_streams,
             options.p2p,
@@ -107,6 +107,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
             options.iters,
             options.check,
             options.expect,
+            options.plan().checks,
         )
         .as_bytes(),
     );

@@ -19,7 +19,7 @@ pub mod session;
 pub use rank::{Fingerprint, Fnv, Joined};
 pub use session::{Peers, Session};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Checks};
 use hir_runtime::bootstrap::Env;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -62,6 +62,8 @@ pub struct Plan {
     /// How long ranks in processes wait for each other, and how long a
     /// communication may stay pending before the watchdog fails it.
     pub timeout: Duration,
+    /// The runtime's test modes.
+    pub checks: Checks,
 }
 
 impl Plan {
@@ -110,6 +112,7 @@ mod tests {
             launch,
             dry_run,
             timeout: Duration::from_secs(1),
+            checks: Checks::default(),
         }
     }
 

@@ -29,8 +29,14 @@ impl Session {
     pub fn start(plan: &Plan, num_streams: usize, trace: bool) -> Result<Session> {
         let peers = Peers::here();
         let Some(group) = &peers.group else {
-            let runtime =
-                Runtime::start(plan.backend, plan.ranks, num_streams, trace, plan.timeout)?;
+            let runtime = Runtime::start(
+                plan.backend,
+                plan.ranks,
+                num_streams,
+                trace,
+                plan.timeout,
+                plan.checks,
+            )?;
             return Ok(Session { runtime, peers });
         };
         let world = cuda::World::join(
@@ -38,6 +44,7 @@ impl Session {
             cuda::Config {
                 trace,
                 timeout: plan.timeout,
+                poison: plan.checks.poison,
                 ..cuda::Config::new(group.world_size(), num_streams)
             },
         )
