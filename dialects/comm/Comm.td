@@ -130,26 +130,40 @@ def Comm_ReduceScatterOp : Comm_CollectiveOp<"reduce_scatter",
     "(`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
 }
 
-def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast",
-    (ins I64Attr:$root), "`root` $root"> {
+// The root of a broadcast or reduce: a constant global rank (`root 0`), or
+// an `index` value (`root %i`), e.g. a loop's index, which the runtime checks
+// is in the team when the op runs.
+defvar Comm_Root = (ins OptionalAttr<I64Attr>:$root, Optional<Index>:$dynamic_root);
+
+def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast", Comm_Root,
+    "`root` ($dynamic_root^) : ($root)?"> {
   let summary = "every rank gets the root's input";
   let description = [{
+    The root is a global rank of the team: a constant, or an `index` value
+    such as a loop's index (iteration `i` broadcasts rank `i`'s slice). A
+    value root outside the team fails the rank when the op runs.
+
     ```mlir
     %r = comm.broadcast %a into %b root 0 team [0, 1] : memref<8xf32> into memref<8xf32>
+    %s = comm.broadcast %a into %b root %i team [0, 1] : memref<8xf32> into memref<8xf32>
     ```
   }];
 }
 
 def Comm_ReduceOp : Comm_CollectiveOp<"reduce",
-    (ins Comm_ReduceKind:$kind, I64Attr:$root), ""> {
+    !con((ins Comm_ReduceKind:$kind), Comm_Root), ""> {
   let summary = "the root gets the combination of all ranks' inputs";
   let description = [{
+    The root is a constant global rank of the team or an `index` value, as
+    for `comm.broadcast`; the other ranks' outputs are left as they are.
+
     ```mlir
     %r = comm.reduce %a into %b sum root 0 team [0, 1] : memref<8xf32> into memref<8xf32>
+    %s = comm.reduce %a into %b sum root %i team [0, 1] : memref<8xf32> into memref<8xf32>
     ```
   }];
-  let assemblyFormat = "$input `into` $output $kind `root` $root `team` $team "
-    "(`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
+  let assemblyFormat = "$input `into` $output $kind `root` ($dynamic_root^) : ($root)? "
+    "`team` $team (`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
 }
 
 def Comm_GatherOp : Comm_CollectiveOp<"gather",

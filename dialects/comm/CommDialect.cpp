@@ -55,6 +55,21 @@ static LogicalResult verifyRoot(Operation *op, ArrayRef<int64_t> team, int64_t r
   return success();
 }
 
+/// The root of a broadcast or reduce: exactly one of a constant `root` and
+/// a value `dynamicRoot`; a constant one (or a value that folds to one) is in
+/// the team.
+static LogicalResult verifyRoot(Operation *op, ArrayRef<int64_t> team,
+                                std::optional<int64_t> root, Value dynamicRoot) {
+  if (root && dynamicRoot)
+    return op->emitOpError("has both a constant root attribute and a root value; give one");
+  if (!root && !dynamicRoot)
+    return op->emitOpError("has no root: give a constant 'root' attribute or a root value");
+  APInt constant;
+  if (dynamicRoot && matchPattern(dynamicRoot, m_ConstantInt(&constant)))
+    return verifyRoot(op, team, constant.getSExtValue());
+  return root ? verifyRoot(op, team, *root) : success();
+}
+
 static LogicalResult verifyCollectiveBackend(Operation *op, Backend backend) {
   if (backend != Backend::nccl)
     return op->emitOpError() << "backend '" << stringifyEnum(backend)
@@ -141,13 +156,15 @@ LogicalResult AllreduceOp::verify() {
 }
 
 LogicalResult BroadcastOp::verify() {
-  if (failed(verifyCollective(*this)) || failed(verifyRoot(*this, getTeam(), getRoot())))
+  if (failed(verifyCollective(*this)) ||
+      failed(verifyRoot(*this, getTeam(), getRoot(), getDynamicRoot())))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");
 }
 
 LogicalResult ReduceOp::verify() {
-  if (failed(verifyCollective(*this)) || failed(verifyRoot(*this, getTeam(), getRoot())))
+  if (failed(verifyCollective(*this)) ||
+      failed(verifyRoot(*this, getTeam(), getRoot(), getDynamicRoot())))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");
 }

@@ -3,8 +3,10 @@
 //! upstream conversions of [`super::LLVM_PIPELINE`].
 //!
 //! - Collectives call `hir_rt_<collective>_<dtype>(in, out, kind, root, axis,
-//!   team, backend)`, with 0 for the fields the collective has none of;
-//!   sends and receives `hir_rt_{send,recv}_<dtype>(buffer, peer, team,
+//!   team, backend)`, with 0 for the fields the collective has none of; a
+//!   root given as a value (`root %i`, the only operand after the buffers)
+//!   is passed as it is, and the runtime checks it is in the team; sends and
+//!   receives `hir_rt_{send,recv}_<dtype>(buffer, peer, team,
 //!   backend)`. Buffers are cast to unranked memrefs, teams are
 //!   `memref<*xi64>` constants (`memref.global`), reduce kinds and backends
 //!   their `i64` codes ([`ReduceKind`], [`Backend`]).
@@ -211,11 +213,15 @@ fn lower<'c, 'a>(
                 ));
             };
             let entry = Entry::Collective(collective, dtype(&op, operand(0))?);
+            let root = match op.operand(2) {
+                Ok(root) => runtime.index_to_i64(op, root),
+                Err(_) => runtime.constant(op, integer(&op, "root", 0)),
+            };
             let arguments = [
                 runtime.buffer(op, operand(0)),
                 runtime.buffer(op, operand(1)),
                 runtime.constant(op, reduce_kind(&op)?),
-                runtime.constant(op, integer(&op, "root", 0)),
+                root,
                 runtime.constant(op, integer(&op, "axis", 0)),
                 team(runtime, op)?,
                 runtime.constant(op, backend(&op)?),

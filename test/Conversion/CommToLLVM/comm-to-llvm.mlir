@@ -90,3 +90,21 @@ func.func @p2p(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<2x8xbf16>, %next
   comm.barrier team [0, 1]
   return
 }
+
+// -----
+
+// A root given as a value (a loop's index) is passed as the root argument,
+// cast to i64; the runtime checks it is in the team.
+// CHECK-LABEL: func.func @value_roots
+// CHECK-SAME: (%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>, %[[I:.*]]: index)
+// CHECK: %[[ROOT:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: call @hir_rt_broadcast_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROOT]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[ROOT2:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: call @hir_rt_reduce_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROOT2]], %{{.*}}, %{{.*}}, %{{.*}})
+func.func @value_roots(%a: memref<8xf32>, %b: memref<8xf32>, %i: index) {
+  %r0 = comm.broadcast %a into %b root %i team [0, 1, 2] : memref<8xf32> into memref<8xf32>
+  %r1 = comm.reduce %a into %b sum root %i team [0, 1, 2] : memref<8xf32> into memref<8xf32>
+  comm.wait %r0
+  comm.wait %r1
+  return
+}

@@ -275,6 +275,34 @@ func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
 
 // -----
 
+// broadcast: a root value that is a constant is in the team too.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'comm.broadcast' op root 4 is not in the team}}
+  %0 = comm.broadcast %a into %b root %c4 team [0, 1, 2, 3] : memref<8xf32> into memref<8xf32>
+  return
+}
+
+// -----
+
+// broadcast: a root attribute and a root value are not both given.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>, %i: index) {
+  // expected-error @+1 {{'comm.broadcast' op has both a constant root attribute and a root value; give one}}
+  %0 = "comm.broadcast"(%a, %b, %i) <{root = 0 : i64, team = array<i64: 0, 1>}> : (memref<8xf32>, memref<8xf32>, index) -> !comm.request
+  return
+}
+
+// -----
+
+// broadcast: some root is given.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'comm.broadcast' op has no root: give a constant 'root' attribute or a root value}}
+  %0 = "comm.broadcast"(%a, %b) <{team = array<i64: 0, 1>}> : (memref<8xf32>, memref<8xf32>) -> !comm.request
+  return
+}
+
+// -----
+
 // broadcast: input and output have one shape.
 func.func @f(%a: memref<8xf32>, %b: memref<2x8xf32>) {
   // expected-error @+1 {{'comm.broadcast' op input and output differ in shape: 8 vs 2x8}}
@@ -297,6 +325,25 @@ func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
 func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
   // expected-error @+1 {{'comm.reduce' op root 1 is not in the team}}
   %0 = comm.reduce %a into %b min root 1 team [2, 3] : memref<8xf32> into memref<8xf32>
+  return
+}
+
+// -----
+
+// reduce: a root value that is a constant is in the team.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'comm.reduce' op root 0 is not in the team}}
+  %0 = comm.reduce %a into %b max root %c0 team [2, 3] : memref<8xf32> into memref<8xf32>
+  return
+}
+
+// -----
+
+// reduce: some root is given.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'comm.reduce' op has no root: give a constant 'root' attribute or a root value}}
+  %0 = "comm.reduce"(%a, %b) <{kind = 0 : i32, team = array<i64: 0, 1>}> : (memref<8xf32>, memref<8xf32>) -> !comm.request
   return
 }
 

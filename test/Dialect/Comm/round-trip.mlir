@@ -81,6 +81,22 @@ func.func @rooted(%a: memref<1x8xf16>, %b: memref<1x8xf16>, %g: memref<2x8xf16>,
   return
 }
 
+// Broadcast and reduce rooted at a value (a loop's index, a rank from
+// arguments), besides a constant.
+// CHECK-LABEL: func.func @value_roots
+// CHECK-SAME: ([[A:%.*]]: memref<8xf32>, [[B:%.*]]: memref<8xf32>, [[I:%.*]]: index)
+// CHECK-NEXT: [[R0:%.*]] = comm.broadcast [[A]] into [[B]] root [[I]] team [0, 1, 2] : memref<8xf32> into memref<8xf32>
+// CHECK-NEXT: [[R1:%.*]] = comm.reduce [[A]] into [[B]] sum root [[I]] team [2, 0, 1] : memref<8xf32> into memref<8xf32>
+// CHECK-NEXT: comm.wait [[R0]]
+// CHECK-NEXT: comm.wait [[R1]]
+func.func @value_roots(%a: memref<8xf32>, %b: memref<8xf32>, %i: index) {
+  %0 = comm.broadcast %a into %b root %i team [0, 1, 2] : memref<8xf32> into memref<8xf32>
+  %1 = comm.reduce %a into %b sum root %i team [2, 0, 1] : memref<8xf32> into memref<8xf32>
+  comm.wait %0
+  comm.wait %1
+  return
+}
+
 // All-to-all with the default and an explicit axis.
 // CHECK-LABEL: func.func @alltoall
 // CHECK-SAME: ([[A:%.*]]: memref<4x8xf32>, [[B:%.*]]: memref<4x8xf32>)

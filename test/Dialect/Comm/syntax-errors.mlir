@@ -50,3 +50,13 @@ func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
   %0 = comm.allgatherv %a into %b team [0, 1] : memref<8xf32> into memref<8xf32>
   return
 }
+
+// -----
+
+// A root value is an index.
+// expected-note @+1 {{prior use here}}
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>, %i: i64) {
+  // expected-error @+1 {{use of value '%i' expects different type than prior uses: 'index' vs 'i64'}}
+  %0 = comm.broadcast %a into %b root %i team [0, 1] : memref<8xf32> into memref<8xf32>
+  return
+}
