@@ -49,12 +49,13 @@ def test_runs_after_the_work_on_the_current_stream():
     program = hir.compile(MATMUL, num_streams=2)
     a = torch.zeros(4096, 4096, device="cuda")
     b = torch.zeros(4096, 4096, device="cuda")
+    program(a, b)  # the world starts (contexts, kernels) before the race below
     source = torch.randn(4096, 4096, device="cuda")
     eye = torch.eye(4096, device="cuda")
     stream = torch.cuda.Stream()
     torch.cuda.synchronize()
     with torch.cuda.stream(stream):
-        for _ in range(20):  # ~20 GEMMs queued ahead of the copies
+        for _ in range(40):  # ~40 f32 GEMMs, about 0.1 s, queued ahead of the copies
             source = source @ eye
         a.copy_(source)
         b.copy_(eye)
