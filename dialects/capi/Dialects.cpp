@@ -49,6 +49,13 @@ MlirType hirHostStreamTypeGet(MlirContext ctx) {
   return wrap(hir::host::StreamType::get(unwrap(ctx)));
 }
 
+MlirType hirHostSelectViewType(MlirType source, int64_t axis) {
+  auto memref = dyn_cast<MemRefType>(unwrap(source));
+  if (!memref)
+    return {nullptr};
+  return wrap(hir::host::SelectOp::inferResultType(memref, axis));
+}
+
 bool hirTypeIsACommRequest(MlirType type) { return isa<hir::comm::RequestType>(unwrap(type)); }
 
 MlirType hirCommRequestTypeGet(MlirContext ctx) {

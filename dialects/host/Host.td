@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Host_Dialect : Dialect {
   let name = "host";
@@ -82,12 +83,13 @@ def Host_DeallocOp : Host_Op<"dealloc"> {
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
 }
 
-def Host_SelectOp : Host_Op<"select", [Pure]> {
+def Host_SelectOp : Host_Op<"select", [Pure, InferTypeOpAdaptor]> {
   let summary = "rank-reducing view of a buffer at one index of one axis";
   let description = [{
     The slice `source[..., index, ...]` along `axis`, as a view with that axis
     dropped. The result type keeps the source's strides and has a dynamic
-    offset. A constant index must be in range.
+    offset: the op infers it (`InferTypeOpInterface`), and every pass asks
+    the op for it. A constant index must be in range.
 
     ```mlir
     %ai = host.select %a[0][%i] : memref<4x1x256x1024xbf16>
@@ -101,7 +103,8 @@ def Host_SelectOp : Host_Op<"select", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The type of the view of `source` at one index of `axis`.
+    /// The type of the view of `source` at one index of `axis`; null if the
+    /// axis is out of range or the source has no strided layout.
     static ::mlir::MemRefType inferResultType(::mlir::MemRefType source, int64_t axis);
   }];
 }

@@ -81,6 +81,8 @@ LogicalResult AllocOp::verify() {
 }
 
 MemRefType SelectOp::inferResultType(MemRefType source, int64_t axis) {
+  if (axis < 0 || axis >= source.getRank())
+    return {};
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(source.getStridesAndOffset(strides, offset)))
@@ -92,6 +94,26 @@ MemRefType SelectOp::inferResultType(MemRefType source, int64_t axis) {
   return MemRefType::get(shape, source.getElementType(), layout, source.getMemorySpace());
 }
 
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto source = dyn_cast<MemRefType>(adaptor.getSource().getType());
+  if (!source)
+    return emitOptionalError(location, "'host.select' op source must be a memref");
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= source.getRank())
+    return emitOptionalError(location, "'host.select' op axis ", axis,
+                             " is out of range for rank ", source.getRank());
+  MemRefType view = inferResultType(source, axis);
+  if (!view)
+    return emitOptionalError(location, "'host.select' op source ", source,
+                             " has no strided layout");
+  types.push_back(view);
+  return success();
+}
+
+// Runs before the interface's check that the result type is the inferred
+// one (InferTypeOpInterface verifies with regions, after this), so that a
+// wrong op gets one diagnostic naming what is wrong.
 LogicalResult SelectOp::verify() {
   MemRefType source = getSource().getType();
   int64_t axis = getAxis();

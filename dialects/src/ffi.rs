@@ -86,6 +86,7 @@ unsafe extern "C" {
 
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;
     pub fn hirHostStreamTypeGet(ctx: MlirContext) -> MlirType;
+    pub fn hirHostSelectViewType(source: MlirType, axis: i64) -> MlirType;
     pub fn hirTypeIsACommRequest(r#type: MlirType) -> bool;
     pub fn hirCommRequestTypeGet(ctx: MlirContext) -> MlirType;
 

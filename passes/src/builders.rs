@@ -8,7 +8,7 @@ use melior::{
     ir::{
         Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
         Region, RegionLike, Type, TypeLike, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
+        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
         operation::{OperationBuilder, OperationLike},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
@@ -134,8 +134,7 @@ impl<'c, 'a> Builder<'c, 'a> {
         index: Value<'c, '_>,
         location: Location<'c>,
     ) -> Value<'c, 'a> {
-        let r#type = view_type(self.context, source.r#type(), axis as i64)
-            .expect("buffers have strided layouts");
+        let r#type = view_type(source.r#type(), axis as i64).expect("buffers have strided layouts");
         self.select_as(source, axis as i64, index, r#type, location)
     }
 
@@ -361,32 +360,14 @@ pub fn static_shape(r#type: Type) -> Option<Vec<i64>> {
         .collect()
 }
 
-/// The type of a `host.select` of `source` along `axis` (as
-/// `SelectOp::inferResultType`): the axis dropped, the strides kept, the
-/// offset dynamic.
-pub fn view_type<'c>(context: &'c Context, source: Type<'c>, axis: i64) -> Option<Type<'c>> {
-    let mut strides = strides(source)?;
-    let source = MemRefType::try_from(source).ok()?;
-    let mut shape: Vec<i64> = (0..source.rank())
-        .map(|axis| match source.dim_size(axis) {
-            Ok(DimSize::Static(extent)) => extent as i64,
-            // SAFETY: a constant of MLIR's.
-            _ => unsafe { mlir_sys::mlirShapedTypeGetDynamicSize() },
-        })
-        .collect();
-    shape.remove(axis as usize);
-    strides.remove(axis as usize);
-    let offset = MemRefType::dynamic_stride_or_offset();
-    let layout = StridedLayoutAttribute::new(context, offset, &strides);
-    Some(
-        MemRefType::new(
-            source.element(),
-            &shape,
-            Some(layout.into()),
-            source.memory_space(),
-        )
-        .into(),
-    )
+/// The type `host.select` infers for a view of `source` at one index of
+/// `axis` (the op's `InferTypeOpInterface`, through the C API); `None` for
+/// an axis out of range or a source with no strided layout.
+pub fn view_type(source: Type<'_>, axis: i64) -> Option<Type<'_>> {
+    // SAFETY: `source` is live; the call only uniques a type in its context.
+    let view = unsafe { hir_dialects::ffi::hirHostSelectViewType(source.to_raw(), axis) };
+    // SAFETY: a null result is checked before it becomes a type.
+    (!view.ptr.is_null()).then(|| unsafe { Type::from_raw(view) })
 }
 
 /// An `scf.for` being built: its index, and a builder in its body (before

@@ -14,6 +14,11 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Host, host);
 MLIR_CAPI_EXPORTED bool hirTypeIsAHostStream(MlirType type);
 MLIR_CAPI_EXPORTED MlirType hirHostStreamTypeGet(MlirContext ctx);
 
+/* The type `host.select` infers for a view of `source` at one index of
+   `axis`; null if the axis is out of range or `source` is not a strided
+   memref. */
+MLIR_CAPI_EXPORTED MlirType hirHostSelectViewType(MlirType source, int64_t axis);
+
 #ifdef __cplusplus
 }
 #endif

@@ -108,7 +108,7 @@ pub(super) fn as_operand_slice<'c, 'a>(
             view,
             unit,
             zero,
-            view_type(cursor.context, view.r#type(), unit).expect("a view is strided"),
+            view_type(view.r#type(), unit).expect("a view is strided"),
             cursor.location,
         ),
         None => view,

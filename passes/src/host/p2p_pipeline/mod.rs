@@ -186,7 +186,7 @@ pub use exchange::Backend;
 
 use crate::{HirPass, host::lower_stream_for};
 use melior::{
-    Context, IrRewriter,
+    IrRewriter,
     ir::{OperationRef, operation::OperationLike},
 };
 use plan::{Collective, Reported, Ring, StreamLoop};
@@ -221,10 +221,10 @@ impl HirPass for P2pPipeline {
         for stream_for in plan::ring_stream_fors(function) {
             lower_stream_for::expand(&rewriter.as_rewriter_base(), stream_for);
         }
-        match plan(context, function, self.chunks) {
+        match plan(function, self.chunks) {
             Ok(loops) => {
                 for (stream_loop, rings, chunks) in loops {
-                    match chain::gemm(context, &stream_loop, &rings, chunks) {
+                    match chain::gemm(&stream_loop, &rings, chunks) {
                         Some(gemm) => chain::rewrite(
                             context,
                             self.backend,
@@ -251,17 +251,13 @@ type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>, i64)>;
 /// The rings of `function`, grouped by loop, each loop with the parts of
 /// its steps; nothing when an error was emitted (then the function is left
 /// as it is).
-fn plan<'c, 'a>(
-    context: &'c Context,
-    function: OperationRef<'c, 'a>,
-    chunks: i64,
-) -> Result<Plan<'c, 'a>, Reported> {
-    let (loops, mut failed) = plan::rings(context, function);
+fn plan<'c, 'a>(function: OperationRef<'c, 'a>, chunks: i64) -> Result<Plan<'c, 'a>, Reported> {
+    let (loops, mut failed) = plan::rings(function);
     let mut planned = Vec::new();
     for (stream_loop, rings) in loops {
         failed |= plan::check_index_uses(&stream_loop).is_err();
         let parts = if chunks == CHOSEN {
-            chosen(context, &stream_loop, &rings)
+            chosen(&stream_loop, &rings)
         } else {
             failed |= chunks > 1 && chunks::check(&stream_loop, chunks).is_err();
             chunks
@@ -286,15 +282,11 @@ const CHOSEN: i64 = 0;
 /// sum of the same part, so whole steps would wait a transfer each. Other
 /// reduce-scatters combine after all their steps whatever their parts: in
 /// halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to 0.891 / 0.870 / 0.617.
-fn chosen<'c, 'a>(
-    context: &'c Context,
-    stream_loop: &StreamLoop<'c, 'a>,
-    rings: &[Ring<'c, 'a>],
-) -> i64 {
+fn chosen<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>, rings: &[Ring<'c, 'a>]) -> i64 {
     let allgathers = rings
         .iter()
         .all(|ring| matches!(ring.collective, Collective::Allgather));
-    let chain = chain::gemm(context, stream_loop, rings, 2).is_some();
+    let chain = chain::gemm(stream_loop, rings, 2).is_some();
     if (allgathers || chain) && chunks::splits(stream_loop, 2) {
         2
     } else {

@@ -166,13 +166,12 @@ pub(super) struct Ring<'c, 'a> {
 /// The rings of `function`, grouped by loop, and whether an error was
 /// emitted.
 pub(super) fn rings<'c, 'a>(
-    context: &'c Context,
     function: OperationRef<'c, 'a>,
 ) -> (Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>)>, bool) {
     let mut loops: Vec<(StreamLoop, Vec<Ring>)> = Vec::new();
     let mut failed = false;
     for op in ir::nested(function) {
-        match match_collective(context, op) {
+        match match_collective(op) {
             Ok(Some((stream_loop, ring))) => {
                 match loops
                     .iter_mut()
@@ -255,7 +254,6 @@ fn slicing_stream_for<'c, 'a>(
 /// The ring `op` becomes, `None` if it is not a collective over a stream
 /// loop's axis.
 pub(super) fn match_collective<'c, 'a>(
-    context: &'c Context,
     op: OperationRef<'c, 'a>,
 ) -> Result<Option<(StreamLoop<'c, 'a>, Ring<'c, 'a>)>, Reported> {
     let op_name = ir::name(&op);
@@ -333,7 +331,7 @@ pub(super) fn match_collective<'c, 'a>(
             "axis {axis} of the {what} must have extent {size}, one slice per rank of the team"
         )));
     }
-    let own_view = view_type(context, own.r#type(), axis).ok_or_else(|| {
+    let own_view = view_type(own.r#type(), axis).ok_or_else(|| {
         error(format!(
             "the buffers of '{op_name}' need strided layouts for the ring to take views of them"
         ))

@@ -392,8 +392,7 @@ pub(super) fn partial_slots<'c, 'a>(
     } else {
         step.partner
     };
-    let slot_type =
-        view_type(context, slots_type.into(), ring.axis).expect("an identity layout is strided");
+    let slot_type = view_type(slots_type.into(), ring.axis).expect("an identity layout is strided");
     let slot = at_step.select_as(slots, ring.axis, slot_index, slot_type, at_step.location);
 
     let after_joins = Builder::before(context, ring.op).located(location);
@@ -412,7 +411,7 @@ pub(super) fn partial_slots<'c, 'a>(
     );
     combine_at.insert(combine.over(context, location, ring.axis, slots, output));
     if split {
-        let own_type = view_type(context, ring.input.r#type(), ring.axis).expect("a strided input");
+        let own_type = view_type(ring.input.r#type(), ring.axis).expect("a strided input");
         let own = after_joins.select_as(
             ring.input,
             ring.axis,
