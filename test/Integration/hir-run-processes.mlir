@@ -88,5 +88,8 @@
 // ENV: hir-run: error: RANK is set but WORLD_SIZE is not: a rank needs both
 // RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-run -n 3 --dry-run %S/Inputs/ag_matmul_p2p_3.mlir 2>&1 | FileCheck %s --check-prefix=WORLD
 // WORLD: hir-run: error: rank 0: -n 3 does not match WORLD_SIZE 2
+// -n 1 is no exception: a rank torchrun started runs in a world of WORLD_SIZE.
+// RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-run -n 1 --dry-run %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=WORLD1
+// WORLD1: hir-run: error: rank 0: -n 1 does not match WORLD_SIZE 2
 // RUN: not hir-run --dry-run --launch threads %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: hir-run: error: --dry-run checks ranks in processes: it does not go with --launch threads

@@ -23,6 +23,14 @@
 // TORCHRUN-DAG: rank 0: exit 0
 // TORCHRUN-DAG: rank 1: exit 0
 
+// Without -n, a rank torchrun started benchmarks D = WORLD_SIZE (these shapes
+// fit D = 1, not 2); an -n other than WORLD_SIZE, 1 included, is an error.
+// RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-bench run --dry-run --shapes 16x5x4 --chunks 2 --families rs --variants gemm 2>&1 | FileCheck %s --check-prefix=WORLDSIZE
+// WORLDSIZE: hir-bench: error: these shapes do not fit the programs (D=2, S=2):
+// WORLDSIZE-NEXT: rs gemm: rs-gemm: K=5 is not divisible by D (K is sharded)=2
+// RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-bench run -n 1 --dry-run --shapes 16x8x4 --families ag --variants gemm 2>&1 | FileCheck %s --check-prefix=WORLD1
+// WORLD1: hir-bench: error: rank 0: -n 1 does not match WORLD_SIZE 2
+
 // Ranks that would time a different benchmark, or use other inputs: every
 // rank fails, naming the first that differs.
 // RUN: %python %S/../Integration/Inputs/ranks.py 2 'hir-bench run --dry-run --timeout 20 --shapes 16x8x4 --iters 3' 'hir-bench run --dry-run --timeout 20 --shapes 16x8x4' | FileCheck %s --check-prefix=DIFFERENT

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use hir_abi::DType;
 use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, positive, timeout};
 use hir_tools::backend::{Backend, Checks};
-use hir_tools::launch::{Fingerprint, Fnv, Launch, Plan};
+use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,7 +24,8 @@ emit: prints a benchmark program (fusion dialect) on stdout. PROGRAM is one of
 
 run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
   --backend cpu|cuda    runtime backend (default cpu: numbers NOT meaningful)
-  -n D, -D D            ranks = devices (default 1, at most 1024)
+  -n D, -D D            ranks = devices (default 1, or WORLD_SIZE for a rank torchrun started;
+                        at most 1024)
   --shapes MxKxN,...    GEMM shapes (default 32768x16384x8192,8192x16384x8192,16384x8192x2048)
   --families F,...      ag, rs, ar (default all)
   --variants V,...      gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda (default all
@@ -296,6 +297,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         timeout: Duration::from_secs(60),
     };
     let mut chunks = None;
+    let mut devices = None;
     while let Some((flag, inline)) = args.next_flag() {
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
@@ -308,7 +310,7 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         let value = args.value(&flag, inline)?;
         match flag.as_str() {
             "--backend" => run.backend = Backend::parse("--backend", &value)?,
-            "-n" | "-D" => run.devices = bounded(&flag, &value, MAX_RANKS)?,
+            "-n" | "-D" => devices = Some(bounded(&flag, &value, MAX_RANKS)?),
             "--shapes" => run.shapes = value.split(',').map(shape).collect::<Result<_>>()?,
             "--families" => {
                 run.families = list(&flag, &value, Family::parse, "a list of ag, rs, ar")?
@@ -339,6 +341,8 @@ fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
         }
     }
     run.chunks = chunks.unwrap_or(run.num_streams);
+    // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
+    run.devices = devices.or_else(launch::world_size_of_rank).unwrap_or(1);
     if run.dry_run && run.launch == Some(Launch::Threads) {
         bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
     }

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use hir_runtime::cpu::Races;
 use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, timeout};
 use hir_tools::backend::{Backend, Checks};
-use hir_tools::launch::{Launch, Plan};
+use hir_tools::launch::{self, Launch, Plan};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
@@ -191,14 +191,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         }
     }
     options.program = program.with_context(|| format!("no program given\n{USAGE}"))?;
-    // A rank started torchrun style without -n runs in a world of WORLD_SIZE
-    // (a WORLD_SIZE that does not parse is the bootstrap's error to report).
-    if !ranks_given
-        && std::env::var_os("RANK").is_some()
-        && let Some(world) = std::env::var("WORLD_SIZE")
-            .ok()
-            .and_then(|world| world.parse().ok())
-    {
+    // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
+    if !ranks_given && let Some(world) = launch::world_size_of_rank() {
         options.ranks = world;
     }
     if options.dry_run && options.launch == Some(Launch::Threads) {

@@ -78,6 +78,15 @@ impl Plan {
     }
 }
 
+/// The ranks of a run whose `-n` was not given: `WORLD_SIZE` in a rank a
+/// launcher such as torchrun started (`RANK` set), else `None` (one rank).
+/// A `WORLD_SIZE` that does not parse is the bootstrap's error to report; an
+/// `-n` that differs from it is [`rank::run_rank`]'s.
+pub fn world_size_of_rank() -> Option<usize> {
+    std::env::var_os("RANK")?;
+    std::env::var("WORLD_SIZE").ok()?.trim().parse().ok()
+}
+
 /// What the tool does with `plan`: run one rank (`RANK` set; `fingerprint`
 /// says what it runs, `run` runs it), launch ranks in processes, or `None`:
 /// run the ranks as threads here.

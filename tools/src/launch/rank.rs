@@ -116,7 +116,7 @@ pub fn run_rank(
     run: impl FnOnce(&Joined) -> anyhow::Result<()>,
 ) -> ExitCode {
     let (tool, rank) = (plan.tool, env.rank);
-    if plan.ranks != 1 && plan.ranks != env.world_size {
+    if plan.ranks != env.world_size {
         say(&format!(
             "{tool}: error: rank {rank}: -n {} does not match WORLD_SIZE {}",
             plan.ranks, env.world_size
