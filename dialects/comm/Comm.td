@@ -14,6 +14,7 @@ include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 
 def Comm_Dialect : Dialect {
   let name = "comm";
@@ -76,8 +77,12 @@ defvar Comm_DefaultAxis = DefaultValuedAttr<I64Attr, "0">;
 
 // A collective from `input` to `output`; `fields` is the part of the syntax
 // between the operands and `team` (the reduction kind, the root, the axis).
+// Destination-passing style: `output` is the buffer the collective writes.
 class Comm_CollectiveOp<string mnemonic, dag extraArgs, string fields>
-    : Comm_Op<mnemonic> {
+    : Comm_Op<mnemonic, [DestinationStyleOpInterface]> {
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+  }];
   let arguments = !con((ins Arg<Comm_Buffer, "", [MemRead]>:$input,
                             Arg<Comm_Buffer, "", [MemWrite]>:$output,
                             DenseI64ArrayAttr:$team,

@@ -14,6 +14,7 @@ include "common/Traits.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 
 def Host_Dialect : Dialect {
   let name = "host";
@@ -250,9 +251,15 @@ def Host_NumDevicesOp : Host_Op<"num_devices", [Pure]> {
 // Compute on buffers (destination-passing style, on the current stream)
 //===----------------------------------------------------------------------===//
 
+// Destination-passing style: `output` is the buffer the op writes, the one
+// DPS init every pass asks for (`hirDestinationOperand`).
 class Host_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Host_Op<mnemonic, !listconcat(traits,
-        [MemoryEffects<[MemRead<Host_StreamResource>]>])>;
+        [MemoryEffects<[MemRead<Host_StreamResource>]>, DestinationStyleOpInterface])> {
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+  }];
+}
 
 def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise]> {
   let summary = "copy a buffer into another of the same shape and element type";

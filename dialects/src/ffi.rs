@@ -83,6 +83,7 @@ unsafe extern "C" {
     pub fn hirFusionDistAttrGetAxis(attr: MlirAttribute, axis: isize) -> i32;
 
     pub fn hirOpKindOf(op: MlirOperation) -> i32;
+    pub fn hirDestinationOperand(op: MlirOperation) -> isize;
 
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;
     pub fn hirHostStreamTypeGet(ctx: MlirContext) -> MlirType;

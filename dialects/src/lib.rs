@@ -4,10 +4,12 @@
 //! build, registers them with melior contexts and generates typed op
 //! builders from the same `.td` files.
 
+mod destination;
 pub mod dist;
 pub mod ffi;
 mod op_kind;
 
+pub use destination::destination;
 pub use op_kind::OpKind;
 
 use melior::{Context, dialect::DialectRegistry};

@@ -46,7 +46,7 @@ use melior::{
 };
 
 /// The op the pass runs on: it adds declarations to the module.
-pub const ANCHOR: &str = "builtin.module";
+pub const ANCHOR: &str = crate::ops::MODULE;
 pub const ARGUMENT: &str = "convert-comm-to-llvm";
 
 /// Creates the pass (anchored on `builtin.module`).

@@ -125,7 +125,12 @@ fn parallelize<'c, 'a>(
             rewrite::remove_attribute(rewriter, op, builders::STREAM_AXIS);
             open = false;
         } else if let Some(axis) = builders::stream_axis(&op) {
-            let written = written_buffer(&op).expect("verified: the op writes a buffer");
+            let Some(written) = written_buffer(&op) else {
+                return error(
+                    op.location(),
+                    format!("'{}' cannot be stream-parallelized", ir::name(&op)),
+                );
+            };
             let extent = builders::buffer_shape(written.r#type())[axis];
             let mut unit = Unit {
                 ops: vec![op],
@@ -191,11 +196,9 @@ fn is_setup(op: &OperationRef) -> bool {
     )
 }
 
-/// The buffer an op writes: its last buffer operand.
+/// The buffer an op writes: its destination-passing-style init.
 fn written_buffer<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
-    op.operands()
-        .filter(|value| MemRefType::try_from(value.r#type()).is_ok())
-        .last()
+    op.operand(hir_dialects::destination(op)?).ok()
 }
 
 /// The `host.stream_for` of `group`, after its last op.
@@ -269,7 +272,8 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
         .filter_map(|value| MemRefType::try_from(value.r#type()).ok())
         .map(|memref| builders::buffer_shape(memref.into()).len())
         .collect();
-    let output_rank = *ranks.last().expect("the op writes a buffer");
+    let written = written_buffer(op).ok_or("the op writes no buffer")?;
+    let output_rank = builders::buffer_shape(written.r#type()).len();
     let same = vec![Some(axis); ranks.len()];
     match (OpKind::of(op), Op::of(op)) {
         (OpKind::Elementwise, _) => Ok(same),
