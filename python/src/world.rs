@@ -15,7 +15,7 @@ use anyhow::{Result, anyhow, bail};
 use hir_runtime::bootstrap::{Env, ProcessGroup};
 use hir_runtime::bounds::Registration;
 use hir_runtime::{Device, RunError, cuda};
-use hir_tools::backend::{Backend, Runtime};
+use hir_tools::backend::{Backend, Checks, Runtime};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +37,14 @@ impl World {
         timeout: Duration,
     ) -> Result<World> {
         Ok(World {
-            runtime: Runtime::start(backend, ranks, num_streams, false, timeout)?,
+            runtime: Runtime::start(
+                backend,
+                ranks,
+                num_streams,
+                false,
+                timeout,
+                Checks::default(),
+            )?,
             backend,
             num_streams,
             group: None,
