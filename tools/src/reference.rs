@@ -6,8 +6,8 @@ use super::program::{element_dtype, tensor_shape};
 use super::tensor::{self, Tensor};
 use anyhow::{Result, bail};
 use hir::dialects::{OpKind, fusion};
-use hir_abi::Unary;
 use hir::passes::ir;
+use hir_abi::Unary;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
     operation::OperationLike,

@@ -173,7 +173,11 @@ fn unary_name(op: Unary, dtype: DType) -> String {
 fn functor(name: &str) -> String {
     let mut chars = name.chars();
     let first = chars.next().map(|c| c.to_ascii_uppercase());
-    format!("Op{}{}", first.into_iter().collect::<String>(), chars.as_str())
+    format!(
+        "Op{}{}",
+        first.into_iter().collect::<String>(),
+        chars.as_str()
+    )
 }
 
 fn cast_name(from: DType, to: DType) -> String {
