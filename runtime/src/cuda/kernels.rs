@@ -615,8 +615,10 @@ mod tests {
         let dtypes = DType::ALL.len();
         assert_eq!(
             entries,
-            3 + dtypes * (1 + dtypes + 2 * Binary::ALL.len() + 3 * Reduction::ALL.len())
+            3 + dtypes
+                * (Unary::ALL.len() + dtypes + 2 * Binary::ALL.len() + 3 * Reduction::ALL.len())
         );
+        assert!(source.contains("void hir_exp_bf16(Pointwise p)"));
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));
