@@ -13,7 +13,8 @@
 //! so are the ring's own buffers. This is sound only where the step computes
 //! each row of a slice from the same row of the others: elementwise ops over
 //! slices alone, and `host.matmul`/`host.linear` whose first operand and
-//! output are slices along the same rows and whose second operand is not one.
+//! output are slices along the same rows and whose weight (and a linear's
+//! bias, added to every row) is not one: every part shares it.
 //! Anything else is a located error.
 
 use super::plan::{Reported, StreamLoop, constant, integer_attribute};
@@ -130,17 +131,19 @@ fn problems<'c>(stream_loop: &StreamLoop<'c, '_>, chunks: i64) -> Vec<(Location<
                     .iter()
                     .all(|&operand| axis_of(operand) == Some(axis) && rank(operand) == rank(slice))
             } else if kind == OpKind::Contraction {
-                // ins(%x, %w) outs(%y): rows of %x make the same rows of %y.
-                match operands[..] {
-                    [x, w, y] => {
-                        axis_of(x) == Some(axis)
-                            && axis_of(y) == Some(axis)
-                            && axis_of(w).is_none()
-                            && rank(x) == rank(y)
-                            && axis <= rank(x) - 2
-                    }
-                    _ => false,
-                }
+                // ins(%x, %w) outs(%y), or ins(%x, %w, %bias) outs(%y) for a
+                // linear: rows of %x make the same rows of %y; the weight and
+                // the bias, added to every row, are shared by every part.
+                let (x, shared, y) = match operands[..] {
+                    [x, w, y] => (x, vec![w], y),
+                    [x, w, bias, y] => (x, vec![w, bias], y),
+                    _ => (slice, vec![slice], slice),
+                };
+                axis_of(x) == Some(axis)
+                    && axis_of(y) == Some(axis)
+                    && shared.iter().all(|&operand| axis_of(operand).is_none())
+                    && rank(x) == rank(y)
+                    && axis <= rank(x) - 2
             } else {
                 false
             };
