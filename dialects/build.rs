@@ -13,7 +13,7 @@ fn main() {
     for path in [
         "CMakeLists.txt",
         "dialects/CMakeLists.txt",
-        "dialects/HIRConfig.cmake",
+        "dialects/HIRConfig.cmake.in",
         "dialects/fusion",
         "dialects/host",
         "dialects/comm",
