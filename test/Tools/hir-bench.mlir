@@ -56,12 +56,26 @@
 
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t.json
 // JSON: "tool": "hir-bench",
+// JSON-NEXT: "provenance": {
+// JSON-NEXT: "commit": "{{[0-9a-f]+(-dirty)?|unknown}}",
+// JSON-NEXT: "date": "{{[0-9]+-[0-9]+-[0-9]+T[0-9:]+Z}}",
 // JSON-NEXT: "backend": "cpu",
-// JSON-NEXT: "meaningful": false,
 // JSON-NEXT: "devices": 4,
-// JSON: {"family": "ag", "m": 16, "k": 8, "n": 4, "variant": "gemm", "program": "ag-gemm", "p2p": "none", "median_ms": {{[0-9.e-]+}}, "min_ms": {{.*}}, "check": {"ok": true,
-// JSON: {"family": "ar", "m": 32, "k": 8, "n": 4, "variant": "pipeline", "program": "ar-pipeline", "p2p": "none", "median_ms":
+// JSON-NEXT: "dtype": "bf16",
+// JSON-NEXT: "gpu": null,
+// JSON: "meaningful": false,
+// JSON: "family": "ag",
+// JSON-NEXT: "m": 16,
+// JSON-NEXT: "k": 8,
+// JSON-NEXT: "n": 4,
+// JSON-NEXT: "variant": "gemm",
+// JSON-NEXT: "program": "ag-gemm",
+// JSON-NEXT: "p2p": "none",
+// JSON-NEXT: "median_ms": {{[0-9.e-]+}},
+// JSON: "check": {
+// JSON-NEXT: "ok": true,
+// JSON: "program": "ar-pipeline",
 // RUN: FileCheck %s --check-prefix=CSV --input-file=%t.csv
-// CSV: family,m,k,n,variant,program,p2p,median_ms,min_ms,tflops_per_gpu,vs_gemm,busbw_gbps,sample_error,full_error,check
-// CSV-NEXT: ag,16,8,4,gemm,ag-gemm,none,{{.*}},ok
-// CSV: rs,16,8,4,p2p-nccl,rs-ring,nccl,{{.*}},ok
+// CSV: commit,date,backend,devices,dtype,gpu,driver_cuda,cuda,nccl,cublaslt,family,m,k,n,variant,program,p2p,median_ms,min_ms,tflops_per_gpu,vs_gemm,busbw_gbps,sample_error,full_error,check
+// CSV-NEXT: {{[^,]+}},{{[^,]+}},cpu,4,bf16,,,,,,ag,16,8,4,gemm,ag-gemm,none,{{.*}},ok
+// CSV: {{[^,]+}},{{[^,]+}},cpu,4,bf16,,,,,,rs,16,8,4,p2p-nccl,rs-ring,nccl,{{.*}},ok

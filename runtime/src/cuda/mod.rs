@@ -24,10 +24,12 @@ mod process;
 mod tests;
 mod timeline;
 mod timer;
+mod versions;
 
 pub use crate::core::bootstrap::Bootstrap;
 pub use alloc::DeviceBuffer;
 pub use timer::TimingEvent;
+pub use versions::{Versions, versions};
 
 use crate::bootstrap::{Inflight, Stuck, Watched};
 use crate::bounds::Allocations;

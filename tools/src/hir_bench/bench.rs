@@ -7,6 +7,7 @@
 
 use crate::cli::Run;
 use crate::data::{self, Inputs, Values};
+use crate::provenance::Provenance;
 use crate::{plot, report};
 use anyhow::{Context as _, Result, bail};
 use hir_abi::DType;
@@ -66,9 +67,10 @@ pub struct Check {
     pub ok: bool,
 }
 
-/// The settings a report states.
+/// The settings a report states, and what made its numbers.
 pub struct Setup<'a> {
     pub run: &'a Run,
+    pub provenance: Provenance,
 }
 
 /// The median of `times` (sorted in place).
@@ -197,13 +199,16 @@ pub fn run(run: &Run) -> Result<()> {
         return Ok(());
     }
     fill_ratios(&mut rows);
-    let setup = Setup { run };
+    let setup = Setup {
+        run,
+        provenance: Provenance::of(run),
+    };
     print!("{}", report::table(&setup, &rows));
     if let Some(path) = &run.json {
         write(path, &report::json(&setup, &rows))?;
     }
     if let Some(path) = &run.csv {
-        write(path, &report::csv(&rows))?;
+        write(path, &report::csv(&setup, &rows))?;
     }
     if let Some(path) = &run.png {
         let (width, height, png) = plot::chart(&setup, &rows);

@@ -12,6 +12,7 @@ mod bench;
 mod cli;
 mod data;
 mod plot;
+mod provenance;
 mod report;
 
 use cli::Command;

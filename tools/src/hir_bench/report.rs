@@ -1,7 +1,9 @@
-//! The results as a table (stdout), JSON and CSV.
+//! The results as a table (stdout), JSON and CSV, each with its provenance.
 
 use crate::bench::{Outcome, Row, Setup};
+use crate::provenance::Provenance;
 use hir_tools::backend::Backend;
+use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 /// How the numbers are made, for the table's header and the JSON.
@@ -51,6 +53,23 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         run.lower_streams,
         run.ring_chunks,
         run.seed
+    );
+    let provenance = &setup.provenance;
+    let _ = writeln!(
+        text,
+        "built from {}, run {}{}",
+        provenance.commit,
+        provenance.date,
+        match &provenance.gpu {
+            Some(gpu) => format!(
+                " on {gpu} (driver CUDA {}, CUDA {}, NCCL {}, cuBLASLt {})",
+                provenance.driver_cuda.as_deref().unwrap_or("?"),
+                provenance.cuda.as_deref().unwrap_or("?"),
+                provenance.nccl.as_deref().unwrap_or("not loaded"),
+                provenance.cublaslt.as_deref().unwrap_or("?")
+            ),
+            None => String::new(),
+        }
     );
     let _ = writeln!(text, "time: {TIME}");
     let _ = writeln!(text, "{FORMULA}");
@@ -110,110 +129,80 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
     text
 }
 
-/// A JSON string literal.
-fn string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A JSON number, or `null` (JSON has no infinities).
-fn number(value: Option<f64>) -> String {
-    match value {
-        Some(value) if value.is_finite() => format!("{value}"),
-        _ => "null".to_owned(),
-    }
+fn number(value: Option<f64>) -> Value {
+    value.filter(|value| value.is_finite()).into()
 }
 
 pub fn json(setup: &Setup, rows: &[Row]) -> String {
     let run = setup.run;
-    let mut text = String::from("{\n");
-    let _ = writeln!(text, "  \"tool\": \"hir-bench\",");
-    let _ = writeln!(text, "  \"backend\": {},", string(run.backend.name()));
-    let _ = writeln!(text, "  \"meaningful\": {},", run.backend == Backend::Cuda);
-    let _ = writeln!(text, "  \"devices\": {},", run.devices);
-    let _ = writeln!(
-        text,
-        "  \"launch\": {},",
-        string(run.plan().launch().name())
-    );
-    let _ = writeln!(text, "  \"dtype\": {},", string(run.dtype.mlir()));
-    let _ = writeln!(text, "  \"chunks\": {},", run.chunks);
-    let _ = writeln!(text, "  \"ring_chunks\": {},", run.ring_chunks);
-    let _ = writeln!(text, "  \"num_streams\": {},", run.num_streams);
-    let _ = writeln!(text, "  \"lower_streams\": {},", run.lower_streams);
-    let _ = writeln!(text, "  \"iters\": {},", run.iters);
-    let _ = writeln!(text, "  \"warmup\": {},", run.warmup);
-    let _ = writeln!(text, "  \"seed\": {},", run.seed);
-    let _ = writeln!(text, "  \"time\": {},", string(TIME));
-    let _ = writeln!(text, "  \"formula\": {},", string(FORMULA));
-    text.push_str("  \"results\": [");
-    for (index, row) in rows.iter().enumerate() {
-        text.push_str(if index == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            text,
-            "    {{\"family\": {}, \"m\": {}, \"k\": {}, \"n\": {}, \"variant\": {}, \"program\": {}, \"p2p\": {}",
-            string(row.family.name()),
-            row.shape.0,
-            row.shape.1,
-            row.shape.2,
-            string(row.variant.name()),
-            string(row.program),
-            string(row.p2p)
-        );
-        match &row.outcome {
-            Outcome::Skipped(why) => {
-                let _ = write!(text, ", \"skipped\": {}}}", string(why));
+    let results: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mut result = json!({
+                "family": row.family.name(),
+                "m": row.shape.0,
+                "k": row.shape.1,
+                "n": row.shape.2,
+                "variant": row.variant.name(),
+                "program": row.program,
+                "p2p": row.p2p,
+            });
+            let fields = match &row.outcome {
+                Outcome::Skipped(why) => json!({ "skipped": why }),
+                Outcome::Measured(measure) => json!({
+                    "median_ms": number(Some(measure.median_ms)),
+                    "min_ms": number(Some(measure.min_ms)),
+                    "tflops_per_gpu": number(measure.tflops),
+                    "vs_gemm": number(measure.ratio),
+                    "busbw_gbps": number(measure.busbw),
+                    "check": {
+                        "ok": measure.check.ok,
+                        "sample_error": number(Some(measure.check.sample_error)),
+                        "samples": measure.check.samples,
+                        "full_error": number(measure.check.full_error),
+                        "tolerance": number(Some(measure.check.tolerance)),
+                    },
+                    "times_ms": measure.times.iter().map(|&time| number(Some(time))).collect::<Vec<_>>(),
+                }),
+            };
+            if let (Some(result), Value::Object(fields)) = (result.as_object_mut(), fields) {
+                result.extend(fields);
             }
-            Outcome::Measured(measure) => {
-                let _ = write!(
-                    text,
-                    ", \"median_ms\": {}, \"min_ms\": {}, \"tflops_per_gpu\": {}, \"vs_gemm\": {}, \
-                     \"busbw_gbps\": {}, \"check\": {{\"ok\": {}, \"sample_error\": {}, \"samples\": {}, \
-                     \"full_error\": {}, \"tolerance\": {}}}, \"times_ms\": [{}]}}",
-                    number(Some(measure.median_ms)),
-                    number(Some(measure.min_ms)),
-                    number(measure.tflops),
-                    number(measure.ratio),
-                    number(measure.busbw),
-                    measure.check.ok,
-                    number(Some(measure.check.sample_error)),
-                    measure.check.samples,
-                    number(measure.check.full_error),
-                    number(Some(measure.check.tolerance)),
-                    measure
-                        .times
-                        .iter()
-                        .map(|&time| number(Some(time)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
-    }
-    text.push_str("\n  ]\n}\n");
+            result
+        })
+        .collect();
+    let document = json!({
+        "tool": "hir-bench",
+        "provenance": setup.provenance,
+        "meaningful": run.backend == Backend::Cuda,
+        "launch": run.plan().launch().name(),
+        "chunks": run.chunks,
+        "ring_chunks": run.ring_chunks,
+        "num_streams": run.num_streams,
+        "lower_streams": run.lower_streams,
+        "iters": run.iters,
+        "warmup": run.warmup,
+        "seed": run.seed,
+        "time": TIME,
+        "formula": FORMULA,
+        "results": results,
+    });
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values serialize");
+    text.push('\n');
     text
 }
 
-pub fn csv(rows: &[Row]) -> String {
-    let mut text = String::from(
-        "family,m,k,n,variant,program,p2p,median_ms,min_ms,tflops_per_gpu,vs_gemm,busbw_gbps,sample_error,full_error,check\n",
+pub fn csv(setup: &Setup, rows: &[Row]) -> String {
+    let mut text = format!(
+        "{},family,m,k,n,variant,program,p2p,median_ms,min_ms,tflops_per_gpu,vs_gemm,busbw_gbps,sample_error,full_error,check\n",
+        Provenance::CSV_HEADER
     );
+    let provenance = setup.provenance.csv();
     for row in rows {
         let _ = write!(
             text,
-            "{},{},{},{},{},{},{},",
+            "{provenance},{},{},{},{},{},{},{},",
             row.family.name(),
             row.shape.0,
             row.shape.1,
