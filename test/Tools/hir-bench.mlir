@@ -53,6 +53,7 @@
 // FILES: wrote {{.*}}.json
 // FILES-NEXT: wrote {{.*}}.csv
 // FILES-NEXT: wrote {{.*}}.png ({{[0-9]+}}x480)
+// FILES-NEXT: wrote {{.*}}-vs-gemm.png ({{[0-9]+}}x480)
 
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t.json
 // JSON: "tool": "hir-bench",

@@ -7,8 +7,9 @@
 
 use crate::cli::Run;
 use crate::data::{self, Inputs, Values};
+use crate::plot::{self, Metric};
 use crate::provenance::Provenance;
-use crate::{plot, report};
+use crate::report;
 use anyhow::{Context as _, Result, bail};
 use hir_abi::DType;
 use hir_tools::backend::Backend;
@@ -211,9 +212,15 @@ pub fn run(run: &Run) -> Result<()> {
         write(path, &report::csv(&setup, &rows))?;
     }
     if let Some(path) = &run.png {
-        let (width, height, png) = plot::chart(&setup, &rows);
-        std::fs::write(path, png).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {} ({width}x{height})", path.display());
+        // The ratio chart beside the TFLOP/s one: `bench.png`, `bench-vs-gemm.png`.
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        let ratio = path.with_file_name(format!("{stem}-vs-gemm.png"));
+        for (path, metric) in [(path.clone(), Metric::Tflops), (ratio, Metric::VsGemm)] {
+            let (width, height, png) = plot::chart(&setup, &rows, metric);
+            std::fs::write(&path, png)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote {} ({width}x{height})", path.display());
+        }
     }
     let failed: Vec<String> = rows
         .iter()

@@ -42,7 +42,8 @@ run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
   --seed K              seed of the random inputs (default 0)
   --samples K           output entries per rank checked against an f64 dot product (default 512)
   --json FILE --csv FILE --png FILE
-                        write the results as JSON, CSV, and a bar chart of TFLOP/s
+                        write the results as JSON, CSV, and bar charts of TFLOP/s (FILE)
+                        and of the ratio to the GEMM alone (FILE's stem + -vs-gemm.png)
   --launch threads|processes
                         ranks as threads of this process (default for cpu) or as D child
                         processes of it, one per GPU (default for cuda); with RANK and

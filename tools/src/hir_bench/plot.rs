@@ -1,7 +1,7 @@
-//! The bar chart of `--png`: TFLOP/s per GPU of every variant with a GEMM,
-//! grouped by family and shape. Drawn into an RGB raster with the 8x8
-//! bitmap font of `font8x8` and written by a small PNG encoder (stored
-//! deflate blocks): no system font, library or network is needed.
+//! The bar charts of `--png`: TFLOP/s per GPU of every variant with a GEMM,
+//! and its ratio to the GEMM alone, grouped by family and shape. Drawn into an RGB raster with the 8x8
+//! bitmap font of `font8x8` and written as a PNG (deflated by
+//! `miniz_oxide`): no system font, library or network is needed.
 
 use crate::bench::{Outcome, Row, Setup};
 use hir_tools::backend::Backend;
@@ -83,25 +83,14 @@ impl Canvas {
         header.extend_from_slice(&[8, 2, 0, 0, 0]); // 8-bit RGB
         let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
         chunk(&mut png, b"IHDR", &header);
-        chunk(&mut png, b"IDAT", &zlib_stored(&raw));
+        chunk(
+            &mut png,
+            b"IDAT",
+            &miniz_oxide::deflate::compress_to_vec_zlib(&raw, 6),
+        );
         chunk(&mut png, b"IEND", &[]);
         png
     }
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 fn chunk(png: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
@@ -109,31 +98,8 @@ fn chunk(png: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     let start = png.len();
     png.extend_from_slice(kind);
     png.extend_from_slice(data);
-    let crc = crc32(&png[start..]);
+    let crc = crc32fast::hash(&png[start..]);
     png.extend_from_slice(&crc.to_be_bytes());
-}
-
-/// A zlib stream of `data` in stored (uncompressed) deflate blocks.
-fn zlib_stored(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = data.chunks(65535).collect();
-    for (index, block) in blocks.iter().enumerate() {
-        out.push(u8::from(index + 1 == blocks.len()));
-        let len = block.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-    if blocks.is_empty() {
-        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
-    }
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in data {
-        a = (a + u32::from(byte)) % 65521;
-        b = (b + a) % 65521;
-    }
-    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    out
 }
 
 /// A step of 1, 2 or 5 times a power of ten that splits `max` into at most
@@ -148,29 +114,82 @@ fn tick_step(max: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
-/// The bars of one family and shape: the family, the shape and each
-/// variant's TFLOP/s.
-type Group = (String, String, Vec<(Variant, f64)>);
+/// What a chart shows of each measured variant with a GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// TFLOP/s per GPU at the median time.
+    Tflops,
+    /// The GEMM alone's time over the variant's: a bar from the medians, a
+    /// line down or up to the same ratio of the minimum times (their spread).
+    VsGemm,
+}
 
-/// The chart: its width, height and PNG bytes.
-pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
-    let run = setup.run;
-    // Groups of (label, bars) in the rows' order.
+impl Metric {
+    fn title(self) -> &'static str {
+        match self {
+            Metric::Tflops => "TFLOP/s per GPU",
+            Metric::VsGemm => "GEMM alone's time / time (bars: medians; lines: minimums)",
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            Metric::Tflops => "TFLOP/s",
+            Metric::VsGemm => "vs GEMM",
+        }
+    }
+}
+
+/// One bar: its variant, its value and, for ratios, the ratio of the
+/// minimum times.
+type Bar = (Variant, f64, Option<f64>);
+
+/// The bars of one family and shape: the family, the shape and the bars.
+type Group = (String, String, Vec<Bar>);
+
+/// The bars of `metric`, grouped by family and shape in the rows' order.
+fn groups(rows: &[Row], metric: Metric) -> Vec<Group> {
+    let gemm_min = |row: &Row| {
+        rows.iter()
+            .find(|other| {
+                other.family == row.family
+                    && other.shape == row.shape
+                    && other.variant == Variant::Gemm
+            })
+            .and_then(|gemm| match &gemm.outcome {
+                Outcome::Measured(measure) => Some(measure.min_ms),
+                Outcome::Skipped(_) => None,
+            })
+    };
     let mut groups: Vec<Group> = Vec::new();
     for row in rows {
         let Outcome::Measured(measure) = &row.outcome else {
             continue;
         };
-        let Some(tflops) = measure.tflops else {
+        let bar = match metric {
+            Metric::Tflops => measure.tflops.map(|tflops| (row.variant, tflops, None)),
+            Metric::VsGemm => measure.ratio.map(|ratio| {
+                let spread = gemm_min(row).map(|gemm| gemm / measure.min_ms);
+                (row.variant, ratio, spread)
+            }),
+        };
+        let Some(bar) = bar else {
             continue;
         };
         let family = row.family.name().to_owned();
         let shape = format!("{}x{}x{}", row.shape.0, row.shape.1, row.shape.2);
         match groups.last_mut() {
-            Some((f, s, bars)) if *f == family && *s == shape => bars.push((row.variant, tflops)),
-            _ => groups.push((family, shape, vec![(row.variant, tflops)])),
+            Some((f, s, bars)) if *f == family && *s == shape => bars.push(bar),
+            _ => groups.push((family, shape, vec![bar])),
         }
     }
+    groups
+}
+
+/// The chart of `metric`: its width, height and PNG bytes.
+pub fn chart(setup: &Setup, rows: &[Row], metric: Metric) -> (usize, usize, Vec<u8>) {
+    let run = setup.run;
+    let groups = groups(rows, metric);
     let bar = 24;
     let most = groups
         .iter()
@@ -184,13 +203,18 @@ pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
     let plot_height = height - top - bottom;
     let mut canvas = Canvas::new(width, height);
 
-    let title = format!(
-        "hir-bench: TFLOP/s per GPU ({}, D={}, {})",
+    canvas.text(left, 8, &format!("hir-bench: {}", metric.title()), 1, BLACK);
+    let mut about = format!(
+        "{}, D={}, {}, {}",
         run.backend.name(),
         run.devices,
         run.dtype.mlir(),
+        setup.provenance.commit
     );
-    canvas.text(left, 10, &title, 2, BLACK);
+    if let Some(gpu) = &setup.provenance.gpu {
+        about.push_str(&format!(", {gpu}"));
+    }
+    canvas.text(left, 22, &about, 1, BLACK);
     if run.backend == Backend::Cpu {
         let note = "cpu backend: these numbers are NOT meaningful as performance";
         canvas.text(left, 60, note, 1, [200, 0, 0]);
@@ -200,7 +224,7 @@ pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
     for variant in Variant::ALL {
         if groups
             .iter()
-            .any(|(_, _, bars)| bars.iter().any(|(v, _)| *v == variant))
+            .any(|(_, _, bars)| bars.iter().any(|(v, _, _)| *v == variant))
         {
             canvas.fill(x, 40, 12, 12, color(variant));
             canvas.text(x + 16, 42, variant.name(), 1, BLACK);
@@ -210,13 +234,18 @@ pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
 
     let max = groups
         .iter()
-        .flat_map(|(_, _, bars)| bars.iter().map(|(_, tflops)| *tflops))
+        .flat_map(|(_, _, bars)| {
+            bars.iter()
+                .map(|(_, value, spread)| value.max(spread.unwrap_or(0.0)))
+        })
         .fold(0.0f64, f64::max);
     let base = top + plot_height;
     if max > 0.0 {
         let step = tick_step(max * 1.05);
         let top_value = (max * 1.05 / step).ceil() * step;
-        let y_of = |value: f64| base - ((value / top_value) * plot_height as f64).round() as usize;
+        let y_of = |value: f64| {
+            base - ((value.min(top_value) / top_value) * plot_height as f64).round() as usize
+        };
         let mut tick = 0.0;
         while tick <= top_value + step * 1e-9 {
             let y = y_of(tick);
@@ -235,17 +264,27 @@ pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
             );
             tick += step;
         }
+        if metric == Metric::VsGemm {
+            // The GEMM alone.
+            canvas.fill(left, y_of(1.0), width - left - right, 2, BLACK);
+        }
         for (index, (family, shape, bars)) in groups.iter().enumerate() {
             let x0 = left + index * group_width + (group_width - bars.len() * bar) / 2;
-            for (position, (variant, tflops)) in bars.iter().enumerate() {
-                let y = y_of(*tflops);
-                canvas.fill(
-                    x0 + position * bar + 2,
-                    y,
-                    bar - 4,
-                    base - y,
-                    color(*variant),
-                );
+            for (position, (variant, value, spread)) in bars.iter().enumerate() {
+                let x = x0 + position * bar;
+                let y = y_of(*value);
+                canvas.fill(x + 2, y, bar - 4, base - y, color(*variant));
+                if let Some(spread) = spread {
+                    let other = y_of(*spread);
+                    canvas.fill(
+                        x + bar / 2 - 1,
+                        y.min(other),
+                        2,
+                        y.abs_diff(other) + 1,
+                        BLACK,
+                    );
+                    canvas.fill(x + 6, other, bar - 12, 2, BLACK);
+                }
             }
             let center = left + index * group_width + group_width / 2;
             canvas.text(
@@ -274,7 +313,7 @@ pub fn chart(setup: &Setup, rows: &[Row]) -> (usize, usize, Vec<u8>) {
     }
     canvas.fill(left, top, 1, plot_height + 1, BLACK);
     canvas.fill(left, base, width - left - right, 1, BLACK);
-    canvas.text(8, top - 16, "TFLOP/s", 1, BLACK);
+    canvas.text(8, top - 16, metric.axis(), 1, BLACK);
     (width, height, canvas.png())
 }
 
@@ -283,15 +322,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn png_pieces() {
-        // The CRC of an IEND chunk, as every PNG ends.
-        assert_eq!(crc32(b"IEND"), 0xae42_6082);
-        let stored = zlib_stored(b"abc");
-        assert_eq!(&stored[..7], &[0x78, 0x01, 1, 3, 0, 0xfc, 0xff]);
-        assert_eq!(&stored[stored.len() - 4..], &0x024d_0127u32.to_be_bytes());
-        let png = Canvas::new(3, 2).png();
+    fn png_is_deflated_and_decodes_to_the_pixels() {
+        let mut canvas = Canvas::new(300, 200);
+        canvas.fill(10, 10, 50, 20, [255, 0, 0]);
+        let png = canvas.png();
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"));
-        assert!(png.ends_with(&[0xae, 0x42, 0x60, 0x82]));
+        // The IEND chunk and its CRC, as every PNG ends.
+        assert!(png.ends_with(b"IEND\xae\x42\x60\x82"));
+        let idat = png
+            .windows(4)
+            .position(|w| w == b"IDAT")
+            .expect("an IDAT chunk");
+        let len = u32::from_be_bytes(png[idat - 4..idat].try_into().unwrap()) as usize;
+        let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&png[idat + 4..idat + 4 + len])
+            .expect("a zlib stream");
+        assert_eq!(raw.len(), (300 * 3 + 1) * 200);
+        assert!(
+            len * 20 < raw.len(),
+            "{len} bytes of IDAT for {} of pixels",
+            raw.len()
+        );
+        // Row 15, pixel 20 is red; row 0 is white.
+        assert_eq!(&raw[15 * 901 + 1 + 20 * 3..][..3], &[255, 0, 0]);
+        assert_eq!(&raw[1..4], &[255, 255, 255]);
     }
 
     #[test]
