@@ -166,7 +166,7 @@ def Host_SyncStreamOp : Host_Op<"sync_stream",
 }
 
 def Host_StreamForOp : Host_Op<"stream_for",
-    [SingleBlockImplicitTerminator<"YieldOp">]> {
+    [SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
   let summary = "a loop whose iterations run on the pool's streams, forked from and joined into a stream";
   let description = [{
     Iteration `i` of `lower` to `upper` by `step` runs its body with the pool
@@ -185,6 +185,9 @@ def Host_StreamForOp : Host_Op<"stream_for",
 
     Work after the op, enqueued on `caller`, is therefore ordered after every
     iteration; the iterations are not ordered against each other.
+    The op's memory effects are its body's (`RecursiveMemoryEffects`): a
+    loop whose iterations do nothing but take views does nothing, since
+    every pool stream's work is joined where it was forked.
     `host-stream-parallelize` makes it, `host-lower-stream-for` lowers it to
     two `scf.for` (the fork loop, and the work loop whose iterations end with
     the join).

@@ -84,6 +84,7 @@ unsafe extern "C" {
 
     pub fn hirOpKindOf(op: MlirOperation) -> i32;
     pub fn hirDestinationOperand(op: MlirOperation) -> isize;
+    pub fn hirIsOpTriviallyDead(op: MlirOperation) -> bool;
 
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;
     pub fn hirHostStreamTypeGet(ctx: MlirContext) -> MlirType;

@@ -8,7 +8,10 @@
 
 use melior::{
     IrRewriter, RewriterBase,
-    ir::{Attribute, AttributeLike, OperationRef, Value, ValueLike, operation::OperationLike},
+    ir::{
+        Attribute, AttributeLike, OperationRef, Value, ValueLike,
+        operation::{OperationLike, OperationResult},
+    },
 };
 use mlir_sys::{
     mlirOperationRemoveAttributeByName, mlirOperationSetAttributeByName, mlirOperationSetOperand,
@@ -68,4 +71,34 @@ pub fn remove_attribute(rewriter: &RewriterBase, op: OperationRef, name: &str) {
         mlirOperationRemoveAttributeByName(op.to_raw(), melior::StringRef::new(name).to_raw())
     };
     rewriter.finalize_op_modification(op);
+}
+
+/// Whether `op` could go without changing what the program does: its results
+/// are unused and its only memory effects are reads (MLIR's
+/// `isOpTriviallyDead`, through the C API).
+pub fn is_trivially_dead(op: OperationRef) -> bool {
+    // SAFETY: `op` is live for the call.
+    unsafe { hir_dialects::ffi::hirIsOpTriviallyDead(op.to_raw()) }
+}
+
+/// Erases `op` (trivially dead), then each op that defined one of its
+/// operands and is trivially dead once `op` is gone, and so on.
+pub fn erase_with_dead_operands<'c, 'a>(rewriter: &RewriterBase, op: OperationRef<'c, 'a>) {
+    // An op joins the list only when it has no users, so no op still in the
+    // IR names one that is erased.
+    let mut dead = vec![op];
+    while let Some(op) = dead.pop() {
+        let mut producers: Vec<OperationRef> = op
+            .operands()
+            .filter_map(|value| OperationResult::try_from(value).ok())
+            .map(|result| result.owner())
+            .collect();
+        producers.dedup();
+        rewriter.erase_op(op);
+        for producer in producers {
+            if !dead.contains(&producer) && is_trivially_dead(producer) {
+                dead.push(producer);
+            }
+        }
+    }
 }

@@ -1,7 +1,10 @@
 // hir-lower on the P2P examples (seeds 000 and 001): without p2p the allgather
-// along the stream axis runs whole before the loop; with p2p=nccl it is a ring
-// of coalesced send/recv (whole steps, ring-chunks=1), with p2p=cuda a ring of
-// CUDA-IPC copies in the parts host-p2p-pipeline chooses.
+// along the stream axis runs whole (before the loop of AG+matmul); with
+// p2p=nccl it is a ring of coalesced send/recv, with p2p=cuda a ring of
+// CUDA-IPC copies, in the parts host-p2p-pipeline chooses or whole steps
+// (ring-chunks=1). A lone allgather (allgather_p2p: a DIDx -> Stream set) is
+// a ring too: host-stream-parallelize gives it a loop over its output's
+// slices, which the ring fills.
 //
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P-NCCL
@@ -19,19 +22,32 @@
 // ALLGATHER-P2P-NEXT: return
 // ALLGATHER-P2P-NEXT: }
 
+// With p2p the lone allgather is a ring over the slices of the output: step i
+// receives slice (r + i) mod 4 straight into the output (in the two parts
+// host-p2p-pipeline chooses) and sends this rank's shard on; at its own slice
+// the rank copies its shard.
 // ALLGATHER-P2P-NCCL-LABEL: func.func @allgather_p2p(
 // ALLGATHER-P2P-NCCL-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x64xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x64xf32>) {
-// ALLGATHER-P2P-NCCL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1, 2, 3] : memref<1x64xf32> into memref<4x64xf32>
-// ALLGATHER-P2P-NCCL-NEXT: comm.wait [[REQ]]
-// ALLGATHER-P2P-NCCL-NEXT: return
-// ALLGATHER-P2P-NCCL-NEXT: }
+// ALLGATHER-P2P-NCCL-NOT: comm.allgather
+// ALLGATHER-P2P-NCCL: scf.for
+// ALLGATHER-P2P-NCCL: [[SLICE:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}
+// ALLGATHER-P2P-NCCL: [[PART:%[a-zA-Z0-9_]+]] = memref.subview [[SLICE]]
+// ALLGATHER-P2P-NCCL: host.copy
+// ALLGATHER-P2P-NCCL: comm.start_coalescing
+// ALLGATHER-P2P-NCCL-NEXT: comm.recv [[PART]] from
+// ALLGATHER-P2P-NCCL-NEXT: comm.send
+// ALLGATHER-P2P-NCCL-NEXT: comm.end_coalescing
+// ALLGATHER-P2P-NCCL-NOT: comm.allgather
+// ALLGATHER-P2P-NCCL: return
 
 // ALLGATHER-P2P-CUDA-LABEL: func.func @allgather_p2p(
 // ALLGATHER-P2P-CUDA-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x64xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x64xf32>) {
-// ALLGATHER-P2P-CUDA-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1, 2, 3] : memref<1x64xf32> into memref<4x64xf32>
-// ALLGATHER-P2P-CUDA-NEXT: comm.wait [[REQ]]
-// ALLGATHER-P2P-CUDA-NEXT: return
-// ALLGATHER-P2P-CUDA-NEXT: }
+// ALLGATHER-P2P-CUDA-NOT: comm.allgather
+// ALLGATHER-P2P-CUDA: comm.share_mem_handles [[ARG0]], [[ARG1]] team [0, 1, 2, 3]
+// ALLGATHER-P2P-CUDA: comm.recv {{.*}} on cuda
+// ALLGATHER-P2P-CUDA: comm.send {{.*}} on cuda
+// ALLGATHER-P2P-CUDA-NOT: comm.allgather
+// ALLGATHER-P2P-CUDA: return
 
 // ----- ag_matmul_p2p.mlir
 

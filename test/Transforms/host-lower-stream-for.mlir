@@ -57,6 +57,7 @@ func.func @lowered(%a: memref<4x8xf32>) {
 // CHECK-NEXT: [[R:%.*]] = arith.remui [[J]], [[N]] : index
 // CHECK-NEXT: [[T:%.*]] = host.stream_from_pool [[R]] : !host.stream
 // CHECK-NEXT: host.set_current_stream [[T]]
+// CHECK-NEXT: host.sync_stream [[T]]
 // CHECK-NEXT: host.set_current_stream [[MAIN]]
 // CHECK-NEXT: host.sync_stream [[T]]
 // CHECK-NEXT: }
@@ -67,6 +68,7 @@ func.func @rotated(%n: index) {
   %main = host.get_current_stream : !host.stream
   host.stream_for %c0 to %c4 step %c1 from %main streams %n {
   ^bb0(%i: index, %s: !host.stream):
+    host.sync_stream %s
   }
   return
 }
@@ -88,6 +90,7 @@ func.func @rotated(%n: index) {
 // CHECK-NEXT: scf.for [[K:%.*]] = {{.*}} {
 // CHECK-NEXT: [[U:%.*]] = host.stream_from_pool [[K]] : !host.stream
 // CHECK-NEXT: host.set_current_stream [[U]]
+// CHECK-NEXT: host.sync_stream [[U]]
 // CHECK-NEXT: host.set_current_stream [[S]]
 // CHECK-NEXT: host.sync_stream [[U]]
 // CHECK-NEXT: }
@@ -104,7 +107,33 @@ func.func @nested() {
   ^bb0(%i: index, %s: !host.stream):
     host.stream_for %c0 to %c4 step %c1 from %s {
     ^bb0(%j: index, %t: !host.stream):
+      host.sync_stream %t
     }
   }
+  return
+}
+
+// -----
+
+// A loop whose iterations only take views does nothing (its memory effects
+// are its body's): it goes, with the bounds and the caller stream only it
+// used; the constant something else uses stays.
+// CHECK-LABEL: func.func @views_only
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[KEPT:.*]] = host.select %{{.*}}[0]{{\[}}%[[C4]]]
+// CHECK-NEXT: host.neg ins(%[[KEPT]]
+// CHECK-NEXT: return
+func.func @views_only(%a: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %ai = host.select %a[0][%i] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+  }
+  %kept = host.select %a[0][%c4] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+  host.neg ins(%kept : memref<8xf32, strided<[1], offset: ?>>)
+           outs(%kept : memref<8xf32, strided<[1], offset: ?>>)
   return
 }

@@ -28,11 +28,13 @@
 //! }
 //! ```
 //! Without `streams`, the pool index is the loop index (no `arith.remui`).
+//! A loop whose iterations do nothing (its body only takes views) is erased,
+//! with the bounds and caller stream only it used.
 //! A `host.stream_for` nested in another one's body is expanded first. The
 //! pass cannot fail: what it needs is what the op's verifier checks.
 //! [`expand`] is the rewrite, which host-p2p-pipeline uses too.
 
-use crate::{HirPass, ir, patterns};
+use crate::{HirPass, ir, patterns, rewrite};
 use hir_dialects::host;
 use melior::{
     Context, RewriterBase,
@@ -56,6 +58,7 @@ struct LowerStreamFor;
 
 impl HirPass for LowerStreamFor {
     fn run(&mut self, function: OperationRef) -> bool {
+        erase_loops_that_do_nothing(function);
         // Post-order: nested stream loops are expanded before the ones around them.
         patterns::walk(function, |context, set| {
             patterns::add(
@@ -77,6 +80,25 @@ impl HirPass for LowerStreamFor {
             );
         });
         true
+    }
+}
+
+/// Erases each `host.stream_for` whose iterations do nothing (its body only
+/// takes views: host-stream-parallelize's loop over the slices of a
+/// collective that stayed whole, when no ring was made of it), and then what
+/// only it used (its bounds, its caller stream), so that no fork and join of
+/// streams is left for nothing. Inner loops go first.
+fn erase_loops_that_do_nothing(function: OperationRef) {
+    let rewriter = rewrite::rewriter(function);
+    let rewriter = rewriter.as_rewriter_base();
+    let loops: Vec<OperationRef> = ir::nested(function)
+        .into_iter()
+        .filter(|op| host::StreamForOperation::name() == ir::name(op))
+        .collect();
+    for stream_for in loops.into_iter().rev() {
+        if rewrite::is_trivially_dead(stream_for) {
+            rewrite::erase_with_dead_operands(&rewriter, stream_for);
+        }
     }
 }
 

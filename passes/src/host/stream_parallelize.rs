@@ -53,7 +53,7 @@ use hir_dialects::{OpKind, host};
 use melior::{
     Context, RewriterBase,
     ir::{
-        Block, BlockLike, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+        Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
         attribute::DenseI64ArrayAttribute, operation::OperationLike, r#type::MemRefType,
     },
 };
@@ -112,6 +112,7 @@ fn parallelize<'c, 'a>(
     let mut groups: Vec<Vec<Unit>> = Vec::new();
     let mut open = false;
     let mut joined = Vec::new();
+    let mut allgathers: Vec<Unit> = Vec::new();
     for &op in &ops {
         if joined.contains(&op) {
             continue;
@@ -123,6 +124,16 @@ fn parallelize<'c, 'a>(
             // before the loop that reads it or after the loop that writes it
             // (host-p2p-pipeline makes a ring of it).
             rewrite::remove_attribute(rewriter, op, builders::STREAM_AXIS);
+            if Op::CommAllgather.is(&op) {
+                let output = written_buffer(&op).expect("an allgather writes its output");
+                let mut ops = vec![op];
+                ops.extend(waits_of(op));
+                allgathers.push(Unit {
+                    ops,
+                    axis,
+                    extent: builders::buffer_shape(output.r#type())[axis],
+                });
+            }
             open = false;
         } else if let Some(axis) = builders::stream_axis(&op) {
             let Some(written) = written_buffer(&op) else {
@@ -138,20 +149,9 @@ fn parallelize<'c, 'a>(
                 extent,
             };
             // The waits on its request complete it inside the same iteration.
-            if let Ok(request) = op.result(0) {
-                let mut waits: Vec<_> = ir::users(request.into())
-                    .into_iter()
-                    .filter(|user| Op::CommWait.is(user) && user.block() == op.block())
-                    .collect();
-                // Program order, as the uses are listed newest first.
-                waits.sort_by(|a, b| match (a == b, a.is_before_in_block(*b)) {
-                    (true, _) => std::cmp::Ordering::Equal,
-                    (false, true) => std::cmp::Ordering::Less,
-                    (false, false) => std::cmp::Ordering::Greater,
-                });
-                joined.extend(&waits);
-                unit.ops.extend(waits);
-            }
+            let waits = waits_of(op);
+            joined.extend(&waits);
+            unit.ops.extend(waits);
             match groups.last_mut() {
                 Some(group) if open && group[0].extent == extent => group.push(unit),
                 _ => groups.push(vec![unit]),
@@ -161,7 +161,16 @@ fn parallelize<'c, 'a>(
             open = false;
         }
     }
-    if groups.is_empty() {
+    // The allgathers along the stream axis whose output no stream loop reads.
+    let read_in_loops = |output: Value| {
+        groups.iter().flatten().any(|unit| {
+            unit.ops
+                .iter()
+                .any(|op| op.operands().any(|operand| operand == output))
+        })
+    };
+    allgathers.retain(|unit| !read_in_loops(written_buffer(&unit.ops[0]).expect("an output")));
+    if groups.is_empty() && allgathers.is_empty() {
         return Ok(());
     }
 
@@ -173,10 +182,31 @@ fn parallelize<'c, 'a>(
     let first = entry.first_operation().expect("the body has ops");
     let location = function.location();
     let main = Builder::before(context, first).current_stream(location);
+    for allgather in &allgathers {
+        emit_view_loop(context, allgather, main, num_streams);
+    }
     for group in groups {
         emit_loop(context, rewriter, &group, main, num_streams)?;
     }
     Ok(())
+}
+
+/// The `comm.wait`s on `op`'s request in its block, in program order.
+fn waits_of<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let Ok(request) = op.result(0) else {
+        return Vec::new();
+    };
+    let mut waits: Vec<_> = ir::users(request.into())
+        .into_iter()
+        .filter(|user| Op::CommWait.is(user) && user.block() == op.block())
+        .collect();
+    // Program order, as the uses are listed newest first.
+    waits.sort_by(|a, b| match (a == b, a.is_before_in_block(*b)) {
+        (true, _) => std::cmp::Ordering::Equal,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => std::cmp::Ordering::Greater,
+    });
+    waits
 }
 
 /// Ops that do no work (views, allocations, constants, ranks): they may sit
@@ -216,10 +246,33 @@ fn emit_loop<'c, 'a>(
         .last()
         .expect("units are not empty");
     let location = group[0].ops[0].location();
+    let (terminator, index) =
+        new_stream_for(context, last, group[0].extent, main, num_streams, location);
+    for unit in group {
+        for &op in &unit.ops {
+            rewriter.move_op_before(op, terminator);
+            if builders::stream_axis(&op).is_some() {
+                slice(context, rewriter, op, unit.axis, unit.extent, index)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An empty `host.stream_for` of `extent` iterations from `main`, right
+/// after `last`: the terminator of its body, and its index.
+fn new_stream_for<'c, 'a>(
+    context: &'c Context,
+    last: OperationRef<'c, 'a>,
+    extent: i64,
+    main: Value<'c, 'a>,
+    num_streams: usize,
+    location: Location<'c>,
+) -> (OperationRef<'c, 'a>, Value<'c, 'a>) {
     let after = last.next_in_block().expect("a terminator follows");
     let outside = Builder::before(context, after);
     let lower = outside.index(0, location);
-    let upper = outside.index(group[0].extent, location);
+    let upper = outside.index(extent, location);
     let step = outside.index(1, location);
     let modulus = (num_streams > 0).then(|| outside.index(num_streams as i64, location));
 
@@ -252,15 +305,28 @@ fn emit_loop<'c, 'a>(
         .expect("with a block");
     let terminator = body.terminator().expect("ends with host.yield");
     let index: Value = body.argument(0).expect("the iteration's index").into();
-    for unit in group {
-        for &op in &unit.ops {
-            rewriter.move_op_before(op, terminator);
-            if builders::stream_axis(&op).is_some() {
-                slice(context, rewriter, op, unit.axis, unit.extent, index)?;
-            }
-        }
-    }
-    Ok(())
+    (terminator, index)
+}
+
+/// The loop over the slices of `allgather`'s output along its stream axis,
+/// right after the allgather and its waits, for an allgather no stream loop
+/// reads slice by slice (a lone DIDx -> Stream set): each iteration only
+/// takes its slice, which is what host-p2p-pipeline makes a ring of (the
+/// slice is where step `i` receives). Without a ring, the loop does nothing
+/// and host-lower-stream-for erases it.
+fn emit_view_loop<'c, 'a>(
+    context: &'c Context,
+    allgather: &Unit<'c, 'a>,
+    main: Value<'c, 'a>,
+    num_streams: usize,
+) {
+    let op = allgather.ops[0];
+    let last = *allgather.ops.last().expect("units are not empty");
+    let output = written_buffer(&op).expect("an allgather writes its output");
+    let location = op.location();
+    let (terminator, index) =
+        new_stream_for(context, last, allgather.extent, main, num_streams, location);
+    Builder::before(context, terminator).select(output, allgather.axis, index, location);
 }
 
 /// For each buffer operand of `op`, the axis that maps to the stream axis
