@@ -1,6 +1,8 @@
 # lit configuration for HIR: hir-opt and the dialect plugin from the cargo
 # build, FileCheck and stock mlir-opt from LLVM 22.
 import os
+import re
+import shutil
 
 import lit.formats
 import lit.llvm
@@ -26,6 +28,27 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%hir_plugin", os.path.join(hir_bin_dir, "libHIRDialects.so")))
 config.substitutions.append(("%mlir_opt", os.path.join(llvm_bin_dir, "mlir-opt")))
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
+
+# Native programs (test/Runtime): the pipeline from host IR to the LLVM dialect,
+# read from the Rust constant that hir-run runs (LLVM_PIPELINE), so that the
+# tests follow it; libhir_runtime.so from the cargo build; the system's C
+# compiler driver as linker (lit's PATH has no /usr/bin); MLIR's runner utils.
+with open(os.path.join(repo_root, "passes", "src", "conversion", "mod.rs")) as f:
+    match = re.search(r'pub const LLVM_PIPELINE: &str = "((?:[^"\\]|\\\n)*)";', f.read())
+if not match:
+    lit_config.fatal("passes/src/conversion/mod.rs: no LLVM_PIPELINE constant")
+config.substitutions.append(
+    ("%hir_llvm_pipeline", re.sub(r"\\\n\s*", "", match.group(1))))
+config.substitutions.append(("%hir_lib_dir", hir_bin_dir))
+config.substitutions.append(("%hir_runtime", os.path.join(hir_bin_dir, "libhir_runtime.so")))
+# -B: where the driver finds ld, which is not on lit's PATH either.
+cc = shutil.which("cc") or "/usr/bin/cc"
+ld = shutil.which("ld") or "/usr/bin/ld"
+config.substitutions.append(("%cc", f"{cc} -B{os.path.dirname(ld)}/"))
+mlir_lib_dir = os.path.join(os.path.dirname(llvm_bin_dir), "lib")
+config.substitutions.append(("%mlir_lib_dir", mlir_lib_dir))
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(mlir_lib_dir, "libmlir_runner_utils.so")))
 
 # A machine with the CUDA driver: tests of what hir-run says without one skip.
 if any(os.path.exists(os.path.join(d, "libcuda.so.1"))

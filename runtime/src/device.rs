@@ -10,7 +10,7 @@ use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use hir_abi::Backend;
 use std::cell::RefCell;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A stream handle as the program holds it: 0 is the caller's stream,
 /// `1..=pool size` the pool.
@@ -92,7 +92,25 @@ impl Drop for Entered {
     }
 }
 
-/// The calling thread's device, if a launcher entered one.
+/// Gives the device of a thread that entered none: see [`set_fallback`].
+pub type Fallback = fn() -> Option<Arc<dyn Device>>;
+
+static FALLBACK: OnceLock<Fallback> = OnceLock::new();
+
+/// Makes `fallback` the device of every thread that entered none (it is
+/// called on each such entry call). Without one, such a call is a launcher
+/// bug and aborts. The standalone library (`libhir_runtime.so`, crate
+/// `hir-runtime-so`) sets one that starts a default world on first use; the
+/// launchers (`hir-run`, `hir-bench`) never do. Returns false if one was
+/// already set (the first stays).
+pub fn set_fallback(fallback: Fallback) -> bool {
+    FALLBACK.set(fallback).is_ok()
+}
+
+/// The calling thread's device: the one a launcher entered, else the
+/// [`set_fallback`] device, if any.
 pub fn current() -> Option<Arc<dyn Device>> {
-    CURRENT.with(|current| current.borrow().clone())
+    CURRENT
+        .with(|current| current.borrow().clone())
+        .or_else(|| FALLBACK.get().and_then(|fallback| fallback()))
 }

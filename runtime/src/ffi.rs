@@ -10,7 +10,9 @@
 //! failure (error or panic) is recorded as the rank's error in the entry's op;
 //! once a rank has failed, its later calls skip their work and return 0 (a
 //! null pointer for `alloc`). Calling an entry on a thread without a device is
-//! a launcher bug: the process aborts with a message rather than guess a rank.
+//! a launcher bug: the process aborts with a message rather than guess a rank,
+//! unless a fallback device is set ([`crate::device::set_fallback`]: the
+//! standalone `libhir_runtime.so` sets one).
 
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
@@ -42,7 +44,8 @@ fn call<R>(
     let Some(device) = current() else {
         eprintln!(
             "hir runtime: {entry} called on a thread that has no rank; \
-             the launcher must run the program inside hir_runtime::device::enter"
+             the launcher must run the program inside hir_runtime::device::enter \
+             (libhir_runtime.so starts a default world instead)"
         );
         std::process::abort();
     };
