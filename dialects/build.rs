@@ -25,11 +25,21 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=MLIR_SYS_220_PREFIX");
 
+    // OUT_DIR is <target>/<profile>/build/hir-dialects-<hash>/out.
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let profile_dir = out_dir
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR is inside the target directory");
+
     let llvm_prefix = env::var("MLIR_SYS_220_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".into());
     let install = cmake::Config::new(root)
         .generator("Ninja")
         .profile("Release")
         .define("MLIR_DIR", format!("{llvm_prefix}/lib/cmake/mlir"))
+        // What `cmake --install` of this build installs as lib/libhir_runtime.so:
+        // crate runtime-so's output, built by the same cargo build.
+        .define("HIR_RUNTIME_LIBRARY", profile_dir.join("libhir_runtime.so"))
         .build();
 
     println!(
@@ -39,12 +49,6 @@ fn main() {
     println!("cargo:rustc-link-lib=static=hir_dialects");
     println!("cargo:include={}", install.join("include").display());
 
-    // OUT_DIR is <target>/<profile>/build/hir-dialects-<hash>/out.
-    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let profile_dir = out_dir
-        .ancestors()
-        .nth(3)
-        .expect("OUT_DIR is inside the target directory");
     fs::copy(
         install.join("lib/libHIRDialects.so"),
         profile_dir.join("libHIRDialects.so"),

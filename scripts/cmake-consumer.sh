@@ -3,7 +3,8 @@
 # C++ half that `cargo build --release` built (dialects/build.rs runs CMake on
 # the root CMakeLists.txt) into target/cmake-consumer/prefix, then configures,
 # builds and runs test/CMakeConsumer against that prefix with nothing but
-# -DHIR_DIR and -DMLIR_DIR, and checks what the program prints.
+# -DHIR_DIR and -DMLIR_DIR, and checks what the programs print: one linking
+# the dialects (HIR::hir_dialects), one the runtime (HIR::hir_runtime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$PWD/target/cmake-consumer
@@ -30,4 +31,8 @@ output=$("$work/build/hir-consumer")
 echo "$output"
 grep -qxF 'verified: 2 fusion, 2 host, 2 comm ops; comm.allreduce gives !comm.request: yes' <<<"$output"
 grep -qF "'comm.allgather' op team size 2 times input extent 1 along axis 0 is not the output extent 3" <<<"$output"
+# libhir_runtime.so, installed from cargo's build, through HIR::hir_runtime.
+output=$("$work/build/hir-runtime-consumer")
+echo "$output"
+grep -qxF 'rank 0 of 1: exp(0..3) = 1.0000 2.7183 7.3891 20.0855' <<<"$output"
 echo "cmake-consumer: ok"
