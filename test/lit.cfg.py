@@ -40,6 +40,9 @@ if not match:
 config.substitutions.append(
     ("%hir_llvm_pipeline", re.sub(r"\\\n\s*", "", match.group(1))))
 config.substitutions.append(("%hir_lib_dir", hir_bin_dir))
+# By path: /usr/bin/llc may be another LLVM's (Debian's default, 14), whose
+# IR reader rejects LLVM 22's.
+config.substitutions.append(("%llc", os.path.join(llvm_bin_dir, "llc")))
 config.substitutions.append(("%hir_runtime", os.path.join(hir_bin_dir, "libhir_runtime.so")))
 # -B: where the driver finds ld, which is not on lit's PATH either.
 cc = shutil.which("cc") or "/usr/bin/cc"

@@ -3,7 +3,7 @@
 // returns 0 and never waits for the streams: libhir_runtime.so's exit check
 // waits, reports the rank's error and makes the exit status 1.
 // RUN: hir-opt %s --pass-pipeline='builtin.module(%hir_llvm_pipeline)' | mlir-translate --mlir-to-llvmir -o %t.ll
-// RUN: llc -O2 -relocation-model=pic -filetype=obj %t.ll -o %t.o
+// RUN: %llc -O2 -relocation-model=pic -filetype=obj %t.ll -o %t.o
 // RUN: %cc %t.o -L%hir_lib_dir -lhir_runtime -Wl,-rpath,%hir_lib_dir -o %t.exe
 // RUN: not %t.exe 2>&1 | FileCheck %s
 

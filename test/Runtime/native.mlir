@@ -8,7 +8,7 @@
 // returns what the wait returned (0, or 1 if the rank failed).
 // RUN: hir-opt %s --pass-pipeline='builtin.module(%hir_llvm_pipeline)' -o %t.llvm.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.llvm.mlir -o %t.ll
-// RUN: llc -O2 -relocation-model=pic -filetype=obj %t.ll -o %t.o
+// RUN: %llc -O2 -relocation-model=pic -filetype=obj %t.ll -o %t.o
 // RUN: %cc %t.o -L%hir_lib_dir -lhir_runtime -L%mlir_lib_dir -lmlir_runner_utils \
 // RUN:   -Wl,-rpath,%hir_lib_dir -Wl,-rpath,%mlir_lib_dir -o %t.exe
 // RUN: %t.exe | FileCheck %s
