@@ -11,6 +11,7 @@
 
 include "mlir/IR/OpBase.td"
 include "common/Traits.td"
+include "common/AxisMap.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/TensorEncoding.td"
@@ -105,7 +106,7 @@ def Fusion_MeshOp : Fusion_Op<"mesh", [Symbol]> {
 // Compute ops
 //===----------------------------------------------------------------------===//
 
-def Fusion_SetOp : Fusion_Op<"set", [Pure, HIR_Elementwise]> {
+def Fusion_SetOp : Fusion_Op<"set", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "copy a tensor, possibly redistributing it";
   let description = [{
     The result holds the same values as the input; shapes and element types
@@ -124,7 +125,7 @@ def Fusion_SetOp : Fusion_Op<"set", [Pure, HIR_Elementwise]> {
 }
 
 class Fusion_UnaryOp<string mnemonic, string doc>
-    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise]> {
+    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Elementwise; shapes and element types of input and result match.
@@ -146,7 +147,7 @@ class Fusion_UnaryOp<string mnemonic, string doc>
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
 def Fusion_ExpOp : Fusion_UnaryOp<"exp", "elementwise exponential">;
 
-def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise]> {
+def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Shapes match; element types may differ (rounding to nearest even).
@@ -162,7 +163,7 @@ def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise]> {
 }
 
 class Fusion_BinaryOp<string mnemonic, string doc>
-    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise]> {
+    : Fusion_Op<mnemonic, [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Elementwise over two tensors of the same shape and element type.
@@ -190,7 +191,7 @@ def Fusion_MaxOp : Fusion_BinaryOp<"max", "elementwise maximum">;
 def Fusion_MinOp : Fusion_BinaryOp<"min", "elementwise minimum">;
 
 class Fusion_ReductionOp<string mnemonic, string doc>
-    : Fusion_Op<mnemonic, [Pure, HIR_Reduction]> {
+    : Fusion_Op<mnemonic, [Pure, HIR_Reduction, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Reduces the listed axes; they are dropped from the result. Axes are
@@ -211,7 +212,7 @@ class Fusion_ReductionOp<string mnemonic, string doc>
 def Fusion_SumOp : Fusion_ReductionOp<"sum", "sum over axes">;
 def Fusion_AmaxOp : Fusion_ReductionOp<"amax", "maximum over axes">;
 
-def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure, HIR_Broadcast]> {
+def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure, HIR_Broadcast, HIR_AxisMapOpInterface]> {
   let summary = "insert new axes, repeating the input along them";
   let description = [{
     `axes` are the positions, in the result, of the new axes; the extents come
@@ -228,7 +229,7 @@ def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure, HIR_Broadcast]> {
   let hasVerifier = 1;
 }
 
-def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction]> {
+def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "matrix product, batched over leading axes";
   let description = [{
     `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, the result is
@@ -245,9 +246,12 @@ def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction]> {
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::matmulAxisMaps(*this); }
+  }];
 }
 
-def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction]> {
+def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "input times transposed weight, plus an optional bias";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, the result
@@ -266,6 +270,9 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction]> {
     (`,` type($bias)^)? `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::linearAxisMaps(*this); }
+  }];
 }
 
 #endif // HIR_FUSION_TD

@@ -11,6 +11,7 @@
 
 include "mlir/IR/OpBase.td"
 include "common/Traits.td"
+include "common/AxisMap.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -264,7 +265,7 @@ class Host_ComputeOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise]> {
+def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "copy a buffer into another of the same shape and element type";
   let description = [{
     ```mlir
@@ -280,7 +281,7 @@ def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise]> {
 }
 
 class Host_UnaryOp<string mnemonic, string doc>
-    : Host_ComputeOp<mnemonic, [HIR_Elementwise]> {
+    : Host_ComputeOp<mnemonic, [HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Elementwise; input and output have the same shape.
@@ -312,7 +313,7 @@ def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's e
 }
 
 class Host_BinaryOp<string mnemonic, string doc>
-    : Host_ComputeOp<mnemonic, [HIR_Elementwise]> {
+    : Host_ComputeOp<mnemonic, [HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Elementwise over two buffers; all three have one shape and element type.
@@ -342,7 +343,7 @@ def Host_MaxOp : Host_BinaryOp<"max", "elementwise maximum">;
 def Host_MinOp : Host_BinaryOp<"min", "elementwise minimum">;
 
 class Host_ReductionOp<string mnemonic, string doc>
-    : Host_ComputeOp<mnemonic, [HIR_Reduction]> {
+    : Host_ComputeOp<mnemonic, [HIR_Reduction, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
     Reduces the listed axes of the input into the output, which has them
@@ -364,7 +365,7 @@ class Host_ReductionOp<string mnemonic, string doc>
 def Host_SumOp : Host_ReductionOp<"sum", "sum over axes">;
 def Host_AmaxOp : Host_ReductionOp<"amax", "maximum over axes">;
 
-def Host_BroadcastOp : Host_ComputeOp<"broadcast", [HIR_Broadcast]> {
+def Host_BroadcastOp : Host_ComputeOp<"broadcast", [HIR_Broadcast, HIR_AxisMapOpInterface]> {
   let summary = "write the input repeated along new axes of the output";
   let description = [{
     `axes` are the positions of the new axes in the output.
@@ -382,7 +383,7 @@ def Host_BroadcastOp : Host_ComputeOp<"broadcast", [HIR_Broadcast]> {
   let hasVerifier = 1;
 }
 
-def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction]> {
+def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "matrix product into a buffer";
   let description = [{
     `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, `output` is
@@ -414,9 +415,13 @@ def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction]> {
     `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::matmulAxisMaps(*this); }
+  }];
 }
 
-def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction]> {
+def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "input times transposed weight plus optional bias, into a buffer";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, `output` is
@@ -436,6 +441,10 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction]> {
     (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::linearAxisMaps(*this); }
+  }];
 }
 
 #endif // HIR_HOST_TD

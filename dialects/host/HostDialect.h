@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "common/Resources.h"
+#include "common/AxisMap.h"
 #include "common/OpKind.h"
 #include "common/SizesFit.h"
 

@@ -84,6 +84,12 @@ unsafe extern "C" {
 
     pub fn hirOpKindOf(op: MlirOperation) -> i32;
     pub fn hirDestinationOperand(op: MlirOperation) -> isize;
+    pub fn hirOperandAxisMap(
+        op: MlirOperation,
+        operand: isize,
+        axes: *mut i64,
+        capacity: isize,
+    ) -> isize;
     pub fn hirIsOpTriviallyDead(op: MlirOperation) -> bool;
 
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;

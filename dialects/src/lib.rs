@@ -4,11 +4,13 @@
 //! build, registers them with melior contexts and generates typed op
 //! builders from the same `.td` files.
 
+mod axis_map;
 mod destination;
 pub mod dist;
 pub mod ffi;
 mod op_kind;
 
+pub use axis_map::axis_map;
 pub use destination::destination;
 pub use op_kind::OpKind;
 

@@ -1,23 +1,14 @@
-//! What the sharding passes share: how each fusion compute op maps the axes of
-//! its operands to the axes of its result, and small IR helpers.
-//!
-//! | op | operand axis -> result axis |
-//! |---|---|
-//! | `set`, `neg`, `cast`, `add`, `sub`, `mul`, `div`, `max`, `min` | identity |
-//! | `sum`, `amax` | kept axes in order; reduced axes map nowhere |
-//! | `broadcast` | input axis `i` -> the `i`-th result axis that is not new |
-//! | `matmul` `[B..,M,K] x [K,N]` or `[B..,K,N]` | lhs `B..,M` and rhs `B..` -> the same; rhs `N` -> last; `K` nowhere |
-//! | `linear` `[B..,K] x [N,K] (+ [N])` | input `B..`; weight and bias `N` -> last; `K` nowhere |
-//!
-//! An operand axis that maps nowhere is one the op reduces.
+//! What the sharding passes share: the axis maps of fusion compute ops (each
+//! op gives its own, `hir_dialects::axis_map`: an operand axis that maps
+//! nowhere is one the op reduces), shapes, distributed types and meshes.
 
 use crate::ir;
 use crate::ops::Op;
-use hir_dialects::{OpKind, dist::Dist, fusion};
+use hir_dialects::dist::Dist;
 use melior::{
     Context,
     ir::{
-        OperationRef, Type, ValueLike,
+        OperationRef, Type,
         attribute::{DenseI64ArrayAttribute, StringAttribute},
         operation::OperationLike,
         r#type::{DimSize, RankedTensorType, ShapedTypeLike},
@@ -26,74 +17,18 @@ use melior::{
 use std::collections::HashMap;
 
 /// For each operand of a fusion compute op, the result axis each of its axes
-/// maps to, `None` for the axes the op reduces. `None` for any other op
-/// (what kind of op it is comes from its ODS traits, `OpKind`).
+/// maps to, `None` for the axes the op reduces, as the op says; `None` for
+/// any other op (a host op's maps are over buffers, not tensors).
 pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
-    let ranks = op
-        .operands()
-        .map(|operand| shape(operand.r#type()).map(|shape| shape.len()))
-        .collect::<Option<Vec<_>>>()?;
-    let result_rank = shape(op.result(0).ok()?.r#type())?.len();
-    let identity = |rank: usize| (0..rank).map(Some).collect::<Vec<_>>();
-    Some(match OpKind::of(op) {
-        OpKind::Elementwise => ranks.iter().map(|&rank| identity(rank)).collect(),
-        OpKind::Reduction => {
-            let reduced = axes_attribute(op)?;
-            let mut next = 0;
-            vec![
-                (0..ranks[0])
-                    .map(|axis| {
-                        (!reduced.contains(&axis)).then(|| {
-                            next += 1;
-                            next - 1
-                        })
-                    })
-                    .collect(),
-            ]
-        }
-        OpKind::Broadcast => {
-            let new = axes_attribute(op)?;
-            vec![
-                (0..result_rank)
-                    .filter(|axis| !new.contains(axis))
-                    .map(Some)
-                    .collect(),
-            ]
-        }
-        OpKind::Contraction if ir::name(op) == fusion::MatmulOperation::name() => {
-            let mut lhs = identity(ranks[0]);
-            lhs[ranks[0] - 1] = None;
-            // A rank-2 rhs is shared by every batch; a batched one maps its batch axes.
-            let mut rhs: Vec<_> = (0..ranks[1]).map(Some).collect();
-            rhs[ranks[1] - 2] = None;
-            rhs[ranks[1] - 1] = Some(result_rank - 1);
-            vec![lhs, rhs]
-        }
-        OpKind::Contraction if ir::name(op) == fusion::LinearOperation::name() => {
-            let mut input = identity(ranks[0]);
-            input[ranks[0] - 1] = None;
-            let n = Some(result_rank - 1);
-            let mut operands = vec![input, vec![n, None]];
-            if ranks.len() == 3 {
-                operands.push(vec![n]);
-            }
-            operands
-        }
-        _ => return None,
-    })
+    if !ir::name(op).starts_with("fusion.") {
+        return None;
+    }
+    hir_dialects::axis_map(op)
 }
 
 /// The axes an operand's map sends nowhere: those the op reduces.
 pub fn reduced(axes: &[Option<usize>]) -> impl Iterator<Item = usize> + '_ {
     (0..axes.len()).filter(|&axis| axes[axis].is_none())
-}
-
-/// The `axes` attribute of a reduction or a broadcast.
-fn axes_attribute(op: &OperationRef) -> Option<Vec<usize>> {
-    let axes = DenseI64ArrayAttribute::try_from(op.attribute("axes").ok()?).ok()?;
-    (0..axes.len())
-        .map(|index| axes.element(index).ok().map(|axis| axis as usize))
-        .collect()
 }
 
 /// The static shape of a ranked tensor type.

@@ -333,62 +333,49 @@ fn emit_view_loop<'c, 'a>(
 /// `axis` of its output, `None` for an operand that every iteration shares.
 fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, String> {
     let name = ir::name(op);
-    let ranks: Vec<usize> = op
+    let buffers = op
         .operands()
-        .filter_map(|value| MemRefType::try_from(value.r#type()).ok())
-        .map(|memref| builders::buffer_shape(memref.into()).len())
-        .collect();
+        .filter(|value| MemRefType::try_from(value.r#type()).is_ok())
+        .count();
+    // A collective's buffers are sliced alike, along the stream axis.
+    if matches!(
+        Op::of(op),
+        Some(Op::CommAllreduce | Op::CommBroadcast | Op::CommReduce)
+    ) || Op::exchanges(op)
+    {
+        return Ok(vec![Some(axis); buffers]);
+    }
+    let maps = hir_dialects::axis_map(op)
+        .ok_or_else(|| format!("'{name}' cannot be stream-parallelized"))?;
     let written = written_buffer(op).ok_or("the op writes no buffer")?;
     let output_rank = builders::buffer_shape(written.r#type()).len();
-    let same = vec![Some(axis); ranks.len()];
-    match (OpKind::of(op), Op::of(op)) {
-        (OpKind::Elementwise, _) => Ok(same),
-        (_, Some(Op::CommAllreduce | Op::CommBroadcast | Op::CommReduce)) => Ok(same),
-        _ if Op::exchanges(op) => Ok(same),
-        (OpKind::Reduction, _) => {
-            let reduced = axes(op);
-            let input_axis = (0..ranks[0])
-                .filter(|input_axis| !reduced.contains(input_axis))
-                .nth(axis)
-                .expect("the output axis is a kept input axis");
-            Ok(vec![Some(input_axis), Some(axis)])
+    // A contraction's slice along M, or a batch axis, must still be one: a
+    // batched rhs has no M to slice, and N is the weight's.
+    if name == host::MatmulOperation::name() {
+        let shared_rhs = maps[1].len() == 2;
+        if axis + 1 == output_rank || (axis + 2 == output_rank && !shared_rhs) {
+            return Err(format!(
+                "the stream axis {axis} of the matmul's [..., M, N] output is {}; \
+                 only batch axes, and M with a [K, N] rhs, can be stream-parallel",
+                if axis + 1 == output_rank {
+                    "N"
+                } else {
+                    "M, with a batched rhs"
+                }
+            ));
         }
-        (OpKind::Broadcast, _) => {
-            let new = axes(op);
-            let input = (!new.contains(&axis))
-                .then(|| axis - new.iter().filter(|&&new_axis| new_axis < axis).count());
-            Ok(vec![input, Some(axis)])
-        }
-        (OpKind::Contraction, _) if name == host::MatmulOperation::name() => {
-            // A rank-2 rhs is shared by every batch and row.
-            let shared_rhs = ranks[1] == 2;
-            if axis + 1 == output_rank || (axis + 2 == output_rank && !shared_rhs) {
-                return Err(format!(
-                    "the stream axis {axis} of the matmul's [..., M, N] output is {}; \
-                     only batch axes, and M with a [K, N] rhs, can be stream-parallel",
-                    if axis + 1 == output_rank {
-                        "N"
-                    } else {
-                        "M, with a batched rhs"
-                    }
-                ));
-            }
-            Ok(vec![Some(axis), (!shared_rhs).then_some(axis), Some(axis)])
-        }
-        (OpKind::Contraction, _) if name == host::LinearOperation::name() => {
-            if axis + 1 >= output_rank {
-                return Err(format!(
-                    "the stream axis {axis} is the output-feature axis of the linear; \
-                     only batch axes can be stream-parallel"
-                ));
-            }
-            let mut axes = vec![None; ranks.len()];
-            axes[0] = Some(axis);
-            axes[ranks.len() - 1] = Some(axis);
-            Ok(axes)
-        }
-        _ => Err(format!("'{name}' cannot be stream-parallelized")),
     }
+    if name == host::LinearOperation::name() && axis + 1 >= output_rank {
+        return Err(format!(
+            "the stream axis {axis} is the output-feature axis of the linear; \
+             only batch axes can be stream-parallel"
+        ));
+    }
+    // Each operand is sliced along the axis the op maps to the stream axis.
+    Ok(maps
+        .iter()
+        .map(|map| map.iter().position(|&mapped| mapped == Some(axis)))
+        .collect())
 }
 
 /// Slices the operands of `op`, now in the loop body, at `index` and

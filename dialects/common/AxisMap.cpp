@@ -1,0 +1,95 @@
+//===- AxisMap.cpp - how an op maps operand axes to output axes -----------===//
+#include "common/AxisMap.h"
+#include "common/OpKind.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+using namespace mlir;
+
+namespace hir {
+#include "common/AxisMapInterface.cpp.inc"
+} // namespace hir
+
+namespace {
+
+int64_t rankOf(Value value) { return cast<ShapedType>(value.getType()).getRank(); }
+
+/// The op's inputs, and the rank of its output.
+std::pair<SmallVector<Value>, int64_t> inputsAndOutputRank(Operation *op) {
+  if (auto destination = dyn_cast<DestinationStyleOpInterface>(op)) {
+    SmallVector<Value> inputs;
+    for (OpOperand *input : destination.getDpsInputOperands())
+      inputs.push_back(input->get());
+    return {inputs, rankOf(destination.getDpsInits()[0])};
+  }
+  return {SmallVector<Value>(op->getOperands()), rankOf(op->getResult(0))};
+}
+
+SmallVector<int64_t> identity(int64_t rank) {
+  SmallVector<int64_t> map;
+  for (int64_t axis = 0; axis < rank; ++axis)
+    map.push_back(axis);
+  return map;
+}
+
+SmallVector<int64_t> axesAttribute(Operation *op) {
+  SmallVector<int64_t> axes;
+  if (auto attribute = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+    axes.assign(attribute.asArrayRef().begin(), attribute.asArrayRef().end());
+  return axes;
+}
+
+/// The maps of the inputs, then the identity of a host op's destination.
+hir::AxisMaps withDestination(Operation *op, hir::AxisMaps maps, int64_t outputRank) {
+  if (isa<DestinationStyleOpInterface>(op))
+    maps.push_back(identity(outputRank));
+  return maps;
+}
+
+} // namespace
+
+hir::AxisMaps hir::axisMapsByKind(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  AxisMaps maps;
+  if (op->hasTrait<Elementwise>()) {
+    for (Value input : inputs)
+      maps.push_back(identity(rankOf(input)));
+  } else if (op->hasTrait<Reduction>()) {
+    SmallVector<int64_t> reduced = axesAttribute(op), map;
+    int64_t next = 0;
+    for (int64_t axis = 0; axis < rankOf(inputs[0]); ++axis)
+      map.push_back(llvm::is_contained(reduced, axis) ? -1 : next++);
+    maps.push_back(map);
+  } else if (op->hasTrait<Broadcast>()) {
+    SmallVector<int64_t> added = axesAttribute(op), map;
+    for (int64_t axis = 0; axis < outputRank; ++axis)
+      if (!llvm::is_contained(added, axis))
+        map.push_back(axis);
+    maps.push_back(map);
+  }
+  return withDestination(op, maps, outputRank);
+}
+
+hir::AxisMaps hir::matmulAxisMaps(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  SmallVector<int64_t> lhs = identity(rankOf(inputs[0]));
+  lhs.back() = -1;
+  // A rank-2 rhs is shared by every batch; a batched one maps its batch axes.
+  int64_t rhsRank = rankOf(inputs[1]);
+  SmallVector<int64_t> rhs = identity(rhsRank);
+  rhs[rhsRank - 2] = -1;
+  rhs[rhsRank - 1] = outputRank - 1;
+  return withDestination(op, {lhs, rhs}, outputRank);
+}
+
+hir::AxisMaps hir::linearAxisMaps(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  SmallVector<int64_t> input = identity(rankOf(inputs[0]));
+  input.back() = -1;
+  AxisMaps maps = {input, {outputRank - 1, -1}};
+  if (inputs.size() == 3)
+    maps.push_back({outputRank - 1});
+  return withDestination(op, maps, outputRank);
+}
