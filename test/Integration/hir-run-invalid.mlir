@@ -14,10 +14,11 @@
 // SYNTAX: hir-run: error: {{.*}}syntax-error.mlir does not parse or verify
 
 // RUN: not hir-run -n 0 %s 2>&1 | FileCheck %s --check-prefix=RANKS
-// RANKS: hir-run: error: -n must be at least 1
+// RANKS: hir-run: error: invalid value '0' for '-n <N>': must be at least 1
 
 // RUN: not hir-run --backend tpu %s 2>&1 | FileCheck %s --check-prefix=BACKEND
-// BACKEND: hir-run: error: --backend takes cpu or cuda, not 'tpu'
+// BACKEND: hir-run: error: invalid value 'tpu' for '--backend <BACKEND>'
+// BACKEND-NEXT: [possible values: cpu, cuda]
 
 // A global input of the wrong shape: binary's result (4x8) as ag_matmul's lhs.
 // RUN: hir-run -n 1 --output-dir %t %examples/binary.mlir
@@ -63,11 +64,17 @@
 // RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: hir-run: error: /dev/zero is not a regular file: a program is read from one
 
+// Usage errors are clap's, exit 2, and hint at a mistyped option.
+// RUN: not hir-run --num-strems 2 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TYPO
+// TYPO: hir-run: error: unexpected argument '--num-strems' found
+// TYPO: tip: a similar argument exists: '--num-streams'
+// RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(['hir-run', '-n', '0', 'p.mlir'], capture_output=True).returncode != 2)"
+
 // Counts and timeouts are bounded: an error, not a failed spawn or an overflow.
 // RUN: not hir-run -n 2000 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TOO-MANY
-// TOO-MANY: hir-run: error: -n must be at most 1024, not 2000
+// TOO-MANY: hir-run: error: invalid value '2000' for '-n <N>': must be at most 1024
 // RUN: not hir-run --timeout 18446744073709551615 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TIMEOUT
-// TIMEOUT: hir-run: error: --timeout must be at most 604800, not 18446744073709551615
+// TIMEOUT: hir-run: error: invalid value '18446744073709551615' for '--timeout <SECONDS>': must be at most 604800
 
 // A dry run verifies and lowers the program and checks its meshes against -n
 // before any rank starts.

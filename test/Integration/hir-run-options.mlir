@@ -13,3 +13,22 @@
 // CHECK: ran @allgather on 4 ranks
 // CHECK: 2 iterations: mean {{.*}} ms, min {{.*}} ms
 // TRACE: "traceEvents"
+
+// --version: the crate's version and the commit the tools were built from.
+// RUN: hir-run --version | FileCheck %s --check-prefix=VERSION
+// VERSION: hir-run {{[0-9]+\.[0-9]+\.[0-9]+}} (commit {{.+}})
+
+// HIR_LOG=debug logs each phase on stderr, with a rank field for what is
+// about one rank; stdout keeps the results alone. Progress (the timed
+// iterations' counter) shows only on a terminal.
+// RUN: HIR_LOG=debug hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.log | FileCheck %s --check-prefix=QUIET-OUT
+// RUN: FileCheck %s --input-file=%t.log --check-prefix=LOG --implicit-check-not='iteration 1/2'
+// QUIET-OUT: ran @allgather on 4 ranks
+// LOG: hir-run: debug: parsed and verified program={{.*}}allgather.mlir entry=@allgather fusion=true
+// LOG: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0}
+// LOG: hir-run: debug: JIT-compiled
+// LOG: hir-run: debug: placed the arguments rank=3 buffers=2
+// LOG: hir-run: debug: timed run iteration=2
+// By default (info) nothing is logged on a run that succeeds.
+// RUN: hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.quiet
+// RUN: count 0 < %t.quiet

@@ -18,7 +18,8 @@
 // WARN-NOT: warning:
 // WARN: ran @benign_race on 2 ranks
 
-// BAD: hir-run: error: --races takes fatal or warn, not 'ignore'
+// BAD: hir-run: error: invalid value 'ignore' for '--races <RACES>'
+// BAD-NEXT: [possible values: fatal, warn]
 func.func @benign_race(%a: memref<8xf32>, %b: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

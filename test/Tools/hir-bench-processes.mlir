@@ -13,6 +13,13 @@
 // DRY-DAG: [rank 0] ar 16x8x4 pipeline (ar-pipeline, p2p=none): lowered hash {{[0-9a-f]+}}
 // DRY-DAG: [rank 0] dry run: 2 ranks built, lowered and JIT-compiled the same 16 programs (0 skipped); nothing was timed
 
+// HIR_LOG=debug: every line a rank logs names it (rank=R), beside the
+// launcher's [rank R] prefix (which torchrun does not add).
+// RUN: HIR_LOG=debug hir-bench run -n 2 --dry-run --timeout 20 --shapes 16x8x4 --families ag --variants gemm 2>&1 | FileCheck %s --check-prefix=LOG
+// LOG-DAG: hir-bench: debug: started the rank rank=1 pid={{[0-9]+}}
+// LOG-DAG: [rank 0] hir-bench: debug: rank=0: joined the store world=2
+// LOG-DAG: [rank 1] hir-bench: debug: rank=1: joined the store world=2
+
 // The cuda backend's dry run needs no GPU either.
 // RUN: hir-bench run -n 3 --backend cuda --dry-run --timeout 20 --shapes 24x6x6 --families ag --variants gemm,p2p-nccl --chunks 2 | FileCheck %s --check-prefix=CUDA
 // CUDA: [rank 0] dry run: 3 ranks built, lowered and JIT-compiled the same 2 programs (0 skipped); nothing was timed

@@ -22,9 +22,11 @@
 // RUN: not hir-bench emit ag-pipeline -D 4 --chunks 3 --m 16 --k 8 --n 4 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // DIVIDE: hir-bench: error: ag-pipeline: M=16 is not divisible by S*D (S chunks of D row shards)=12
 // RUN: not hir-bench emit ag-nope -D 2 --m 1 --k 1 --n 1 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: hir-bench: error: unknown program 'ag-nope': one of ag-gemm, ag-allgather, ag-pipeline, ag-ring, rs-gemm,
+// UNKNOWN: hir-bench: error: invalid value 'ag-nope' for '<PROGRAM>'
+// UNKNOWN-NEXT: [possible values: ag-gemm, ag-allgather, ag-pipeline, ag-ring, rs-gemm,
 // RUN: not hir-bench emit ag-ring -D 2 --m 16 --n 4 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: hir-bench: error: emit needs --k
+// MISSING: hir-bench: error: the following required arguments were not provided:
+// MISSING-NEXT: --k <K>
 // RUN: not hir-bench run -n 4 --shapes 16x6x4 --families rs --variants gemm 2>&1 | FileCheck %s --check-prefix=SHAPES
 // SHAPES: hir-bench: error: these shapes do not fit the programs (D=4, S=4):
 // SHAPES-NEXT: rs gemm: rs-gemm: K=6 is not divisible by D (K is sharded)=4
@@ -54,6 +56,29 @@
 // FILES-NEXT: wrote {{.*}}.csv
 // FILES-NEXT: wrote {{.*}}.png ({{[0-9]+}}x480)
 // FILES-NEXT: wrote {{.*}}-vs-gemm.png ({{[0-9]+}}x480)
+
+// Off a terminal the per-variant progress is not shown (HIR_LOG=debug shows
+// it, naming the variant); a mismatch would be a warning either way.
+// RUN: hir-bench run -n 2 --shapes 16x8x4 --families ag --variants gemm --chunks 2 --iters 1 --warmup 0 2> %t.err > %t.out
+// RUN: FileCheck %s --input-file=%t.err --check-prefix=QUIET --implicit-check-not=check: --implicit-check-not=iterations
+// QUIET: hir-bench: note: the cpu backend runs the ranks as threads
+// RUN: HIR_LOG=debug hir-bench run -n 2 --shapes 16x8x4 --families ag --variants gemm --chunks 2 --iters 1 --warmup 0 2>&1 | FileCheck %s --check-prefix=PROGRESS
+// PROGRESS: hir-bench: debug: ag 16x8x4 gemm: ag-gemm with p2p=none
+// PROGRESS-DAG: hir-bench: debug: ag 16x8x4 gemm: checked the rank's output rank=0 finite=true
+// PROGRESS-DAG: hir-bench: debug: ag 16x8x4 gemm: checked the rank's output rank=1 finite=true
+// PROGRESS: hir-bench: debug: ag 16x8x4 gemm: check: sampled error {{.*}}: ok
+// PROGRESS: hir-bench: debug: ag 16x8x4 gemm: 1 iterations: median
+
+// --version, and clap's usage errors.
+// RUN: hir-bench --version | FileCheck %s --check-prefix=VERSION
+// VERSION: hir-bench {{[0-9]+\.[0-9]+\.[0-9]+}} (commit {{.+}})
+// RUN: not hir-bench run --shapes 64x32 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: hir-bench: error: invalid value '64x32' for '--shapes <MxKxN,...>': takes MxKxN (positive extents, e.g. 8192x16384x8192)
+// RUN: not hir-bench run --iters 0 2>&1 | FileCheck %s --check-prefix=ITERS
+// ITERS: hir-bench: error: invalid value '0' for '--iters <K>': must be at least 1
+// RUN: not hir-bench runn 2>&1 | FileCheck %s --check-prefix=COMMAND
+// COMMAND: hir-bench: error: unrecognized subcommand 'runn'
+// COMMAND: tip: a similar subcommand exists: 'run'
 
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t.json
 // JSON: "tool": "hir-bench",

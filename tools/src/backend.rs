@@ -11,7 +11,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 /// A runtime backend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
     Cpu,
     Cuda,

@@ -2,7 +2,8 @@
 //! (the overlap benchmarks) parse, lower and JIT-compile fusion programs the
 //! same way, pass them the same buffers and run them on the same runtimes.
 //!
-//! - [`args`]: option values of the command lines;
+//! - [`args`]: what the command lines share (bounds, value parsers, `--version`);
+//! - [`log`]: logging (`HIR_LOG`) and progress on a terminal;
 //! - [`program`]: parsing, the entry's global signature, the lowering;
 //! - [`jit`]: MLIR's ExecutionEngine with the runtime's symbols;
 //! - [`backend`]: the cpu or cuda runtime, running and timing the ranks;
@@ -17,6 +18,7 @@ pub mod backend;
 pub mod buffer;
 pub mod jit;
 pub mod launch;
+pub mod log;
 pub mod program;
 pub mod programs;
 pub mod reference;

@@ -143,8 +143,8 @@ pub fn run(run: &Run) -> Result<()> {
     let plan = run.plan();
     let peers = Peers::here();
     if run.backend == Backend::Cpu {
-        eprintln!(
-            "hir-bench: note: the cpu backend runs the ranks as threads of the reference runtime: \
+        tracing::info!(
+            "note: the cpu backend runs the ranks as threads of the reference runtime: \
              its times are not meaningful as performance"
         );
     }
@@ -179,12 +179,15 @@ pub fn run(run: &Run) -> Result<()> {
                     shape.2,
                     variant.name()
                 );
+                // What is logged of the variant names it.
+                let span = tracing::info_span!("variant", message = %name).entered();
                 if peers.reports() {
-                    eprintln!("hir-bench: {name} ({}, p2p={p2p})", form.name());
+                    hir_tools::progress!("{} with p2p={p2p}", form.name());
                 }
                 let outcome =
                     bench_variant(run, &session, &inputs, form, p2p, variant, &mut reference)
                         .with_context(|| name)?;
+                drop(span);
                 rows.push(Row {
                     family,
                     shape,
@@ -539,6 +542,16 @@ fn bench_variant(
             .map(|thread| thread.join().expect("a check thread panicked"))
             .collect()
     });
+    for (&rank, check) in local.iter().zip(&checks) {
+        tracing::debug!(
+            rank,
+            finite = check.finite,
+            samples = check.samples,
+            sample_diff = %format!("{:.3e}", check.sample_diff),
+            full_diff = %format!("{:.3e}", check.full_diff),
+            "checked the rank's output"
+        );
+    }
     let all = peers.all_ranks(
         "check",
         checks.iter().map(|check| check.to_bytes()).collect(),
@@ -554,8 +567,8 @@ fn bench_variant(
     }
     drop(outputs);
     if peers.reports() {
-        eprintln!(
-            "hir-bench:   check: sampled error {:.2e}{} (tolerance {:.0e}): {}",
+        let line = format!(
+            "check: sampled error {:.2e}{} (tolerance {:.0e}): {}",
             check.sample_error,
             check
                 .full_error
@@ -563,6 +576,12 @@ fn bench_variant(
             check.tolerance,
             if check.ok { "ok" } else { "MISMATCH" }
         );
+        // A mismatch shows wherever stderr goes; the table says it too.
+        if check.ok {
+            hir_tools::progress!("{line}");
+        } else {
+            tracing::warn!("{line}");
+        }
     }
 
     // Each iteration starts once every rank is there: the ranks of this
@@ -602,8 +621,8 @@ fn bench_variant(
         (Some(family.flops_per_device(params) / seconds / 1e12), None)
     };
     if peers.reports() {
-        eprintln!(
-            "hir-bench:   {} iterations: median {median_ms:.3} ms, min {min_ms:.3} ms",
+        hir_tools::progress!(
+            "{} iterations: median {median_ms:.3} ms, min {min_ms:.3} ms",
             run.iters
         );
     }

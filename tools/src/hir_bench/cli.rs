@@ -1,95 +1,209 @@
-//! `hir-bench`'s command line.
+//! `hir-bench`'s command line (clap; the bounds and value parsers it shares
+//! with `hir-run` are in `hir_tools::args`).
 
-use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
 use hir_abi::DType;
-use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, positive, timeout};
+use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, named, number, positive};
 use hir_tools::backend::{Backend, Checks};
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const USAGE: &str = "\
-usage: hir-bench emit PROGRAM -D D --m M --k K --n N [--chunks S] [--dtype T]
-       hir-bench run [options]
+/// The overlap benchmarks: AG+GEMM, GEMM+RS and GEMM+AR, each as the GEMM alone, the collective
+/// alone, with no overlap, as a collective pipeline and as P2P rings.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hir-bench",
+    version = args::VERSION,
+    after_help = "Logging: HIR_LOG=debug (tracing's EnvFilter syntax; default info) on stderr."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
 
-emit: prints a benchmark program (fusion dialect) on stdout. PROGRAM is one of
-  ag-gemm ag-allgather ag-pipeline ag-ring
-  rs-gemm rs-reduce-scatter rs-pipeline rs-ring
-  ar-gemm ar-allreduce ar-pipeline ar-nooverlap
-  -D D, -n D            devices (the mesh is 0..D-1)
-  --m M --k K --n N     the GEMM: C [M, N] = A [M, K] @ B [K, N]
-  --chunks S            stream-axis extent of *-pipeline and ar-nooverlap (default 4)
-  --dtype T             bf16 (default), f16 or f32
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print a benchmark program (fusion dialect) on stdout
+    Emit(Emit),
+    /// Build, lower, check and time every (family, shape, variant) on D ranks
+    Run(Box<Run>),
+}
 
-run: builds, lowers, checks and times every (family, shape, variant) on D ranks.
-  --backend cpu|cuda    runtime backend (default cpu: numbers NOT meaningful)
-  -n D, -D D            ranks = devices (default 1, or WORLD_SIZE for a rank torchrun started;
-                        at most 1024)
-  --shapes MxKxN,...    GEMM shapes (default 32768x16384x8192,8192x16384x8192,16384x8192x2048)
-  --families F,...      ag, rs, ar (default all)
-  --variants V,...      gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda (default all
-                        that apply: no P2P ring for ar)
-  --dtype T             bf16 (default), f16 or f32
-  --chunks S            chunks of the collective pipelines (default: --num-streams)
-  --ring-chunks C       parts each P2P ring step's transfer and GEMM are split into
-                        (default 0: host-p2p-pipeline chooses)
-  --num-streams P       streams in each rank's pool (default 4)
-  --lower-streams N     hir-lower's num-streams: pool streams a loop rotates over
-                        (default 0: all of the pool)
-  --iters K             timed iterations (default 20)
-  --warmup W            untimed iterations before them (default 5)
-  --seed K              seed of the random inputs (default 0)
-  --samples K           output entries per rank checked against an f64 dot product (default 512)
-  --json FILE --csv FILE --png FILE
-                        write the results as JSON, CSV, and bar charts of TFLOP/s (FILE)
-                        and of the ratio to the GEMM alone (FILE's stem + -vs-gemm.png)
-  --launch threads|processes
-                        ranks as threads of this process (default for cpu) or as D child
-                        processes of it, one per GPU (default for cuda); with RANK and
-                        WORLD_SIZE set (torchrun), hir-bench runs that one rank
-  --dry-run             ranks in processes: bootstrap, check that every rank runs the same
-                        benchmark, build, lower and JIT-compile every variant on every rank,
-                        check that the ranks lowered the same programs, time nothing
-  --timeout SECONDS     how long ranks in processes wait for each other, and how long a
-                        communication may stay pending before the watchdog fails it (default 60,
-                        at most a week: 604800)
-  -h, --help            this help";
+/// The bf16, f16 or f32 of `--dtype`.
+fn dtype() -> impl clap::builder::TypedValueParser<Value = DType> {
+    named(&[DType::BF16, DType::F16, DType::F32], DType::mlir)
+}
 
 /// `hir-bench emit`.
-#[derive(Debug)]
+#[derive(Debug, Args)]
 pub struct Emit {
+    /// The program
+    #[arg(value_name = "PROGRAM", value_parser = named(&Form::ALL, Form::name))]
     pub form: Form,
-    pub params: Params,
+    /// Devices (the mesh is 0..D-1)
+    #[arg(short = 'D', visible_short_alias = 'n', value_name = "D", value_parser = positive)]
+    pub devices: usize,
+    /// The GEMM's M: C [M, N] = A [M, K] @ B [K, N]
+    #[arg(long = "m", value_name = "M", value_parser = positive)]
+    pub m: usize,
+    /// The GEMM's K
+    #[arg(long = "k", value_name = "K", value_parser = positive)]
+    pub k: usize,
+    /// The GEMM's N
+    #[arg(long = "n", value_name = "N", value_parser = positive)]
+    pub n: usize,
+    /// Stream-axis extent of *-pipeline and ar-nooverlap
+    #[arg(long, value_name = "S", default_value = "4", value_parser = positive)]
+    pub chunks: usize,
+    /// Element type
+    #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
+    pub dtype: DType,
+}
+
+impl Emit {
+    pub fn params(&self) -> Params {
+        Params {
+            devices: self.devices,
+            chunks: self.chunks,
+            m: self.m,
+            k: self.k,
+            n: self.n,
+            dtype: self.dtype,
+        }
+    }
 }
 
 /// `hir-bench run`.
-#[derive(Debug)]
+#[derive(Debug, Args)]
 pub struct Run {
+    /// Runtime backend (cpu: the numbers are NOT meaningful)
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
+    /// Ranks = devices [default: 1, or WORLD_SIZE for a rank torchrun started; at most 1024]
+    #[arg(short = 'n', visible_short_alias = 'D', value_name = "D", value_parser = bounded(MAX_RANKS), allow_negative_numbers = true)]
+    devices_given: Option<usize>,
+    /// `-n`, else WORLD_SIZE for a rank torchrun started, else 1.
+    #[arg(skip)]
     pub devices: usize,
-    /// `(M, K, N)`.
+    /// GEMM shapes
+    #[arg(
+        long,
+        value_name = "MxKxN,...",
+        value_delimiter = ',',
+        value_parser = shape,
+        default_values = ["32768x16384x8192", "8192x16384x8192", "16384x8192x2048"],
+    )]
     pub shapes: Vec<(usize, usize, usize)>,
+    /// Families
+    #[arg(
+        long,
+        value_name = "F,...",
+        value_delimiter = ',',
+        value_parser = named(&Family::ALL, Family::name),
+        default_values = ["ag", "rs", "ar"],
+    )]
     pub families: Vec<Family>,
-    /// `None`: every variant that applies.
+    /// Variants [default: all that apply: no P2P ring for ar]
+    #[arg(
+        long,
+        value_name = "V,...",
+        value_delimiter = ',',
+        value_parser = named(&Variant::ALL, Variant::name),
+    )]
     pub variants: Option<Vec<Variant>>,
+    /// Element type
+    #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
     pub dtype: DType,
+    /// Chunks of the collective pipelines [default: --num-streams]
+    #[arg(long = "chunks", value_name = "S", value_parser = positive)]
+    chunks_given: Option<usize>,
+    /// `--chunks`, else `--num-streams`.
+    #[arg(skip)]
     pub chunks: usize,
-    /// `hir-lower`'s `ring-chunks`: parts of each ring step.
+    /// Parts each P2P ring step's transfer and GEMM are split into (0: host-p2p-pipeline chooses)
+    #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,
+    /// Streams in each rank's pool (at most 1024)
+    #[arg(long, value_name = "P", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
+    /// hir-lower's num-streams: pool streams a loop rotates over (0: all of the pool)
+    #[arg(long, value_name = "N", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub lower_streams: usize,
+    /// Timed iterations
+    #[arg(long, value_name = "K", default_value = "20", value_parser = positive, allow_negative_numbers = true)]
     pub iters: usize,
+    /// Untimed iterations before them
+    #[arg(long, value_name = "W", default_value = "5", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub warmup: usize,
+    /// Seed of the random inputs
+    #[arg(long, value_name = "K", default_value = "0", value_parser = number::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
+    /// Output entries per rank checked against an f64 dot product
+    #[arg(long, value_name = "K", default_value = "512", value_parser = positive, allow_negative_numbers = true)]
     pub samples: usize,
+    /// Write the results as JSON
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the results as CSV, one row per variant
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write bar charts of TFLOP/s (FILE) and of the ratio to the GEMM alone (FILE's stem +
+    /// -vs-gemm.png)
+    #[arg(long, value_name = "FILE")]
     pub png: Option<PathBuf>,
-    /// `None`: the backend's default (see [`Plan::launch`]).
+    /// Ranks as threads of this process (default for cpu) or as D child processes of it, one per
+    /// GPU (default for cuda); with RANK and WORLD_SIZE set (torchrun), hir-bench runs that one rank
+    #[arg(long, value_enum)]
     pub launch: Option<Launch>,
+    /// Ranks in processes: bootstrap, check that every rank runs the same benchmark, build, lower
+    /// and JIT-compile every variant on every rank, check that the ranks lowered the same
+    /// programs, time nothing
+    #[arg(long)]
     pub dry_run: bool,
+    /// How long ranks in processes wait for each other, and how long a communication may stay
+    /// pending before the watchdog fails it (at most a week: 604800)
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = args::timeout, allow_negative_numbers = true)]
     pub timeout: Duration,
+}
+
+/// `MxKxN`.
+fn shape(value: &str) -> Result<(usize, usize, usize), String> {
+    let extents: Option<Vec<usize>> = value
+        .split('x')
+        .map(|part| part.parse().ok().filter(|&extent| extent > 0))
+        .collect();
+    match extents.as_deref() {
+        Some(&[m, k, n]) => Ok((m, k, n)),
+        _ => Err("takes MxKxN (positive extents, e.g. 8192x16384x8192)".to_owned()),
+    }
+}
+
+impl Cli {
+    /// The command line `args` (the program's name first), with what clap
+    /// cannot check itself: the devices of a rank torchrun started without
+    /// `-n`, the default chunks, and that a dry run runs in processes.
+    pub fn parse_from(
+        args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+    ) -> Result<Cli, clap::Error> {
+        let mut cli = Cli::try_parse_from(args)?;
+        if let Command::Run(run) = &mut cli.command {
+            run.chunks = run.chunks_given.unwrap_or(run.num_streams);
+            // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
+            run.devices = run
+                .devices_given
+                .or_else(launch::world_size_of_rank)
+                .unwrap_or(1);
+            if run.dry_run && run.launch == Some(Launch::Threads) {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--dry-run checks ranks in processes: it does not go with --launch threads\n",
+                ));
+            }
+        }
+        Ok(cli)
+    }
 }
 
 impl Run {
@@ -149,213 +263,12 @@ impl Run {
     }
 }
 
-pub enum Command {
-    Emit(Emit),
-    Run(Box<Run>),
-    Help,
-}
-
-pub const DEFAULT_SHAPES: [(usize, usize, usize); 3] = [
-    (32768, 16384, 8192),
-    (8192, 16384, 8192),
-    (16384, 8192, 2048),
-];
-
-fn dtype(value: &str) -> Result<DType> {
-    DType::from_mlir(value)
-        .with_context(|| format!("--dtype takes bf16, f16 or f32, not '{value}'"))
-}
-
-/// `MxKxN`.
-fn shape(value: &str) -> Result<(usize, usize, usize)> {
-    let parts: Vec<&str> = value.split('x').collect();
-    let extents: Option<Vec<usize>> = parts
-        .iter()
-        .map(|part| part.parse().ok().filter(|&extent| extent > 0))
-        .collect();
-    match extents.as_deref() {
-        Some(&[m, k, n]) => Ok((m, k, n)),
-        _ => bail!("--shapes takes MxKxN (positive extents, e.g. 8192x16384x8192), not '{value}'"),
-    }
-}
-
-fn list<T>(
-    flag: &str,
-    value: &str,
-    parse: impl Fn(&str) -> Option<T>,
-    names: &str,
-) -> Result<Vec<T>> {
-    value
-        .split(',')
-        .map(|item| parse(item).with_context(|| format!("{flag} takes {names}, not '{item}'")))
-        .collect()
-}
-
-/// Splits `--flag=value` and pairs each flag with its value.
-struct Args<I: Iterator<Item = String>> {
-    args: I,
-}
-
-impl<I: Iterator<Item = String>> Args<I> {
-    /// The next flag and, for `--flag=value`, its inline value.
-    fn next_flag(&mut self) -> Option<(String, Option<String>)> {
-        let arg = self.args.next()?;
-        Some(match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg, None),
-        })
-    }
-
-    fn value(&mut self, flag: &str, inline: Option<String>) -> Result<String> {
-        match inline {
-            Some(value) => Ok(value),
-            None => self
-                .args
-                .next()
-                .with_context(|| format!("{flag} takes a value")),
-        }
-    }
-}
-
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
-    let mut args = Args {
-        args: args.into_iter(),
-    };
-    let Some((command, _)) = args.next_flag() else {
-        bail!("no command given\n{USAGE}");
-    };
-    match command.as_str() {
-        "-h" | "--help" | "help" => Ok(Command::Help),
-        "emit" => parse_emit(args),
-        "run" => parse_run(args),
-        other => bail!("unknown command '{other}': emit or run\n{USAGE}"),
-    }
-}
-
-fn parse_emit(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
-    let mut form = None;
-    let (mut devices, mut m, mut k, mut n) = (None, None, None, None);
-    let mut chunks = 4;
-    let mut element = DType::BF16;
-    while let Some((flag, inline)) = args.next_flag() {
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "-D" | "-n" => devices = Some(positive(&flag, &args.value(&flag, inline)?)?),
-            "--m" => m = Some(positive("--m", &args.value(&flag, inline)?)?),
-            "--k" => k = Some(positive("--k", &args.value(&flag, inline)?)?),
-            "--n" => n = Some(positive("--n", &args.value(&flag, inline)?)?),
-            "--chunks" => chunks = positive("--chunks", &args.value(&flag, inline)?)?,
-            "--dtype" => element = dtype(&args.value(&flag, inline)?)?,
-            flag if flag.starts_with('-') => bail!("unknown option '{flag}' of emit\n{USAGE}"),
-            name if form.is_some() => bail!("emit takes one program: '{name}' comes after it"),
-            name => {
-                form = Some(Form::parse(name).with_context(|| {
-                    format!(
-                        "unknown program '{name}': one of {}",
-                        Form::ALL.map(Form::name).join(", ")
-                    )
-                })?)
-            }
-        }
-    }
-    let missing = |what: &str| format!("emit needs {what}\n{USAGE}");
-    Ok(Command::Emit(Emit {
-        form: form.with_context(|| missing("a program"))?,
-        params: Params {
-            devices: devices.with_context(|| missing("-D"))?,
-            chunks,
-            m: m.with_context(|| missing("--m"))?,
-            k: k.with_context(|| missing("--k"))?,
-            n: n.with_context(|| missing("--n"))?,
-            dtype: element,
-        },
-    }))
-}
-
-fn parse_run(mut args: Args<impl Iterator<Item = String>>) -> Result<Command> {
-    let mut run = Run {
-        backend: Backend::Cpu,
-        devices: 1,
-        shapes: DEFAULT_SHAPES.to_vec(),
-        families: Family::ALL.to_vec(),
-        variants: None,
-        dtype: DType::BF16,
-        chunks: 0,
-        ring_chunks: 0,
-        num_streams: 4,
-        lower_streams: 0,
-        iters: 20,
-        warmup: 5,
-        seed: 0,
-        samples: 512,
-        json: None,
-        csv: None,
-        png: None,
-        launch: None,
-        dry_run: false,
-        timeout: Duration::from_secs(60),
-    };
-    let mut chunks = None;
-    let mut devices = None;
-    while let Some((flag, inline)) = args.next_flag() {
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--dry-run" => {
-                run.dry_run = true;
-                continue;
-            }
-            _ => {}
-        }
-        let value = args.value(&flag, inline)?;
-        match flag.as_str() {
-            "--backend" => run.backend = Backend::parse("--backend", &value)?,
-            "-n" | "-D" => devices = Some(bounded(&flag, &value, MAX_RANKS)?),
-            "--shapes" => run.shapes = value.split(',').map(shape).collect::<Result<_>>()?,
-            "--families" => {
-                run.families = list(&flag, &value, Family::parse, "a list of ag, rs, ar")?
-            }
-            "--variants" => {
-                run.variants = Some(list(
-                    &flag,
-                    &value,
-                    Variant::parse,
-                    "a list of gemm, comm, nooverlap, pipeline, p2p-nccl, p2p-cuda",
-                )?)
-            }
-            "--dtype" => run.dtype = dtype(&value)?,
-            "--chunks" => chunks = Some(positive(&flag, &value)?),
-            "--ring-chunks" => run.ring_chunks = number(&flag, &value)?,
-            "--num-streams" => run.num_streams = bounded(&flag, &value, MAX_STREAMS)?,
-            "--lower-streams" => run.lower_streams = number(&flag, &value)?,
-            "--iters" => run.iters = positive(&flag, &value)?,
-            "--warmup" => run.warmup = number(&flag, &value)?,
-            "--seed" => run.seed = number(&flag, &value)?,
-            "--samples" => run.samples = positive(&flag, &value)?,
-            "--json" => run.json = Some(PathBuf::from(value)),
-            "--csv" => run.csv = Some(PathBuf::from(value)),
-            "--png" => run.png = Some(PathBuf::from(value)),
-            "--launch" => run.launch = Some(Launch::parse(&flag, &value)?),
-            "--timeout" => run.timeout = timeout(&flag, &value)?,
-            other => bail!("unknown option '{other}' of run\n{USAGE}"),
-        }
-    }
-    run.chunks = chunks.unwrap_or(run.num_streams);
-    // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
-    run.devices = devices.or_else(launch::world_size_of_rank).unwrap_or(1);
-    if run.dry_run && run.launch == Some(Launch::Threads) {
-        bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
-    }
-    Ok(Command::Run(Box::new(run)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_args(args: &[&str]) -> Result<Command> {
-        parse(args.iter().map(|arg| arg.to_string()))
+    fn parse_args(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::parse_from(std::iter::once(&"hir-bench").chain(args)).map(|cli| cli.command)
     }
 
     #[test]
@@ -367,7 +280,7 @@ mod tests {
             panic!("not emit");
         };
         assert_eq!(emit.form, Form::AgRing);
-        let params = &emit.params;
+        let params = &emit.params();
         assert_eq!(
             (params.devices, params.m, params.k, params.n),
             (4, 64, 32, 16)
@@ -419,6 +332,18 @@ mod tests {
             Command::Run(run) => *run,
             _ => panic!("not run"),
         }
+    }
+
+    #[test]
+    fn devices_take_either_short_flag() {
+        assert_eq!(run_of(&["-D", "3"]).devices, 3);
+        assert_eq!(run_of(&["-n", "3"]).devices, 3);
+        assert_eq!(run_of(&[]).devices, 1);
+        assert_eq!(run_of(&["--num-streams", "3"]).chunks, 3);
+        assert_eq!(run_of(&["--chunks", "2"]).chunks, 2);
+        assert!(parse_args(&["run", "-n", "0"]).is_err());
+        assert!(parse_args(&["run", "--dtype", "f64"]).is_err());
+        assert!(parse_args(&[]).is_err());
     }
 
     #[test]

@@ -15,26 +15,17 @@ mod plot;
 mod provenance;
 mod report;
 
-use cli::Command;
+use cli::{Cli, Command};
 use hir_tools::launch;
 use hir_tools::programs;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let command = match cli::parse(std::env::args().skip(1)) {
-        Ok(command) => command,
-        Err(error) => {
-            eprintln!("hir-bench: error: {error:#}");
-            return ExitCode::from(2);
-        }
-    };
-    let result = match command {
-        Command::Help => {
-            println!("{}", cli::USAGE);
-            Ok(())
-        }
+    let cli = hir_tools::args::parse_or_exit("hir-bench", Cli::parse_from);
+    hir_tools::log::init("hir-bench");
+    let result = match cli.command {
         Command::Emit(emit) => {
-            programs::generate(emit.form, &emit.params).map(|program| print!("{}", program.text))
+            programs::generate(emit.form, &emit.params()).map(|program| print!("{}", program.text))
         }
         Command::Run(run) => {
             // Every shape must fit before any rank starts.

@@ -1,75 +1,108 @@
-//! `hir-run`'s command line.
+//! `hir-run`'s command line (clap; the bounds and value parsers it shares
+//! with `hir-bench` are in `hir_tools::args`).
 
-use anyhow::{Context, Result, bail};
+use clap::Parser;
 use hir_runtime::cpu::Races;
-use hir_tools::args::{MAX_RANKS, MAX_STREAMS, bounded, number, timeout};
+use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, named, number};
 use hir_tools::backend::{Backend, Checks};
 use hir_tools::launch::{self, Launch, Plan};
 use std::path::PathBuf;
 
-pub const USAGE: &str = "\
-usage: hir-run [options] prog.mlir
-
-Lowers a fusion or host program to LLVM, JIT-compiles it and runs it on N ranks.
-
-options:
-  -n N                  ranks to run (default 1, or WORLD_SIZE for a rank torchrun started;
-                        at most 1024)
-  --backend cpu|cuda    runtime backend (default cpu)
-  --num-streams S       streams in each rank's pool (default 4, at most 1024)
-  --p2p none|nccl|cuda  lower collectives along the stream axis to rings (default none)
-  --ring-chunks C       split each ring step's transfer and compute into C parts
-                        (default 0: host-p2p-pipeline chooses)
-  --input argI=FILE     global value of argument I from a .npy file (repeatable)
-  --seed K              seed of the random inputs (default 0)
-  --output-dir D        write the outputs there as .npy
-  --check               compare the outputs with a reference evaluation of the fusion program
-                        (turns --poison on)
-  --poison, --no-poison fill every fresh buffer (host.alloc, the runtime's temporaries) with NaN
-                        instead of zero, so that a missing write shows (default: on with --check)
-  --races fatal|warn    what a data race the cpu backend detects does: fail the rank (default),
-                        or print a warning once per pair of ops and run on
-  --expect D            compare the outputs with those --output-dir wrote to D (another backend's, say)
-  --iters K             time K runs after the first
-  --trace FILE          write a Chrome/Perfetto trace of the runs
-  --print-ir            print the IR after each lowering stage
-  --launch threads|processes
-                        ranks as threads of this process (default for cpu) or as N child
-                        processes of it, one per GPU (default for cuda); with RANK and
-                        WORLD_SIZE set (torchrun), hir-run runs that one rank
-  --dry-run             ranks in processes: bootstrap, check that every rank runs the same
-                        program with the same input shapes, meet at a barrier, run nothing
-  --timeout SECONDS     how long ranks in processes wait for each other, and how long a
-                        communication may stay pending before the watchdog fails it (default 60,
-                        at most a week: 604800)
-  -h, --help            this help";
-
-#[derive(Debug)]
+/// Lowers a fusion or host program to LLVM, JIT-compiles it and runs it on N ranks.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hir-run",
+    version = args::VERSION,
+    after_help = "Logging: HIR_LOG=debug (tracing's EnvFilter syntax; default info) on stderr."
+)]
 pub struct Options {
+    /// Ranks to run [default: 1, or WORLD_SIZE for a rank torchrun started; at most 1024]
+    #[arg(short = 'n', value_name = "N", value_parser = bounded(MAX_RANKS), allow_negative_numbers = true)]
+    ranks_given: Option<usize>,
+    /// The ranks: `-n`, else WORLD_SIZE for a rank torchrun started, else 1.
+    #[arg(skip)]
     pub ranks: usize,
+    /// Runtime backend
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
+    /// Streams in each rank's pool (at most 1024)
+    #[arg(long, value_name = "S", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
-    /// `hir-lower`'s `p2p` option: none, nccl or cuda.
+    /// Lower collectives along the stream axis to rings of send/recv over NCCL or CUDA IPC
+    #[arg(long, default_value = "none", value_parser = ["none", "nccl", "cuda"])]
     pub p2p: String,
-    /// `hir-lower`'s `ring-chunks` option.
+    /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
+    #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,
-    /// Argument index and file.
+    /// Global value of argument I from a .npy file (repeatable)
+    #[arg(long = "input", value_name = "argI=FILE", value_parser = input)]
     pub inputs: Vec<(usize, PathBuf)>,
+    /// Seed of the random inputs
+    #[arg(long, value_name = "K", default_value = "0", value_parser = number::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
+    /// Write the outputs there as .npy
+    #[arg(long, value_name = "D")]
     pub output_dir: Option<PathBuf>,
+    /// Compare the outputs with a reference evaluation of the fusion program (turns --poison on)
+    #[arg(long)]
     pub check: bool,
-    /// `None`: on with `--check`.
-    pub poison: Option<bool>,
+    /// Fill every fresh buffer (host.alloc, the runtime's temporaries) with NaN instead of zero,
+    /// so that a missing write shows [default: on with --check]
+    #[arg(long, overrides_with = "no_poison")]
+    poison: bool,
+    /// Fresh buffers are zero, even with --check
+    #[arg(long, overrides_with = "poison")]
+    no_poison: bool,
+    /// What a data race the cpu backend detects does: fail the rank, or print a warning once per
+    /// pair of ops and run on
+    #[arg(long, default_value = "fatal", value_parser = named(&[Races::Fatal, Races::Warn], races_name))]
     pub races: Races,
+    /// Compare the outputs with those --output-dir wrote to D (another backend's, say)
+    #[arg(long, value_name = "D")]
     pub expect: Option<PathBuf>,
+    /// Time K runs after the first
+    #[arg(long, value_name = "K", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub iters: usize,
+    /// Write a Chrome/Perfetto trace of the runs
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Print the IR after each lowering stage
+    #[arg(long)]
     pub print_ir: bool,
-    /// `None`: the backend's default (see [`Plan::launch`]).
+    /// Ranks as threads of this process (default for cpu) or as N child processes of it, one per
+    /// GPU (default for cuda); with RANK and WORLD_SIZE set (torchrun), hir-run runs that one rank
+    #[arg(long, value_enum)]
     pub launch: Option<Launch>,
+    /// Ranks in processes: bootstrap, check that every rank runs the same program with the same
+    /// input shapes, meet at a barrier, run nothing
+    #[arg(long)]
     pub dry_run: bool,
+    /// How long ranks wait for each other, and how long a communication may stay pending before
+    /// the watchdog fails it (at most a week: 604800)
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = args::timeout, allow_negative_numbers = true)]
     pub timeout: std::time::Duration,
+    /// The program: fusion (its entry takes tensors) or host IR (memrefs)
+    #[arg(value_name = "prog.mlir")]
     pub program: PathBuf,
+}
+
+fn races_name(races: Races) -> &'static str {
+    match races {
+        Races::Fatal => "fatal",
+        Races::Warn => "warn",
+    }
+}
+
+/// `--input argI=FILE`.
+fn input(value: &str) -> Result<(usize, PathBuf), String> {
+    let (name, file) = value
+        .split_once('=')
+        .ok_or_else(|| "takes argI=FILE".to_owned())?;
+    let index = name
+        .strip_prefix("arg")
+        .and_then(|index| index.parse().ok())
+        .ok_or_else(|| format!("names an argument as argI (arg0, arg1, ...), not '{name}'"))?;
+    Ok((index, PathBuf::from(file)))
 }
 
 impl Options {
@@ -83,133 +116,40 @@ impl Options {
             dry_run: self.dry_run,
             timeout: self.timeout,
             checks: Checks {
-                poison: self.poison.unwrap_or(self.check),
+                poison: self.poison || (self.check && !self.no_poison),
                 races: self.races,
             },
         }
     }
-}
 
-/// What the command line asks for.
-pub enum Command {
-    Run(Box<Options>),
-    Help,
-}
-
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
-    let mut args = args.into_iter();
-    let mut options = Options {
-        ranks: 1,
-        backend: Backend::Cpu,
-        num_streams: 4,
-        p2p: "none".to_owned(),
-        ring_chunks: 0,
-        inputs: Vec::new(),
-        seed: 0,
-        output_dir: None,
-        check: false,
-        poison: None,
-        races: Races::Fatal,
-        expect: None,
-        iters: 0,
-        trace: None,
-        print_ir: false,
-        launch: None,
-        dry_run: false,
-        timeout: std::time::Duration::from_secs(60),
-        program: PathBuf::new(),
-    };
-    let mut program = None;
-    let mut ranks_given = false;
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || -> Result<String> {
-            match &inline {
-                Some(value) => Ok(value.clone()),
-                None => args.next().with_context(|| format!("{flag} takes a value")),
-            }
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "-n" => {
-                options.ranks = bounded("-n", &value()?, MAX_RANKS)?;
-                ranks_given = true;
-            }
-            "--backend" => options.backend = Backend::parse("--backend", &value()?)?,
-            "--num-streams" => {
-                options.num_streams = bounded("--num-streams", &value()?, MAX_STREAMS)?
-            }
-            "--p2p" => {
-                options.p2p = value()?;
-                if !["none", "nccl", "cuda"].contains(&options.p2p.as_str()) {
-                    bail!("--p2p takes none, nccl or cuda, not '{}'", options.p2p);
-                }
-            }
-            "--ring-chunks" => options.ring_chunks = number("--ring-chunks", &value()?)?,
-            "--input" => {
-                let value = value()?;
-                let (name, file) = value
-                    .split_once('=')
-                    .with_context(|| format!("--input takes argI=FILE, not '{value}'"))?;
-                let index = name
-                    .strip_prefix("arg")
-                    .and_then(|index| index.parse().ok())
-                    .with_context(|| {
-                        format!("--input names an argument as argI (arg0, arg1, ...), not '{name}'")
-                    })?;
-                options.inputs.push((index, PathBuf::from(file)));
-            }
-            "--seed" => options.seed = number("--seed", &value()?)?,
-            "--output-dir" => options.output_dir = Some(PathBuf::from(value()?)),
-            "--check" => options.check = true,
-            "--poison" => options.poison = Some(true),
-            "--no-poison" => options.poison = Some(false),
-            "--races" => {
-                options.races = match value()?.as_str() {
-                    "fatal" => Races::Fatal,
-                    "warn" => Races::Warn,
-                    other => bail!("--races takes fatal or warn, not '{other}'"),
-                }
-            }
-            "--expect" => options.expect = Some(PathBuf::from(value()?)),
-            "--iters" => options.iters = number("--iters", &value()?)?,
-            "--trace" => options.trace = Some(PathBuf::from(value()?)),
-            "--print-ir" => options.print_ir = true,
-            "--launch" => options.launch = Some(Launch::parse("--launch", &value()?)?),
-            "--dry-run" => options.dry_run = true,
-            "--timeout" => options.timeout = timeout("--timeout", &value()?)?,
-            flag if flag.starts_with('-') && flag != "-" => {
-                bail!("unknown option '{flag}'\n{USAGE}")
-            }
-            _ if program.is_some() => bail!("one program only: '{arg}' comes after the program"),
-            _ => program = Some(PathBuf::from(arg)),
+    /// The options of `args` (the program's name first), with what clap
+    /// cannot check itself: the ranks of a rank torchrun started without
+    /// `-n`, and that a dry run runs in processes.
+    pub fn parse_from(
+        args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+    ) -> Result<Options, clap::Error> {
+        let mut options = Options::try_parse_from(args)?;
+        // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
+        options.ranks = options
+            .ranks_given
+            .or_else(launch::world_size_of_rank)
+            .unwrap_or(1);
+        if options.dry_run && options.launch == Some(Launch::Threads) {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--dry-run checks ranks in processes: it does not go with --launch threads\n",
+            ));
         }
+        Ok(options)
     }
-    options.program = program.with_context(|| format!("no program given\n{USAGE}"))?;
-    // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
-    if !ranks_given && let Some(world) = launch::world_size_of_rank() {
-        options.ranks = world;
-    }
-    if options.dry_run && options.launch == Some(Launch::Threads) {
-        bail!("--dry-run checks ranks in processes: it does not go with --launch threads");
-    }
-    Ok(Command::Run(Box::new(options)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(args: &[&str]) -> Result<Options> {
-        match parse(args.iter().map(|arg| arg.to_string()))? {
-            Command::Run(options) => Ok(*options),
-            Command::Help => bail!("help"),
-        }
+    fn run(args: &[&str]) -> Result<Options, clap::Error> {
+        Options::parse_from(std::iter::once(&"hir-run").chain(args))
     }
 
     #[test]
@@ -262,12 +202,30 @@ mod tests {
     }
 
     #[test]
+    fn usage_errors_are_claps() {
+        use clap::error::ErrorKind;
+        let kind = |args: &[&str]| run(args).unwrap_err().kind();
+        assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);
+        assert_eq!(
+            kind(&["--num-strems", "2", "p.mlir"]),
+            ErrorKind::UnknownArgument
+        );
+        assert_eq!(kind(&["-n", "0", "p.mlir"]), ErrorKind::ValueValidation);
+        assert_eq!(kind(&[]), ErrorKind::MissingRequiredArgument);
+        let error = run(&["-n", "2000", "p.mlir"]).unwrap_err().to_string();
+        assert!(error.contains("'-n <N>': must be at most 1024"), "{error}");
+    }
+
+    #[test]
     fn poison_follows_check_unless_told() {
         let checks = |args: &[&str]| run(args).unwrap().plan().checks;
         assert!(!checks(&["p.mlir"]).poison);
         assert!(checks(&["--check", "p.mlir"]).poison);
         assert!(checks(&["--poison", "p.mlir"]).poison);
         assert!(!checks(&["--check", "--no-poison", "p.mlir"]).poison);
+        // The last of --poison and --no-poison wins.
+        assert!(checks(&["--no-poison", "--poison", "p.mlir"]).poison);
+        assert!(!checks(&["--poison", "--no-poison", "p.mlir"]).poison);
         assert_eq!(checks(&["p.mlir"]).races, Races::Fatal);
         assert_eq!(checks(&["--races=warn", "p.mlir"]).races, Races::Warn);
     }

@@ -13,7 +13,7 @@
 mod cli;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use cli::{Command, Options};
+use cli::Options;
 use hir_abi::DType;
 use hir_runtime::npy;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
@@ -29,59 +29,46 @@ use std::{
 };
 
 fn main() -> ExitCode {
-    let command = match cli::parse(std::env::args().skip(1)) {
-        Ok(command) => command,
+    let options = hir_tools::args::parse_or_exit("hir-run", Options::parse_from);
+    hir_tools::log::init("hir-run");
+    // A dry run runs nothing, so it checks all it can without running:
+    // here before any rank starts, or, in a rank (its launcher's, or
+    // torchrun's), once it has joined the others, so that they learn
+    // of its failure at once instead of waiting for it.
+    let in_rank = std::env::var_os("RANK").is_some();
+    if options.dry_run
+        && !in_rank
+        && let Err(error) = validate(&options)
+    {
+        eprintln!("hir-run: error: {error:#}");
+        return ExitCode::FAILURE;
+    }
+    // Ranks in processes: a launcher, or one rank of it.
+    let dispatched = launch::dispatch(
+        &options.plan(),
+        || fingerprint(&options),
+        |joined| {
+            if !options.dry_run {
+                return run(&options);
+            }
+            validate(&options)?;
+            if joined.rank == 0 {
+                println!(
+                    "dry run: the program verifies and lowers for {} ranks, which run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
+                    joined.world, joined.hash
+                );
+            }
+            Ok(())
+        },
+    );
+    if let Some(code) = dispatched {
+        return code;
+    }
+    match run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("hir-run: error: {error:#}");
-            return ExitCode::from(2);
-        }
-    };
-    match command {
-        Command::Help => {
-            println!("{}", cli::USAGE);
-            ExitCode::SUCCESS
-        }
-        Command::Run(options) => {
-            // A dry run runs nothing, so it checks all it can without running:
-            // here before any rank starts, or, in a rank (its launcher's, or
-            // torchrun's), once it has joined the others, so that they learn
-            // of its failure at once instead of waiting for it.
-            let in_rank = std::env::var_os("RANK").is_some();
-            if options.dry_run
-                && !in_rank
-                && let Err(error) = validate(&options)
-            {
-                eprintln!("hir-run: error: {error:#}");
-                return ExitCode::FAILURE;
-            }
-            // Ranks in processes: a launcher, or one rank of it.
-            let dispatched = launch::dispatch(
-                &options.plan(),
-                || fingerprint(&options),
-                |joined| {
-                    if !options.dry_run {
-                        return run(&options);
-                    }
-                    validate(&options)?;
-                    if joined.rank == 0 {
-                        println!(
-                            "dry run: the program verifies and lowers for {} ranks, which run the same program (hash {:016x}) with the same inputs and passed a barrier; nothing was executed",
-                            joined.world, joined.hash
-                        );
-                    }
-                    Ok(())
-                },
-            );
-            if let Some(code) = dispatched {
-                return code;
-            }
-            match run(&options) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("hir-run: error: {error:#}");
-                    ExitCode::FAILURE
-                }
-            }
+            ExitCode::FAILURE
         }
     }
 }
@@ -186,8 +173,15 @@ fn hir_lower(options: &Options) -> String {
 }
 
 fn run(options: &Options) -> Result<()> {
+    let began = Instant::now();
     let context = hir_tools::context();
     let (mut module, signature) = load(&context, options)?;
+    tracing::debug!(
+        program = %options.program.display(),
+        entry = %signature.name,
+        fusion = signature.fusion,
+        "parsed and verified"
+    );
     let function = program::entry(&module)?;
 
     // Global inputs, and the reference, before the module is lowered in place.
@@ -209,8 +203,10 @@ fn run(options: &Options) -> Result<()> {
         &hir_lower(options),
         options.print_ir,
     )?;
+    tracing::debug!(pipeline = %format!("hir-lower{{{}}}", hir_lower(options)), ms = %ms_since(began), "lowered");
     let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
+    tracing::debug!(ms = %ms_since(began), "JIT-compiled");
 
     let session = Session::start(
         &options.plan(),
@@ -226,6 +222,11 @@ fn run(options: &Options) -> Result<()> {
         for buffer in &mut ranks[rank].buffers {
             runtime.place(rank, buffer)?;
         }
+        tracing::debug!(
+            rank,
+            buffers = ranks[rank].buffers.len(),
+            "placed the arguments"
+        );
     }
     for call in &mut ranks {
         call.pack();
@@ -239,6 +240,7 @@ fn run(options: &Options) -> Result<()> {
         })
     };
     launch()?;
+    tracing::debug!(ms = %ms_since(began), "ran once");
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
             runtime.fetch(rank, buffer)?;
@@ -321,6 +323,11 @@ fn run(options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// Milliseconds since `start`, for the log.
+fn ms_since(start: Instant) -> String {
+    format!("{:.3}", start.elapsed().as_secs_f64() * 1e3)
+}
+
 /// The `--iters` timed runs and the `--trace` file.
 fn time_and_trace(
     options: &Options,
@@ -330,17 +337,20 @@ fn time_and_trace(
     if options.iters > 0 {
         let mut times = Vec::with_capacity(options.iters);
         let began = Instant::now();
+        let progress = hir_tools::log::progress_shown();
         for iteration in 1..=options.iters {
             let start = Instant::now();
             launch()?;
             times.push(start.elapsed().as_secs_f64() * 1e3);
-            // Long runs show progress on stderr, where it does not mix with results.
-            if began.elapsed().as_secs() >= 2 {
+            // Long runs show progress on a terminal's stderr, where it does
+            // not mix with results.
+            if progress && began.elapsed().as_secs() >= 2 {
                 eprint!("\rhir-run: iteration {iteration}/{}", options.iters);
                 if iteration == options.iters {
                     eprintln!();
                 }
             }
+            tracing::debug!(iteration, ms = %format!("{:.3}", times[iteration - 1]), "timed run");
         }
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);

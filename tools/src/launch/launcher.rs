@@ -132,11 +132,20 @@ fn supervise(plan: &Plan) -> anyhow::Result<ExitCode> {
             .env(AGENT_STORE, "1")
             .env(SECRET_VAR, secret.value())
             .env_remove(STORE_PORT)
+            .env(
+                crate::log::PROGRESS_ENV,
+                if crate::log::progress_shown() {
+                    "1"
+                } else {
+                    "0"
+                },
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
         let started = spawned.and_then(|mut child| {
+            tracing::debug!(rank, pid = child.id(), "started the rank");
             let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
             ranks.push(Rank {
                 child,

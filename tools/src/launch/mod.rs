@@ -25,21 +25,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// How the ranks of a run are started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Launch {
     Threads,
     Processes,
 }
 
 impl Launch {
-    pub fn parse(flag: &str, value: &str) -> anyhow::Result<Launch> {
-        match value {
-            "threads" => Ok(Launch::Threads),
-            "processes" => Ok(Launch::Processes),
-            other => anyhow::bail!("{flag} takes threads or processes, not '{other}'"),
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Launch::Threads => "threads",
@@ -135,6 +127,5 @@ mod tests {
             plan(Backend::Cuda, threads, false).launch(),
             Launch::Threads
         );
-        assert!(Launch::parse("--launch", "mpi").is_err());
     }
 }

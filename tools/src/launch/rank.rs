@@ -116,6 +116,8 @@ pub fn run_rank(
     run: impl FnOnce(&Joined) -> anyhow::Result<()>,
 ) -> ExitCode {
     let (tool, rank) = (plan.tool, env.rank);
+    // Every log line of this process names its rank.
+    let _span = tracing::info_span!("rank", rank).entered();
     if plan.ranks != env.world_size {
         say(&format!(
             "{tool}: error: rank {rank}: -n {} does not match WORLD_SIZE {}",
@@ -123,8 +125,12 @@ pub fn run_rank(
         ));
         return ExitCode::FAILURE;
     }
+    let world = env.world_size;
     let group = match ProcessGroup::join(env, plan.timeout) {
-        Ok(group) => Arc::new(group),
+        Ok(group) => {
+            tracing::debug!(world, "joined the store");
+            Arc::new(group)
+        }
         Err(error) => {
             say(&format!("{tool}: error: rank {rank}: bootstrap: {error}"));
             return ExitCode::FAILURE;
