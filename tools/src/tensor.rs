@@ -213,7 +213,10 @@ mod tests {
             "{error}"
         );
         assert!(Tensor::filled(vec![1 << 62, 4], 0.0).is_err());
-        assert_eq!(Tensor::filled(vec![2, 0], 1.0).unwrap().data, []);
+        assert_eq!(
+            Tensor::filled(vec![2, 0], 1.0).unwrap().data,
+            Vec::<f64>::new()
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::backend::Runtime;
 use crate::buffer::RankCall;
 use anyhow::{Context as _, Result, anyhow};
 use hir_runtime::bootstrap::ProcessGroup;
-use hir_runtime::{cuda, trace};
+use hir_runtime::cuda;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -92,17 +92,24 @@ impl Session {
         if group.rank() != 0 {
             return Ok(());
         }
-        let events: Vec<String> = all
-            .iter()
-            .flat_map(|bytes| {
-                String::from_utf8_lossy(bytes)
-                    .lines()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        std::fs::write(path, trace::chrome_json(&events)).with_context(written)
+        std::fs::write(path, merged_trace(&all)?).with_context(written)
     }
+}
+
+/// One Chrome trace file of the ranks' events (each rank's, one JSON object
+/// a line), as serde_json writes it: an event that is not JSON is an error,
+/// not a file that no viewer opens.
+fn merged_trace(ranks: &[Vec<u8>]) -> Result<String> {
+    let mut events = Vec::new();
+    for (rank, bytes) in ranks.iter().enumerate() {
+        for line in String::from_utf8_lossy(bytes).lines() {
+            let event: serde_json::Value = serde_json::from_str(line)
+                .with_context(|| format!("rank {rank}'s trace event is not JSON: {line}"))?;
+            events.push(event);
+        }
+    }
+    let trace = serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms"});
+    Ok(format!("{trace}\n"))
 }
 
 impl Drop for Session {
@@ -255,6 +262,23 @@ mod tests {
                 .map(|thread| thread.join().unwrap())
                 .collect()
         })
+    }
+
+    #[test]
+    fn merged_trace_is_json_of_every_rank() {
+        let ranks = vec![
+            br#"{"ph":"M","name":"process_name","pid":0,"args":{"name":"rank 0"}}"#.to_vec(),
+            b"{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":0,\"ts\":1.5,\"dur\":2}\n{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":0,\"ts\":4,\"dur\":1}".to_vec(),
+        ];
+        let text = merged_trace(&ranks).unwrap();
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(trace["displayTimeUnit"], "ms");
+        let events = trace["traceEvents"].as_array().unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[2]["name"], "b");
+        assert!(text.starts_with(r#"{"traceEvents":["#));
+        let error = merged_trace(&[b"{not json".to_vec()]).unwrap_err();
+        assert!(format!("{error:#}").contains("rank 0's trace event is not JSON"));
     }
 
     #[test]
