@@ -4,6 +4,7 @@
 //! version line, and how a usage error is reported.
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 /// The most ranks `-n` starts on one host (threads or processes).
@@ -77,7 +78,13 @@ pub fn parse_or_exit<T>(
         // `hir-bench` without a command prints its help on stderr, as is.
         let help = error.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
         if error.use_stderr() && !help {
-            eprint!("{tool}: {}", error.render());
+            // In colour on a terminal, as clap's own errors are.
+            let rendered = error.render();
+            if std::io::stderr().is_terminal() {
+                eprint!("{tool}: {}", rendered.ansi());
+            } else {
+                eprint!("{tool}: {rendered}");
+            }
             std::process::exit(2);
         }
         error.exit()
