@@ -105,3 +105,56 @@ where
         writeln!(writer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// The lines `body` logs at `level` and above, as `init`'s format writes them.
+    fn logged(level: LevelFilter, body: impl FnOnce()) -> String {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_writer(move || Sink(sink.clone()))
+            .with_ansi(false)
+            .event_format(Format { tool: "tool" })
+            .finish();
+        tracing::subscriber::with_default(subscriber, body);
+        let bytes = buffer.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_name_the_tool_the_level_and_the_rank() {
+        let text = logged(LevelFilter::DEBUG, || {
+            tracing::info!("plain");
+            tracing::warn!(count = 2, "careful");
+            let _rank = tracing::info_span!("rank", rank = 3).entered();
+            tracing::debug!(ms = 1.5, "lowered");
+            let _variant = tracing::info_span!("variant", message = "ag 8x8x8 gemm").entered();
+            tracing::info!("check: ok");
+        });
+        assert_eq!(
+            text,
+            "tool: plain\n\
+             tool: warning: careful count=2\n\
+             tool: debug: rank=3: lowered ms=1.5\n\
+             tool: rank=3: ag 8x8x8 gemm: check: ok\n"
+        );
+        assert_eq!(logged(LevelFilter::INFO, || tracing::debug!("hidden")), "");
+    }
+}
