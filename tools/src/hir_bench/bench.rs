@@ -469,10 +469,16 @@ fn bench_variant(
     let params = &inputs.params;
     let dtype = params.dtype;
     let context = hir_tools::context();
+    let began = std::time::Instant::now();
     let built = match build(&context, run, params, form, p2p)? {
         Ok(built) => built,
         Err(skipped) => return Ok(Outcome::Skipped(skipped)),
     };
+    tracing::debug!(
+        lowered_hash = %format!("{:016x}", built.lowered),
+        ms = %format!("{:.3}", began.elapsed().as_secs_f64() * 1e3),
+        "built, lowered and JIT-compiled"
+    );
     let output = &built.signature.outputs[0];
     let output_didx = output
         .placement
@@ -491,6 +497,7 @@ fn bench_variant(
             runtime.place(rank, buffer)?;
         }
         call.pack();
+        tracing::debug!(rank, buffers = call.buffers.len(), "placed the shards");
     }
     let packed = Calls::new(&calls);
     let position = |rank: usize| local.iter().position(|&here| here == rank);
