@@ -17,10 +17,17 @@ const RING_CHUNKS: OptionInfo = OptionInfo {
     default: "0",
 };
 
+/// How an allgather along the stream axis runs without rings.
+const ALLGATHER: OptionInfo = OptionInfo {
+    name: "allgather",
+    description: "With p2p=none, an allgather along the stream axis runs whole before its loop (whole) or as one broadcast rooted at each iteration (broadcast)",
+    default: "whole",
+};
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[NUM_STREAMS, P2P, RING_CHUNKS],
+    options: &[NUM_STREAMS, P2P, RING_CHUNKS, ALLGATHER],
     build: build_hir_lower,
 };
 
@@ -28,6 +35,12 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let num_streams = options.count(NUM_STREAMS.name)?;
     let p2p = options.choice(P2P.name, &["none", "nccl", "cuda"])?;
     let chunks = options.count(RING_CHUNKS.name)?;
+    let allgather = options.choice(ALLGATHER.name, &["whole", "broadcast"])?;
+    if allgather == "broadcast" && p2p != "none" {
+        return Err(format!(
+            "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
+        ));
+    }
     let mut passes = vec![
         "fusion-propagate-sharding".to_owned(),
         "fusion-verify-sharding".to_owned(),
@@ -35,6 +48,9 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         "convert-fusion-to-host".to_owned(),
         format!("func.func(host-stream-parallelize{{num-streams={num_streams}}})"),
     ];
+    if allgather == "broadcast" {
+        passes.push("func.func(host-broadcast-pipeline)".to_owned());
+    }
     if p2p != "none" {
         passes.push(format!(
             "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks}}})"

@@ -190,6 +190,13 @@ pub const PASSES: &[PassInfo] = &[
         },
     },
     PassInfo {
+        argument: host::broadcast_pipeline::ARGUMENT,
+        description: "Turn an allgather before a stream loop into one rooted broadcast per iteration",
+        anchor: host::broadcast_pipeline::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::broadcast_pipeline::create()),
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,

@@ -31,6 +31,10 @@ pub struct Options {
     /// Lower collectives along the stream axis to rings of send/recv over NCCL or CUDA IPC
     #[arg(long, default_value = "none", value_parser = ["none", "nccl", "cuda"])]
     pub p2p: String,
+    /// With --p2p none, an allgather along the stream axis runs whole before its loop, or as one
+    /// NCCL broadcast rooted at each iteration (hir-lower's allgather option)
+    #[arg(long, default_value = "whole", value_parser = ["whole", "broadcast"])]
+    pub allgather: String,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,

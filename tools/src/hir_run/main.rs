@@ -84,11 +84,12 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0ring-chunks={}\0seed={}\0\
+            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0ring-chunks={}\0seed={}\0\
              iters={}\0check={}\0expect={:?}\0checks={:?}\0",
             options.ranks,
             options.num_streams,
             options.p2p,
+            options.allgather,
             options.ring_chunks,
             options.seed,
             options.iters,
@@ -169,7 +170,10 @@ fn validate(options: &Options) -> Result<()> {
 
 /// `hir-lower`'s options for the run.
 fn hir_lower(options: &Options) -> String {
-    format!("p2p={} ring-chunks={}", options.p2p, options.ring_chunks)
+    format!(
+        "p2p={} ring-chunks={} allgather={}",
+        options.p2p, options.ring_chunks, options.allgather
+    )
 }
 
 fn run(options: &Options) -> Result<()> {
