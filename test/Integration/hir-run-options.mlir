@@ -25,7 +25,7 @@
 // RUN: FileCheck %s --input-file=%t.log --check-prefix=LOG --implicit-check-not='iteration 1/2'
 // QUIET-OUT: ran @allgather on 4 ranks
 // LOG: hir-run: debug: parsed and verified program={{.*}}allgather.mlir entry=@allgather fusion=true
-// LOG: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0 allgather=whole}
+// LOG: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0{{.*}}} ms={{[0-9.]+}}
 // LOG: hir-run: debug: JIT-compiled
 // LOG: hir-run: debug: placed the arguments rank=3 buffers=2
 // LOG: hir-run: debug: timed run iteration=2
