@@ -1,8 +1,11 @@
-//! Small IR helpers every pass (and `hir-run`) shares: names, walks and
-//! use lists. Changes to the IR go through a rewriter (`rewrite`).
+//! Small IR helpers every pass (and `hir-run`) shares: names, walks, use
+//! lists and integer constants. Changes to the IR go through a rewriter (`rewrite`).
 
+use crate::ops::Op;
 use melior::ir::{
-    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike, operation::OperationLike,
+    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
+    attribute::IntegerAttribute,
+    operation::{OperationLike, OperationResult},
 };
 use mlir_sys::{
     mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull, mlirValueGetFirstUse,
@@ -73,4 +76,18 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
         }
     }
     users
+}
+
+/// The value of an integer attribute of `op`.
+pub fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i64> {
+    let attribute = op.attribute(attribute).ok()?;
+    Some(IntegerAttribute::try_from(attribute).ok()?.value())
+}
+
+/// The value of an `arith.constant` of integer type.
+pub fn constant(value: Value) -> Option<i64> {
+    let op = OperationResult::try_from(value).ok()?.owner();
+    Op::ArithConstant
+        .is(&op)
+        .then(|| integer_attribute(&op, "value"))?
 }

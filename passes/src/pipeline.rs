@@ -24,10 +24,17 @@ const ALLGATHER: OptionInfo = OptionInfo {
     default: "whole",
 };
 
+/// How a reduce-scatter along the stream axis runs without rings.
+const REDUCE_SCATTER: OptionInfo = OptionInfo {
+    name: "reduce-scatter",
+    description: "With p2p=none, a reduce-scatter along the stream axis runs whole after its loop (whole) or as one reduce rooted at each iteration (reduce)",
+    default: "whole",
+};
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[NUM_STREAMS, P2P, RING_CHUNKS, ALLGATHER],
+    options: &[NUM_STREAMS, P2P, RING_CHUNKS, ALLGATHER, REDUCE_SCATTER],
     build: build_hir_lower,
 };
 
@@ -36,9 +43,15 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let p2p = options.choice(P2P.name, &["none", "nccl", "cuda"])?;
     let chunks = options.count(RING_CHUNKS.name)?;
     let allgather = options.choice(ALLGATHER.name, &["whole", "broadcast"])?;
+    let reduce_scatter = options.choice(REDUCE_SCATTER.name, &["whole", "reduce"])?;
     if allgather == "broadcast" && p2p != "none" {
         return Err(format!(
             "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
+        ));
+    }
+    if reduce_scatter == "reduce" && p2p != "none" {
+        return Err(format!(
+            "reduce-scatter=reduce is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
         ));
     }
     let mut passes = vec![
@@ -50,6 +63,9 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     ];
     if allgather == "broadcast" {
         passes.push("func.func(host-broadcast-pipeline)".to_owned());
+    }
+    if reduce_scatter == "reduce" {
+        passes.push("func.func(host-reduce-pipeline)".to_owned());
     }
     if p2p != "none" {
         passes.push(format!(

@@ -197,6 +197,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::broadcast_pipeline::create()),
     },
     PassInfo {
+        argument: host::reduce_pipeline::ARGUMENT,
+        description: "Turn a reduce-scatter after a stream loop into one rooted reduce per iteration",
+        anchor: host::reduce_pipeline::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::reduce_pipeline::create()),
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,

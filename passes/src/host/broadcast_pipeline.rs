@@ -45,9 +45,8 @@ use hir_dialects::{comm, host};
 use melior::{
     Context,
     ir::{
-        BlockLike, OperationRef, RegionLike, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
-        operation::{OperationLike, OperationResult},
+        BlockLike, OperationRef, RegionLike, Value, ValueLike, attribute::DenseI64ArrayAttribute,
+        operation::OperationLike,
     },
 };
 
@@ -95,7 +94,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         let team = DenseI64ArrayAttribute::try_from(allgather.attribute("team").ok()?).ok()?;
         let whole_mesh =
             (0..team.len()).all(|position| team.element(position).ok() == Some(position as i64));
-        let axis = usize::try_from(integer(&allgather, "axis").unwrap_or(0)).ok()?;
+        let axis = usize::try_from(ir::integer_attribute(&allgather, "axis").unwrap_or(0)).ok()?;
         let output = allgather.operand(1).ok()?;
         let request: Value = allgather.result(0).ok()?.into();
         let [wait] = ir::users(request)[..] else {
@@ -110,7 +109,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
             return None;
         }
         let devices = team.len() as i64;
-        let bound = |position| next_work.operand(position).ok().and_then(constant);
+        let bound = |position| next_work.operand(position).ok().and_then(ir::constant);
         if (bound(0), bound(1), bound(2)) != (Some(0), Some(devices), Some(1))
             || static_shape(output.r#type())?.get(axis) != Some(&devices)
         {
@@ -123,7 +122,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
             ir::block_ops(body).find(|op| op.operands().any(|operand| operand == output))?;
         let slice = (Op::HostSelect.is(&first_use)
             && first_use.operand(1).ok() == Some(index)
-            && integer(&first_use, "axis") == Some(axis as i64))
+            && ir::integer_attribute(&first_use, "axis") == Some(axis as i64))
         .then_some(first_use)?;
         // Nothing but that slice reads the output in the loop, and nothing
         // between the allgather and the loop uses it.
@@ -185,16 +184,4 @@ fn does_no_work(op: &OperationRef) -> bool {
 fn within(op: OperationRef, ancestor: OperationRef) -> bool {
     std::iter::successors(op.parent_operation(), |parent| parent.parent_operation())
         .any(|parent| parent == ancestor)
-}
-
-fn integer(op: &OperationRef, name: &str) -> Option<i64> {
-    IntegerAttribute::try_from(op.attribute(name).ok()?)
-        .ok()
-        .map(|attribute| attribute.value())
-}
-
-/// The value of an `arith.constant` index.
-fn constant(value: Value) -> Option<i64> {
-    let op = OperationResult::try_from(value).ok()?.owner();
-    Op::ArithConstant.is(&op).then(|| integer(&op, "value"))?
 }

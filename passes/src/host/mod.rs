@@ -4,4 +4,5 @@ pub mod broadcast_pipeline;
 pub mod insert_dealloc;
 pub mod lower_stream_for;
 pub mod p2p_pipeline;
+pub mod reduce_pipeline;
 pub mod stream_parallelize;

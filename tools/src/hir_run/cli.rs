@@ -35,6 +35,10 @@ pub struct Options {
     /// NCCL broadcast rooted at each iteration (hir-lower's allgather option)
     #[arg(long, default_value = "whole", value_parser = ["whole", "broadcast"])]
     pub allgather: String,
+    /// With --p2p none, a reduce-scatter along the stream axis runs whole after its loop, or as
+    /// one NCCL reduce rooted at each iteration (hir-lower's reduce-scatter option)
+    #[arg(long, default_value = "whole", value_parser = ["whole", "reduce"])]
+    pub reduce_scatter: String,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,

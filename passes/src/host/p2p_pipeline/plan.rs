@@ -4,6 +4,7 @@
 //! other modules share ([`constant`], [`integer_attribute`], [`within`],
 //! [`defined_before`]).
 
+pub(super) use crate::ir::{constant, integer_attribute};
 use crate::{
     builders::{static_shape, view_type},
     diagnostics::emit_error,
@@ -16,7 +17,7 @@ use melior::{
     ir::{
         Attribute, BlockLike, BlockRef, Location, Operation, OperationRef, RegionLike, Type, Value,
         ValueLike,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
+        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationResult},
     },
 };
@@ -718,20 +719,6 @@ pub(super) fn defined_before(value: Value, op: OperationRef) -> bool {
     ir::block_ops(block)
         .take_while(|before| *before != op)
         .any(|before| before == owner)
-}
-
-/// The value of an integer attribute of `op`.
-pub(super) fn integer_attribute(op: &OperationRef, attribute: &str) -> Option<i64> {
-    let attribute = op.attribute(attribute).ok()?;
-    Some(IntegerAttribute::try_from(attribute).ok()?.value())
-}
-
-/// The value of an `arith.constant` of integer type.
-pub(super) fn constant(value: Value) -> Option<i64> {
-    let op = OperationResult::try_from(value).ok()?.owner();
-    Op::ArithConstant
-        .is(&op)
-        .then(|| integer_attribute(&op, "value"))?
 }
 
 #[cfg(test)]
