@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every HIR test: formatting and lints, the Rust unit tests, the installed
-# CMake package (an external C program built against it), the Python
+# CMake package (an external C program built against it), an external Rust
+# crate depending on `hir` as the README says, the Python
 # package (built as a wheel with maturin, its pytest tests and the tp_mlp
 # example on the cpu backend), a bounded mutation fuzz of hir-opt and hir-run
 # (no panic, crash or hang; under two minutes), then the lit suite (which drives hir-opt, the examples and the
@@ -15,6 +16,7 @@ cargo clippy --release --locked --all-targets -- -D warnings
 cargo clippy --release --locked -p hir-python -- -D warnings
 cargo test --release --locked
 scripts/cmake-consumer.sh
+scripts/rust-consumer.sh
 scripts/python.sh
 python3 scripts/fuzz.py --mutants 2500 --seconds 100
 
