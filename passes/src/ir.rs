@@ -3,8 +3,8 @@
 
 use crate::ops::Op;
 use melior::ir::{
-    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
-    attribute::IntegerAttribute,
+    Attribute, BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
+    attribute::{DenseI64ArrayAttribute, IntegerAttribute},
     operation::{OperationLike, OperationResult},
 };
 use mlir_sys::{
@@ -90,4 +90,32 @@ pub fn constant(value: Value) -> Option<i64> {
     Op::ArithConstant
         .is(&op)
         .then(|| integer_attribute(&op, "value"))?
+}
+
+/// The size of a `team` attribute that is the whole mesh in order,
+/// `[0, 1, ..., D-1]`, where a position in the team is the rank `host.rank`
+/// returns; `None` for any other team.
+pub fn whole_mesh_size(team: Attribute) -> Option<i64> {
+    let team = DenseI64ArrayAttribute::try_from(team).ok()?;
+    let size = team.len() as i64;
+    (0..team.len())
+        .map(|index| team.element(index).ok())
+        .eq((0..size).map(Some))
+        .then_some(size)
+}
+
+/// Whether a loop (`scf.for` or `host.stream_for`: lower, upper and step
+/// first) runs `steps` iterations from 0 by 1, its bounds constants.
+pub fn runs_from_zero(loop_op: &OperationRef, steps: i64) -> bool {
+    let bound = |position| loop_op.operand(position).ok().and_then(constant);
+    (bound(0), bound(1), bound(2)) == (Some(0), Some(steps), Some(1))
+}
+
+/// The one `comm.wait` on the request of `op`, in `op`'s block, if that wait
+/// is the request's only use.
+pub fn sole_wait<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    match users(op.result(0).ok()?.into())[..] {
+        [wait] if Op::CommWait.is(&wait) && wait.block() == op.block() => Some(wait),
+        _ => None,
+    }
 }

@@ -51,6 +51,7 @@ ops! {
     HostSetCurrentStream => host::SetCurrentStreamOperation,
     HostSyncStream => host::SyncStreamOperation,
     HostStreamFromPool => host::StreamFromPoolOperation,
+    HostStreamFor => host::StreamForOperation,
     CommAllgather => comm::AllgatherOperation,
     CommAllreduce => comm::AllreduceOperation,
     CommReduceScatter => comm::ReduceScatterOperation,

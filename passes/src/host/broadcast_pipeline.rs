@@ -41,13 +41,10 @@ use crate::{
     ir,
     ops::Op,
 };
-use hir_dialects::{comm, host};
+use hir_dialects::comm;
 use melior::{
     Context,
-    ir::{
-        BlockLike, OperationRef, RegionLike, Value, ValueLike, attribute::DenseI64ArrayAttribute,
-        operation::OperationLike,
-    },
+    ir::{BlockLike, OperationRef, RegionLike, Value, ValueLike, operation::OperationLike},
 };
 
 /// The op the pass runs on.
@@ -91,26 +88,14 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         if !Op::CommAllgather.is(&allgather) {
             return None;
         }
-        let team = DenseI64ArrayAttribute::try_from(allgather.attribute("team").ok()?).ok()?;
-        let whole_mesh =
-            (0..team.len()).all(|position| team.element(position).ok() == Some(position as i64));
+        let devices = ir::whole_mesh_size(allgather.attribute("team").ok()?)?;
         let axis = usize::try_from(ir::integer_attribute(&allgather, "axis").unwrap_or(0)).ok()?;
         let output = allgather.operand(1).ok()?;
-        let request: Value = allgather.result(0).ok()?.into();
-        let [wait] = ir::users(request)[..] else {
-            return None;
-        };
+        let wait = ir::sole_wait(allgather)?;
         let next_work = std::iter::successors(wait.next_in_block(), |op| op.next_in_block())
             .find(|op| !does_no_work(op))?;
-        if !whole_mesh || !Op::CommWait.is(&wait) || wait.block() != allgather.block() {
-            return None;
-        }
-        if host::StreamForOperation::name() != ir::name(&next_work) {
-            return None;
-        }
-        let devices = team.len() as i64;
-        let bound = |position| next_work.operand(position).ok().and_then(ir::constant);
-        if (bound(0), bound(1), bound(2)) != (Some(0), Some(devices), Some(1))
+        if !Op::HostStreamFor.is(&next_work)
+            || !ir::runs_from_zero(&next_work, devices)
             || static_shape(output.r#type())?.get(axis) != Some(&devices)
         {
             return None;

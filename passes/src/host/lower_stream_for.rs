@@ -34,7 +34,7 @@
 //! pass cannot fail: what it needs is what the op's verifier checks.
 //! [`expand`] is the rewrite, which host-p2p-pipeline uses too.
 
-use crate::{HirPass, ir, patterns, rewrite};
+use crate::{HirPass, ir, ops::Op, patterns, rewrite};
 use hir_dialects::host;
 use melior::{
     Context, RewriterBase,
@@ -93,7 +93,7 @@ fn erase_loops_that_do_nothing(function: OperationRef) {
     let rewriter = rewriter.as_rewriter_base();
     let loops: Vec<OperationRef> = ir::nested(function)
         .into_iter()
-        .filter(|op| host::StreamForOperation::name() == ir::name(op))
+        .filter(|op| Op::HostStreamFor.is(op))
         .collect();
     for stream_for in loops.into_iter().rev() {
         if rewrite::is_trivially_dead(stream_for) {

@@ -46,12 +46,11 @@ use crate::{
     ops::Op,
     rewrite,
 };
-use hir_dialects::{comm, host};
+use hir_dialects::comm;
 use melior::{
     Context, RewriterBase,
     ir::{
         BlockLike, OperationRef, RegionLike, Value, ValueLike,
-        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationResult},
     },
 };
@@ -100,22 +99,13 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         if !Op::CommReduceScatter.is(&reduce_scatter) {
             return None;
         }
-        let team = DenseI64ArrayAttribute::try_from(reduce_scatter.attribute("team").ok()?).ok()?;
-        let devices = team.len() as i64;
-        let whole_mesh =
-            (0..team.len()).all(|position| team.element(position).ok() == Some(position as i64));
+        let devices = ir::whole_mesh_size(reduce_scatter.attribute("team").ok()?)?;
         let axis =
             usize::try_from(ir::integer_attribute(&reduce_scatter, "axis").unwrap_or(0)).ok()?;
         let input = reduce_scatter.operand(0).ok()?;
         let output = reduce_scatter.operand(1).ok()?;
-        let request: Value = reduce_scatter.result(0).ok()?.into();
-        let [wait] = ir::users(request)[..] else {
-            return None;
-        };
-        if !whole_mesh
-            || !Op::CommWait.is(&wait)
-            || wait.block() != reduce_scatter.block()
-            || static_shape(output.r#type())?.get(axis) != Some(&1)
+        let wait = ir::sole_wait(reduce_scatter)?;
+        if static_shape(output.r#type())?.get(axis) != Some(&1)
             || static_shape(input.r#type())?.get(axis) != Some(&devices)
         {
             return None;
@@ -125,11 +115,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
             .take_while(|&op| op != reduce_scatter)
             .collect();
         let stream_for = *before.iter().rev().find(|op| !does_no_work(op))?;
-        if host::StreamForOperation::name() != ir::name(&stream_for) {
-            return None;
-        }
-        let bound = |position| stream_for.operand(position).ok().and_then(ir::constant);
-        if (bound(0), bound(1), bound(2)) != (Some(0), Some(devices), Some(1)) {
+        if !Op::HostStreamFor.is(&stream_for) || !ir::runs_from_zero(&stream_for, devices) {
             return None;
         }
         // The input, or the buffer a whole view of it drops an axis of.

@@ -242,7 +242,7 @@ fn slicing_stream_for<'c, 'a>(
     }
     let index = user.operand(1).ok()?;
     std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
-        ir::name(op) == host::StreamForOperation::name()
+        Op::HostStreamFor.is(op)
             && op
                 .region(0)
                 .ok()
@@ -315,12 +315,7 @@ pub(super) fn match_collective<'c, 'a>(
     }
     let team = op.attribute("team").expect("a collective has a team");
     let size = whole_mesh(team).map_err(error)?;
-    let bounds = (
-        constant(stream_loop.lower),
-        constant(stream_loop.upper),
-        constant(stream_loop.op.operand(2).expect("scf.for has a step")),
-    );
-    if bounds != (Some(0), Some(size), Some(1)) {
+    if !ir::runs_from_zero(&stream_loop.op, size) {
         return Err(error(format!(
             "the stream loop must run from 0 to {size} step 1, one step per rank of the team"
         )));
@@ -337,15 +332,11 @@ pub(super) fn match_collective<'c, 'a>(
             "the buffers of '{op_name}' need strided layouts for the ring to take views of them"
         ))
     })?;
-    let request = op.result(0).expect("a collective has a request");
-    let wait = match ir::users(request.into()).as_slice() {
-        [wait] if Op::CommWait.is(wait) && wait.block() == op.block() => *wait,
-        _ => {
-            return Err(error(format!(
-                "the request of '{op_name}' must be waited for by one comm.wait in its block and \
-                 used nowhere else"
-            )));
-        }
+    let Some(wait) = ir::sole_wait(op) else {
+        return Err(error(format!(
+            "the request of '{op_name}' must be waited for by one comm.wait in its block and \
+             used nowhere else"
+        )));
     };
 
     // Between the collective and the loop the ring has not run: nothing may
@@ -495,20 +486,17 @@ pub(super) fn collective_of(op: &OperationRef, axis: i64) -> Result<Collective, 
 /// The size of `team` if it is the whole mesh in order, `[0, 1, ..., D-1]`:
 /// the ring takes a position in the team to be the rank `host.rank` returns.
 pub(super) fn whole_mesh(team: Attribute) -> Result<i64, String> {
-    let team = DenseI64ArrayAttribute::try_from(team).expect("a team is an i64 array");
-    let ranks: Vec<i64> = (0..team.len())
-        .map(|index| team.element(index).expect("in range"))
-        .collect();
-    let size = ranks.len() as i64;
-    if ranks.iter().copied().eq(0..size) {
-        Ok(size)
-    } else {
-        Err(format!(
+    ir::whole_mesh_size(team).ok_or_else(|| {
+        let team = DenseI64ArrayAttribute::try_from(team).expect("a team is an i64 array");
+        let ranks: Vec<i64> = (0..team.len())
+            .map(|index| team.element(index).expect("in range"))
+            .collect();
+        format!(
             "team {ranks:?} is not the whole mesh in order, ranks 0 to {}: the ring takes \
              position r in the team to be rank r",
-            size - 1
-        ))
-    }
+            ranks.len() - 1
+        )
+    })
 }
 
 /// Where a ring step goes in the loop body, given the loop's selects of the
