@@ -50,18 +50,10 @@ pub fn axis_map<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<Vec<O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::register_all;
-    use melior::{
-        Context,
-        ir::{BlockLike, Module, RegionLike},
-    };
 
     #[test]
     fn ops_say_how_their_axes_map() {
-        let context = Context::new();
-        register_all(&context);
-        let module = Module::parse(
-            &context,
+        let maps = crate::map_function_ops(
             r#"
             func.func @f(%a: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>,
                          %x: memref<4x8xf32>, %y: memref<8x16xf32>, %z: memref<4x16xf32>) {
@@ -72,13 +64,8 @@ mod tests {
               return
             }
             "#,
-        )
-        .expect("parses");
-        let function = module.body().first_operation().expect("a function");
-        let body = function.region(0).unwrap().first_block().unwrap();
-        let ops: Vec<_> =
-            std::iter::successors(body.first_operation(), |op| op.next_in_block()).collect();
-        let maps: Vec<_> = ops.iter().map(axis_map).collect();
+            |op| axis_map(op),
+        );
         assert_eq!(maps[0], Some(vec![vec![Some(0), None, Some(1)]]));
         assert_eq!(
             maps[1],

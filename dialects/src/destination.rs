@@ -15,18 +15,10 @@ pub fn destination<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::register_all;
-    use melior::{
-        Context,
-        ir::{BlockLike, Module, RegionLike, operation::OperationLike},
-    };
 
     #[test]
     fn compute_ops_and_collectives_name_their_output() {
-        let context = Context::new();
-        register_all(&context);
-        let module = Module::parse(
-            &context,
+        let found = crate::map_function_ops(
             r#"
             func.func @f(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>) {
               host.add ins(%a, %b : memref<8xf32>, memref<8xf32>) outs(%c : memref<8xf32>)
@@ -35,13 +27,8 @@ mod tests {
               return
             }
             "#,
-        )
-        .expect("parses");
-        let function = module.body().first_operation().expect("a function");
-        let body = function.region(0).unwrap().first_block().unwrap();
-        let ops: Vec<_> =
-            std::iter::successors(body.first_operation(), |op| op.next_in_block()).collect();
-        let found: Vec<Option<usize>> = ops.iter().map(destination).collect();
+            |op| destination(op),
+        );
         assert_eq!(found, [Some(2), Some(1), None, None]);
     }
 }

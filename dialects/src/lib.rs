@@ -44,6 +44,21 @@ melior::dialect! {
     include_directory_env_vars: ["CARGO_MANIFEST_DIR"],
 }
 
+/// `f` of each op of the body of the first function of `source`, a module
+/// of HIR IR (the op-query tests share it).
+#[cfg(test)]
+fn map_function_ops<T>(source: &str, f: impl Fn(&melior::ir::OperationRef) -> T) -> Vec<T> {
+    use melior::ir::{BlockLike, Module, RegionLike, operation::OperationLike};
+    let context = Context::new();
+    register_all(&context);
+    let module = Module::parse(&context, source).expect("parses");
+    let function = module.body().first_operation().expect("a function");
+    let body = function.region(0).unwrap().first_block().unwrap();
+    std::iter::successors(body.first_operation(), |op| op.next_in_block())
+        .map(|op| f(&op))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
