@@ -109,16 +109,34 @@ impl Backend {
 pub enum Unary {
     Neg,
     Exp,
+    Tanh,
+    Abs,
+    Relu,
+    Gelu,
+    Rsqrt,
 }
 
 impl Unary {
-    pub const ALL: [Unary; 2] = [Unary::Neg, Unary::Exp];
+    pub const ALL: [Unary; 7] = [
+        Unary::Neg,
+        Unary::Exp,
+        Unary::Tanh,
+        Unary::Abs,
+        Unary::Relu,
+        Unary::Gelu,
+        Unary::Rsqrt,
+    ];
 
     /// The op's mnemonic in the `fusion` and `host` dialects.
     pub const fn name(self) -> &'static str {
         match self {
             Unary::Neg => "neg",
             Unary::Exp => "exp",
+            Unary::Tanh => "tanh",
+            Unary::Abs => "abs",
+            Unary::Relu => "relu",
+            Unary::Gelu => "gelu",
+            Unary::Rsqrt => "rsqrt",
         }
     }
 
@@ -128,6 +146,22 @@ impl Unary {
         match self {
             Unary::Neg => -x,
             Unary::Exp => x.exp(),
+            Unary::Tanh => x.tanh(),
+            Unary::Abs => x.abs(),
+            // NaN stays NaN, as in `torch.relu`.
+            Unary::Relu => {
+                if x < 0.0 {
+                    0.0
+                } else {
+                    x
+                }
+            }
+            // `torch.nn.functional.gelu(x, approximate='tanh')`.
+            Unary::Gelu => {
+                let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                0.5 * x * (1.0 + inner.tanh())
+            }
+            Unary::Rsqrt => 1.0 / x.sqrt(),
         }
     }
 }

@@ -146,6 +146,12 @@ class Fusion_UnaryOp<string mnemonic, string doc>
 
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
 def Fusion_ExpOp : Fusion_UnaryOp<"exp", "elementwise exponential">;
+def Fusion_TanhOp : Fusion_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Fusion_AbsOp : Fusion_UnaryOp<"abs", "elementwise absolute value">;
+def Fusion_ReluOp : Fusion_UnaryOp<"relu", "elementwise max(x, 0) (NaN stays NaN)">;
+def Fusion_GeluOp : Fusion_UnaryOp<"gelu",
+    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))">;
+def Fusion_RsqrtOp : Fusion_UnaryOp<"rsqrt", "elementwise reciprocal square root">;
 
 def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "elementwise conversion to another element type";

@@ -304,6 +304,12 @@ class Host_UnaryOp<string mnemonic, string doc>
 
 def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
 def Host_ExpOp : Host_UnaryOp<"exp", "elementwise exponential">;
+def Host_TanhOp : Host_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Host_AbsOp : Host_UnaryOp<"abs", "elementwise absolute value">;
+def Host_ReluOp : Host_UnaryOp<"relu", "elementwise max(x, 0) (NaN stays NaN)">;
+def Host_GeluOp : Host_UnaryOp<"gelu",
+    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))">;
+def Host_RsqrtOp : Host_UnaryOp<"rsqrt", "elementwise reciprocal square root">;
 def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type"> {
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {

@@ -404,7 +404,7 @@ use hir_abi::Collective::{
 };
 use hir_abi::DType::{BF16, F16, F32};
 use hir_abi::Reduction::{Amax, Sum};
-use hir_abi::Unary::{Exp, Neg};
+use hir_abi::Unary::{Abs, Exp, Gelu, Neg, Relu, Rsqrt, Tanh};
 
 entries! {
     unary _mlir_ciface_hir_rt_copy_f32 = Entry::Copy(F32);
@@ -416,6 +416,21 @@ entries! {
     unary _mlir_ciface_hir_rt_exp_f32 = Entry::Unary(Exp, F32);
     unary _mlir_ciface_hir_rt_exp_bf16 = Entry::Unary(Exp, BF16);
     unary _mlir_ciface_hir_rt_exp_f16 = Entry::Unary(Exp, F16);
+    unary _mlir_ciface_hir_rt_tanh_f32 = Entry::Unary(Tanh, F32);
+    unary _mlir_ciface_hir_rt_tanh_bf16 = Entry::Unary(Tanh, BF16);
+    unary _mlir_ciface_hir_rt_tanh_f16 = Entry::Unary(Tanh, F16);
+    unary _mlir_ciface_hir_rt_abs_f32 = Entry::Unary(Abs, F32);
+    unary _mlir_ciface_hir_rt_abs_bf16 = Entry::Unary(Abs, BF16);
+    unary _mlir_ciface_hir_rt_abs_f16 = Entry::Unary(Abs, F16);
+    unary _mlir_ciface_hir_rt_relu_f32 = Entry::Unary(Relu, F32);
+    unary _mlir_ciface_hir_rt_relu_bf16 = Entry::Unary(Relu, BF16);
+    unary _mlir_ciface_hir_rt_relu_f16 = Entry::Unary(Relu, F16);
+    unary _mlir_ciface_hir_rt_gelu_f32 = Entry::Unary(Gelu, F32);
+    unary _mlir_ciface_hir_rt_gelu_bf16 = Entry::Unary(Gelu, BF16);
+    unary _mlir_ciface_hir_rt_gelu_f16 = Entry::Unary(Gelu, F16);
+    unary _mlir_ciface_hir_rt_rsqrt_f32 = Entry::Unary(Rsqrt, F32);
+    unary _mlir_ciface_hir_rt_rsqrt_bf16 = Entry::Unary(Rsqrt, BF16);
+    unary _mlir_ciface_hir_rt_rsqrt_f16 = Entry::Unary(Rsqrt, F16);
     unary _mlir_ciface_hir_rt_cast_f32_f32 = Entry::Cast(F32, F32);
     unary _mlir_ciface_hir_rt_cast_f32_bf16 = Entry::Cast(F32, BF16);
     unary _mlir_ciface_hir_rt_cast_f32_f16 = Entry::Cast(F32, F16);

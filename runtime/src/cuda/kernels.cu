@@ -87,6 +87,16 @@ __device__ float hir_min(float a, float b) { return (a != a || b != b) ? __int_a
 
 struct OpNeg { static __device__ float apply(float a) { return -a; } };
 struct OpExp { static __device__ float apply(float a) { return expf(a); } };
+struct OpTanh { static __device__ float apply(float a) { return tanhf(a); } };
+struct OpAbs { static __device__ float apply(float a) { return fabsf(a); } };
+struct OpRelu { static __device__ float apply(float a) { return a < 0.0f ? 0.0f : a; } };
+// torch's gelu(approximate='tanh'): sqrt(2 / pi) = 0.7978845608.
+struct OpGelu {
+    static __device__ float apply(float a) {
+        return 0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * a * a * a)));
+    }
+};
+struct OpRsqrt { static __device__ float apply(float a) { return 1.0f / sqrtf(a); } };
 struct OpCast { static __device__ float apply(float a) { return a; } };
 struct OpAdd { static __device__ float apply(float a, float b) { return a + b; } };
 struct OpSub { static __device__ float apply(float a, float b) { return a - b; } };

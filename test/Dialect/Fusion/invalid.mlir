@@ -132,6 +132,15 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<16x8xf32> {
 
 // -----
 
+// gelu: the unary class's verifier, on an op added by its def line.
+func.func @f(%a: tensor<8xf32>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'fusion.gelu' op input and result differ in element type: 'f32' vs 'bf16'}}
+  %0 = fusion.gelu %a : tensor<8xf32> -> tensor<8xbf16>
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
 // neg: input and result have one element type.
 func.func @f(%a: tensor<8xf32>) -> tensor<8xf16> {
   // expected-error @+1 {{'fusion.neg' op input and result differ in element type: 'f32' vs 'f16'}}
@@ -321,11 +330,29 @@ func.func @f(%a: tensor<8x64xbf16>, %b: tensor<64x32xbf16>) -> tensor<8x32xf32> 
 
 // -----
 
-// matmul: a batched rhs has the lhs's batch axes.
+// matmul: batch axes broadcast (equal, or one of them 1 or missing).
 func.func @f(%a: tensor<4x8x64xf32>, %b: tensor<2x64x32xf32>) -> tensor<4x8x32xf32> {
-  // expected-error @+1 {{'fusion.matmul' op batch axes differ: lhs 4x8x64, rhs 2x64x32}}
+  // expected-error @+1 {{'fusion.matmul' op batch axes do not broadcast: lhs 4x8x64, rhs 2x64x32 (lhs axis 0 has extent 4, rhs axis 0 has extent 2)}}
   %0 = fusion.matmul %a, %b : tensor<4x8x64xf32>, tensor<2x64x32xf32> -> tensor<4x8x32xf32>
   return %0 : tensor<4x8x32xf32>
+}
+
+// -----
+
+// matmul: batch axes are aligned from the right: rhs's 3 meets lhs's 2.
+func.func @f(%a: tensor<3x2x8x64xf32>, %b: tensor<3x64x32xf32>) -> tensor<3x2x8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op batch axes do not broadcast: lhs 3x2x8x64, rhs 3x64x32 (lhs axis 1 has extent 2, rhs axis 0 has extent 3)}}
+  %0 = fusion.matmul %a, %b : tensor<3x2x8x64xf32>, tensor<3x64x32xf32> -> tensor<3x2x8x32xf32>
+  return %0 : tensor<3x2x8x32xf32>
+}
+
+// -----
+
+// matmul: the result's batch axes are the broadcast ones, rhs's included.
+func.func @f(%a: tensor<1x8x64xf32>, %b: tensor<2x3x64x32xf32>) -> tensor<1x8x32xf32> {
+  // expected-error @+1 {{'fusion.matmul' op result shape 1x8x32 is not 2x3x8x32}}
+  %0 = fusion.matmul %a, %b : tensor<1x8x64xf32>, tensor<2x3x64x32xf32> -> tensor<1x8x32xf32>
+  return %0 : tensor<1x8x32xf32>
 }
 
 // -----

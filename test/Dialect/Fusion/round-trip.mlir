@@ -28,12 +28,24 @@ func.func @set(%a: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, se
 // CHECK-LABEL: func.func @unary
 // CHECK-SAME: ([[A:%.*]]: tensor<8x16xf32>)
 // CHECK-NEXT: [[N:%.*]] = fusion.neg [[A]] : tensor<8x16xf32> -> tensor<8x16xf32>
-// CHECK-NEXT: [[H:%.*]] = fusion.cast [[N]] : tensor<8x16xf32> -> tensor<8x16xf16>
+// CHECK-NEXT: [[E:%.*]] = fusion.exp [[N]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[T:%.*]] = fusion.tanh [[E]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[M:%.*]] = fusion.abs [[T]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[R:%.*]] = fusion.relu [[M]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[G:%.*]] = fusion.gelu [[R]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[S:%.*]] = fusion.rsqrt [[G]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[H:%.*]] = fusion.cast [[S]] : tensor<8x16xf32> -> tensor<8x16xf16>
 // CHECK-NEXT: [[B:%.*]] = fusion.cast [[H]] : tensor<8x16xf16> -> tensor<8x16xbf16>
 // CHECK-NEXT: return [[B]]
 func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xbf16> {
   %0 = fusion.neg %a : tensor<8x16xf32> -> tensor<8x16xf32>
-  %1 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xf16>
+  %e = fusion.exp %0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %t = fusion.tanh %e : tensor<8x16xf32> -> tensor<8x16xf32>
+  %m = fusion.abs %t : tensor<8x16xf32> -> tensor<8x16xf32>
+  %r = fusion.relu %m : tensor<8x16xf32> -> tensor<8x16xf32>
+  %g = fusion.gelu %r : tensor<8x16xf32> -> tensor<8x16xf32>
+  %s = fusion.rsqrt %g : tensor<8x16xf32> -> tensor<8x16xf32>
+  %1 = fusion.cast %s : tensor<8x16xf32> -> tensor<8x16xf16>
   %2 = fusion.cast %1 : tensor<8x16xf16> -> tensor<8x16xbf16>
   return %2 : tensor<8x16xbf16>
 }
@@ -124,6 +136,29 @@ func.func @matmul(%a: tensor<256x1024xbf16>, %b: tensor<1024x2048xbf16>,
      -> tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>
   return %0, %1, %2, %3 : tensor<256x2048xbf16>, tensor<4x256x2048xbf16>, tensor<4x256x2048xbf16>,
                           tensor<4x4x256x2048xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>
+}
+
+// Matmul with broadcast batch axes (torch.matmul): a unit axis of either
+// operand, an rhs with fewer batch axes, an lhs with fewer, and the per-device
+// weight shard of GEMM+RS beside a stream axis.
+// CHECK-LABEL: func.func @matmul_broadcast
+// CHECK-NEXT: fusion.matmul %{{.*}}, %{{.*}} : tensor<4x1x8x16xf32>, tensor<1x3x16x32xf32> -> tensor<4x3x8x32xf32>
+// CHECK-NEXT: fusion.matmul %{{.*}}, %{{.*}} : tensor<4x3x8x16xf32>, tensor<3x16x32xf32> -> tensor<4x3x8x32xf32>
+// CHECK-NEXT: fusion.matmul %{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<3x16x32xf32> -> tensor<3x8x32xf32>
+// CHECK-NEXT: fusion.matmul %{{.*}}, %{{.*}} : tensor<4x2x4x8x16xf32, #fusion.dist<@tp, [didx, stream, serial, serial, serial]>>, tensor<4x1x1x16x32xf32, #fusion.dist<@tp, [didx, serial, serial, serial, serial]>> -> tensor<4x2x4x8x32xf32, #fusion.dist<@tp, [didx, stream, serial, serial, serial]>>
+func.func @matmul_broadcast(%a: tensor<4x1x8x16xf32>, %b: tensor<1x3x16x32xf32>,
+                            %c: tensor<4x3x8x16xf32>, %d: tensor<3x16x32xf32>,
+                            %e: tensor<8x16xf32>,
+                            %x: tensor<4x2x4x8x16xf32, #fusion.dist<@tp, [didx, stream, serial, serial, serial]>>,
+                            %w: tensor<4x1x1x16x32xf32, #fusion.dist<@tp, [didx, serial, serial, serial, serial]>>) {
+  %0 = fusion.matmul %a, %b : tensor<4x1x8x16xf32>, tensor<1x3x16x32xf32> -> tensor<4x3x8x32xf32>
+  %1 = fusion.matmul %c, %d : tensor<4x3x8x16xf32>, tensor<3x16x32xf32> -> tensor<4x3x8x32xf32>
+  %2 = fusion.matmul %e, %d : tensor<8x16xf32>, tensor<3x16x32xf32> -> tensor<3x8x32xf32>
+  %3 = fusion.matmul %x, %w
+      : tensor<4x2x4x8x16xf32, #fusion.dist<@tp, [didx, stream, serial, serial, serial]>>,
+        tensor<4x1x1x16x32xf32, #fusion.dist<@tp, [didx, serial, serial, serial, serial]>>
+     -> tensor<4x2x4x8x32xf32, #fusion.dist<@tp, [didx, stream, serial, serial, serial]>>
+  return
 }
 
 // Linear with and without bias, on a batched and on a 1-D input.

@@ -222,6 +222,15 @@ func.func @f(%a: memref<8xf32>, %b: memref<8xbf16>) {
 
 // -----
 
+// rsqrt: the unary class's verifier, on an op added by its def line.
+func.func @f(%a: memref<8xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'host.rsqrt' op input and output differ in shape: 8 vs 4}}
+  host.rsqrt ins(%a : memref<8xf32>) outs(%b : memref<4xf32>)
+  return
+}
+
+// -----
+
 // neg: input and output have one element type.
 func.func @f(%a: memref<8xf32>, %b: memref<8xf16>) {
   // expected-error @+1 {{'host.neg' op input and output differ in element type: 'f32' vs 'f16'}}
@@ -375,9 +384,18 @@ func.func @f(%a: memref<8x64xbf16>, %b: memref<64x32xf16>, %c: memref<8x32xbf16>
 
 // -----
 
-// matmul: a batched rhs has the lhs's batch axes.
+// matmul: batch axes broadcast (equal, or one of them 1 or missing).
+func.func @f(%a: memref<2x8x64xf32>, %b: memref<4x64x32xf32>, %c: memref<4x8x32xf32>) {
+  // expected-error @+1 {{'host.matmul' op batch axes do not broadcast: lhs 2x8x64, rhs 4x64x32 (lhs axis 0 has extent 2, rhs axis 0 has extent 4)}}
+  host.matmul ins(%a, %b : memref<2x8x64xf32>, memref<4x64x32xf32>) outs(%c : memref<4x8x32xf32>)
+  return
+}
+
+// -----
+
+// matmul: an rhs with batch axes the lhs lacks makes them the output's.
 func.func @f(%a: memref<8x64xf32>, %b: memref<4x64x32xf32>, %c: memref<8x32xf32>) {
-  // expected-error @+1 {{'host.matmul' op batch axes differ: lhs 8x64, rhs 4x64x32}}
+  // expected-error @+1 {{'host.matmul' op result shape 8x32 is not 4x8x32}}
   host.matmul ins(%a, %b : memref<8x64xf32>, memref<4x64x32xf32>) outs(%c : memref<8x32xf32>)
   return
 }

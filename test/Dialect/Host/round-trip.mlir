@@ -126,12 +126,24 @@ func.func @stream_argument(%s: !host.stream) {
 // CHECK-SAME: ([[A:%.*]]: memref<8x16xf32>, [[B:%.*]]: memref<8x16xf32>, [[H:%.*]]: memref<8x16xf16>, [[BF:%.*]]: memref<8x16xbf16>)
 // CHECK-NEXT: host.copy ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
 // CHECK-NEXT: host.neg ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.exp ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.tanh ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.abs ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.relu ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.gelu ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.rsqrt ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
 // CHECK-NEXT: host.cast ins([[A]] : memref<8x16xf32>) outs([[H]] : memref<8x16xf16>)
 // CHECK-NEXT: host.cast ins([[H]] : memref<8x16xf16>) outs([[BF]] : memref<8x16xbf16>)
 func.func @unary(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %h: memref<8x16xf16>,
                  %bf: memref<8x16xbf16>) {
   host.copy ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
   host.neg ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.exp ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.tanh ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.abs ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.relu ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.gelu ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.rsqrt ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
   host.cast ins(%a : memref<8x16xf32>) outs(%h : memref<8x16xf16>)
   host.cast ins(%h : memref<8x16xf16>) outs(%bf : memref<8x16xbf16>)
   return
@@ -197,6 +209,25 @@ func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memre
   host.linear ins(%x, %w, %bias : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
               outs(%y : memref<8x32xf32>)
   host.linear ins(%x, %w : memref<8x64xf32>, memref<32x64xf32>) outs(%y : memref<8x32xf32>)
+  return
+}
+
+// Matmul with broadcast batch axes: a unit axis of the rhs, a unit axis of
+// the lhs, and an lhs with fewer batch axes than the rhs.
+// CHECK-LABEL: func.func @matmul_broadcast
+// CHECK-NEXT: host.matmul ins(%{{.*}}, %{{.*}} : memref<4x2x8x16xf32>, memref<1x1x16x32xf32>) outs(%{{.*}} : memref<4x2x8x32xf32>)
+// CHECK-NEXT: host.matmul ins(%{{.*}}, %{{.*}} : memref<1x8x16xf32>, memref<2x16x32xf32>) outs(%{{.*}} : memref<2x8x32xf32>)
+// CHECK-NEXT: host.matmul ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<2x16x32xf32>) outs(%{{.*}} : memref<2x8x32xf32>) {accumulate}
+func.func @matmul_broadcast(%a: memref<4x2x8x16xf32>, %b: memref<1x1x16x32xf32>,
+                            %c: memref<4x2x8x32xf32>, %d: memref<1x8x16xf32>,
+                            %e: memref<2x16x32xf32>, %f: memref<2x8x32xf32>,
+                            %g: memref<8x16xf32>) {
+  host.matmul ins(%a, %b : memref<4x2x8x16xf32>, memref<1x1x16x32xf32>)
+              outs(%c : memref<4x2x8x32xf32>)
+  host.matmul ins(%d, %e : memref<1x8x16xf32>, memref<2x16x32xf32>)
+              outs(%f : memref<2x8x32xf32>)
+  host.matmul ins(%g, %e : memref<8x16xf32>, memref<2x16x32xf32>)
+              outs(%f : memref<2x8x32xf32>) {accumulate}
   return
 }
 
