@@ -74,13 +74,21 @@ hir::AxisMaps hir::axisMapsByKind(Operation *op) {
 
 hir::AxisMaps hir::matmulAxisMaps(Operation *op) {
   auto [inputs, outputRank] = inputsAndOutputRank(op);
-  SmallVector<int64_t> lhs = identity(rankOf(inputs[0]));
+  // Operand axes align with the output's from the right (torch.matmul's
+  // broadcasting): batch axes, M (lhs) and N (rhs) keep their place from the
+  // end; K is reduced. A batch axis of extent 1 maps to its output axis all
+  // the same, and is broadcast along it when that axis is longer.
+  auto alignedRight = [outputRank = outputRank](Value operand) {
+    int64_t rank = rankOf(operand);
+    SmallVector<int64_t> map;
+    for (int64_t axis = 0; axis < rank; ++axis)
+      map.push_back(axis + outputRank - rank);
+    return map;
+  };
+  SmallVector<int64_t> lhs = alignedRight(inputs[0]);
   lhs.back() = -1;
-  // A rank-2 rhs is shared by every batch; a batched one maps its batch axes.
-  int64_t rhsRank = rankOf(inputs[1]);
-  SmallVector<int64_t> rhs = identity(rhsRank);
-  rhs[rhsRank - 2] = -1;
-  rhs[rhsRank - 1] = outputRank - 1;
+  SmallVector<int64_t> rhs = alignedRight(inputs[1]);
+  rhs[rhs.size() - 2] = -1;
   return withDestination(op, {lhs, rhs}, outputRank);
 }
 

@@ -17,8 +17,10 @@ using AxisMaps = llvm::SmallVector<llvm::SmallVector<int64_t>>;
 
 /// The maps of an elementwise, reduction or broadcast op (its kind trait).
 AxisMaps axisMapsByKind(mlir::Operation *op);
-/// `[B.., M, K] x [K, N]` or `[B.., K, N] -> [B.., M, N]`: K reduced, a
-/// batched rhs maps its batch axes like the lhs's.
+/// `[B1.., M, K] x [B2.., K, N] -> [B.., M, N]` (B the broadcast of B1 and
+/// B2): K reduced, every other axis to the output axis at the same place from
+/// the end; a batch axis of extent 1 against a longer output axis is
+/// broadcast along it.
 AxisMaps matmulAxisMaps(mlir::Operation *op);
 /// `[B.., K] x [N, K] (+ [N]) -> [B.., N]`: K reduced, the weight's and the
 /// bias's N to the last output axis.

@@ -21,6 +21,11 @@ def HIR_AxisMapOpInterface : OpInterface<"AxisMapOpInterface"> {
         (common/OpKind.h): elementwise ops map every axis to itself,
         reductions their kept axes in order, broadcasts each input axis to
         the output axis that is not new; contractions define their own.
+        An operand axis of extent 1 mapped to a longer output axis is
+        broadcast along it (a matmul's batch axes, as torch.matmul's): every
+        index of the output axis reads index 0 of the operand's, so a pass
+        slicing or distributing the output along that axis keeps the
+        operand whole there (hir_dialects::broadcast_axes).
       }],
       "::llvm::SmallVector<::llvm::SmallVector<int64_t>>", "getOperandAxisMaps", (ins),
       /*methodBody=*/"",

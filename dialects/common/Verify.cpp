@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -99,10 +100,21 @@ LogicalResult hir::verifyMatmul(Operation *op, ShapedType lhs, ShapedType rhs, S
     return success();
   }
   ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
-  ArrayRef<int64_t> batch = a.drop_back(2);
-  if (b.size() > 2 && b.drop_back(2) != batch)
-    return op->emitOpError() << "batch axes differ: lhs " << shapeStr(a) << ", rhs "
-                             << shapeStr(b);
+  // Batch axes broadcast as torch.matmul's: aligned from the right, each pair
+  // equal or one of them 1 or missing.
+  ArrayRef<int64_t> aBatch = a.drop_back(2), bBatch = b.drop_back(2);
+  size_t batchRank = std::max(aBatch.size(), bBatch.size());
+  SmallVector<int64_t> batch(batchRank);
+  for (size_t fromRight = 1; fromRight <= batchRank; ++fromRight) {
+    int64_t x = fromRight <= aBatch.size() ? aBatch[aBatch.size() - fromRight] : 1;
+    int64_t y = fromRight <= bBatch.size() ? bBatch[bBatch.size() - fromRight] : 1;
+    if (x != y && x != 1 && y != 1)
+      return op->emitOpError() << "batch axes do not broadcast: lhs " << shapeStr(a) << ", rhs "
+                               << shapeStr(b) << " (lhs axis " << aBatch.size() - fromRight
+                               << " has extent " << x << ", rhs axis "
+                               << bBatch.size() - fromRight << " has extent " << y << ")";
+    batch[batchRank - fromRight] = x == 1 ? y : x;
+  }
   int64_t m = a[a.size() - 2], k = a.back(), rk = b[b.size() - 2], n = b.back();
   if (k != rk)
     return op->emitOpError() << "contraction extents differ: lhs has K = " << k

@@ -40,7 +40,9 @@ mlir::LogicalResult verifyReduction(mlir::Operation *op, mlir::ShapedType input,
 mlir::LogicalResult verifyBroadcast(mlir::Operation *op, mlir::ShapedType input,
                                     mlir::ShapedType result, llvm::ArrayRef<int64_t> axes);
 
-/// lhs [B..., M, K] x rhs [K, N] or [B..., K, N] -> result [B..., M, N]; with
+/// lhs [B1..., M, K] x rhs [B2..., K, N] -> result [B..., M, N], where B is the
+/// broadcast of B1 and B2 (torch.matmul: aligned from the right, each pair equal
+/// or one of them 1 or missing; [K, N] has no batch axes); with
 /// `allowVectorLhs`, also [K] x [K, N] -> [N] (one row of a stream-sliced matmul).
 mlir::LogicalResult verifyMatmul(mlir::Operation *op, mlir::ShapedType lhs, mlir::ShapedType rhs,
                                  mlir::ShapedType result, bool allowVectorLhs = false);

@@ -238,12 +238,20 @@ def Fusion_BroadcastOp : Fusion_Op<"broadcast", [Pure, HIR_Broadcast, HIR_AxisMa
 def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "matrix product, batched over leading axes";
   let description = [{
-    `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, the result is
-    `[B..., M, N]`; all of one element type (accumulation is in f32).
+    `lhs` is `[B1..., M, K]`, `rhs` is `[B2..., K, N]` (or `[K, N]`), the
+    result is `[B..., M, N]`; all of one element type (accumulation is in
+    f32). The batch axes broadcast as `torch.matmul`'s: B1 and B2 are aligned
+    from the right, each pair is equal or one of them is 1 or missing, and B
+    takes the larger extent of each pair. An operand's batch axis of extent 1
+    is read at index 0 for every index of the result's axis (never copied).
 
     ```mlir
     %c = fusion.matmul %a, %b : tensor<4x256x1024xbf16>, tensor<1024x2048xbf16>
                              -> tensor<4x256x2048xbf16>
+    // A per-device weight shard beside a stream axis: B's unit axis is
+    // broadcast along A's axis 1.
+    %p = fusion.matmul %a, %w : tensor<4x4x64x32xf32>, tensor<4x1x32x16xf32>
+                             -> tensor<4x4x64x16xf32>
     ```
   }];
   let arguments = (ins Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);

@@ -392,9 +392,12 @@ def Host_BroadcastOp : Host_ComputeOp<"broadcast", [HIR_Broadcast, HIR_AxisMapOp
 def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction, HIR_AxisMapOpInterface]> {
   let summary = "matrix product into a buffer";
   let description = [{
-    `lhs` is `[B..., M, K]`, `rhs` is `[K, N]` or `[B..., K, N]`, `output` is
-    `[B..., M, N]`; one element type, accumulation in f32. A `[K]` lhs with a
-    `[K, N]` rhs gives an `[N]` output (a row of a matmul sliced along M).
+    `lhs` is `[B1..., M, K]`, `rhs` is `[B2..., K, N]` (or `[K, N]`),
+    `output` is `[B..., M, N]` with B the broadcast of B1 and B2 (as
+    `fusion.matmul`'s: aligned from the right, each pair equal or one of them
+    1 or missing); one element type, accumulation in f32. A batch axis of
+    extent 1 is read with stride 0, never copied. A `[K]` lhs with a `[K, N]`
+    rhs gives an `[N]` output (a row of a matmul sliced along M).
 
     ```mlir
     host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)

@@ -10,7 +10,7 @@ pub mod dist;
 pub mod ffi;
 mod op_kind;
 
-pub use axis_map::axis_map;
+pub use axis_map::{axis_map, broadcast_axes};
 pub use destination::destination;
 pub use op_kind::OpKind;
 

@@ -9,7 +9,8 @@ extern "C" {
 #endif
 
 /* For operand `operand` of `op`, the output axis each of its axes maps to,
- * -1 for an axis the op reduces (AxisMapOpInterface, common/AxisMap.td),
+ * -1 for an axis the op reduces (AxisMapOpInterface, common/AxisMap.td;
+ * an axis of extent 1 mapped to a longer output axis is broadcast along it),
  * written to `axes` (at most `capacity` entries). Returns the operand's
  * number of axes (possibly more than `capacity`), or -1 if `op` has no axis
  * map or no such operand. */
