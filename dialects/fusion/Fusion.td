@@ -26,8 +26,9 @@ def Fusion_Dialect : Dialect {
     The user-facing stage of HIR. Tensors carry a `#fusion.dist` encoding that
     names a `fusion.mesh` and gives every axis a parallel type: `serial`,
     `didx` (one slice per device of the mesh) or `stream` (slices computed on a
-    pool of streams). Types hold global shapes: a `didx` axis has the extent of
-    the mesh.
+    pool of streams). Types hold global shapes: a `didx` axis of extent E over
+    a mesh of D devices (E a multiple of D) is split into D contiguous
+    slices, one per device.
   }];
   let useDefaultAttributePrinterParser = 1;
 }
@@ -52,10 +53,12 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
   let summary = "distribution of a tensor over a device mesh";
   let description = [{
     A tensor encoding: the mesh the tensor lives on and one parallel type per
-    axis. At most one axis is `didx` and at most one is `stream`.
+    axis. At most one axis is `didx` and at most one is `stream`. A `didx`
+    axis of extent E over D devices holds E/D contiguous indices per device.
 
     ```mlir
     tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>
+    tensor<1024x4096xbf16, #fusion.dist<@tp, [didx, serial]>>
     ```
   }];
   let parameters = (ins

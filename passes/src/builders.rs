@@ -8,7 +8,10 @@ use melior::{
     ir::{
         Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
         Region, RegionLike, Type, TypeLike, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
+        attribute::{
+            DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
+            StridedLayoutAttribute,
+        },
         operation::{OperationBuilder, OperationLike},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
@@ -153,6 +156,59 @@ impl<'c, 'a> Builder<'c, 'a> {
             &[source, index],
             &[("axis", i64_attribute(self.context, axis))],
             &[view],
+        ))
+    }
+
+    /// `memref.subview` of `view`: part `index` of `count` equal parts along
+    /// `axis`, which keeps its place (extent divided by `count`).
+    pub fn part(
+        &self,
+        view: Value<'c, '_>,
+        axis: usize,
+        index: Value<'c, '_>,
+        count: i64,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        let context = self.context;
+        let r#type = MemRefType::try_from(view.r#type()).expect("a view is a memref");
+        let mut sizes = static_shape(view.r#type()).expect("views have static shapes");
+        sizes[axis] /= count;
+        let rows = self.index(sizes[axis], location);
+        let offset = result(self.op(
+            Op::ArithMuli.name(),
+            location,
+            &[index, rows],
+            &[],
+            &[Type::index(context)],
+        ));
+        let strides = strides(view.r#type()).expect("buffers have strided layouts");
+        let dynamic = MemRefType::dynamic_stride_or_offset();
+        let layout = StridedLayoutAttribute::new(context, dynamic, &strides);
+        let part = MemRefType::new(
+            r#type.element(),
+            &sizes,
+            Some(layout.into()),
+            r#type.memory_space(),
+        );
+        let mut offsets = vec![0; sizes.len()];
+        offsets[axis] = dynamic;
+        let array = |values: &[i64]| -> Attribute<'c> {
+            DenseI64ArrayAttribute::new(context, values).into()
+        };
+        result(self.op(
+            Op::MemrefSubview.name(),
+            location,
+            &[view, offset],
+            &[
+                ("static_offsets", array(&offsets)),
+                ("static_sizes", array(&sizes)),
+                ("static_strides", array(&vec![1; sizes.len()])),
+                (
+                    "operandSegmentSizes",
+                    DenseI32ArrayAttribute::new(context, &[1, 1, 0, 0]).into(),
+                ),
+            ],
+            &[part.into()],
         ))
     }
 

@@ -68,6 +68,7 @@ ops! {
     ArithCmpi => arith::CmpIOperation,
     ArithSelect => arith::SelectOperation,
     ArithRemui => arith::RemUIOperation,
+    ArithMuli => arith::MulIOperation,
     MemrefSubview => memref::SubViewOperation,
     ScfYield => scf::YieldOperation,
     ScfIf => scf::IfOperation,

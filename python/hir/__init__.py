@@ -7,7 +7,7 @@ arrays or torch tensors, without copying them.
     program(a, b, c)                                    # written into c
 
 A call runs one rank of the program: its arguments are that rank's local
-shards of the inputs (extent 1 along a `didx` axis), then optionally one
+shards of the inputs (E/D along a `didx` axis of extent E over D devices), then optionally one
 array per output. Arrays come through DLPack: numpy arrays on the cpu
 backend, torch CUDA tensors on the cuda backend. They must be contiguous and
 of the program's element types (float32, float16, bfloat16).

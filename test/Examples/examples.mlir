@@ -17,9 +17,11 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/reduce_scatter.mlir | FileCheck %s --check-prefix=REDUCE_SCATTER
 // RUN: hir-opt --fusion-verify-sharding %examples/reduction.mlir | FileCheck %s --check-prefix=REDUCTION
 // RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
+// RUN: hir-opt --fusion-verify-sharding %examples/row_parallel_allreduce.mlir | FileCheck %s --check-prefix=ROW_PARALLEL_ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/set.mlir | FileCheck %s --check-prefix=SET
 // RUN: hir-opt --fusion-verify-sharding %examples/three_sets.mlir | FileCheck %s --check-prefix=THREE_SETS
 // RUN: hir-opt --fusion-verify-sharding %examples/two_sets.mlir | FileCheck %s --check-prefix=TWO_SETS
+// RUN: hir-opt --fusion-verify-sharding %examples/tp_mlp.mlir | FileCheck %s --check-prefix=TP_MLP
 
 // AG_LINEAR: fusion.mesh
 // AG_LINEAR-LABEL: func.func @ag_linear
@@ -117,3 +119,16 @@
 // AG_MATMUL_P2P-LABEL: func.func @ag_matmul_p2p
 // AG_MATMUL_P2P: fusion.matmul
 // AG_MATMUL_P2P: return
+
+// ROW_PARALLEL_ALLREDUCE: fusion.mesh
+// ROW_PARALLEL_ALLREDUCE-LABEL: func.func @row_parallel_allreduce
+// ROW_PARALLEL_ALLREDUCE: fusion.linear
+// ROW_PARALLEL_ALLREDUCE: return
+
+// TP_MLP: fusion.mesh
+// TP_MLP-LABEL: func.func @tp_mlp
+// TP_MLP: fusion.set
+// TP_MLP: fusion.linear
+// TP_MLP: fusion.gelu
+// TP_MLP: fusion.linear
+// TP_MLP: return

@@ -18,6 +18,11 @@
 // RUN: hir-run --check -n 4 %examples/matmul_reduce_scatter.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --seed 5 %examples/reshard_no_stream.mlir | FileCheck %s
 
+// Natural shapes: didx axes split into one contiguous slice per device
+// (Megatron's tensor- and sequence-parallel MLP, a row-parallel linear).
+// RUN: hir-run --check -n 4 %examples/tp_mlp.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 --seed 3 %examples/row_parallel_allreduce.mlir | FileCheck %s
+
 // The P2P examples: the allgather along the stream axis whole before the
 // loop, then as a ring of coalesced send/recv (nccl) or of CUDA-IPC copies.
 // RUN: hir-run --check -n 4 %examples/allgather_p2p.mlir | FileCheck %s

@@ -44,9 +44,9 @@ func.func @call(%x: tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf32
 // -----
 
 // A mesh the module does not define (fusion-verify-sharding also says so).
+// expected-error @+1 {{mesh '@nowhere' is not defined}}
 func.func @undefined_mesh(%x: tensor<2x8xf32, #fusion.dist<@nowhere, [didx, serial]>>)
     -> tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>> {
-  // expected-error @+1 {{mesh '@nowhere' is not defined}}
   %y = fusion.set %x : tensor<2x8xf32, #fusion.dist<@nowhere, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>>
   return %y : tensor<2x8xf32, #fusion.dist<@nowhere, [serial, serial]>>
 }

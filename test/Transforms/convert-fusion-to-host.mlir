@@ -177,3 +177,81 @@ func.func @contraction(%a: tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>,
 func.func @untouched(%a: memref<8xf32>) {
   return
 }
+// -----
+
+// Split didx axes (extent a multiple of the mesh size): each device holds a
+// contiguous slice of E/D. Gathering the slices is an allgather of E/D to E.
+// CHECK-LABEL: func.func @split_allgather(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x8xf32>) {
+// CHECK-NEXT: [[R:%.+]] = comm.allgather [[X]] into [[Y]] team [0, 1, 2, 3] : memref<2x8xf32> into memref<8x8xf32>
+// CHECK-NEXT: comm.wait [[R]]
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @split_allgather(%x: tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>> {
+  %y = fusion.set %x : tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %y : tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
+// -----
+
+// Sharding a replicated value: each rank copies its part of the axis, a
+// memref.subview at its team position times the part's extent.
+// CHECK-LABEL: func.func @split_local_slice(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<8x8xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x4xf32>) {
+// CHECK-NEXT: [[RANK:%.+]] = host.rank : index
+// CHECK-NEXT: [[FOUR:%.+]] = arith.constant 4 : index
+// CHECK-NEXT: [[OFFSET:%.+]] = arith.muli [[RANK]], [[FOUR]] : index
+// CHECK-NEXT: [[PART:%.+]] = memref.subview [[X]][0, [[OFFSET]]] [8, 4] [1, 1] : memref<8x8xf32> to memref<8x4xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: host.copy ins([[PART]] : memref<8x4xf32, strided<[8, 1], offset: ?>>) outs([[Y]] : memref<8x4xf32>)
+fusion.mesh @pair = [0, 1]
+func.func @split_local_slice(%x: tensor<8x8xf32, #fusion.dist<@pair, [serial, serial]>>)
+    -> tensor<8x8xf32, #fusion.dist<@pair, [serial, didx]>> {
+  %y = fusion.set %x : tensor<8x8xf32, #fusion.dist<@pair, [serial, serial]>> -> tensor<8x8xf32, #fusion.dist<@pair, [serial, didx]>>
+  return %y : tensor<8x8xf32, #fusion.dist<@pair, [serial, didx]>>
+}
+
+// -----
+
+// Reducing a split axis: the local sum of the device's slice, then the
+// allreduce of the partial results.
+// CHECK-LABEL: func.func @split_sum(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8xf32>) {
+// CHECK-NEXT: [[P:%.+]] = host.alloc : memref<8xf32>
+// CHECK-NEXT: host.sum [0] ins([[X]] : memref<2x8xf32>) outs([[P]] : memref<8xf32>)
+// CHECK-NEXT: [[R:%.+]] = comm.allreduce [[P]] into [[Y]] sum team [0, 1, 2, 3] : memref<8xf32> into memref<8xf32>
+// CHECK-NEXT: comm.wait [[R]]
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @split_sum(%x: tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<8xf32, #fusion.dist<@tp, [serial]>> {
+  %y = fusion.sum %x [0] : tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
+  return %y : tensor<8xf32, #fusion.dist<@tp, [serial]>>
+}
+
+// -----
+
+// Megatron's tensor-parallel MLP on natural shapes: the column-parallel
+// linear (weight and bias split along N) is local; the row-parallel one
+// (input and weight split along K) is each rank's partial product, then a
+// reduce-scatter along the sequence-parallel output rows.
+// CHECK-LABEL: func.func @column_row_parallel(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<16x8xf32>, [[W1:%[a-zA-Z0-9_]+]]: memref<8x8xf32>, [[B1:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[W2:%[a-zA-Z0-9_]+]]: memref<8x8xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
+// CHECK-NEXT: [[H:%.+]] = host.alloc : memref<16x8xf32>
+// CHECK-NEXT: host.linear ins([[X]], [[W1]], [[B1]] : memref<16x8xf32>, memref<8x8xf32>, memref<8xf32>) outs([[H]] : memref<16x8xf32>)
+// CHECK-NEXT: [[A:%.+]] = host.alloc : memref<16x8xf32>
+// CHECK-NEXT: host.neg ins([[H]] : memref<16x8xf32>) outs([[A]] : memref<16x8xf32>)
+// CHECK-NEXT: [[P:%.+]] = host.alloc : memref<16x8xf32>
+// CHECK-NEXT: host.linear ins([[A]], [[W2]] : memref<16x8xf32>, memref<8x8xf32>) outs([[P]] : memref<16x8xf32>)
+// CHECK-NEXT: [[R:%.+]] = comm.reduce_scatter [[P]] into [[Y]] sum team [0, 1, 2, 3] : memref<16x8xf32> into memref<4x8xf32>
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @column_row_parallel(%x: tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>,
+                               %w1: tensor<32x8xf32, #fusion.dist<@tp, [didx, serial]>>,
+                               %b1: tensor<32xf32, #fusion.dist<@tp, [didx]>>,
+                               %w2: tensor<8x32xf32, #fusion.dist<@tp, [serial, didx]>>)
+    -> tensor<16x8xf32, #fusion.dist<@tp, [didx, serial]>> {
+  %h = fusion.linear %x, %w1, %b1 : tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<32x8xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<32xf32, #fusion.dist<@tp, [didx]>>
+                                  -> tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>>
+  %a = fusion.neg %h : tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>>
+  %y = fusion.linear %a, %w2 : tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>>, tensor<8x32xf32, #fusion.dist<@tp, [serial, didx]>>
+                             -> tensor<16x8xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %y : tensor<16x8xf32, #fusion.dist<@tp, [didx, serial]>>
+}

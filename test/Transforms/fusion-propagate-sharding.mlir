@@ -110,8 +110,9 @@ func.func @not_a_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // A value connected to nothing annotated, in a module of one mesh, is serial
 // on it (here an unused argument).
-// A didx is not propagated to an axis whose extent is not the mesh size (an
-// annotation verify-sharding rejects, but the pass does not rely on it).
+// A didx is not propagated to an axis whose extent is not a multiple of the
+// mesh size (an annotation verify-sharding rejects, but the pass does not
+// rely on it); it is to a multiple (a split axis: two rows per device).
 fusion.mesh @dev = [0, 1]
 // CHECK-LABEL: func.func @unannotated
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, %{{.*}}: tensor<8xf32, #fusion.dist<@dev, [serial]>>, %{{.*}}: index)
@@ -121,9 +122,15 @@ func.func @unannotated(%x: tensor<4x8xf32>, %unused: tensor<8xf32>, %i: index) -
   %s = fusion.sum %x [0] : tensor<4x8xf32> -> tensor<8xf32>
   return %s : tensor<8xf32>
 }
-// CHECK-LABEL: func.func @extent_is_not_the_mesh_size
-// CHECK-NEXT: fusion.neg %{{.*}} : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>
-func.func @extent_is_not_the_mesh_size(%x: tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>>) -> tensor<4x8xf32> {
+// CHECK-LABEL: func.func @extent_is_not_a_multiple_of_the_mesh_size
+// CHECK-NEXT: fusion.neg %{{.*}} : tensor<3x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<3x8xf32, #fusion.dist<@dev, [serial, serial]>>
+func.func @extent_is_not_a_multiple_of_the_mesh_size(%x: tensor<3x8xf32, #fusion.dist<@dev, [didx, serial]>>) -> tensor<3x8xf32> {
+  %n = fusion.neg %x : tensor<3x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<3x8xf32>
+  return %n : tensor<3x8xf32>
+}
+// CHECK-LABEL: func.func @split_axis
+// CHECK-NEXT: fusion.neg %{{.*}} : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>>
+func.func @split_axis(%x: tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>>) -> tensor<4x8xf32> {
   %n = fusion.neg %x : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32>
   return %n : tensor<4x8xf32>
 }

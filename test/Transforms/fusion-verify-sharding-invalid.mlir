@@ -20,9 +20,9 @@ func.func @f(%a: tensor<8xf32>) {
 
 // -----
 
-// A didx axis has one slice per device.
+// A didx axis splits into one equal slice per device.
 fusion.mesh @tp = [0, 1, 2, 3]
-// expected-error @+1 {{function argument #0: didx axis 1 has extent 2, but mesh '@tp' has 4 devices}}
+// expected-error @+1 {{function argument #0: didx axis 1 has extent 2, not a multiple of the 4 devices of mesh '@tp'}}
 func.func @f(%a: tensor<8x2xf32, #fusion.dist<@tp, [serial, didx]>>) {
   return
 }
@@ -32,7 +32,7 @@ func.func @f(%a: tensor<8x2xf32, #fusion.dist<@tp, [serial, didx]>>) {
 // Also on results.
 fusion.mesh @tp = [0, 1]
 func.func @f(%a: tensor<3x8xf32, #fusion.dist<@tp, [serial, serial]>>) {
-  // expected-error @+1 {{result #0: didx axis 0 has extent 3, but mesh '@tp' has 2 devices}}
+  // expected-error @+1 {{result #0: didx axis 0 has extent 3, not a multiple of the 2 devices of mesh '@tp'}}
   %b = fusion.set %a : tensor<3x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<3x8xf32, #fusion.dist<@tp, [didx, serial]>>
   return
 }
@@ -88,4 +88,15 @@ fusion.mesh @tp = [0]
 // expected-error @+1 {{function argument #0 has stream axis 0; stream schedules how an op computes its result}}
 func.func @f(%x: tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>) {
   return
+}
+
+// -----
+
+// A stream axis slices one index per iteration: it cannot run over a didx
+// axis split into several indices per device.
+fusion.mesh @tp = [0, 1]
+func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<8x4xf32, #fusion.dist<@tp, [stream, serial]>> {
+  // expected-error @+1 {{'fusion.set' streams result axis 0 over operand #0's didx axis 0, which is split (8 over 2 devices); a stream axis slices one index per iteration, so a didx axis it maps to must have the mesh's extent}}
+  %b = fusion.set %a : tensor<8x4xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8x4xf32, #fusion.dist<@tp, [stream, serial]>>
+  return %b : tensor<8x4xf32, #fusion.dist<@tp, [stream, serial]>>
 }

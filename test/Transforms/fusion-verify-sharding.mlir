@@ -41,3 +41,14 @@ func.func @mesh_change(%a: tensor<8xf32, #fusion.dist<@tp, [serial]>>) -> tensor
   %c = fusion.neg %b : tensor<8xf32, #fusion.dist<@other, [serial]>> -> tensor<8xf32>
   return %c : tensor<8xf32>
 }
+
+// A didx axis whose extent is a multiple of the mesh size is split into one
+// contiguous slice per device, on arguments and results.
+// CHECK-LABEL: func.func @split_axes
+// CHECK-NEXT: fusion.linear
+func.func @split_axes(%x: tensor<8x32xf32, #fusion.dist<@tp, [serial, didx]>>,
+                      %w: tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>>)
+    -> tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>> {
+  %y = fusion.linear %x, %w : tensor<8x32xf32, #fusion.dist<@tp, [serial, didx]>>, tensor<16x32xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %y : tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
+}

@@ -77,11 +77,13 @@ pub struct Placement {
 }
 
 impl Param {
-    /// What rank `rank` holds: extent 1 along the `didx` axis.
+    /// What each rank holds: one of its mesh's equal slices of the `didx` axis.
     pub fn local_shape(&self) -> Vec<usize> {
         let mut shape = self.shape.clone();
-        if let Some(axis) = self.placement.as_ref().and_then(|placement| placement.didx) {
-            shape[axis] = 1;
+        if let Some(placement) = &self.placement
+            && let Some(axis) = placement.didx
+        {
+            shape[axis] /= placement.devices.len();
         }
         shape
     }

@@ -59,18 +59,20 @@ impl Tensor {
         self
     }
 
-    /// The slice at `index` along `axis`, which keeps extent 1.
-    pub fn slice(&self, axis: usize, index: usize) -> Tensor {
+    /// Part `index` of `count` equal contiguous parts along `axis` (what the
+    /// device at mesh position `index` holds of a `didx` axis).
+    pub fn part(&self, axis: usize, index: usize, count: usize) -> Tensor {
         let outer: usize = self.shape[..axis].iter().product();
-        let inner: usize = self.shape[axis + 1..].iter().product();
         let extent = self.shape[axis];
-        let mut data = Vec::with_capacity(outer * inner);
+        let part = extent / count;
+        let inner: usize = self.shape[axis + 1..].iter().product::<usize>();
+        let mut data = Vec::with_capacity(outer * part * inner);
         for o in 0..outer {
-            let start = (o * extent + index) * inner;
-            data.extend_from_slice(&self.data[start..start + inner]);
+            let start = (o * extent + index * part) * inner;
+            data.extend_from_slice(&self.data[start..start + part * inner]);
         }
         let mut shape = self.shape.clone();
-        shape[axis] = 1;
+        shape[axis] = part;
         Tensor::new(shape, data)
     }
 
@@ -189,8 +191,17 @@ mod tests {
     #[test]
     fn slices_and_concatenates_back() {
         let tensor = Tensor::new(vec![2, 3, 2], (0..12).map(f64::from).collect());
-        let parts: Vec<Tensor> = (0..3).map(|index| tensor.slice(1, index)).collect();
+        let parts: Vec<Tensor> = (0..3).map(|index| tensor.part(1, index, 3)).collect();
         assert_eq!(parts[1].data, vec![2.0, 3.0, 8.0, 9.0]);
+        assert_eq!(Tensor::concat(&parts, 1), tensor);
+    }
+
+    #[test]
+    fn parts_of_several_indices_concatenate_back() {
+        let tensor = Tensor::new(vec![2, 4, 3], (0..24).map(f64::from).collect());
+        let parts: Vec<Tensor> = (0..2).map(|index| tensor.part(1, index, 2)).collect();
+        assert_eq!(parts[1].shape, vec![2, 2, 3]);
+        assert_eq!(parts[1].data[..6], [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]);
         assert_eq!(Tensor::concat(&parts, 1), tensor);
     }
 

@@ -2,7 +2,8 @@
 //! program every rank runs.
 //!
 //! - **Buffers.** A tensor becomes a memref holding the local shard: a `didx`
-//!   axis of extent D over a mesh of D devices is held with extent 1. Function
+//!   axis of extent E over a mesh of D devices is split into D contiguous
+//!   slices, each device holding E/D (extent 1 when E = D). Function
 //!   arguments keep their position; each result becomes a trailing argument,
 //!   preallocated by the caller, and the function returns nothing. Every
 //!   other value gets a `host.alloc`.
@@ -16,13 +17,14 @@
 //!   |---|---|---|
 //!   | placed alike | | `host.copy` |
 //!   | `didx` on axis k | not sharded | `comm.allgather` along k |
-//!   | not sharded | `didx` on axis k | local: each rank copies its slice of k |
+//!   | not sharded | `didx` on axis k | local: each rank copies its slice of k (`host.select` when it has extent 1, a `memref.subview` part otherwise) |
 //!   | `didx` on axis k | `didx` on axis j | allgather along k, then the local slice of j |
 //!   | mesh A, not sharded | mesh B, not sharded | `comm.broadcast` from A's first device to B |
 //!
 //! - **Reduction across devices** (an op that reduces a `didx` axis of its
 //!   operand: `sum`/`amax` of that axis alone, a contraction over a `didx` K)
-//!   becomes the local part followed by `comm.allreduce`, or
+//!   becomes the local part (a local reduction of the device's slice of the
+//!   axis when it holds more than extent 1) followed by `comm.allreduce`, or
 //!   `comm.reduce_scatter` along the result's `didx` axis when it has one.
 //!
 //! An op whose result has a `stream` axis is marked `host.stream_axis = k`
@@ -119,16 +121,22 @@ struct Lowering<'c, 'm> {
     mappings: HashMap<usize, Vec<Vec<Option<usize>>>>,
 }
 
-/// What a fusion tensor is: its global shape, element type and distribution.
+/// What a fusion tensor is: its global shape, element type and distribution,
+/// and the number of devices of its mesh.
 #[derive(Clone)]
 struct Tensor<'c> {
     shape: Vec<i64>,
     element: Type<'c>,
     dist: Dist,
+    devices: i64,
 }
 
 impl<'c> Tensor<'c> {
-    fn of(value: Value<'c, '_>, location: Location<'c>) -> Result<Self, Emitted> {
+    fn of(
+        value: Value<'c, '_>,
+        location: Location<'c>,
+        meshes: &HashMap<String, Vec<i64>>,
+    ) -> Result<Self, Emitted> {
         let r#type = value.r#type();
         let Ok(tensor) = RankedTensorType::try_from(r#type) else {
             return error(location, format!("expected a tensor, got {type}"));
@@ -142,21 +150,25 @@ impl<'c> Tensor<'c> {
                 format!("tensor {type} has no #fusion.dist: run fusion-propagate-sharding first"),
             );
         };
+        let Some(devices) = meshes.get(&dist.mesh) else {
+            return error(location, format!("mesh '@{}' is not defined", dist.mesh));
+        };
         Ok(Self {
             shape,
             element: tensor.element(),
+            devices: devices.len() as i64,
             dist,
         })
     }
 
-    /// The shape of the local shard.
+    /// The shape of the local shard: one of `devices` slices of the `didx` axis.
     fn local_shape(&self) -> Vec<i64> {
         self.shape
             .iter()
             .zip(&self.dist.axes)
             .map(|(&extent, &axis)| {
                 if axis == ParallelType::DIDx {
-                    1
+                    extent / self.devices
                 } else {
                     extent
                 }
@@ -204,7 +216,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         // Arguments hold their local shard in place; results become out-params.
         for index in 0..entry.argument_count() {
             let argument = entry.argument(index).expect("in range");
-            let tensor = Tensor::of(argument.into(), location)?;
+            let tensor = Tensor::of(argument.into(), location, self.meshes)?;
             argument.set_type(tensor.buffer_type());
             self.buffers
                 .insert(key(argument.into()), (argument.into(), tensor));
@@ -214,7 +226,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         for value in returned.operands() {
             let tensor = match self.buffers.get(&key(value)) {
                 Some((_, argument)) => argument.clone(),
-                None => Tensor::of(value, returned.location())?,
+                None => Tensor::of(value, returned.location(), self.meshes)?,
             };
             let output = entry.add_argument(tensor.buffer_type(), location);
             let produced_here =
@@ -304,7 +316,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             .result(0)
             .expect("fusion compute ops have a result")
             .into();
-        let output = Tensor::of(result, location)?;
+        let output = Tensor::of(result, location, self.meshes)?;
         let mut inputs = Vec::new();
         let mut operands = Vec::new();
         for operand in op.operands() {
@@ -421,11 +433,11 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 self.wait(builder, gather, stream, location);
                 Ok(())
             }
-            (None, Some(axis)) => {
-                self.local_slice(builder, source, destination, axis, &team, stream, location);
+            (None, Some(_)) => {
+                self.local_slice(builder, source, destination, output, &team, location);
                 Ok(())
             }
-            (Some(from), Some(to)) => {
+            (Some(from), Some(_)) => {
                 let mut gathered_shape = input.local_shape();
                 gathered_shape[from] = input.shape[from];
                 let gathered = builder.alloc(
@@ -434,7 +446,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 );
                 let gather = self.allgather(builder, source, gathered, from, &team, location);
                 self.wait(builder, gather, stream, location);
-                self.local_slice(builder, gathered, destination, to, &team, stream, location);
+                self.local_slice(builder, gathered, destination, output, &team, location);
                 Ok(())
             }
             (None, None) => unreachable!("equal placements are copies"),
@@ -462,20 +474,28 @@ impl<'c, 'm> Lowering<'c, 'm> {
         )
     }
 
-    /// Each rank copies its own slice along `axis` of the unsharded `source`
-    /// into its shard `destination` (extent 1 along `axis`).
-    #[allow(clippy::too_many_arguments)]
+    /// Each rank copies its own slice along the `didx` axis of `output` from
+    /// the unsharded `source` into its shard `destination`.
     fn local_slice(
         &self,
         builder: &Builder<'c, 'm>,
         source: Value<'c, 'm>,
         destination: Value<'c, 'm>,
-        axis: usize,
+        output: &Tensor<'c>,
         team: &[i64],
-        stream: Option<usize>,
         location: Location<'c>,
     ) {
+        let axis = output.didx().expect("the output is sharded");
+        let stream = output.stream();
         let position = self.team_position(builder, team, location);
+        if output.local_shape()[axis] > 1 {
+            let part = builder.part(source, axis, position, output.devices, location);
+            let copy = builder.copy(part, destination, location);
+            if let Some(stream) = stream {
+                builders::set_stream_axis(self.context, &self.rewriter, copy, stream);
+            }
+            return;
+        }
         let zero = builder.index(0, location);
         let slice = builder.select(source, axis, position, location);
         let shard = builder.select(destination, axis, zero, location);
@@ -558,25 +578,36 @@ impl<'c, 'm> Lowering<'c, 'm> {
                         ),
                     );
                 }
-                // Summing the extent-1 local axis is the identity: view it away.
-                let zero = builder.index(0, location);
-                let view = builder.select(operands[0], sharded, zero, location);
                 let kind = if name == fusion::SumOperation::name() {
                     0
                 } else {
                     2
                 };
-                (view, kind)
+                if inputs[0].local_shape()[sharded] == 1 {
+                    // Reducing the extent-1 local axis is the identity: view it away.
+                    let zero = builder.index(0, location);
+                    (builder.select(operands[0], sharded, zero, location), kind)
+                } else {
+                    // The device's slice of the axis first, at the result's
+                    // global shape where the collective scatters.
+                    let partial = builder.alloc(
+                        builders::buffer_type(&self.partial_shape(output), output.element),
+                        location,
+                    );
+                    let local = self.compute(builder, op, operands, partial)?;
+                    if let Some(axis) = output.stream() {
+                        builders::set_stream_axis(self.context, &self.rewriter, local, axis);
+                    }
+                    (partial, kind)
+                }
             }
             OpKind::Contraction => {
                 // Each rank's product over its part of K, at the result's global
                 // shape where the collective scatters.
-                let mut shape = output.local_shape();
-                if let Some(axis) = output.didx() {
-                    shape[axis] = output.shape[axis];
-                }
-                let partial =
-                    builder.alloc(builders::buffer_type(&shape, output.element), location);
+                let partial = builder.alloc(
+                    builders::buffer_type(&self.partial_shape(output), output.element),
+                    location,
+                );
                 let local = self.compute(builder, op, operands, partial)?;
                 if let Some(axis) = output.stream() {
                     builders::set_stream_axis(self.context, &self.rewriter, local, axis);
@@ -610,6 +641,17 @@ impl<'c, 'm> Lowering<'c, 'm> {
         };
         self.wait(builder, collective, output.stream(), location);
         Ok(())
+    }
+
+    /// The shape of a rank's partial result of a reduction across devices:
+    /// `output`'s local shape, global along its `didx` axis, which the
+    /// collective scatters.
+    fn partial_shape(&self, output: &Tensor<'c>) -> Vec<i64> {
+        let mut shape = output.local_shape();
+        if let Some(axis) = output.didx() {
+            shape[axis] = output.shape[axis];
+        }
+        shape
     }
 
     /// `comm.wait` on the request of `communication`, which is marked with

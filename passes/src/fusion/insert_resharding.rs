@@ -6,7 +6,8 @@
 //! the distribution the op needs for the operand is read off the result
 //! through the op's axis map (`axis_map`): the result's mesh, and on each
 //! axis that maps to the result, the result's parallel type; an axis that the
-//! op reduces keeps the operand's. `stream` is a schedule, not a placement:
+//! op reduces keeps the operand's, and one the op broadcasts (a matmul's batch
+//! axis of extent 1) is `serial`. `stream` is a schedule, not a placement:
 //! it compares as `serial`, and a set inherits the result's `stream` axes so
 //! that it runs in the same stream loop as the op. Where the needed
 //! distribution differs from the operand's, `%r = fusion.set %operand` to it
@@ -158,6 +159,7 @@ fn isolate<'c, 'a>(
         })
     });
 
+    let broadcast = hir_dialects::broadcast_axes(&op).expect("an op with an axis map");
     // One set per distinct (operand, distribution), shared by repeated operands.
     let mut inserted: Vec<(Value<'c, 'a>, Dist, Value<'c, 'a>)> = Vec::new();
     for (index, operand) in operands.iter().enumerate() {
@@ -168,6 +170,9 @@ fn isolate<'c, 'a>(
             mesh: result.mesh.clone(),
             axes: (0..dist.axes.len())
                 .map(|axis| match mapping[index][axis] {
+                    // A broadcast axis is read whole for every index of the
+                    // result's axis.
+                    Some(_) if broadcast[index][axis] => ParallelType::Serial,
                     // A reduce-scatter shards the result, not the operand.
                     Some(to) if across_devices && result.axes[to] == ParallelType::DIDx => {
                         ParallelType::Serial
@@ -184,12 +189,12 @@ fn isolate<'c, 'a>(
         if let Some(axis) = needed.find(ParallelType::DIDx) {
             let extent = axis_map::shape(operand.r#type()).expect("a tensor")[axis];
             if let Some(&devices) = meshes.get(&needed.mesh)
-                && devices as i64 != extent
+                && extent % devices as i64 != 0
             {
                 emit_error(
                     op.location(),
                     &format!(
-                        "cannot reshard operand #{index} of '{name}' to {}: didx axis {axis} has extent {extent}, but mesh '@{}' has {devices} devices",
+                        "cannot reshard operand #{index} of '{name}' to {}: didx axis {axis} has extent {extent}, not a multiple of the {devices} devices of mesh '@{}'",
                         needed.to_attribute(context),
                         needed.mesh
                     ),

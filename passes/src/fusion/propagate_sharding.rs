@@ -10,8 +10,8 @@
 //! parallel type of the axis it is tied to, except that:
 //! - `stream` is a schedule the user chose for one value: it is never
 //!   propagated (the inferred axis is `serial`);
-//! - `didx` is propagated only to an axis whose extent is the mesh size
-//!   (otherwise the axis is `serial`);
+//! - `didx` is propagated only to an axis whose extent is a multiple of the
+//!   mesh size (otherwise the axis is `serial`);
 //! - an axis tied to nothing annotated (a new broadcast axis, a reduced axis)
 //!   is `serial`.
 //!
@@ -268,8 +268,10 @@ impl<'c, 'a> Graph<'c, 'a> {
             None => source.axes[from.1]?,
         };
         let mesh = source.mesh()?;
-        let fits =
-            meshes.get(mesh).map(|&devices| devices as i64) == Some(self.nodes[to.0].shape[to.1]);
+        let extent = self.nodes[to.0].shape[to.1];
+        let fits = meshes
+            .get(mesh)
+            .is_some_and(|&devices| extent > 0 && extent % devices as i64 == 0);
         Some(if parallel_type == ParallelType::DIDx && fits {
             ParallelType::DIDx
         } else {

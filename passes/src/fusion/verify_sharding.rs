@@ -4,18 +4,24 @@
 //! The rules that need the module (mesh symbols) or more than one op live
 //! here rather than in the op verifiers:
 //! - a `#fusion.dist` names a `fusion.mesh` of the module;
-//! - a `didx` axis has the extent of its mesh (one slice per device);
+//! - a `didx` axis has a multiple of its mesh's size as extent: it is split
+//!   into one contiguous slice per device (extent 1 when it equals the size);
 //! - the distributed tensors of an op live on one mesh: only `fusion.set`
 //!   moves a tensor between meshes;
 //! - a function argument has no `stream` axis: stream schedules how an op
 //!   computes its result, and an argument is computed already;
 //! - an axis that an op reduces (the reduced axes of `sum`/`amax`, the
 //!   contraction axis of `matmul`/`linear`) is not `stream`: a stream axis
-//!   schedules independent slices, and a reduction's slices are not.
+//!   schedules independent slices, and a reduction's slices are not;
+//! - an operand axis that maps to the result's `stream` axis is not a split
+//!   `didx` axis (extent a multiple > 1 of the mesh size): the stream loop
+//!   slices the axis one index per iteration, which such a shard does not
+//!   hold (a `didx` axis of the mesh's extent, one index per device, is the
+//!   gather-per-iteration pipeline).
 //!
 //! ```mlir
 //! fusion.mesh @tp = [0, 1, 2, 3]
-//! // error: didx axis 0 has extent 2, but mesh '@tp' has 4 devices
+//! // error: didx axis 0 has extent 2, not a multiple of the 4 devices of mesh '@tp'
 //! func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>) { ... }
 //! ```
 
@@ -90,11 +96,11 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
     };
     if let Some(axis) = dist.find(ParallelType::DIDx) {
         let extent = axis_map::shape(r#type).map_or(-1, |shape| shape[axis]);
-        if extent != devices as i64 {
+        if extent <= 0 || extent % devices as i64 != 0 {
             emit_error(
                 location,
                 &format!(
-                    "{what}: didx axis {axis} has extent {extent}, but mesh '@{}' has {devices} devices",
+                    "{what}: didx axis {axis} has extent {extent}, not a multiple of the {devices} devices of mesh '@{}'",
                     dist.mesh
                 ),
             );
@@ -144,7 +150,7 @@ fn verify_op(op: &OperationRef, meshes: &Meshes) -> bool {
     if !ok {
         return false;
     }
-    verify_single_mesh(op) && verify_reduced_axes(op)
+    verify_single_mesh(op) && verify_reduced_axes(op) && verify_stream_slices(op, meshes)
 }
 
 fn dists<'c>(types: impl Iterator<Item = Type<'c>>) -> Vec<Dist> {
@@ -197,6 +203,45 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
                 &format!(
                     "'{name}' reduces axis {axis} of operand #{operand}, which is a stream axis; \
                      a stream axis must index independent slices"
+                ),
+            );
+            return false;
+        }
+    }
+    true
+}
+
+fn verify_stream_slices(op: &OperationRef, meshes: &Meshes) -> bool {
+    let Some(operand_axes) = axis_map::operand_axes(op) else {
+        return true;
+    };
+    let Some(stream) = op
+        .result(0)
+        .ok()
+        .and_then(|result| Dist::of_type(result.r#type()))
+        .and_then(|dist| dist.find(ParallelType::Stream))
+    else {
+        return true;
+    };
+    for (index, axes) in operand_axes.iter().enumerate() {
+        let Ok(operand) = op.operand(index) else {
+            continue;
+        };
+        let Some(dist) = Dist::of_type(operand.r#type()) else {
+            continue;
+        };
+        let Some(axis) = dist.find(ParallelType::DIDx) else {
+            continue;
+        };
+        let extent = axis_map::shape(operand.r#type()).map_or(0, |shape| shape[axis]);
+        let devices = meshes.get(&dist.mesh).copied().unwrap_or(0) as i64;
+        if axes[axis] == Some(stream) && extent != devices {
+            emit_error(
+                op.location(),
+                &format!(
+                    "'{}' streams result axis {stream} over operand #{index}'s didx axis {axis}, which is split ({extent} over {devices} devices); \
+                     a stream axis slices one index per iteration, so a didx axis it maps to must have the mesh's extent",
+                    ir::name(op)
                 ),
             );
             return false;

@@ -6,8 +6,9 @@
 //! The host program's calling convention (what `convert-fusion-to-host`
 //! makes): its arguments are the rank's local shard of each input, then one
 //! preallocated buffer per output; it returns nothing. The global shapes and
-//! distributions come from the fusion program: a `didx` axis of extent D over
-//! a mesh of D devices is held as slice `j` by the rank at mesh position `j`.
+//! distributions come from the fusion program: a `didx` axis of extent E over
+//! a mesh of D devices is split into D contiguous slices of E/D, slice `j`
+//! held by the rank at mesh position `j`.
 //! For host IR every argument is per-rank and random.
 
 mod cli;
@@ -549,12 +550,11 @@ fn rank_buffers(
     let mut buffers = Vec::new();
     if signature.fusion {
         for (param, global) in signature.inputs.iter().zip(globals) {
-            let didx = param
-                .placement
-                .as_ref()
-                .and_then(|placement| placement.didx);
-            let local = match (didx, position(param)) {
-                (Some(axis), Some(index)) => global.slice(axis, index),
+            let local = match (&param.placement, position(param)) {
+                (Some(placement), Some(index)) if placement.didx.is_some() => {
+                    let axis = placement.didx.expect("checked");
+                    global.part(axis, index, placement.devices.len())
+                }
                 _ => global.clone(),
             };
             buffers.push(Buffer::try_new(&local, param.dtype)?);

@@ -199,7 +199,13 @@ pub(super) fn rewrite<'c, 'a>(
     // The GEMM: from scratch at step 0, onto what arrived after, into the
     // output at the last step.
     let at_gemm = Builder::before(context, gemm).located(location);
-    let output_part = chunks::part_of(at_gemm, output, axis, part);
+    let output_part = at_gemm.part(
+        output,
+        axis as usize,
+        part.index,
+        part.count,
+        at_gemm.location,
+    );
     let variant = |output: Option<Value<'c, 'a>>, accumulate: bool| {
         // SAFETY: `gemm` is live; the clone is owned until appended.
         let mut clone = unsafe { Operation::from_raw(mlirOperationClone(gemm.to_raw())) };
@@ -250,7 +256,13 @@ pub(super) fn rewrite<'c, 'a>(
         ring.view.r#type(),
         at_step.location,
     );
-    let next_partial = as_transfer(chunks::part_of(at_step, next_partial, axis, part));
+    let next_partial = as_transfer(at_step.part(
+        next_partial,
+        axis as usize,
+        part.index,
+        part.count,
+        at_step.location,
+    ));
     // The output's part of the next step is this step's: the same rows.
     let next_output = as_transfer(output_part);
     let target = at_step.value(arith::select(

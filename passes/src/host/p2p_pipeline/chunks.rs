@@ -19,7 +19,7 @@
 
 use super::plan::{Reported, StreamLoop, constant, integer_attribute};
 use crate::{
-    builders::{Builder, static_shape, strides},
+    builders::{Builder, static_shape},
     diagnostics::emit_error,
     ir,
     ops::Op,
@@ -30,12 +30,9 @@ use melior::{
     Context,
     dialect::arith,
     ir::{
-        Attribute, BlockLike, Identifier, Location, OperationRef, Type, Value, ValueLike,
-        attribute::{
-            DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
-            StridedLayoutAttribute,
-        },
-        operation::{OperationBuilder, OperationLike, OperationResult},
+        BlockLike, Location, OperationRef, Type, Value, ValueLike,
+        attribute::IntegerAttribute,
+        operation::{OperationLike, OperationResult},
         r#type::{MemRefType, ShapedTypeLike},
     },
 };
@@ -228,7 +225,14 @@ pub(super) fn narrow_slices<'c, 'a>(
                 .expect("a select's result")
                 .owner();
             let after = select.next_in_block().expect("a terminator follows");
-            let narrowed = part_of(Builder::before(context, after), slice, axis, part);
+            let cursor = Builder::before(context, after);
+            let narrowed = cursor.part(
+                slice,
+                axis as usize,
+                part.index,
+                part.count,
+                cursor.location,
+            );
             rewrite::replace_uses(
                 &rewrite::rewriter(select).as_rewriter_base(),
                 slice,
@@ -241,57 +245,4 @@ pub(super) fn narrow_slices<'c, 'a>(
             (slice, narrowed)
         })
         .collect()
-}
-
-/// `memref.subview` of `view`: part `part.index` of `part.count` along `axis`.
-pub(super) fn part_of<'c, 'a>(
-    cursor: Builder<'c, 'a>,
-    view: Value<'c, '_>,
-    axis: i64,
-    part: Part<'c, 'a>,
-) -> Value<'c, 'a> {
-    let (context, location) = (cursor.context, cursor.location);
-    let r#type = MemRefType::try_from(view.r#type()).expect("a slice is a memref");
-    let mut sizes = static_shape(view.r#type()).expect("checked static");
-    sizes[axis as usize] /= part.count;
-    let index = Type::index(context);
-    let rows = cursor.value(arith::constant(
-        context,
-        IntegerAttribute::new(index, sizes[axis as usize]).into(),
-        location,
-    ));
-    let offset = cursor.value(arith::muli(part.index, rows, location));
-    let strides = strides(view.r#type()).expect("a slice of a ring is strided");
-    let dynamic = MemRefType::dynamic_stride_or_offset();
-    let layout = StridedLayoutAttribute::new(context, dynamic, &strides);
-    let result = MemRefType::new(
-        r#type.element(),
-        &sizes,
-        Some(layout.into()),
-        r#type.memory_space(),
-    );
-    let mut offsets = vec![0; sizes.len()];
-    offsets[axis as usize] = dynamic;
-    let array =
-        |values: &[i64]| -> Attribute<'c> { DenseI64ArrayAttribute::new(context, values).into() };
-    let attributes = [
-        ("static_offsets", array(&offsets)),
-        ("static_sizes", array(&sizes)),
-        ("static_strides", array(&vec![1; sizes.len()])),
-        (
-            "operandSegmentSizes",
-            DenseI32ArrayAttribute::new(context, &[1, 1, 0, 0]).into(),
-        ),
-    ];
-    let attributes: Vec<_> = attributes
-        .into_iter()
-        .map(|(name, value)| (Identifier::new(context, name), value))
-        .collect();
-    let op = OperationBuilder::new(Op::MemrefSubview.name(), location)
-        .add_operands(&[view, offset])
-        .add_attributes(&attributes)
-        .add_results(&[result.into()])
-        .build()
-        .expect("memref.subview builds");
-    cursor.value(op)
 }

@@ -100,7 +100,13 @@ pub(super) fn plan<'c, 'a>(
         .expect("a select's result")
         .owner();
     let axis = integer_attribute(&select, "axis").expect("a select has an axis");
-    let next_view = chunks::part_of(cursor, ring.view, axis, next);
+    let next_view = cursor.part(
+        ring.view,
+        axis as usize,
+        next.index,
+        next.count,
+        cursor.location,
+    );
     let next_step = Emitted {
         value: stream_loop.index,
         cursor,

@@ -64,7 +64,13 @@ impl<'c, 'a> Step<'c, 'a> {
         axis: i64,
     ) -> Value<'c, 'a> {
         match self.parts {
-            Some((part, _)) => chunks::part_of(cursor, buffer, axis, part),
+            Some((part, _)) => cursor.part(
+                buffer,
+                axis as usize,
+                part.index,
+                part.count,
+                cursor.location,
+            ),
             None => buffer,
         }
     }
