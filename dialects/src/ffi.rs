@@ -92,6 +92,14 @@ unsafe extern "C" {
     ) -> isize;
     pub fn hirIsOpTriviallyDead(op: MlirOperation) -> bool;
 
+    pub fn hirShardShardingRank(op: MlirOperation) -> isize;
+    pub fn hirShardShardingSplitAxes(
+        op: MlirOperation,
+        axis: isize,
+        grid_axes: *mut i16,
+        capacity: isize,
+    ) -> isize;
+
     pub fn hirTypeIsAHostStream(r#type: MlirType) -> bool;
     pub fn hirHostStreamTypeGet(ctx: MlirContext) -> MlirType;
     pub fn hirHostSelectViewType(source: MlirType, axis: i64) -> MlirType;

@@ -9,6 +9,7 @@ mod destination;
 pub mod dist;
 pub mod ffi;
 mod op_kind;
+pub mod shard;
 
 pub use axis_map::{axis_map, broadcast_axes};
 pub use destination::destination;
@@ -16,8 +17,9 @@ pub use op_kind::OpKind;
 
 use melior::{Context, dialect::DialectRegistry};
 
-/// Registers the HIR dialects and the upstream ones HIR lowers through (func,
-/// arith, scf, cf, memref, llvm, index) with `context`, and loads them.
+/// Registers the HIR dialects, the upstream ones HIR lowers through (func,
+/// arith, scf, cf, memref, llvm, index) and those `convert-shard-to-fusion`
+/// imports from (shard, linalg, tensor) with `context`, and loads them.
 pub fn register_all(context: &Context) {
     let registry = DialectRegistry::new();
     // SAFETY: the registry is valid for the duration of the call.

@@ -1,10 +1,11 @@
 //! HIR: a compiler for multi-GPU programs as an MLIR dialect stack.
 //!
 //! For melior users: [`register_all`] registers HIR's dialects (and the
-//! upstream ones it lowers through) with a context; [`passes::register_all`]
-//! makes HIR's passes nameable in textual pipelines, and
-//! [`register_upstream_passes`] MLIR's generic ones (`canonicalize`, `cse`,
-//! `inline`, `symbol-dce`, ...). [`melior`] is the melior HIR is built on,
+//! upstream ones it lowers through or imports from) with a context;
+//! [`passes::register_all`] makes HIR's passes nameable in textual
+//! pipelines, and [`register_upstream_passes`] MLIR's generic ones
+//! (`canonicalize`, `cse`, `inline`, `symbol-dce`, ...) and shard's
+//! (`sharding-propagation`, `shard-partition`). [`melior`] is the melior HIR is built on,
 //! re-exported so that an embedder's types are HIR's.
 
 pub use hir_dialects as dialects;
@@ -12,8 +13,9 @@ pub use hir_dialects::register_all;
 pub use hir_passes as passes;
 pub use melior;
 
-/// Registers MLIR's generic transform passes with its global pass registry,
-/// so that textual pipelines can name them beside HIR's; idempotent.
+/// Registers MLIR's generic transform passes and shard's passes with its
+/// global pass registry, so that textual pipelines can name them beside
+/// HIR's; idempotent.
 pub fn register_upstream_passes() {
     static REGISTER: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers passes in MLIR's global registry; takes nothing.

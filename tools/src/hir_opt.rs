@@ -1,5 +1,6 @@
-//! `hir-opt`: the `mlir-opt` command line over HIR's dialects, the upstream
-//! dialects HIR lowers through, and every HIR and upstream pass.
+//! `hir-opt`: the `mlir-opt` command line over HIR's dialects and the
+//! upstream dialects HIR lowers through or imports from, with every HIR pass
+//! and the upstream passes HIR's pipelines and a `shard` user run.
 
 use std::{
     ffi::{CString, c_char, c_int},

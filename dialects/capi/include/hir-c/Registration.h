@@ -9,8 +9,11 @@
 extern "C" {
 #endif
 
-/* Inserts the fusion, host and comm dialects and the upstream dialects HIR
-   lowers through (func, arith, scf, cf, memref, llvm, index). */
+/* Inserts the fusion, host and comm dialects, the upstream dialects HIR
+   lowers through (func, arith, scf, cf, memref, llvm, index) and those
+   convert-shard-to-fusion imports from (shard, linalg, tensor), with the
+   sharding models of func, arith, linalg and tensor ops that shard's passes
+   use. */
 MLIR_CAPI_EXPORTED void hirRegisterAllDialects(MlirDialectRegistry registry);
 
 /* One option of a registered pass or pipeline: a string value the Rust side
@@ -76,14 +79,17 @@ typedef struct {
 
 MLIR_CAPI_EXPORTED void hirRegisterPassPipeline(const HirPipelineInfo *info);
 
-/* Registers the upstream passes hir-opt offers (canonicalize, cse, ...). */
+/* Registers the upstream passes hir-opt offers beside those HIR's pipelines
+   register: MLIR's generic transforms (canonicalize, cse, ...) and shard's
+   (sharding-propagation, shard-partition). */
 MLIR_CAPI_EXPORTED void hirRegisterUpstreamPasses(void);
 
 /* Registers with `context` the translations to LLVM IR of the builtin and
    LLVM dialects only: what a JIT of a lowered host program needs. */
 MLIR_CAPI_EXPORTED void hirRegisterLLVMTranslations(MlirContext context);
 
-/* Runs the mlir-opt driver over all HIR dialects and every registered pass;
+/* Runs the mlir-opt driver over the dialects hirRegisterAllDialects inserts
+   and every registered pass;
    returns the process exit code. An input file that MLIR 22's parser would
    crash on (see hirFindParserCrash) is an error instead. */
 MLIR_CAPI_EXPORTED int hirOptMain(int argc, char **argv);
