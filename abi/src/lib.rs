@@ -285,6 +285,9 @@ pub enum Entry {
     Cast(DType, DType),
     /// `void (buf lhs, buf rhs, buf out)`.
     Binary(Binary, DType),
+    /// `void (buf mask, buf lhs, buf rhs, buf out)`: `lhs` where `mask` is
+    /// nonzero, `rhs` elsewhere.
+    Where(DType),
     /// `void (buf in, buf out, buf axes)`.
     Reduction(Reduction, DType),
     /// `void (buf in, buf out, buf axes)`: `axes` are the new axes of `out`.
@@ -338,6 +341,7 @@ impl Entry {
         for dtype in DType::ALL {
             all.extend([
                 Copy(dtype),
+                Where(dtype),
                 Broadcast(dtype),
                 Matmul(dtype),
                 MatmulAccumulate(dtype),
@@ -408,6 +412,7 @@ impl fmt::Display for Entry {
             Unary(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Cast(from, to) => write!(f, "cast_{}_{}", from.mlir(), to.mlir()),
             Binary(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
+            Where(t) => write!(f, "where_{}", t.mlir()),
             Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Broadcast(t) => write!(f, "broadcast_to_{}", t.mlir()),
             Matmul(t) => write!(f, "matmul_{}", t.mlir()),

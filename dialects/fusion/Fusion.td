@@ -208,6 +208,28 @@ class Fusion_ReductionOp<string mnemonic, string doc>
     every device, which the lowering completes with an allreduce (or a
     reduce-scatter when the result is `didx`-sharded).
 
+def Fusion_WhereOp : Fusion_Op<"where", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
+  let summary = "elementwise select by a mask";
+  let description = [{
+    `lhs` where `mask` is nonzero, `rhs` elsewhere: `torch.where(mask != 0,
+    lhs, rhs)`. The mask is a tensor of the operands' element type (a NaN is
+    nonzero, so it selects `lhs`; -0.0 is zero); mask, lhs, rhs and result
+    have one shape and element type.
+
+    ```mlir
+    %r = fusion.where %m, %a, %b : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+                                -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$mask, Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = [{
+    $mask `,` $lhs `,` $rhs attr-dict `:` type($mask) `,` type($lhs) `,` type($rhs)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
     ```mlir
     %1 = fusion.}] # mnemonic # [{ %0 [1] : tensor<4x8x16xf32> -> tensor<4x16xf32>
     ```

@@ -165,3 +165,13 @@ LogicalResult LinearOp::verify() {
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getResult()));
 }
+LogicalResult WhereOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  ShapedType result = shaped(getResult());
+  if (failed(verifySameShape(*this, shaped(getMask()), "mask", result, "result")) ||
+      failed(verifySameShape(*this, shaped(getLhs()), "lhs", result, "result")))
+    return failure();
+  return verifySameShape(*this, shaped(getRhs()), "rhs", result, "result");
+}
+

@@ -348,6 +348,28 @@ def Host_DivOp : Host_BinaryOp<"div", "elementwise division">;
 def Host_MaxOp : Host_BinaryOp<"max", "elementwise maximum">;
 def Host_MinOp : Host_BinaryOp<"min", "elementwise minimum">;
 
+def Host_WhereOp : Host_ComputeOp<"where", [HIR_Elementwise, HIR_AxisMapOpInterface]> {
+  let summary = "elementwise select by a mask into a buffer";
+  let description = [{
+    `lhs` where `mask` is nonzero, `rhs` elsewhere (as `fusion.where`); all
+    four buffers have one shape and element type.
+
+    ```mlir
+    host.where ins(%m, %a, %b : memref<8xf32>, memref<8xf32>, memref<8xf32>)
+               outs(%c : memref<8xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$mask,
+                       Arg<Host_Buffer, "", [MemRead]>:$lhs,
+                       Arg<Host_Buffer, "", [MemRead]>:$rhs,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $mask `,` $lhs `,` $rhs `:` type($mask) `,` type($lhs) `,` type($rhs) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 class Host_ReductionOp<string mnemonic, string doc>
     : Host_ComputeOp<mnemonic, [HIR_Reduction, HIR_AxisMapOpInterface]> {
   let summary = doc;

@@ -164,6 +164,14 @@ LogicalResult CopyOp::verify() {
   return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
 }
 
+LogicalResult WhereOp::verify() {
+  ShapedType output = shaped(getOutput());
+  if (failed(verifySameShape(*this, shaped(getMask()), "mask", output, "output")) ||
+      failed(verifySameShape(*this, shaped(getLhs()), "lhs", output, "output")))
+    return failure();
+  return verifySameShape(*this, shaped(getRhs()), "rhs", output, "output");
+}
+
 
 LogicalResult SumOp::verify() {
   return verifyReduction(*this, shaped(getInput()), shaped(getOutput()), getAxes());

@@ -45,6 +45,7 @@ ops! {
     HostNumDevices => host::NumDevicesOperation,
     HostCopy => host::CopyOperation,
     HostCast => host::CastOperation,
+    HostWhere => host::WhereOperation,
     HostMatmul => host::MatmulOperation,
     HostLinear => host::LinearOperation,
     HostGetCurrentStream => host::GetCurrentStreamOperation,

@@ -117,6 +117,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::Unary(op, t) => (KernelOp::Unary(op), t, t),
             Entry::Cast(from, to) => (KernelOp::Cast, from, to),
             Entry::Binary(op, t) => (KernelOp::Binary(op), t, t),
+            Entry::Where(t) => (KernelOp::Where, t, t),
             Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
             Entry::Broadcast(t) => (KernelOp::Broadcast(Vec::new()), t, t),
             Entry::Matmul(t) => (KernelOp::Matmul, t, t),
@@ -352,8 +353,8 @@ macro_rules! entries {
         /// # Safety
         /// The arguments point to valid memref descriptors.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(input: Buf, weight: Buf, bias: Buf, output: Buf) {
-            unsafe { compute($entry, &[input, weight, bias, output], None) }
+        pub unsafe extern "C" fn $name(a: Buf, b: Buf, c: Buf, output: Buf) {
+            unsafe { compute($entry, &[a, b, c, output], None) }
         }
     };
     (@fn axes $name:ident $entry:expr) => {
@@ -467,6 +468,9 @@ entries! {
     axes _mlir_ciface_hir_rt_broadcast_to_f32 = Entry::Broadcast(F32);
     axes _mlir_ciface_hir_rt_broadcast_to_bf16 = Entry::Broadcast(BF16);
     axes _mlir_ciface_hir_rt_broadcast_to_f16 = Entry::Broadcast(F16);
+    ternary _mlir_ciface_hir_rt_where_f32 = Entry::Where(F32);
+    ternary _mlir_ciface_hir_rt_where_bf16 = Entry::Where(BF16);
+    ternary _mlir_ciface_hir_rt_where_f16 = Entry::Where(F16);
     binary _mlir_ciface_hir_rt_matmul_f32 = Entry::Matmul(F32);
     binary _mlir_ciface_hir_rt_matmul_bf16 = Entry::Matmul(BF16);
     binary _mlir_ciface_hir_rt_matmul_f16 = Entry::Matmul(F16);

@@ -72,6 +72,8 @@ pub enum KernelOp {
     /// To the output's element type.
     Cast,
     Binary(Binary),
+    /// `inputs[1]` where `inputs[0]` (the mask) is nonzero, `inputs[2]` elsewhere.
+    Where,
     /// Over these input axes.
     Reduce(Reduction, Vec<usize>),
     /// Along these new output axes.
@@ -102,6 +104,7 @@ impl Kernel {
             KernelOp::Unary(op) => Entry::Unary(*op, dtype),
             KernelOp::Cast => Entry::Cast(dtype, self.output.dtype),
             KernelOp::Binary(op) => Entry::Binary(*op, dtype),
+            KernelOp::Where => Entry::Where(dtype),
             KernelOp::Reduce(op, _) => Entry::Reduction(*op, dtype),
             KernelOp::Broadcast(_) => Entry::Broadcast(dtype),
             KernelOp::Matmul => Entry::Matmul(dtype),
@@ -116,6 +119,7 @@ impl Kernel {
         let arity = match self.op {
             KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
             KernelOp::Linear => 2..=3,
+            KernelOp::Where => 3..=3,
             _ => 1..=1,
         };
         if !arity.contains(&self.inputs.len()) {
@@ -133,7 +137,11 @@ impl Kernel {
         let input = &self.inputs[0].sizes;
         let output = &self.output.sizes;
         match &self.op {
-            KernelOp::Copy | KernelOp::Unary(_) | KernelOp::Cast | KernelOp::Binary(_) => {
+            KernelOp::Copy
+            | KernelOp::Unary(_)
+            | KernelOp::Cast
+            | KernelOp::Binary(_)
+            | KernelOp::Where => {
                 for view in self.inputs.iter().skip(1) {
                     same_shape("rhs", &view.sizes, input)?;
                 }

@@ -93,6 +93,15 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         OpKind::Elementwise if operands.len() == 1 => {
             unary(unary_function(name).ok_or_else(unsupported)?)
         }
+        OpKind::Elementwise if name == fusion::WhereOperation::name() => {
+            let mut data = tensor::reserve(operands[0].data.len(), &shape)?;
+            data.extend(
+                (operands[0].data.iter().zip(&operands[1].data))
+                    .zip(&operands[2].data)
+                    .map(|((&mask, &a), &b)| if mask != 0.0 { a } else { b }),
+            );
+            Ok(Tensor::new(shape, data))
+        }
         OpKind::Elementwise => binary(binary_function(name).ok_or_else(unsupported)?),
         OpKind::Reduction => {
             let (init, f) = reduction_function(name).ok_or_else(unsupported)?;

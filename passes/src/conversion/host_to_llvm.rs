@@ -217,6 +217,7 @@ fn lower<'c, 'a>(
         (OpKind::Elementwise, Some(Op::HostCast)) => {
             Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?)
         }
+        (OpKind::Elementwise, Some(Op::HostWhere)) => Entry::Where(dtype(&op, operand(0))?),
         (OpKind::Elementwise, _) => {
             let element = dtype(&op, operand(0))?;
             let unary = Unary::ALL.into_iter().find(|u| u.name() == mnemonic);

@@ -121,7 +121,7 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         Copy(t) | Unary(_, t) => (vec![buf(t), buf(t)], vec![]),
         Cast(from, to) => (vec![buf(from), buf(to)], vec![]),
         Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) => (vec![buf(t); 3], vec![]),
-        LinearBias(t) => (vec![buf(t); 4], vec![]),
+        Where(t) | LinearBias(t) => (vec![buf(t); 4], vec![]),
         Reduction(_, t) | Broadcast(t) => (vec![buf(t), buf(t), list], vec![]),
         Collective(_, t) => (vec![buf(t), buf(t), i64, i64, i64, list, i64], vec![i64]),
         Send(t) | Recv(t) => (vec![buf(t), i64, list, i64], vec![i64]),

@@ -267,6 +267,15 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             let mut values = matmul(&load(input)?, &load(rhs)?, batch, m, k, n)?;
             if kernel.op == KernelOp::MatmulAccumulate {
                 // In f32, so that `store` rounds the sum once.
+        KernelOp::Where => {
+            let (lhs, rhs) = (load(&kernel.inputs[1])?, load(&kernel.inputs[2])?);
+            let mut values = load(input)?;
+            for ((value, a), b) in values.iter_mut().zip(lhs).zip(rhs) {
+                // NaN is nonzero.
+                *value = if *value != 0.0 { a } else { b };
+            }
+            values
+        }
                 for (value, old) in values.iter_mut().zip(load(out)?) {
                     *value += old;
                 }
@@ -338,6 +347,37 @@ mod tests {
                         "{} {dtype:?} of {x}: {y}, expected {expected}",
                         op.name()
                     );
+    /// `where` selects lhs where the mask is nonzero (NaN included, -0.0
+    /// not), in every element type.
+    #[test]
+    fn where_selects_lhs_where_the_mask_is_nonzero() {
+        let mask = [1.0, 0.0, -0.0, f32::NAN, -2.0, 0.5];
+        let lhs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let rhs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0];
+        for dtype in DType::ALL {
+            let mut bytes = vec![0u8; 4 * mask.len() * dtype.size()];
+            let views: Vec<View> = bytes
+                .chunks_mut(mask.len() * dtype.size())
+                .map(|chunk| View::contiguous(dtype, chunk.as_mut_ptr(), &[2, 3]))
+                .collect();
+            for (view, values) in views.iter().zip([&mask, &lhs, &rhs]) {
+                store(view, values);
+            }
+            let kernel = Kernel {
+                op: KernelOp::Where,
+                inputs: views[..3].to_vec(),
+                output: views[3].clone(),
+            };
+            kernel.validate().unwrap();
+            run(&kernel).unwrap();
+            assert_eq!(
+                load(&views[3]).unwrap(),
+                [1.0, -2.0, -3.0, 4.0, 5.0, 6.0],
+                "{dtype:?}"
+            );
+        }
+    }
+
                 }
             }
         }

@@ -25,6 +25,12 @@ struct Pointwise {
     View b;
 };
 
+// A three-operand pointwise launch (where): `p` with `c`, the third view.
+struct Ternary {
+    Pointwise p;
+    View c;
+};
+
 // A reduction: out (kept axes) = op over the reduced axes of in.
 struct Reduce {
     i64 kept_rank;
@@ -175,6 +181,34 @@ template <class E, class Op> __device__ void binary_wide(const Pointwise &p) {
         y.word = ((const Word16 *)p.b.ptr)[b];
         for (int l = 0; l < lanes; ++l) z.e[l] = E::round(Op::apply(E::load(&x.e[l]), E::load(&y.e[l])));
         ((Word16 *)p.out.ptr)[o] = z.word;
+    }
+}
+
+// The offset in `v` of linear index `i` of `p`'s launch shape.
+__device__ i64 view_offset(const Pointwise &p, const View &v, i64 i) {
+    i64 offset = 0;
+    for (i64 d = p.rank - 1; d >= 0; --d) {
+        i64 index = i;
+        if (d > 0) {
+            index = i % p.sizes[d];
+            i /= p.sizes[d];
+        }
+        offset += index * v.strides[d];
+    }
+    return offset;
+}
+
+// out = a != 0 ? b : c (a is the mask; NaN is nonzero), bits copied.
+template <class E> __device__ void where(const Ternary &t) {
+    typedef typename E::T T;
+    const Pointwise &p = t.p;
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, m, a;
+        offsets(p, i, o, m, a);
+        const T *source = E::load((const T *)p.a.ptr + m) != 0.0f
+                              ? (const T *)p.b.ptr + a
+                              : (const T *)t.c.ptr + view_offset(p, t.c, i);
+        ((T *)p.out.ptr)[o] = *source;
     }
 }
 

@@ -1,5 +1,5 @@
-//! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, sum/amax
-//! over axes and broadcast, all on strided views. The source is
+//! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, where,
+//! sum/amax over axes and broadcast, all on strided views. The source is
 //! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
 //! here; it is compiled once per process and architecture, and loaded once
 //! per rank's context.
@@ -49,6 +49,14 @@ struct Pointwise {
     out: KView,
     a: KView,
     b: KView,
+}
+
+/// `Ternary` of `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Ternary {
+    p: Pointwise,
+    c: KView,
 }
 
 /// `Reduce` of `kernels.cu`.
@@ -136,6 +144,7 @@ fn source() -> String {
                 "Pointwise",
             );
         }
+        entry(where_name(dtype), format!("where<{e}>"), "Ternary");
         for op in Reduction::ALL {
             let o = match op {
                 Reduction::Sum => "SumOp",
@@ -186,6 +195,10 @@ fn cast_name(from: DType, to: DType) -> String {
 
 fn binary_name(op: Binary, dtype: DType) -> String {
     format!("hir_{}_{}", op.name(), dtype.mlir())
+}
+
+fn where_name(dtype: DType) -> String {
+    format!("hir_where_{}", dtype.mlir())
 }
 
 fn reduce_name(op: Reduction, dtype: DType) -> String {
@@ -326,7 +339,16 @@ impl Kernels {
         let blocks = numel
             .div_ceil(THREADS as usize)
             .min(self.max_blocks as usize) as u32;
-        self.launch(name, blocks, THREADS, &params, stream)
+        match inputs.get(2) {
+            Some(c) => {
+                let params = Ternary {
+                    p: params,
+                    c: kview(c.ptr, &strides[3])?,
+                };
+                self.launch(name, blocks, THREADS, &params, stream)
+            }
+            None => self.launch(name, blocks, THREADS, &params, stream),
+        }
     }
 
     /// Copies `from` into `to` (same element size and shape), bit for bit.
@@ -363,6 +385,18 @@ impl Kernels {
         let name = binary_name(op, out.dtype);
         let wide = format!("{name}_wide");
         self.pointwise(&name, Some(&wide), out, &[lhs, rhs], stream)
+    }
+
+    /// `out` is `lhs` where `mask` is nonzero, `rhs` elsewhere.
+    pub fn select(
+        &self,
+        mask: &View,
+        lhs: &View,
+        rhs: &View,
+        out: &View,
+        stream: Stream,
+    ) -> Result<()> {
+        self.pointwise(&where_name(out.dtype), None, out, &[mask, lhs, rhs], stream)
     }
 
     /// `out` is `input` repeated along the new output axes `axes`.
@@ -616,9 +650,14 @@ mod tests {
         assert_eq!(
             entries,
             3 + dtypes
-                * (Unary::ALL.len() + dtypes + 2 * Binary::ALL.len() + 3 * Reduction::ALL.len())
+                * (Unary::ALL.len()
+                    + dtypes
+                    + 2 * Binary::ALL.len()
+                    + 1
+                    + 3 * Reduction::ALL.len())
         );
         assert!(source.contains("void hir_exp_bf16(Pointwise p)"));
+        assert!(source.contains("void hir_where_f16(Ternary p)"));
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));

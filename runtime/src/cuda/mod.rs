@@ -932,6 +932,7 @@ impl CudaDevice {
             KernelOp::Unary(op) => kernels.unary(*op, &inputs[0], output, stream),
             KernelOp::Cast => kernels.cast(&inputs[0], output, stream),
             KernelOp::Binary(op) => kernels.binary(*op, &inputs[0], &inputs[1], output, stream),
+            KernelOp::Where => kernels.select(&inputs[0], &inputs[1], &inputs[2], output, stream),
             KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
             KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
             KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {

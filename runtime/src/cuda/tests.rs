@@ -268,6 +268,28 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
                 },
             );
         }
+        // where's mask is relu's output (in place), zero at about half the
+        // elements.
+        compare(
+            &format!("where {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                run(
+                    device,
+                    KernelOp::Unary(Unary::Relu),
+                    vec![slice(p[0])],
+                    slice(p[0]),
+                );
+                run(
+                    device,
+                    KernelOp::Where,
+                    vec![slice(p[0]), transposed(p[1]), out(p[2])],
+                    out(p[2]),
+                );
+            },
+        );
         for to in DType::ALL {
             let buffers = [b(96), Buffer { dtype: to, len: 40 }];
             compare(

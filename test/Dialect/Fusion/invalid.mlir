@@ -141,6 +141,33 @@ func.func @f(%a: tensor<8xf32>) -> tensor<8xbf16> {
 
 // -----
 
+// where: the mask has the result's shape.
+func.func @f(%m: tensor<4xf32>, %a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.where' op mask and result differ in shape: 4 vs 8}}
+  %0 = fusion.where %m, %a, %b : tensor<4xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// where: the mask has the operands' element type (no i1 mask).
+func.func @f(%m: tensor<8xi1>, %a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.where' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xi1>'}}
+  %0 = fusion.where %m, %a, %b : tensor<8xi1>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// where: rhs has the result's element type.
+func.func @f(%m: tensor<8xf32>, %a: tensor<8xf32>, %b: tensor<8xbf16>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.where' op rhs and result differ in element type: 'bf16' vs 'f32'}}
+  %0 = fusion.where %m, %a, %b : tensor<8xf32>, tensor<8xf32>, tensor<8xbf16> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // neg: input and result have one element type.
 func.func @f(%a: tensor<8xf32>) -> tensor<8xf16> {
   // expected-error @+1 {{'fusion.neg' op input and result differ in element type: 'f32' vs 'f16'}}

@@ -24,7 +24,8 @@ func.func @set(%a: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, se
   return %1 : tensor<4x4x256x1024xbf16>
 }
 
-// Unary ops: neg keeps the element type, cast changes it (every float type).
+// Unary ops: neg keeps the element type, cast changes it (every float type);
+// where selects by a mask.
 // CHECK-LABEL: func.func @unary
 // CHECK-SAME: ([[A:%.*]]: tensor<8x16xf32>)
 // CHECK-NEXT: [[N:%.*]] = fusion.neg [[A]] : tensor<8x16xf32> -> tensor<8x16xf32>
@@ -34,7 +35,8 @@ func.func @set(%a: tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [stream, didx, se
 // CHECK-NEXT: [[R:%.*]] = fusion.relu [[M]] : tensor<8x16xf32> -> tensor<8x16xf32>
 // CHECK-NEXT: [[G:%.*]] = fusion.gelu [[R]] : tensor<8x16xf32> -> tensor<8x16xf32>
 // CHECK-NEXT: [[S:%.*]] = fusion.rsqrt [[G]] : tensor<8x16xf32> -> tensor<8x16xf32>
-// CHECK-NEXT: [[H:%.*]] = fusion.cast [[S]] : tensor<8x16xf32> -> tensor<8x16xf16>
+// CHECK-NEXT: [[W:%.*]] = fusion.where [[R]], [[S]], [[A]] : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: [[H:%.*]] = fusion.cast [[W]] : tensor<8x16xf32> -> tensor<8x16xf16>
 // CHECK-NEXT: [[B:%.*]] = fusion.cast [[H]] : tensor<8x16xf16> -> tensor<8x16xbf16>
 // CHECK-NEXT: return [[B]]
 func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xbf16> {
@@ -45,7 +47,9 @@ func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xbf16> {
   %r = fusion.relu %m : tensor<8x16xf32> -> tensor<8x16xf32>
   %g = fusion.gelu %r : tensor<8x16xf32> -> tensor<8x16xf32>
   %s = fusion.rsqrt %g : tensor<8x16xf32> -> tensor<8x16xf32>
-  %1 = fusion.cast %s : tensor<8x16xf32> -> tensor<8x16xf16>
+  %w = fusion.where %r, %s, %a : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+                             -> tensor<8x16xf32>
+  %1 = fusion.cast %w : tensor<8x16xf32> -> tensor<8x16xf16>
   %2 = fusion.cast %1 : tensor<8x16xf16> -> tensor<8x16xbf16>
   return %2 : tensor<8x16xbf16>
 }

@@ -231,6 +231,24 @@ func.func @f(%a: memref<8xf32>, %b: memref<4xf32>) {
 
 // -----
 
+// where: lhs has the output's shape.
+func.func @f(%m: memref<8xf32>, %a: memref<4xf32>, %b: memref<8xf32>, %c: memref<8xf32>) {
+  // expected-error @+1 {{'host.where' op lhs and output differ in shape: 4 vs 8}}
+  host.where ins(%m, %a, %b : memref<8xf32>, memref<4xf32>, memref<8xf32>) outs(%c : memref<8xf32>)
+  return
+}
+
+// -----
+
+// where: the mask has the output's element type.
+func.func @f(%m: memref<8xf16>, %a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>) {
+  // expected-error @+1 {{'host.where' op mask and output differ in element type: 'f16' vs 'f32'}}
+  host.where ins(%m, %a, %b : memref<8xf16>, memref<8xf32>, memref<8xf32>) outs(%c : memref<8xf32>)
+  return
+}
+
+// -----
+
 // neg: input and output have one element type.
 func.func @f(%a: memref<8xf32>, %b: memref<8xf16>) {
   // expected-error @+1 {{'host.neg' op input and output differ in element type: 'f32' vs 'f16'}}

@@ -121,7 +121,7 @@ func.func @stream_argument(%s: !host.stream) {
   return
 }
 
-// Copy and the unary ops; cast between every float type.
+// Copy, the unary ops and where; cast between every float type.
 // CHECK-LABEL: func.func @unary
 // CHECK-SAME: ([[A:%.*]]: memref<8x16xf32>, [[B:%.*]]: memref<8x16xf32>, [[H:%.*]]: memref<8x16xf16>, [[BF:%.*]]: memref<8x16xbf16>)
 // CHECK-NEXT: host.copy ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
@@ -132,6 +132,7 @@ func.func @stream_argument(%s: !host.stream) {
 // CHECK-NEXT: host.relu ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
 // CHECK-NEXT: host.gelu ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
 // CHECK-NEXT: host.rsqrt ins([[A]] : memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
+// CHECK-NEXT: host.where ins([[A]], [[B]], [[A]] : memref<8x16xf32>, memref<8x16xf32>, memref<8x16xf32>) outs([[B]] : memref<8x16xf32>)
 // CHECK-NEXT: host.cast ins([[A]] : memref<8x16xf32>) outs([[H]] : memref<8x16xf16>)
 // CHECK-NEXT: host.cast ins([[H]] : memref<8x16xf16>) outs([[BF]] : memref<8x16xbf16>)
 func.func @unary(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %h: memref<8x16xf16>,
@@ -144,6 +145,8 @@ func.func @unary(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %h: memref<8x16xf16
   host.relu ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
   host.gelu ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
   host.rsqrt ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
+  host.where ins(%a, %b, %a : memref<8x16xf32>, memref<8x16xf32>, memref<8x16xf32>)
+             outs(%b : memref<8x16xf32>)
   host.cast ins(%a : memref<8x16xf32>) outs(%h : memref<8x16xf16>)
   host.cast ins(%h : memref<8x16xf16>) outs(%bf : memref<8x16xbf16>)
   return
