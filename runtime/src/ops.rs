@@ -78,8 +78,8 @@ pub enum KernelOp {
     Reduce(Reduction, Vec<usize>),
     /// Along these new output axes.
     Broadcast(Vec<usize>),
-    /// `[B.., M, K] x [K, N] or [B.., K, N] -> [B.., M, N]`, and the row case
-    /// `[K] x [K, N] -> [N]`.
+    /// `[B1.., M, K] x [B2.., K, N] -> [B.., M, N]` with B the broadcast of
+    /// B1 and B2 ([`matmul_batch`]), and the row case `[K] x [K, N] -> [N]`.
     Matmul,
     /// As `Matmul`, added to the output's values: `out += lhs x rhs`.
     MatmulAccumulate,
@@ -174,17 +174,17 @@ impl Kernel {
             }
             KernelOp::Matmul | KernelOp::MatmulAccumulate => {
                 let rhs = &self.inputs[1].sizes;
-                if input.len() < 2 || (rhs.len() != 2 && rhs.len() != input.len()) {
+                if input.len() < 2 || rhs.len() < 2 {
                     return Err(invalid(format!(
-                        "lhs {input:?} must be [B.., M, K] and rhs {rhs:?} [K, N] or [B.., K, N]"
+                        "lhs {input:?} must be [B1.., M, K] and rhs {rhs:?} [B2.., K, N]"
                     )));
                 }
-                let batch = &input[..input.len() - 2];
-                if rhs.len() > 2 && rhs[..rhs.len() - 2] != *batch {
-                    return Err(invalid(format!(
-                        "rhs {rhs:?} has other batch axes than lhs {input:?}"
-                    )));
-                }
+                let batch = matmul_batch(&input[..input.len() - 2], &rhs[..rhs.len() - 2])
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "the batch axes of lhs {input:?} and rhs {rhs:?} do not broadcast"
+                        ))
+                    })?;
                 let (m, k) = (input[input.len() - 2], input[input.len() - 1]);
                 let (rk, n) = (rhs[rhs.len() - 2], rhs[rhs.len() - 1]);
                 if k != rk {
@@ -192,7 +192,7 @@ impl Kernel {
                         "lhs {input:?} and rhs {rhs:?} contract {k} with {rk}"
                     )));
                 }
-                same_shape("output", output, &[batch, &[m, n]].concat())
+                same_shape("output", output, &[&batch[..], &[m, n]].concat())
             }
             KernelOp::Linear => {
                 let weight = &self.inputs[1].sizes;
@@ -298,6 +298,40 @@ pub struct Transfer {
     pub peer: usize,
     pub team: Team,
     pub backend: Backend,
+}
+
+/// The batch axes of a matmul of an lhs with batch axes `lhs` and an rhs
+/// with `rhs`, broadcast as torch.matmul's: aligned from the right, each pair
+/// equal or one of them 1 or missing; `None` where they do not broadcast.
+pub fn matmul_batch(lhs: &[usize], rhs: &[usize]) -> Option<Vec<usize>> {
+    let rank = lhs.len().max(rhs.len());
+    let extent = |axes: &[usize], from_right: usize| {
+        axes.len()
+            .checked_sub(from_right)
+            .map_or(1, |axis| axes[axis])
+    };
+    let mut batch: Vec<usize> = (1..=rank)
+        .map(|from_right| {
+            let (x, y) = (extent(lhs, from_right), extent(rhs, from_right));
+            (x == y || x == 1 || y == 1).then_some(if x == 1 { y } else { x })
+        })
+        .collect::<Option<_>>()?;
+    batch.reverse();
+    Some(batch)
+}
+
+/// For each axis of a matmul's batch `batch`, the axis of an operand's batch
+/// axes `operand` it reads along (aligned from the right), `None` where the
+/// operand lacks the axis or broadcasts it (extent 1 against a longer one):
+/// the operand's stride there is 0.
+pub fn batch_axes_read(operand: &[usize], batch: &[usize]) -> Vec<Option<usize>> {
+    let missing = batch.len() - operand.len();
+    (0..batch.len())
+        .map(|axis| {
+            let own = axis.checked_sub(missing)?;
+            (operand[own] == batch[axis]).then_some(own)
+        })
+        .collect()
 }
 
 fn invalid(message: String) -> Error {

@@ -14,6 +14,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul.mlir | FileCheck %s --check-prefix=MATMUL
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_allreduce.mlir | FileCheck %s --check-prefix=MATMUL_ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER
+// RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter_rowwise.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER_ROWWISE
 // RUN: hir-opt --fusion-verify-sharding %examples/reduce_scatter.mlir | FileCheck %s --check-prefix=REDUCE_SCATTER
 // RUN: hir-opt --fusion-verify-sharding %examples/reduction.mlir | FileCheck %s --check-prefix=REDUCTION
 // RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
@@ -76,6 +77,13 @@
 // MATMUL_REDUCE_SCATTER: fusion.matmul
 // MATMUL_REDUCE_SCATTER: fusion.sum
 // MATMUL_REDUCE_SCATTER: return
+
+// MATMUL_REDUCE_SCATTER_ROWWISE: fusion.mesh
+// MATMUL_REDUCE_SCATTER_ROWWISE-LABEL: func.func @matmul_reduce_scatter_rowwise
+// MATMUL_REDUCE_SCATTER_ROWWISE-NOT: fusion.broadcast
+// MATMUL_REDUCE_SCATTER_ROWWISE: fusion.matmul
+// MATMUL_REDUCE_SCATTER_ROWWISE: fusion.sum
+// MATMUL_REDUCE_SCATTER_ROWWISE: return
 
 // REDUCE_SCATTER: fusion.mesh
 // REDUCE_SCATTER-LABEL: func.func @reduce_scatter

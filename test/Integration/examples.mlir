@@ -16,6 +16,7 @@
 // RUN: hir-run --check -n 4 %examples/reduce_scatter.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/matmul_allreduce.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/matmul_reduce_scatter.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/matmul_reduce_scatter_rowwise.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --seed 5 %examples/reshard_no_stream.mlir | FileCheck %s
 
 // Natural shapes: didx axes split into one contiguous slice per device

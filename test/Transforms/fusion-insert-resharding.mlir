@@ -7,6 +7,26 @@
 fusion.mesh @tp = [0, 1, 2, 3]
 fusion.mesh @pair = [4, 5]
 
+// A weight shard whose unit batch axes the matmul broadcasts: each is read
+// whole along the result's axis, didx or stream there, so no set is needed
+// (the real TP-rowwise GEMM of GEMM+RS: each device its own K-slice of B).
+// CHECK-LABEL: func.func @broadcast_weight
+// CHECK-SAME: (%[[A:[^:]+]]: {{.*}}, %[[W:[^:]+]]: {{.*}}, %[[X:[^:]+]]: {{.*}}, %[[V:[^:]+]]: {{.*}})
+// CHECK-NEXT: fusion.matmul %[[A]], %[[W]] :
+// CHECK-NEXT: fusion.matmul %[[X]], %[[V]] :
+// CHECK-NEXT: return
+func.func @broadcast_weight(%a: tensor<4x4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>,
+                            %w: tensor<4x1x16x32xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>,
+                            %x: tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                            %v: tensor<1x1x16x32xf32, #fusion.dist<@tp, [serial, serial, serial, serial]>>)
+    -> (tensor<4x4x8x32xf32, #fusion.dist<@tp, [didx, stream, serial, serial]>>,
+        tensor<4x4x8x32xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>) {
+  %p = fusion.matmul %a, %w : tensor<4x4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>, tensor<4x1x16x32xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>> -> tensor<4x4x8x32xf32, #fusion.dist<@tp, [didx, stream, serial, serial]>>
+  %q = fusion.matmul %x, %v : tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, tensor<1x1x16x32xf32, #fusion.dist<@tp, [serial, serial, serial, serial]>> -> tensor<4x4x8x32xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+  return %p, %q : tensor<4x4x8x32xf32, #fusion.dist<@tp, [didx, stream, serial, serial]>>,
+                  tensor<4x4x8x32xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+}
+
 // AG+GEMM: the allgather of A is its own set, stream-parallel like the
 // matmul so that the two share a stream loop later.
 // CHECK-LABEL: func.func @ag_matmul

@@ -72,3 +72,15 @@ func.func @f(%a: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, %b: tensor<
   %c = fusion.matmul %a, %b : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<8x4xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<4x4xf32>
   return %c : tensor<4x4xf32>
 }
+
+// -----
+
+// A didx axis that the matmul broadcasts (the rhs's unit batch axis against
+// the result's 4), here on a mesh of one device where extent 1 fits.
+fusion.mesh @one = [0]
+func.func @f(%a: tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>,
+             %w: tensor<1x16x4xf32, #fusion.dist<@one, [didx, serial, serial]>>) -> tensor<4x8x4xf32> {
+  // expected-error @+1 {{operand #1 of 'fusion.matmul' is didx on axis 0, which the op broadcasts (extent 1 read for every index of the result's axis): a broadcast axis is whole on every device; make it serial}}
+  %y = fusion.matmul %a, %w : tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>, tensor<1x16x4xf32, #fusion.dist<@one, [didx, serial, serial]>> -> tensor<4x8x4xf32>
+  return %y : tensor<4x8x4xf32>
+}

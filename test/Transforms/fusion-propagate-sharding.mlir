@@ -84,6 +84,23 @@ func.func @batched(%a: tensor<4x2x8xf32>, %b: tensor<4x8x4xf32>) -> tensor<4x2x4
   return %c : tensor<4x2x4xf32, #fusion.dist<@tp, [didx, serial, stream]>>
 }
 
+// A broadcast batch axis (rhs's unit axis 1 against the result's 4) is tied to
+// nothing: it stays serial while the result's axis is didx, forward from the
+// lhs and backward to an unannotated lhs; the rhs's other batch axis maps to
+// the result's axis 0 from the right.
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<2x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, %[[B:[^:]+]]: tensor<2x1x16x4xf32, #fusion.dist<@tp, [serial, serial, serial, serial]>>,
+// CHECK-SAME: %[[X:[^:]+]]: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %[[W:[^:]+]]: tensor<1x16x4xf32, #fusion.dist<@tp, [serial, serial, serial]>>)
+// CHECK-NEXT: fusion.matmul %[[A]], %[[B]] : {{.*}} -> tensor<2x4x8x4xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>
+// CHECK-NEXT: fusion.matmul %[[X]], %[[W]]
+func.func @broadcast_batch(%a: tensor<2x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, %b: tensor<2x1x16x4xf32>,
+                           %x: tensor<4x8x16xf32>, %w: tensor<1x16x4xf32>)
+    -> (tensor<2x4x8x4xf32>, tensor<4x8x4xf32, #fusion.dist<@tp, [didx, stream, serial]>>) {
+  %c = fusion.matmul %a, %b : tensor<2x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, tensor<2x1x16x4xf32> -> tensor<2x4x8x4xf32>
+  %y = fusion.matmul %x, %w : tensor<4x8x16xf32>, tensor<1x16x4xf32> -> tensor<4x8x4xf32, #fusion.dist<@tp, [didx, stream, serial]>>
+  return %c, %y : tensor<2x4x8x4xf32>, tensor<4x8x4xf32, #fusion.dist<@tp, [didx, stream, serial]>>
+}
+
 // The mesh comes from the neighbour, through a set too.
 // CHECK-LABEL: func.func @mesh_from_neighbour
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8xf32, #fusion.dist<@other, [didx, serial]>>)

@@ -276,6 +276,35 @@ func.func @contractions(%a: memref<2x4x8xbf16>, %b: memref<8x16xbf16>, %bb: memr
 
 // -----
 
+// A matmul operand's batch axis of extent 1 that the op broadcasts along the
+// stream axis is not sliced: one view at index 0, taken before the loop,
+// serves every iteration (the rhs's unit axis 1 of a per-device weight shard,
+// then the lhs's unit axis 0).
+// STREAM-FOR-LABEL: func.func @broadcast_batch(
+// STREAM-FOR-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<2x4x8x16xf32>, [[W:%[a-zA-Z0-9_]+]]: memref<1x1x16x4xf32>, [[X:%[a-zA-Z0-9_]+]]: memref<1x4x8x16xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<2x4x16x4xf32>, [[C:%[a-zA-Z0-9_]+]]: memref<2x4x8x4xf32>) {
+// STREAM-FOR: [[W0:%[a-zA-Z0-9_]+]] = host.select [[W]][1]{{\[}}[[Z:%[a-zA-Z0-9_]+]]{{\]}} : memref<1x1x16x4xf32> to memref<1x16x4xf32, strided<[64, 4, 1], offset: ?>>
+// STREAM-FOR-NEXT: host.stream_for
+// STREAM-FOR-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index
+// STREAM-FOR-NEXT: [[AI:%[a-zA-Z0-9_]+]] = host.select [[A]][1]{{\[}}[[I]]{{\]}}
+// STREAM-FOR-NEXT: [[CI:%[a-zA-Z0-9_]+]] = host.select [[C]][1]{{\[}}[[I]]{{\]}}
+// STREAM-FOR-NEXT: host.matmul ins([[AI]], [[W0]] : memref<2x8x16xf32, strided<[512, 16, 1], offset: ?>>, memref<1x16x4xf32, strided<[64, 4, 1], offset: ?>>) outs([[CI]] : memref<2x8x4xf32, strided<[128, 4, 1], offset: ?>>)
+// STREAM-FOR-NEXT: }
+// STREAM-FOR: [[X0:%[a-zA-Z0-9_]+]] = host.select [[X]][0]{{\[}}[[Z1:%[a-zA-Z0-9_]+]]{{\]}} : memref<1x4x8x16xf32> to memref<4x8x16xf32, strided<[128, 16, 1], offset: ?>>
+// STREAM-FOR-NEXT: host.stream_for
+// STREAM-FOR-NEXT: ^bb0([[J:%[a-zA-Z0-9_]+]]: index
+// STREAM-FOR-NEXT: [[YJ:%[a-zA-Z0-9_]+]] = host.select [[Y]][0]{{\[}}[[J]]{{\]}}
+// STREAM-FOR-NEXT: [[CJ:%[a-zA-Z0-9_]+]] = host.select [[C]][0]{{\[}}[[J]]{{\]}}
+// STREAM-FOR-NEXT: host.matmul ins([[X0]], [[YJ]] : {{.*}}) outs([[CJ]] : {{.*}})
+// STREAM-FOR-NEXT: }
+func.func @broadcast_batch(%a: memref<2x4x8x16xf32>, %w: memref<1x1x16x4xf32>, %x: memref<1x4x8x16xf32>,
+                           %y: memref<2x4x16x4xf32>, %c: memref<2x4x8x4xf32>) {
+  host.matmul ins(%a, %w : memref<2x4x8x16xf32>, memref<1x1x16x4xf32>) outs(%c : memref<2x4x8x4xf32>) {host.stream_axis = 1 : i64}
+  host.matmul ins(%x, %y : memref<1x4x8x16xf32>, memref<2x4x16x4xf32>) outs(%c : memref<2x4x8x4xf32>) {host.stream_axis = 0 : i64}
+  return
+}
+
+// -----
+
 // Communications work on slices and keep their waits; the exchanged axis is
 // renumbered once the stream axis is gone.
 // CHECK-LABEL: func.func @collectives(

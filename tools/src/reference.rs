@@ -211,21 +211,41 @@ fn broadcast(input: &Tensor, axes: &[usize], shape: Vec<usize>) -> Result<Tensor
     Ok(Tensor::new(shape, data))
 }
 
-/// `[B..., M, K] x ([K, N] | [B..., K, N]) -> [B..., M, N]`.
+/// `[B1..., M, K] x [B2..., K, N] -> [B..., M, N]`, B the broadcast of B1
+/// and B2 (torch.matmul): each operand's batch axes aligned with the
+/// result's from the right, read at 0 along one of extent 1 or one it lacks.
 fn matmul(lhs: &Tensor, rhs: &Tensor, shape: Vec<usize>) -> Result<Tensor> {
-    let rank = lhs.shape.len();
-    let (m, k) = (lhs.shape[rank - 2], lhs.shape[rank - 1]);
-    let n = rhs.shape[rhs.shape.len() - 1];
-    let batch: usize = lhs.shape[..rank - 2].iter().product();
-    let rhs_batched = rhs.shape.len() > 2;
-    let mut output = Tensor::filled(shape, 0.0)?;
-    for b in 0..batch {
-        let a = &lhs.data[b * m * k..(b + 1) * m * k];
-        let w = if rhs_batched {
-            &rhs.data[b * k * n..(b + 1) * k * n]
-        } else {
-            &rhs.data[..]
+    let rank = shape.len();
+    let (m, n) = (shape[rank - 2], shape[rank - 1]);
+    let k = lhs.shape[lhs.shape.len() - 1];
+    let batch = &shape[..rank - 2];
+    // The offset of the matrix an operand gives result batch coordinates.
+    let matrix = |operand: &Tensor, coordinates: &[usize]| -> usize {
+        let own = &operand.shape[..operand.shape.len() - 2];
+        let skip = batch.len() - own.len();
+        let entry = own.iter().enumerate().fold(0, |entry, (axis, &extent)| {
+            entry * extent
+                + if extent == 1 {
+                    0
+                } else {
+                    coordinates[skip + axis]
+                }
+        });
+        let [rows, columns] = operand.shape[operand.shape.len() - 2..] else {
+            unreachable!("matmul operands have rank 2 or more")
         };
+        entry * rows * columns
+    };
+    let mut output = Tensor::filled(shape.clone(), 0.0)?;
+    let mut coordinates = vec![0; batch.len()];
+    for b in 0..batch.iter().product() {
+        let mut rest = b;
+        for axis in (0..batch.len()).rev() {
+            coordinates[axis] = rest % batch[axis];
+            rest /= batch[axis];
+        }
+        let a = &lhs.data[matrix(lhs, &coordinates)..][..m * k];
+        let w = &rhs.data[matrix(rhs, &coordinates)..][..k * n];
         let out = &mut output.data[b * m * n..(b + 1) * m * n];
         for i in 0..m {
             for p in 0..k {
@@ -306,6 +326,14 @@ mod tests {
         );
         let identity = tensor(&[3, 3], &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
         assert_eq!(matmul(&x, &identity, vec![2, 3]).unwrap().data, x.data);
+        // Broadcast batch axes: lhs [2, 1, 1, 2] x rhs [3, 2, 1] -> [2, 3, 1, 1]:
+        // entry (i, j) is lhs[i] . rhs[j].
+        let lhs = tensor(&[2, 1, 1, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let rhs = tensor(&[3, 2, 1], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        assert_eq!(
+            matmul(&lhs, &rhs, vec![2, 3, 1, 1]).unwrap().data,
+            vec![1.0, 2.0, 3.0, 3.0, 4.0, 7.0]
+        );
         let weight = tensor(&[1, 3], &[1.0, 1.0, 1.0]);
         let bias = tensor(&[1], &[0.5]);
         assert_eq!(

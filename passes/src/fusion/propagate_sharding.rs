@@ -13,7 +13,10 @@
 //! - `didx` is propagated only to an axis whose extent is a multiple of the
 //!   mesh size (otherwise the axis is `serial`);
 //! - an axis tied to nothing annotated (a new broadcast axis, a reduced axis)
-//!   is `serial`.
+//!   is `serial`;
+//! - a matmul's batch axis of extent 1 that the op broadcasts along a longer
+//!   result axis is tied to nothing: every device reads it whole, so it is
+//!   `serial`, and an operand annotated `didx` on it is an error.
 //!
 //! Annotated values are never changed. A value that two neighbours give
 //! different distributions is an error, as is a value that would get two
@@ -236,10 +239,16 @@ impl<'c, 'a> Graph<'c, 'a> {
             node: self.index[&(op.result(0).expect("one result").to_raw().ptr as usize)],
             role: Role::Result,
         };
+        // A broadcast axis is read whole for every index of its result
+        // axis: the two share no distribution.
+        let broadcast = hir_dialects::broadcast_axes(&op).unwrap_or_default();
         let mut axes = Vec::new();
         for (operand, operand_axes) in mapping.iter().enumerate() {
             for (axis, result_axis) in operand_axes.iter().enumerate() {
-                if let Some(result_axis) = result_axis {
+                let broadcast = broadcast
+                    .get(operand)
+                    .is_some_and(|axes| axes.get(axis) == Some(&true));
+                if let (Some(result_axis), false) = (result_axis, broadcast) {
                     axes.push(((ends[operand], axis), (result, *result_axis)));
                 }
             }
@@ -394,6 +403,9 @@ fn propagate<'c>(
     if graph.constraints.is_empty() && !annotated {
         return true;
     }
+    if !broadcast_axes_are_not_didx(&graph) {
+        return false;
+    }
     graph.solve(meshes);
 
     // What nothing annotated reaches: the module's only mesh, all serial.
@@ -466,6 +478,40 @@ fn propagate<'c>(
         node.value.set_type(r#type);
     }
     update_function_type(context, function);
+    true
+}
+
+/// Whether no annotated operand is `didx` on an axis its op broadcasts (a
+/// matmul's batch axis of extent 1 against a longer result axis): such an
+/// axis is read whole by every device; else an error at the op.
+fn broadcast_axes_are_not_didx(graph: &Graph) -> bool {
+    for constraint in &graph.constraints {
+        let op = constraint.op;
+        let broadcast = hir_dialects::broadcast_axes(&op).unwrap_or_default();
+        for (operand, end) in constraint.ends.iter().enumerate() {
+            let Some(dist) = &graph.nodes[end.node].annotated else {
+                continue;
+            };
+            let Some(axis) = (0..dist.axes.len()).find(|&axis| {
+                dist.axes[axis] == ParallelType::DIDx
+                    && broadcast
+                        .get(operand)
+                        .is_some_and(|axes| axes.get(axis) == Some(&true))
+            }) else {
+                continue;
+            };
+            emit_error(
+                op.location(),
+                &format!(
+                    "operand #{operand} of '{}' is didx on axis {axis}, which the op broadcasts \
+                     (extent 1 read for every index of the result's axis): a broadcast axis is \
+                     whole on every device; make it serial",
+                    ir::name(&op)
+                ),
+            );
+            return false;
+        }
+    }
     true
 }
 

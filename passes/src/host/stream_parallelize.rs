@@ -7,7 +7,9 @@
 //! the axis that maps to the stream axis (identity for pointwise ops, copies
 //! and communications; the kept axes of a reduction; the input axes of a
 //! broadcast, whose new axes are not sliced; the batch axes of matmul and
-//! linear, whose shared operands are not sliced), and renumbers the axis
+//! linear, whose shared operands are not sliced; a matmul operand's batch axis
+//! of extent 1 that the op broadcasts along the stream axis is taken at 0 by
+//! one view before the loop, never copied), and renumbers the axis
 //! attributes the slicing shifts. Consecutive marked ops over the same extent
 //! share one loop; views, allocations and constants between them are not
 //! work and stay in front of the loop; any other op closes the loop.
@@ -329,9 +331,22 @@ fn emit_view_loop<'c, 'a>(
     Builder::before(context, terminator).select(output, allgather.axis, index, location);
 }
 
-/// For each buffer operand of `op`, the axis that maps to the stream axis
-/// `axis` of its output, `None` for an operand that every iteration shares.
-fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, String> {
+/// How iteration `i` takes a buffer operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slicing {
+    /// Whole: every iteration shares it (no axis maps to the stream axis).
+    Shared,
+    /// Slice `i` along this axis.
+    Along(usize),
+    /// Slice 0 along this axis of extent 1, which the op broadcasts along
+    /// the stream axis (a matmul's batch axis): the same view for every
+    /// iteration, taken before the loop.
+    Broadcast(usize),
+}
+
+/// For each buffer operand of `op`, how each iteration of a loop over the
+/// stream axis `axis` of its output takes it.
+fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Slicing>, String> {
     let name = ir::name(op);
     let buffers = op
         .operands()
@@ -343,7 +358,7 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
         Some(Op::CommAllreduce | Op::CommBroadcast | Op::CommReduce)
     ) || Op::exchanges(op)
     {
-        return Ok(vec![Some(axis); buffers]);
+        return Ok(vec![Slicing::Along(axis); buffers]);
     }
     let maps = hir_dialects::axis_map(op)
         .ok_or_else(|| format!("'{name}' cannot be stream-parallelized"))?;
@@ -371,10 +386,19 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Option<usize>>, St
              only batch axes can be stream-parallel"
         ));
     }
-    // Each operand is sliced along the axis the op maps to the stream axis.
+    // Each operand is sliced along the axis the op maps to the stream axis,
+    // at 0 where the op broadcasts that axis.
+    let broadcast = hir_dialects::broadcast_axes(op).expect("an op with an axis map");
     Ok(maps
         .iter()
-        .map(|map| map.iter().position(|&mapped| mapped == Some(axis)))
+        .zip(&broadcast)
+        .map(
+            |(map, broadcast)| match map.iter().position(|&mapped| mapped == Some(axis)) {
+                None => Slicing::Shared,
+                Some(operand_axis) if broadcast[operand_axis] => Slicing::Broadcast(operand_axis),
+                Some(operand_axis) => Slicing::Along(operand_axis),
+            },
+        )
         .collect())
 }
 
@@ -399,9 +423,19 @@ fn slice<'c, 'a>(
         .enumerate()
         .filter(|(_, value)| MemRefType::try_from(value.r#type()).is_ok())
         .collect();
-    for ((position, buffer), operand_axis) in buffers.into_iter().zip(operand_axes.iter()) {
-        let Some(operand_axis) = *operand_axis else {
-            continue;
+    for ((position, buffer), &slicing) in buffers.into_iter().zip(operand_axes.iter()) {
+        let operand_axis = match slicing {
+            Slicing::Shared => continue,
+            Slicing::Broadcast(operand_axis) => {
+                // One view for every iteration, before the loop.
+                let stream_for = op.parent_operation().expect("the op is in the loop's body");
+                let before_loop = Builder::before(context, stream_for);
+                let zero = before_loop.index(0, location);
+                let view = before_loop.select(buffer, operand_axis, zero, location);
+                rewrite::set_operand(rewriter, op, position, view);
+                continue;
+            }
+            Slicing::Along(operand_axis) => operand_axis,
         };
         let operand_extent = builders::buffer_shape(buffer.r#type())[operand_axis];
         if operand_extent != extent {
@@ -419,7 +453,9 @@ fn slice<'c, 'a>(
     rewrite::remove_attribute(rewriter, op, builders::STREAM_AXIS);
     match OpKind::of(&op) {
         OpKind::Reduction => {
-            let input_axis = operand_axes[0].expect("reductions slice their input");
+            let Slicing::Along(input_axis) = operand_axes[0] else {
+                unreachable!("reductions slice their input")
+            };
             let shifted: Vec<i64> = axes(&op)
                 .into_iter()
                 .map(|reduced| (reduced - usize::from(reduced > input_axis)) as i64)

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::memref::View;
-use crate::ops::{Kernel, KernelOp};
+use crate::ops::{Kernel, KernelOp, batch_axes_read, matmul_batch};
 use half::{bf16, f16};
 use hir_abi::{Binary, DType, Reduction, Unary};
 
@@ -191,15 +191,24 @@ fn projection(full: &[usize], dropped: &[usize]) -> Result<Vec<usize>> {
     Ok(offsets)
 }
 
-/// `c[b] = a[b] @ w[b]` for `a [batch, m, k]`, `w [batch or 1, k, n]`.
-fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> Result<Vec<f32>> {
-    let mut c = filled(batch * m * n, 0f32)?;
-    let w_batch = w.len() / (k * n).max(1);
-    for b in 0..batch {
-        let wb = &w[(b % w_batch.max(1)) * k * n..][..k * n];
+/// `c[b] = a[lhs_b] @ w[rhs_b]` for each batch entry `b` of `c [batch, m, n]`
+/// and its pair `(lhs_b, rhs_b)` in `pairs`: the matrices of `a [.., m, k]`
+/// and `w [.., k, n]` it reads (a broadcast matrix is read by several
+/// entries, never copied).
+fn matmul(
+    a: &[f32],
+    w: &[f32],
+    pairs: &[(usize, usize)],
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Vec<f32>> {
+    let mut c = filled(pairs.len() * m * n, 0f32)?;
+    for (b, &(lhs, rhs)) in pairs.iter().enumerate() {
+        let (ab, wb) = (&a[lhs * m * k..][..m * k], &w[rhs * k * n..][..k * n]);
         for i in 0..m {
             let row = &mut c[(b * m + i) * n..][..n];
-            for (p, &x) in a[(b * m + i) * k..][..k].iter().enumerate() {
+            for (p, &x) in ab[i * k..][..k].iter().enumerate() {
                 // Rows of `w` stream through, which vectorizes.
                 for (out, &y) in row.iter_mut().zip(&wb[p * n..][..n]) {
                     *out += x * y;
@@ -208,6 +217,28 @@ fn matmul(a: &[f32], w: &[f32], batch: usize, m: usize, k: usize, n: usize) -> R
         }
     }
     Ok(c)
+}
+
+/// For each entry of the batch `batch` (row-major), the index of the
+/// matrix an operand with the (contiguous) batch axes `operand` gives it:
+/// aligned from the right, read at 0 along an axis it lacks or broadcasts.
+fn batch_matrices(operand: &[usize], batch: &[usize]) -> Result<Vec<usize>> {
+    let own_strides = contiguous_strides(operand);
+    let strides: Vec<usize> = batch_axes_read(operand, batch)
+        .into_iter()
+        .map(|own| own.map_or(0, |own| own_strides[own]))
+        .collect();
+    let count = batch.iter().product();
+    let mut matrices = with_capacity(count)?;
+    matrices.extend((0..count).map(|mut entry| {
+        let mut matrix = 0;
+        for (&extent, &stride) in batch.iter().zip(&strides).rev() {
+            matrix += entry % extent * stride;
+            entry /= extent;
+        }
+        matrix
+    }));
+    Ok(matrices)
 }
 
 /// Runs a validated kernel.
@@ -233,6 +264,15 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             let mut values = load(input)?;
             for (a, &b) in values.iter_mut().zip(&rhs) {
                 *a = binary(*op, *a, b);
+            }
+            values
+        }
+        KernelOp::Where => {
+            let (lhs, rhs) = (load(&kernel.inputs[1])?, load(&kernel.inputs[2])?);
+            let mut values = load(input)?;
+            for ((value, a), b) in values.iter_mut().zip(lhs).zip(rhs) {
+                // NaN is nonzero.
+                *value = if *value != 0.0 { a } else { b };
             }
             values
         }
@@ -263,19 +303,16 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             let (k, n) = (input.sizes[rank - 1], rhs.sizes[rhs.rank() - 1]);
             // A row `[K]` is one `[1, K]` matrix.
             let m = if rank == 1 { 1 } else { input.sizes[rank - 2] };
-            let batch = input.sizes[..rank.saturating_sub(2)].iter().product();
-            let mut values = matmul(&load(input)?, &load(rhs)?, batch, m, k, n)?;
+            let lhs_batch = &input.sizes[..rank.saturating_sub(2)];
+            let rhs_batch = &rhs.sizes[..rhs.rank() - 2];
+            let batch = matmul_batch(lhs_batch, rhs_batch).expect("validated");
+            let pairs: Vec<(usize, usize)> = batch_matrices(lhs_batch, &batch)?
+                .into_iter()
+                .zip(batch_matrices(rhs_batch, &batch)?)
+                .collect();
+            let mut values = matmul(&load(input)?, &load(rhs)?, &pairs, m, k, n)?;
             if kernel.op == KernelOp::MatmulAccumulate {
                 // In f32, so that `store` rounds the sum once.
-        KernelOp::Where => {
-            let (lhs, rhs) = (load(&kernel.inputs[1])?, load(&kernel.inputs[2])?);
-            let mut values = load(input)?;
-            for ((value, a), b) in values.iter_mut().zip(lhs).zip(rhs) {
-                // NaN is nonzero.
-                *value = if *value != 0.0 { a } else { b };
-            }
-            values
-        }
                 for (value, old) in values.iter_mut().zip(load(out)?) {
                     *value += old;
                 }
@@ -292,7 +329,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
                 strides: vec![weight.strides[1], weight.strides[0]],
                 ..weight.clone()
             };
-            let mut values = matmul(&load(input)?, &load(&transposed)?, 1, rows, k, n)?;
+            let mut values = matmul(&load(input)?, &load(&transposed)?, &[(0, 0)], rows, k, n)?;
             if let Some(bias) = kernel.inputs.get(2) {
                 let bias = load(bias)?;
                 for row in values.chunks_mut(n.max(1)) {
@@ -309,6 +346,37 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `where` selects lhs where the mask is nonzero (NaN included, -0.0
+    /// not), in every element type.
+    #[test]
+    fn where_selects_lhs_where_the_mask_is_nonzero() {
+        let mask = [1.0, 0.0, -0.0, f32::NAN, -2.0, 0.5];
+        let lhs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let rhs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0];
+        for dtype in DType::ALL {
+            let mut bytes = vec![0u8; 4 * mask.len() * dtype.size()];
+            let views: Vec<View> = bytes
+                .chunks_mut(mask.len() * dtype.size())
+                .map(|chunk| View::contiguous(dtype, chunk.as_mut_ptr(), &[2, 3]))
+                .collect();
+            for (view, values) in views.iter().zip([&mask, &lhs, &rhs]) {
+                store(view, values);
+            }
+            let kernel = Kernel {
+                op: KernelOp::Where,
+                inputs: views[..3].to_vec(),
+                output: views[3].clone(),
+            };
+            kernel.validate().unwrap();
+            run(&kernel).unwrap();
+            assert_eq!(
+                load(&views[3]).unwrap(),
+                [1.0, -2.0, -3.0, 4.0, 5.0, 6.0],
+                "{dtype:?}"
+            );
+        }
+    }
 
     /// Every unary op, in every element type, against the C ABI's f64
     /// meaning of it, within the element type's rounding.
@@ -347,37 +415,6 @@ mod tests {
                         "{} {dtype:?} of {x}: {y}, expected {expected}",
                         op.name()
                     );
-    /// `where` selects lhs where the mask is nonzero (NaN included, -0.0
-    /// not), in every element type.
-    #[test]
-    fn where_selects_lhs_where_the_mask_is_nonzero() {
-        let mask = [1.0, 0.0, -0.0, f32::NAN, -2.0, 0.5];
-        let lhs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        let rhs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0];
-        for dtype in DType::ALL {
-            let mut bytes = vec![0u8; 4 * mask.len() * dtype.size()];
-            let views: Vec<View> = bytes
-                .chunks_mut(mask.len() * dtype.size())
-                .map(|chunk| View::contiguous(dtype, chunk.as_mut_ptr(), &[2, 3]))
-                .collect();
-            for (view, values) in views.iter().zip([&mask, &lhs, &rhs]) {
-                store(view, values);
-            }
-            let kernel = Kernel {
-                op: KernelOp::Where,
-                inputs: views[..3].to_vec(),
-                output: views[3].clone(),
-            };
-            kernel.validate().unwrap();
-            run(&kernel).unwrap();
-            assert_eq!(
-                load(&views[3]).unwrap(),
-                [1.0, -2.0, -3.0, 4.0, 5.0, 6.0],
-                "{dtype:?}"
-            );
-        }
-    }
-
                 }
             }
         }

@@ -1052,6 +1052,104 @@ fn matmul_accumulate_rounds_the_sum_once() {
     assert_eq!(out[0], [1.0 + 2f32.powi(-7)]);
 }
 
+/// A naive f64 matmul with torch.matmul's batch broadcasting: each output
+/// entry indexes each operand directly, at 0 along an axis of extent 1 or
+/// one the operand lacks.
+fn broadcast_matmul_reference(
+    lhs: &[f32],
+    lhs_shape: &[usize],
+    rhs: &[f32],
+    rhs_shape: &[usize],
+    out_shape: &[usize],
+) -> Vec<f64> {
+    let rank = out_shape.len();
+    let k = lhs_shape[lhs_shape.len() - 1];
+    let index = |shape: &[usize], coordinates: &[usize]| -> usize {
+        // `coordinates` are the output's batch coordinates then two more.
+        let skip = rank - shape.len();
+        shape.iter().enumerate().fold(0, |flat, (axis, &extent)| {
+            let coordinate = coordinates[axis + skip];
+            flat * extent + if extent == 1 { 0 } else { coordinate }
+        })
+    };
+    let count: usize = out_shape.iter().product();
+    (0..count)
+        .map(|flat| {
+            let mut coordinates = vec![0; rank];
+            let mut rest = flat;
+            for axis in (0..rank).rev() {
+                coordinates[axis] = rest % out_shape[axis];
+                rest /= out_shape[axis];
+            }
+            let (i, j) = (coordinates[rank - 2], coordinates[rank - 1]);
+            (0..k)
+                .map(|p| {
+                    coordinates[rank - 2] = i;
+                    coordinates[rank - 1] = p;
+                    let a = lhs[index(lhs_shape, &coordinates)] as f64;
+                    coordinates[rank - 2] = p;
+                    coordinates[rank - 1] = j;
+                    a * rhs[index(rhs_shape, &coordinates)] as f64
+                })
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn matmul_broadcasts_batch_axes_as_torch() {
+    // (lhs, rhs, output): unit batch axes of the rhs (a per-device weight
+    // shard beside a stream axis), an rhs with fewer batch axes than the lhs,
+    // an lhs with fewer than the rhs, and unit axes on both sides.
+    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[4, 2, 3, 5], &[1, 1, 5, 6], &[4, 2, 3, 6]),
+        (&[3, 1, 3, 5], &[4, 5, 6], &[3, 4, 3, 6]),
+        (&[3, 5], &[2, 5, 6], &[2, 3, 6]),
+        (&[2, 1, 3, 5], &[1, 3, 5, 6], &[2, 3, 3, 6]),
+    ];
+    let world = world(1, 1);
+    world
+        .run(|device| {
+            for (seed, &(lhs_shape, rhs_shape, out_shape)) in cases.iter().enumerate() {
+                let mut lhs = array(DType::F32, lhs_shape, noise(2 * seed as u64, 0.5));
+                let mut rhs = array(DType::F32, rhs_shape, noise(2 * seed as u64 + 1, 0.5));
+                let mut out = array(DType::F32, out_shape, |_| f32::NAN);
+                let matmul = kernel(
+                    KernelOp::Matmul,
+                    vec![view(&mut lhs), view(&mut rhs)],
+                    view(&mut out),
+                );
+                device.compute(matmul).unwrap();
+                device.synchronize().unwrap();
+                let want = broadcast_matmul_reference(
+                    &lhs.to_f32(),
+                    lhs_shape,
+                    &rhs.to_f32(),
+                    rhs_shape,
+                    out_shape,
+                );
+                for (e, (&got, want)) in out.to_f32().iter().zip(want).enumerate() {
+                    assert!(
+                        (got as f64 - want).abs() <= 1e-5,
+                        "{lhs_shape:?} x {rhs_shape:?} at {e}: got {got}, want {want}"
+                    );
+                }
+            }
+            // Batch axes that do not broadcast are refused.
+            let mut lhs = array(DType::F32, &[2, 3, 5], |_| 1.0);
+            let mut rhs = array(DType::F32, &[3, 5, 6], |_| 1.0);
+            let mut out = array(DType::F32, &[3, 3, 6], |_| 0.0);
+            let bad = kernel(
+                KernelOp::Matmul,
+                vec![view(&mut lhs), view(&mut rhs)],
+                view(&mut out),
+            );
+            let error = device.compute(bad).unwrap_err().to_string();
+            assert!(error.contains("do not broadcast"), "{error}");
+        })
+        .unwrap();
+}
+
 #[test]
 fn an_error_skips_the_rest_of_the_rank_and_names_the_op() {
     let world = world(1, 1);

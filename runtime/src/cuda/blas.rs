@@ -6,7 +6,8 @@
 //! "A" is our rhs, its "B" our lhs. A row-major view whose *row* stride is 1 (a
 //! transposed view, like `linear`'s weight read as `[K, N]`) is passed with
 //! `op = T` instead of being copied. Batch axes become one strided batch
-//! (the rhs's batch stride 0 when it is shared); when lhs rows and output rows
+//! (an operand's batch stride 0 where it is shared or broadcast, as
+//! torch.matmul broadcasts batch axes: never copied); when lhs rows and output rows
 //! continue across the batch, the batch folds into `M` (one bigger GEMM). Only
 //! a matrix with no unit stride, an output that is not row-major, or a batch
 //! that does not collapse to one stride goes through a contiguous copy.
@@ -245,8 +246,8 @@ impl Plan {
 }
 
 /// A GEMM to run: `d = a-side x b-side (+ bias)` in row-major terms, with
-/// `lhs [batch, m, k]`, `rhs [batch or shared, k, n]`, `out [batch, m, n]`
-/// given as views of rank 3 (batch axis first, possibly of stride 0);
+/// `lhs [batch, m, k]`, `rhs [batch, k, n]`, `out [batch, m, n]` given as
+/// views of rank 3 (batch axis first; an input's possibly of stride 0);
 /// `accumulate` adds the product to `out`'s values instead.
 pub(crate) struct Gemm<'a> {
     pub lhs: &'a View,
@@ -292,11 +293,24 @@ impl Blas {
                 (view.strides[1], view.strides[2]),
             )
         };
-        // Inputs cuBLASLt cannot read in place are copied; an output it cannot
-        // write is computed contiguously and copied back.
+        // Inputs cuBLASLt cannot read in place are copied (a broadcast one,
+        // of batch stride 0, as its one matrix, read again by every entry);
+        // an output it cannot write is computed contiguously and copied back.
         let staged = |view: &View, scratch: &mut Scratch| -> Result<View> {
             if matrix(view).is_some() {
                 return Ok(view.clone());
+            }
+            if view.strides[0] == 0 {
+                let one = View {
+                    sizes: vec![1, view.sizes[1], view.sizes[2]],
+                    ..view.clone()
+                };
+                let copy = scratch.contiguous_copy(kernels, &one, stream)?;
+                return Ok(View {
+                    sizes: view.sizes.clone(),
+                    strides: vec![0, copy.strides[1], copy.strides[2]],
+                    ..copy
+                });
             }
             scratch.contiguous_copy(kernels, view, stream)
         };

@@ -40,7 +40,7 @@ use crate::device::{Device, Request};
 use crate::error::{Error, RankError, Result, RunError};
 use crate::lock;
 use crate::memref::View;
-use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer, batch_axes_read};
 use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
@@ -1376,8 +1376,10 @@ fn new_or_reused_event(state: &mut State) -> Result<sys::CUevent> {
 
 /// The rank-3 GEMMs (`[batch, m, k] x [batch, k, n] -> [batch, m, n]`) of a
 /// validated matmul or linear: batch axes that collapse into one stride
-/// become the GEMM's batch (folded into `m` when rows continue across it);
-/// the others are looped over.
+/// become the GEMM's batch (folded into `m` when rows continue across it and
+/// the rhs is shared); the others are looped over. An operand's batch axis
+/// of extent 1 (or one it lacks) has stride 0 there: cuBLASLt reads the same
+/// matrix for every entry.
 fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
     let (lhs, out) = (&kernel.inputs[0], &kernel.output);
     // As row-major [batch.., m, k] x [batch.. or none, k, n].
@@ -1411,15 +1413,31 @@ fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
         }
         _ => (lhs.clone(), kernel.inputs[1].clone(), out.clone()),
     };
-    let batch_rank = lhs.rank() - 2;
-    let shared = rhs.rank() == 2;
-    // Fold batch axes into m where lhs and out rows continue across them.
-    if shared {
+    // The output's batch axes, and each operand's stride along them: its own
+    // (aligned from the right), or 0 where it lacks or broadcasts the axis
+    // (torch.matmul's broadcasting: a broadcast matrix is read again, never
+    // copied).
+    let batch = out.sizes[..out.rank() - 2].to_vec();
+    let batch_rank = batch.len();
+    let aligned = |view: &View| -> Vec<usize> {
+        batch_axes_read(&view.sizes[..view.rank() - 2], &batch)
+            .into_iter()
+            .map(|axis| axis.map_or(0, |axis| view.strides[axis]))
+            .collect()
+    };
+    let (lhs_batch, rhs_batch) = (aligned(&lhs), aligned(&rhs));
+    let out_batch = out.strides[..batch_rank].to_vec();
+    let lhs_rows = lhs.rank() - 2;
+    // Fold batch axes into m where the rhs is one matrix for every entry and
+    // lhs and out rows continue across them.
+    let shared = (0..batch_rank).all(|axis| rhs_batch[axis] == 0 || batch[axis] == 1);
+    let lhs_whole = (0..batch_rank).all(|axis| lhs_batch[axis] != 0 || batch[axis] == 1);
+    if shared && lhs_whole {
         let (sizes, strides) = kernels::coalesce(
-            &lhs.sizes[..=batch_rank],
+            &[&batch[..], &[lhs.sizes[lhs_rows]]].concat(),
             &[
-                lhs.strides[..=batch_rank].to_vec(),
-                out.strides[..=batch_rank].to_vec(),
+                [&lhs_batch[..], &[lhs.strides[lhs_rows]]].concat(),
+                [&out_batch[..], &[out.strides[batch_rank]]].concat(),
             ],
         );
         if sizes.len() <= 1 {
@@ -1429,8 +1447,8 @@ fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
                 strides[1].first().copied().unwrap_or(0),
             );
             lhs = View {
-                sizes: vec![1, rows, lhs.sizes[batch_rank + 1]],
-                strides: vec![0, ls, lhs.strides[batch_rank + 1]],
+                sizes: vec![1, rows, lhs.sizes[lhs_rows + 1]],
+                strides: vec![0, ls, lhs.strides[lhs_rows + 1]],
                 ..lhs
             };
             out = View {
@@ -1438,24 +1456,16 @@ fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
                 strides: vec![0, os, out.strides[batch_rank + 1]],
                 ..out
             };
+            let matrix = rhs.rank() - 2;
             let rhs = View {
-                sizes: [&[1][..], &rhs.sizes].concat(),
-                strides: [&[0][..], &rhs.strides].concat(),
+                sizes: [&[1][..], &rhs.sizes[matrix..]].concat(),
+                strides: [&[0][..], &rhs.strides[matrix..]].concat(),
                 ..rhs
             };
             return vec![(lhs, rhs, out)];
         }
     }
-    let rhs_batch = |axis: usize| if shared { 0 } else { rhs.strides[axis] };
-    let batch_sizes = &lhs.sizes[..batch_rank];
-    let (sizes, strides) = kernels::coalesce(
-        batch_sizes,
-        &[
-            lhs.strides[..batch_rank].to_vec(),
-            (0..batch_rank).map(rhs_batch).collect(),
-            out.strides[..batch_rank].to_vec(),
-        ],
-    );
+    let (sizes, strides) = kernels::coalesce(&batch, &[lhs_batch, rhs_batch, out_batch]);
     let matrix = |view: &View, offset: usize| {
         (
             view.sizes[offset..].to_vec(),
@@ -1463,7 +1473,7 @@ fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
         )
     };
     let (lm, rm, om) = (
-        matrix(&lhs, batch_rank),
+        matrix(&lhs, lhs_rows),
         matrix(&rhs, rhs.rank() - 2),
         matrix(&out, batch_rank),
     );

@@ -538,6 +538,46 @@ fn matmuls_and_linears_match() {
                     vec![lhs(&[m, k / 2], &[k, 2]), dense(dtype, p[1], &[k / 2, n])],
                     out(0, &[m, n], &[n, 1]),
                 );
+                // Broadcast batch axes (torch.matmul): an rhs of unit batch
+                // axes (folds into m), an lhs broadcast along axis 1 (batch
+                // stride 0), an rhs with batch axes the lhs lacks, and a
+                // broadcast rhs with no unit stride (one matrix copied).
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![
+                        lhs(&[4, 4, m, k], &[4 * m * k, m * k, k, 1]),
+                        dense(dtype, p[1], &[1, 1, k, n]),
+                    ],
+                    out(0, &[4, 4, m, n], &[4 * m * n, m * n, n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![
+                        lhs(&[4, 1, m, k], &[m * k, m * k, k, 1]),
+                        dense(dtype, p[1], &[4, k, n]),
+                    ],
+                    out(0, &[4, 4, m, n], &[4 * m * n, m * n, n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![
+                        lhs(&[2, m, k], &[m * k, k, 1]),
+                        dense(dtype, p[1], &[4, 1, k, n]),
+                    ],
+                    out(0, &[4, 2, m, n], &[2 * m * n, m * n, n, 1]),
+                );
+                run(
+                    device,
+                    KernelOp::Matmul,
+                    vec![
+                        lhs(&[3, m, k / 2], &[m * k, k, 1]),
+                        view(dtype, p[1], 0, &[1, k / 2, n], &[k * n, 2 * n, 2]),
+                    ],
+                    out(0, &[3, m, n], &[m * n, n, 1]),
+                );
             },
         );
         compare(
@@ -1423,5 +1463,98 @@ fn views_of_memory_the_rank_does_not_know_are_refused_on_the_gpu() {
             "{error}"
         );
         assert!(error.contains("which is no buffer of this rank"), "{error}");
+    }
+}
+
+/// The GEMMs a matmul is cut into (`gemms`), run on the host: for batch
+/// axes that broadcast (an operand's axis of extent 1, or one it lacks), each
+/// output entry is the product of the operands' right matrices, and a
+/// broadcast operand is read with batch stride 0 from its own buffer (no
+/// GEMM reads outside it). Needs no GPU.
+#[test]
+fn gemms_broadcast_batch_axes_with_stride_0() {
+    let cases: [(&[usize], &[usize], &[usize]); 5] = [
+        (&[4, 2, 3, 5], &[1, 1, 5, 6], &[4, 2, 3, 6]),
+        (&[4, 1, 3, 5], &[4, 5, 6], &[4, 4, 3, 6]),
+        (&[3, 5], &[2, 5, 6], &[2, 3, 6]),
+        (&[2, 1, 3, 5], &[1, 3, 5, 6], &[2, 3, 3, 6]),
+        (&[2, 3, 5], &[5, 6], &[2, 3, 6]),
+    ];
+    for (lhs_shape, rhs_shape, out_shape) in cases {
+        let values = |len: usize, seed: usize| -> Vec<f32> {
+            (0..len)
+                .map(|e| ((e * 7 + seed * 13) % 11) as f32 - 5.0)
+                .collect()
+        };
+        let count = |shape: &[usize]| shape.iter().product::<usize>();
+        let mut lhs = values(count(lhs_shape), 1);
+        let mut rhs = values(count(rhs_shape), 2);
+        let mut out = vec![f32::NAN; count(out_shape)];
+        let kernel = Kernel {
+            op: KernelOp::Matmul,
+            inputs: vec![
+                dense(DType::F32, lhs.as_mut_ptr().cast(), lhs_shape),
+                dense(DType::F32, rhs.as_mut_ptr().cast(), rhs_shape),
+            ],
+            output: dense(DType::F32, out.as_mut_ptr().cast(), out_shape),
+        };
+        kernel.validate().unwrap();
+        // Each element a GEMM reads, as an index into its buffer.
+        let index = |view: &View, base: &[f32], at: [usize; 3]| -> usize {
+            let offset = (view.ptr as usize - base.as_ptr() as usize) / 4;
+            let element = offset
+                + (0..3)
+                    .map(|axis| at[axis] * view.strides[axis])
+                    .sum::<usize>();
+            assert!(element < base.len(), "a GEMM reads outside its buffer");
+            element
+        };
+        for (l, r, o) in super::gemms(&kernel) {
+            let (batch, m, k, n) = (l.sizes[0], l.sizes[1], l.sizes[2], o.sizes[2]);
+            for b in 0..batch {
+                for i in 0..m {
+                    for j in 0..n {
+                        let sum: f32 = (0..k)
+                            .map(|p| {
+                                lhs[index(&l, &lhs, [b, i, p])] * rhs[index(&r, &rhs, [b, p, j])]
+                            })
+                            .sum();
+                        let at = index(&o, &out, [b, i, j]);
+                        out[at] = sum;
+                    }
+                }
+            }
+        }
+        // The reference indexes the operands directly, at 0 along an axis of
+        // extent 1 or one the operand lacks.
+        let rank = out_shape.len();
+        let k = lhs_shape[lhs_shape.len() - 1];
+        let flat = |shape: &[usize], at: &[usize]| -> usize {
+            let skip = rank - shape.len();
+            shape.iter().enumerate().fold(0, |flat, (axis, &extent)| {
+                flat * extent + if extent == 1 { 0 } else { at[axis + skip] }
+            })
+        };
+        for e in 0..out.len() {
+            let mut at = vec![0; rank];
+            let mut rest = e;
+            for axis in (0..rank).rev() {
+                at[axis] = rest % out_shape[axis];
+                rest /= out_shape[axis];
+            }
+            let (i, j) = (at[rank - 2], at[rank - 1]);
+            let want: f32 = (0..k)
+                .map(|p| {
+                    let mut a = at.clone();
+                    a[rank - 1] = p;
+                    let mut b = at.clone();
+                    b[rank - 2] = p;
+                    b[rank - 1] = j;
+                    a[rank - 2] = i;
+                    lhs[flat(lhs_shape, &a)] * rhs[flat(rhs_shape, &b)]
+                })
+                .sum();
+            assert_eq!(out[e], want, "{lhs_shape:?} x {rhs_shape:?} at {e}");
+        }
     }
 }
