@@ -199,15 +199,6 @@ def Fusion_DivOp : Fusion_BinaryOp<"div", "elementwise division">;
 def Fusion_MaxOp : Fusion_BinaryOp<"max", "elementwise maximum">;
 def Fusion_MinOp : Fusion_BinaryOp<"min", "elementwise minimum">;
 
-class Fusion_ReductionOp<string mnemonic, string doc>
-    : Fusion_Op<mnemonic, [Pure, HIR_Reduction, HIR_AxisMapOpInterface]> {
-  let summary = doc;
-  let description = [{
-    Reduces the listed axes; they are dropped from the result. Axes are
-    distinct and in range. Reducing a `didx` axis leaves a partial result on
-    every device, which the lowering completes with an allreduce (or a
-    reduce-scatter when the result is `didx`-sharded).
-
 def Fusion_WhereOp : Fusion_Op<"where", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "elementwise select by a mask";
   let description = [{
@@ -229,6 +220,15 @@ def Fusion_WhereOp : Fusion_Op<"where", [Pure, HIR_Elementwise, HIR_AxisMapOpInt
   }];
   let hasVerifier = 1;
 }
+
+class Fusion_ReductionOp<string mnemonic, string doc>
+    : Fusion_Op<mnemonic, [Pure, HIR_Reduction, HIR_AxisMapOpInterface]> {
+  let summary = doc;
+  let description = [{
+    Reduces the listed axes; they are dropped from the result. Axes are
+    distinct and in range. Reducing a `didx` axis leaves a partial result on
+    every device, which the lowering completes with an allreduce (or a
+    reduce-scatter when the result is `didx`-sharded).
 
     ```mlir
     %1 = fusion.}] # mnemonic # [{ %0 [1] : tensor<4x8x16xf32> -> tensor<4x16xf32>

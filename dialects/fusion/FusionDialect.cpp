@@ -135,6 +135,16 @@ static LogicalResult verifyElementwise(Operation *op, bool sameElementType) {
 
 LogicalResult CastOp::verify() { return verifyElementwise(*this, /*sameElementType=*/false); }
 
+LogicalResult WhereOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  ShapedType result = shaped(getResult());
+  if (failed(verifySameShape(*this, shaped(getMask()), "mask", result, "result")) ||
+      failed(verifySameShape(*this, shaped(getLhs()), "lhs", result, "result")))
+    return failure();
+  return verifySameShape(*this, shaped(getRhs()), "rhs", result, "result");
+}
+
 LogicalResult SumOp::verify() {
   if (failed(verifyEncodings(*this)))
     return failure();
@@ -165,13 +175,3 @@ LogicalResult LinearOp::verify() {
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getResult()));
 }
-LogicalResult WhereOp::verify() {
-  if (failed(verifyEncodings(*this)))
-    return failure();
-  ShapedType result = shaped(getResult());
-  if (failed(verifySameShape(*this, shaped(getMask()), "mask", result, "result")) ||
-      failed(verifySameShape(*this, shaped(getLhs()), "lhs", result, "result")))
-    return failure();
-  return verifySameShape(*this, shaped(getRhs()), "rhs", result, "result");
-}
-
