@@ -11,11 +11,13 @@
 // EMIT-NEXT:   %c = fusion.matmul %a, %b
 // EMIT:        return %c
 // RUN: hir-bench emit rs-ring -D 4 --m 16 --k 8 --n 4 --dtype f32 | FileCheck %s --check-prefix=EMIT-RS
+// Each device its own K-slice of B, whose unit axis the matmul broadcasts
+// along A's axis 1 (no fusion.broadcast).
 // EMIT-RS: func.func @rs_ring(%a: tensor<4x4x4x2xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>,
-// EMIT-RS-NEXT: %b: tensor<2x4xf32, #fusion.dist<@tp, [serial, serial]>>)
+// EMIT-RS-NEXT: %b: tensor<4x1x2x4xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>)
 // EMIT-RS-NEXT: -> tensor<4x4x4xf32, #fusion.dist<@tp, [didx, serial, serial]>> {
 // EMIT-RS-NEXT: %p = fusion.matmul %a, %b
-// EMIT-RS-NEXT: tensor<2x4xf32, #fusion.dist<@tp, [serial, serial]>>
+// EMIT-RS-NEXT: tensor<4x1x2x4xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>
 // EMIT-RS-NEXT: -> tensor<4x4x4x4xf32, #fusion.dist<@tp, [didx, stream, serial, serial]>>
 // EMIT-RS-NEXT: %c = fusion.sum %p [0]
 

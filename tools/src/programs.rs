@@ -4,20 +4,20 @@
 //!
 //! - **ag** (AG+GEMM): `C [M, N] = A [M, K] @ B [K, N]` with A row-sharded
 //!   over the D devices, B and C on every device.
-//! - **rs** (GEMM+RS, row-parallel): K is sharded: device d holds
-//!   `A_d [M, K/D]` and multiplies it by `B [K/D, N]`; `C = sum_d A_d @ B`
-//!   is reduce-scattered: device d keeps rows `d*M/D .. (d+1)*M/D`.
+//! - **rs** (GEMM+RS, row-parallel, the TP-rowwise program): K is sharded:
+//!   device d holds `A_d [M, K/D]` and its own K-slice `B_d [K/D, N]` of
+//!   `B [K, N]`; `C = sum_d A_d @ B_d` is reduce-scattered: device d keeps
+//!   rows `d*M/D .. (d+1)*M/D`.
 //! - **ar** (GEMM+AR, row-parallel): as rs, with C all-reduced onto every
 //!   device.
 //!
-//! For rs and ar the B shard `[K/D, N]` is the same on every device (a
-//! replicated rank-2 operand). `fusion.matmul` pairs a batched lhs only with
-//! a rank-2 rhs or one with exactly its batch axes, so distinct per-device
-//! shards would need a `fusion.broadcast` of B to A's batch axes, which
-//! lowers to a `host.broadcast` into a new buffer (S·D copies of B) before
-//! the GEMM: a copy the timing would include. A replicated shard makes every
-//! device do the same work (2·M·N·K/D flops) and move the same bytes with no
-//! copy.
+//! For rs and ar, B is `[DIDx(D), 1.., K/D, N]`: device d's slice, with a
+//! unit axis for each of A's batch axes after the didx one, which
+//! `fusion.matmul` broadcasts along them (torch.matmul's batch broadcasting):
+//! every chunk reads the one slice in place, nothing is copied. (Before
+//! `fusion.matmul` broadcast batch axes, these programs gave every device
+//! the same replicated `[K/D, N]`: the same flops and bytes, but not the
+//! program users write.)
 //!
 //! Every input and output of every program is a row-major reshape of one
 //! *logical* tensor ([`Logical`]): a launcher makes the logical inputs once
@@ -141,25 +141,27 @@ pub enum Form {
     /// (examples/ag_matmul_p2p.mlir): with p2p=none the allgather runs whole
     /// before the loop of D GEMM chunks; with p2p=nccl|cuda it is a ring.
     AgRing,
-    /// `A [DIDx(D), M, K/D] @ B [K/D, N] -> P [DIDx(D), M, N]`: each device's
-    /// partial product, no communication.
+    /// `A [DIDx(D), M, K/D] @ B [DIDx(D), K/D, N] -> P [DIDx(D), M, N]`: each
+    /// device's partial product, of its own slices, no communication.
     RsGemm,
     /// `P [DIDx(D), D, M/D, N] -> sum over axis 0 -> C [DIDx(D), M/D, N]`:
     /// one reduce-scatter.
     RsReduceScatter,
-    /// `A [DIDx(D), S, D, M/(S·D), K/D] @ B -> sum -> C [Stream(S), DIDx(D),
-    /// M/(S·D), N]`: chunk s multiplies, then reduce-scatters its rows.
+    /// `A [DIDx(D), S, D, M/(S·D), K/D] @ B [DIDx(D), 1, 1, K/D, N] -> sum
+    /// -> C [Stream(S), DIDx(D), M/(S·D), N]`: chunk s multiplies, then
+    /// reduce-scatters its rows.
     RsPipeline,
-    /// `A [DIDx(D), D, M/D, K/D] @ B -> partial [DIDx(D), Stream(D), M/D, N]
-    /// -> sum -> C [DIDx(D), M/D, N]`: D GEMM chunks, then the
-    /// reduce-scatter whole after the loop; the candidate of the P2P ring.
+    /// `A [DIDx(D), D, M/D, K/D] @ B [DIDx(D), 1, K/D, N] -> partial
+    /// [DIDx(D), Stream(D), M/D, N] -> sum -> C [DIDx(D), M/D, N]`: D GEMM
+    /// chunks, then the reduce-scatter whole after the loop; the candidate of
+    /// the P2P ring (the chain of accumulating GEMMs).
     RsRing,
     /// As `RsGemm`.
     ArGemm,
     /// `P [DIDx(D), M, N] -> sum over axis 0 -> C [M, N]`: one allreduce.
     ArAllreduce,
-    /// `A [DIDx(D), S, M/S, K/D] @ B -> sum -> C [Stream(S), M/S, N]`:
-    /// chunk s multiplies, then all-reduces its rows.
+    /// `A [DIDx(D), S, M/S, K/D] @ B [DIDx(D), 1, K/D, N] -> sum -> C
+    /// [Stream(S), M/S, N]`: chunk s multiplies, then all-reduces its rows.
     ArPipeline,
     /// As `ArPipeline`, with C not stream-parallel: S GEMM chunks, then one
     /// allreduce of all of C.
@@ -235,20 +237,19 @@ pub struct Params {
 pub enum Logical {
     /// ag's A `[M, K]`.
     A,
-    /// ag's B `[K, N]`.
+    /// B `[K, N]`: ag's, and rs's and ar's, whose device d holds rows
+    /// `d·K/D .. (d+1)·K/D` (as `[D, K/D, N]`).
     B,
     /// rs's and ar's A, as `L [D, M, K/D]`.
     L,
-    /// rs's and ar's B shard `[K/D, N]`.
-    Bd,
     /// Partial products to reduce, `[D, M, N]` (the input of rs's and ar's
     /// collective alone).
     P,
     /// ag's C `[M, N] = A @ B`.
     AgC,
-    /// rs's and ar's C `[M, N] = sum_d L[d] @ Bd`.
+    /// rs's and ar's C `[M, N] = sum_d L[d] @ B_d` (B_d: B's rows of device d).
     RowC,
-    /// The partial products `[D, M, N]`, `L[d] @ Bd`.
+    /// The partial products `[D, M, N]`, `L[d] @ B_d`.
     Partial,
     /// The gathered A `[M, K]`.
     Gathered,
@@ -270,7 +271,6 @@ impl Logical {
             Logical::A | Logical::Gathered => vec![m, k],
             Logical::B => vec![k, n],
             Logical::L => vec![d, m, k / d],
-            Logical::Bd => vec![k / d, n],
             Logical::P | Logical::Partial => vec![d, m, n],
             Logical::AgC | Logical::RowC | Logical::ReducedP => vec![m, n],
         }
@@ -441,7 +441,7 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
         }
         Form::RsGemm | Form::ArGemm => {
             let a = t(&[d, m, kd], &["didx", "serial", "serial"]);
-            let b = t(&[kd, n], &["serial", "serial"]);
+            let b = t(&[d, kd, n], &["didx", "serial", "serial"]);
             let p = t(&[d, m, n], &["didx", "serial", "serial"]);
             (
                 vec![("a", a.clone()), ("b", b.clone())],
@@ -449,7 +449,7 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
                     "%c = fusion.matmul %a, %b : {a},\n      {b}\n      -> {p}"
                 )],
                 p,
-                vec![Logical::L, Logical::Bd],
+                vec![Logical::L, Logical::B],
                 Logical::Partial,
             )
         }
@@ -510,8 +510,17 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
             // The partial is produced chunk by chunk along the first row axis.
             let mut p_dist = vec!["didx", "stream"];
             p_dist.extend(std::iter::repeat_n("serial", a_rows.len()));
+            // Device d's slice of B, with a unit axis for each of A's batch
+            // axes after the didx one (A's row axes but M): the matmul
+            // broadcasts it along them.
+            let units = a_rows.len() - 1;
+            let mut b_shape = vec![d];
+            b_shape.extend(std::iter::repeat_n(1, units));
+            b_shape.extend([kd, n]);
+            let mut b_dist = vec!["didx"];
+            b_dist.extend(std::iter::repeat_n("serial", units + 2));
             let a = t(&a_shape, &a_dist);
-            let b = t(&[kd, n], &["serial", "serial"]);
+            let b = t(&b_shape, &b_dist);
             let p = t(&p_shape, &p_dist);
             let c = t(&c_shape, &c_dist);
             (
@@ -521,7 +530,7 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
                     format!("%c = fusion.sum %p [0] : {p}\n      -> {c}"),
                 ],
                 c,
-                vec![Logical::L, Logical::Bd],
+                vec![Logical::L, Logical::B],
                 Logical::RowC,
             )
         }
@@ -604,6 +613,34 @@ mod tests {
             "-> tensor<4x2x8x8xbf16, #fusion.dist<@tp, [stream, serial, serial, serial]>>"
         ));
         assert_eq!(program.entry, "ag_pipeline");
+    }
+
+    #[test]
+    fn row_parallel_programs_give_each_device_its_own_slice_of_b() {
+        let p = params(2, 2, 8, 8, 6);
+        let gemm = generate(Form::RsGemm, &p).unwrap();
+        assert!(
+            gemm.text
+                .contains("%b: tensor<2x4x6xbf16, #fusion.dist<@tp, [didx, serial, serial]>>")
+        );
+        // A unit axis of B for each of A's row axes, broadcast by the matmul.
+        let ring = generate(Form::RsRing, &p).unwrap();
+        assert!(ring.text.contains(
+            "%b: tensor<2x1x4x6xbf16, #fusion.dist<@tp, [didx, serial, serial, serial]>>"
+        ));
+        let pipeline = generate(Form::RsPipeline, &p).unwrap();
+        assert!(pipeline.text.contains(
+            "%b: tensor<2x1x1x4x6xbf16, #fusion.dist<@tp, [didx, serial, serial, serial, serial]>>"
+        ));
+        assert!(!pipeline.text.contains("fusion.broadcast"));
+        for form in [
+            Form::RsGemm,
+            Form::RsPipeline,
+            Form::RsRing,
+            Form::ArPipeline,
+        ] {
+            assert_eq!(generate(form, &p).unwrap().inputs, [Logical::L, Logical::B]);
+        }
     }
 
     #[test]

@@ -1535,14 +1535,14 @@ fn gemms_broadcast_batch_axes_with_stride_0() {
                 flat * extent + if extent == 1 { 0 } else { at[axis + skip] }
             })
         };
-        for e in 0..out.len() {
+        for (e, &got) in out.iter().enumerate() {
             let mut at = vec![0; rank];
             let mut rest = e;
             for axis in (0..rank).rev() {
                 at[axis] = rest % out_shape[axis];
                 rest /= out_shape[axis];
             }
-            let (i, j) = (at[rank - 2], at[rank - 1]);
+            let j = at[rank - 1];
             let want: f32 = (0..k)
                 .map(|p| {
                     let mut a = at.clone();
@@ -1550,11 +1550,10 @@ fn gemms_broadcast_batch_axes_with_stride_0() {
                     let mut b = at.clone();
                     b[rank - 2] = p;
                     b[rank - 1] = j;
-                    a[rank - 2] = i;
                     lhs[flat(lhs_shape, &a)] * rhs[flat(rhs_shape, &b)]
                 })
                 .sum();
-            assert_eq!(out[e], want, "{lhs_shape:?} x {rhs_shape:?} at {e}");
+            assert_eq!(got, want, "{lhs_shape:?} x {rhs_shape:?} at {e}");
         }
     }
 }

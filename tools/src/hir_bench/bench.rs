@@ -349,7 +349,6 @@ fn make_inputs(family: Family, params: &Params, variants: &[Variant], seed: u64)
         a: make(Logical::A, 1),
         b: make(Logical::B, 2),
         l: make(Logical::L, 3),
-        bd: make(Logical::Bd, 4),
         p: make(Logical::P, 5),
     }
 }
@@ -359,7 +358,7 @@ fn form_inputs(form: Form) -> Vec<Logical> {
         Form::AgGemm | Form::AgPipeline | Form::AgRing => vec![Logical::A, Logical::B],
         Form::AgAllgather => vec![Logical::A],
         Form::RsReduceScatter | Form::ArAllreduce => vec![Logical::P],
-        _ => vec![Logical::L, Logical::Bd],
+        _ => vec![Logical::L, Logical::B],
     }
 }
 

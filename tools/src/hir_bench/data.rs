@@ -141,7 +141,6 @@ pub struct Inputs {
     pub a: Option<Values>,
     pub b: Option<Values>,
     pub l: Option<Values>,
-    pub bd: Option<Values>,
     pub p: Option<Values>,
 }
 
@@ -151,7 +150,6 @@ impl Inputs {
             Logical::A => self.a.as_ref(),
             Logical::B => self.b.as_ref(),
             Logical::L => self.l.as_ref(),
-            Logical::Bd => self.bd.as_ref(),
             Logical::P => self.p.as_ref(),
             _ => None,
         }
@@ -174,12 +172,15 @@ impl Inputs {
                     .sum()
             }
             Logical::Partial | Logical::RowC => {
-                let (l, bd) = (self.get(Logical::L), self.get(Logical::Bd));
+                // Device `part` multiplies its slice of A by its rows of B.
+                let (l, b) = (self.get(Logical::L), self.get(Logical::B));
                 let kd = k / d;
                 let m = self.params.m;
                 let dot = |part: usize, row: usize, col: usize| -> f64 {
                     (0..kd)
-                        .map(|p| l.get((part * m + row) * kd + p) * bd.get(p * n + col))
+                        .map(|p| {
+                            l.get((part * m + row) * kd + p) * b.get((part * kd + p) * n + col)
+                        })
                         .sum()
                 };
                 if output == Logical::Partial {
