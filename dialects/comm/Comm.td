@@ -78,18 +78,27 @@ defvar Comm_DefaultAxis = DefaultValuedAttr<I64Attr, "0">;
 // A collective from `input` to `output`; `fields` is the part of the syntax
 // between the operands and `team` (the reduction kind, the root, the axis).
 // Destination-passing style: `output` is the buffer the collective writes.
+// `team [0, 1]` is one team; `team [[0, 1], [2, 3]]` is disjoint teams of
+// one size (the rows or columns of a 2-D mesh), stored as the flat list and
+// `team_size`: each rank runs the collective within the team that holds it.
 class Comm_CollectiveOp<string mnemonic, dag extraArgs, string fields>
     : Comm_Op<mnemonic, [DestinationStyleOpInterface]> {
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    /// The number of ranks of each team.
+    int64_t getTeamSizeOrAll() {
+      return getTeamSize() ? static_cast<int64_t>(*getTeamSize())
+                           : static_cast<int64_t>(getTeam().size());
+    }
   }];
   let arguments = !con((ins Arg<Comm_Buffer, "", [MemRead]>:$input,
                             Arg<Comm_Buffer, "", [MemWrite]>:$output,
                             DenseI64ArrayAttr:$team,
+                            OptionalAttr<I64Attr>:$team_size,
                             Comm_DefaultBackend:$backend), extraArgs);
   let results = (outs Comm_RequestType:$request);
   let assemblyFormat = "$input `into` $output " # fields #
-    " `team` $team (`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
+    " `team` custom<Teams>($team, $team_size) (`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
   let hasVerifier = 1;
 }
 
@@ -98,11 +107,14 @@ def Comm_AllgatherOp : Comm_CollectiveOp<"allgather",
   let summary = "every rank gets the concatenation of all ranks' inputs";
   let description = [{
     Concatenates along `axis` (default 0) in team order: the output's extent
-    there is the team size times the input's.
+    there is the team size times the input's. With several teams (a 2-D
+    mesh's rows here), each rank gathers within its own.
 
     ```mlir
     %r = comm.allgather %a into %g team [0, 1, 2, 3]
         : memref<1x256x1024xbf16> into memref<4x256x1024xbf16>
+    %s = comm.allgather %a into %h team [[0, 1], [2, 3]]
+        : memref<1x256x1024xbf16> into memref<2x256x1024xbf16>
     ```
   }];
 }
@@ -115,8 +127,8 @@ def Comm_AllreduceOp : Comm_CollectiveOp<"allreduce",
     %r = comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
     ```
   }];
-  let assemblyFormat = "$input `into` $output $kind `team` $team (`on` $backend^)? "
-    "attr-dict `:` type($input) `into` type($output)";
+  let assemblyFormat = "$input `into` $output $kind `team` custom<Teams>($team, $team_size) "
+    "(`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
 }
 
 def Comm_ReduceScatterOp : Comm_CollectiveOp<"reduce_scatter",
@@ -131,8 +143,9 @@ def Comm_ReduceScatterOp : Comm_CollectiveOp<"reduce_scatter",
         : memref<2x8xf32> into memref<1x8xf32>
     ```
   }];
-  let assemblyFormat = "$input `into` $output $kind (`axis` $axis^)? `team` $team "
-    "(`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
+  let assemblyFormat = "$input `into` $output $kind (`axis` $axis^)? `team` "
+    "custom<Teams>($team, $team_size) (`on` $backend^)? attr-dict `:` type($input) "
+    "`into` type($output)";
 }
 
 // The root of a broadcast or reduce: a constant global rank (`root 0`), or
@@ -168,7 +181,8 @@ def Comm_ReduceOp : Comm_CollectiveOp<"reduce",
     ```
   }];
   let assemblyFormat = "$input `into` $output $kind `root` ($dynamic_root^) : ($root)? "
-    "`team` $team (`on` $backend^)? attr-dict `:` type($input) `into` type($output)";
+    "`team` custom<Teams>($team, $team_size) (`on` $backend^)? attr-dict `:` type($input) "
+    "`into` type($output)";
 }
 
 def Comm_GatherOp : Comm_CollectiveOp<"gather",

@@ -18,6 +18,64 @@ using namespace hir::comm;
 #define GET_TYPEDEF_CLASSES
 #include "comm/CommTypes.cpp.inc"
 
+/// `[0, 1, 2, 3]` (one team) or `[[0, 1], [2, 3]]` (teams of one size,
+/// stored flat with `teamSize`).
+static ParseResult parseTeams(OpAsmParser &parser, DenseI64ArrayAttr &team,
+                              IntegerAttr &teamSize) {
+  SmallVector<int64_t> ranks;
+  auto parseRank = [&]() -> ParseResult {
+    int64_t rank;
+    if (parser.parseInteger(rank))
+      return failure();
+    ranks.push_back(rank);
+    return success();
+  };
+  llvm::SMLoc start = parser.getCurrentLocation();
+  if (parser.parseLSquare())
+    return failure();
+  if (succeeded(parser.parseOptionalLSquare())) {
+    SmallVector<size_t> sizes;
+    do {
+      size_t before = ranks.size();
+      if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
+        return failure();
+      sizes.push_back(ranks.size() - before);
+    } while (succeeded(parser.parseOptionalComma()) && succeeded(parser.parseLSquare()));
+    if (parser.parseRSquare())
+      return failure();
+    if (llvm::any_of(sizes, [&](size_t size) { return size != sizes.front(); }))
+      return parser.emitError(start, "teams differ in size");
+    teamSize = IntegerAttr::get(IntegerType::get(parser.getContext(), 64), sizes.front());
+  } else if (failed(parser.parseOptionalRSquare())) {
+    if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
+      return failure();
+  }
+  team = DenseI64ArrayAttr::get(parser.getContext(), ranks);
+  return success();
+}
+
+static void printTeams(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr team,
+                       IntegerAttr teamSize) {
+  ArrayRef<int64_t> ranks = team.asArrayRef();
+  // The verifier makes `teamSize` divide the list; anything else prints flat.
+  int64_t size = teamSize ? teamSize.getInt() : 0;
+  if (size <= 0 || ranks.size() % size != 0) {
+    printer << "[";
+    llvm::interleaveComma(ranks, printer);
+    printer << "]";
+    return;
+  }
+  printer << "[";
+  for (size_t start = 0; start < ranks.size(); start += size) {
+    if (start)
+      printer << ", ";
+    printer << "[";
+    llvm::interleaveComma(ranks.slice(start, size), printer);
+    printer << "]";
+  }
+  printer << "]";
+}
+
 #define GET_OP_CLASSES
 #include "comm/CommOps.cpp.inc"
 
@@ -114,6 +172,20 @@ template <typename Op>
 static LogicalResult verifyCollective(Op op) {
   if (failed(verifyTeam(op, op.getTeam())) || failed(verifyCollectiveBackend(op, op.getBackend())))
     return failure();
+  if (std::optional<uint64_t> size = op.getTeamSize()) {
+    int64_t teamSize = static_cast<int64_t>(*size);
+    if (teamSize <= 0 || op.getTeam().size() % teamSize != 0)
+      return op.emitOpError() << "team_size " << teamSize << " does not divide the "
+                              << op.getTeam().size() << " ranks of the teams";
+  }
+  return success();
+}
+
+/// A rooted collective has one team: its root is a rank of that team.
+template <typename Op>
+static LogicalResult verifySingleTeam(Op op) {
+  if (op.getTeamSizeOrAll() != static_cast<int64_t>(op.getTeam().size()))
+    return op.emitOpError("has a root, so it runs within one team, not several");
   return success();
 }
 
@@ -125,28 +197,30 @@ LogicalResult AllgatherOp::verify() {
   if (failed(verifyCollective(*this)))
     return failure();
   return verifyConcatenation(*this, memref(getInput()), "input", memref(getOutput()), "output",
-                             getAxis(), getTeam().size());
+                             getAxis(), getTeamSizeOrAll());
 }
 
 LogicalResult GatherOp::verify() {
-  if (failed(verifyCollective(*this)) || failed(verifyRoot(*this, getTeam(), getRoot())))
+  if (failed(verifyCollective(*this)) || failed(verifySingleTeam(*this)) ||
+      failed(verifyRoot(*this, getTeam(), getRoot())))
     return failure();
   return verifyConcatenation(*this, memref(getInput()), "input", memref(getOutput()), "output",
-                             getAxis(), getTeam().size());
+                             getAxis(), getTeamSizeOrAll());
 }
 
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyCollective(*this)))
     return failure();
   return verifyConcatenation(*this, memref(getOutput()), "output", memref(getInput()), "input",
-                             getAxis(), getTeam().size());
+                             getAxis(), getTeamSizeOrAll());
 }
 
 LogicalResult ScatterOp::verify() {
-  if (failed(verifyCollective(*this)) || failed(verifyRoot(*this, getTeam(), getRoot())))
+  if (failed(verifyCollective(*this)) || failed(verifySingleTeam(*this)) ||
+      failed(verifyRoot(*this, getTeam(), getRoot())))
     return failure();
   return verifyConcatenation(*this, memref(getOutput()), "output", memref(getInput()), "input",
-                             getAxis(), getTeam().size());
+                             getAxis(), getTeamSizeOrAll());
 }
 
 LogicalResult AllreduceOp::verify() {
@@ -156,14 +230,14 @@ LogicalResult AllreduceOp::verify() {
 }
 
 LogicalResult BroadcastOp::verify() {
-  if (failed(verifyCollective(*this)) ||
+  if (failed(verifyCollective(*this)) || failed(verifySingleTeam(*this)) ||
       failed(verifyRoot(*this, getTeam(), getRoot(), getDynamicRoot())))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");
 }
 
 LogicalResult ReduceOp::verify() {
-  if (failed(verifyCollective(*this)) ||
+  if (failed(verifyCollective(*this)) || failed(verifySingleTeam(*this)) ||
       failed(verifyRoot(*this, getTeam(), getRoot(), getDynamicRoot())))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");
@@ -178,7 +252,7 @@ LogicalResult AlltoallOp::verify() {
   int64_t axis = getAxis();
   if (axis < 0 || axis >= input.getRank())
     return emitOpError() << "axis " << axis << " is out of range for rank " << input.getRank();
-  int64_t teamSize = getTeam().size();
+  int64_t teamSize = getTeamSizeOrAll();
   if (!input.isDynamicDim(axis) && input.getDimSize(axis) % teamSize != 0)
     return emitOpError() << "team size " << teamSize << " does not divide axis " << axis
                          << " of extent " << input.getDimSize(axis);

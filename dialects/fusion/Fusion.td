@@ -41,7 +41,8 @@ def Fusion_ParallelType : I32EnumAttr<"ParallelType",
     "how one axis of a tensor is distributed", [
       I32EnumAttrCase<"serial", 0>,
       I32EnumAttrCase<"didx", 1>,
-      I32EnumAttrCase<"stream", 2>
+      I32EnumAttrCase<"stream", 2>,
+      I32EnumAttrCase<"didy", 3>
     ]> {
   let cppNamespace = "::hir::fusion";
   let genSpecializedAttr = 0;
@@ -53,8 +54,10 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
   let summary = "distribution of a tensor over a device mesh";
   let description = [{
     A tensor encoding: the mesh the tensor lives on and one parallel type per
-    axis. At most one axis is `didx` and at most one is `stream`. A `didx`
-    axis of extent E over D devices holds E/D contiguous indices per device.
+    axis. At most one axis is each of `didx`, `didy` and `stream`. A `didx`
+    axis is split over the mesh's last axis (its only one on a 1-D mesh), a
+    `didy` axis over the axis before: an axis of extent E split over D
+    devices holds E/D contiguous indices per device.
 
     ```mlir
     tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>
@@ -88,17 +91,23 @@ class Fusion_Op<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def Fusion_MeshOp : Fusion_Op<"mesh", [Symbol]> {
-  let summary = "a named, ordered set of devices";
+  let summary = "a named, ordered set of devices, of one or two axes";
   let description = [{
     Declares a mesh: the devices (global ranks) a distributed tensor is spread
-    over, in order. Device ids are non-negative and distinct.
+    over, in order. Device ids are non-negative and distinct. A 2-D mesh is
+    written as its rows; `didx` splits over its columns (within a row, the
+    last axis), `didy` over its rows. `[[0, 1, 2, 3], [4, 5, 6, 7]]` is two
+    data-parallel replicas of a 4-way tensor-parallel group: a `didx`
+    collective runs within each row, a `didy` one within each column.
 
     ```mlir
     fusion.mesh @tp = [0, 1, 2, 3]
+    fusion.mesh @tp_dp = [[0, 1, 2, 3], [4, 5, 6, 7]]
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
-  let assemblyFormat = "$sym_name `=` $devices attr-dict";
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices,
+                       OptionalAttr<DenseI64ArrayAttr>:$shape);
+  let assemblyFormat = "$sym_name `=` custom<MeshDevices>($devices, $shape) attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getSize() { return getDevices().size(); }

@@ -21,6 +21,66 @@ using namespace hir::fusion;
 /// `extraClassDefinition`); defined with the other verifiers below.
 static LogicalResult verifyElementwise(Operation *op, bool sameElementType = true);
 
+/// `[0, 1, 2, 3]` (a 1-D mesh) or `[[0, 1], [2, 3]]` (its rows: a 2-D mesh,
+/// stored flat with its `shape`).
+static ParseResult parseMeshDevices(OpAsmParser &parser, DenseI64ArrayAttr &devices,
+                                   DenseI64ArrayAttr &shape) {
+  SmallVector<int64_t> ranks;
+  auto parseRank = [&]() -> ParseResult {
+    int64_t rank;
+    if (parser.parseInteger(rank))
+      return failure();
+    ranks.push_back(rank);
+    return success();
+  };
+  llvm::SMLoc start = parser.getCurrentLocation();
+  if (parser.parseLSquare())
+    return failure();
+  if (succeeded(parser.parseOptionalLSquare())) {
+    SmallVector<size_t> sizes;
+    do {
+      size_t before = ranks.size();
+      if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
+        return failure();
+      sizes.push_back(ranks.size() - before);
+    } while (succeeded(parser.parseOptionalComma()) && succeeded(parser.parseLSquare()));
+    if (parser.parseRSquare())
+      return failure();
+    if (llvm::any_of(sizes, [&](size_t size) { return size != sizes.front(); }))
+      return parser.emitError(start, "mesh rows differ in size");
+    shape = DenseI64ArrayAttr::get(parser.getContext(),
+                                   {static_cast<int64_t>(sizes.size()),
+                                    static_cast<int64_t>(sizes.front())});
+  } else if (failed(parser.parseOptionalRSquare())) {
+    if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
+      return failure();
+  }
+  devices = DenseI64ArrayAttr::get(parser.getContext(), ranks);
+  return success();
+}
+
+static void printMeshDevices(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr devices,
+                             DenseI64ArrayAttr shape) {
+  ArrayRef<int64_t> ranks = devices.asArrayRef();
+  // The verifier makes a shape describe the devices; anything else prints flat.
+  int64_t columns = shape && shape.size() == 2 ? shape[1] : 0;
+  if (columns <= 0 || ranks.size() % columns != 0) {
+    printer << "[";
+    llvm::interleaveComma(ranks, printer);
+    printer << "]";
+    return;
+  }
+  printer << "[";
+  for (size_t start = 0; start < ranks.size(); start += columns) {
+    if (start)
+      printer << ", ";
+    printer << "[";
+    llvm::interleaveComma(ranks.slice(start, columns), printer);
+    printer << "]";
+  }
+  printer << "]";
+}
+
 #define GET_OP_CLASSES
 #include "fusion/FusionOps.cpp.inc"
 
@@ -75,7 +135,7 @@ LogicalResult DistAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
   if (getAxes().size() != shape.size())
     return emitError() << "distribution has " << getAxes().size()
                        << " parallel types for a tensor of rank " << shape.size();
-  for (ParallelType type : {ParallelType::didx, ParallelType::stream})
+  for (ParallelType type : {ParallelType::didx, ParallelType::didy, ParallelType::stream})
     if (llvm::count(getAxes(), type) > 1)
       return emitError() << "distribution has more than one '" << stringifyEnum(type)
                          << "' axis";
@@ -89,6 +149,11 @@ LogicalResult DistAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
 LogicalResult MeshOp::verify() {
   if (getDevices().empty())
     return emitOpError("mesh has no device");
+  if (std::optional<ArrayRef<int64_t>> shape = getShape()) {
+    if (shape->size() != 2 || (*shape)[0] * (*shape)[1] != getSize())
+      return emitOpError() << "mesh shape must be [rows, columns] with rows * columns = "
+                           << getSize() << " devices";
+  }
   llvm::SmallSetVector<int64_t, 8> seen;
   for (int64_t device : getDevices()) {
     if (device < 0)

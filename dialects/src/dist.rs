@@ -12,6 +12,7 @@ pub enum ParallelType {
     Serial,
     DIDx,
     Stream,
+    DIDy,
 }
 
 impl ParallelType {
@@ -20,6 +21,7 @@ impl ParallelType {
             0 => Self::Serial,
             1 => Self::DIDx,
             2 => Self::Stream,
+            3 => Self::DIDy,
             _ => unreachable!("fusion's ParallelType has no case {raw}"),
         }
     }
@@ -29,6 +31,7 @@ impl ParallelType {
             Self::Serial => 0,
             Self::DIDx => 1,
             Self::Stream => 2,
+            Self::DIDy => 3,
         }
     }
 
@@ -38,7 +41,17 @@ impl ParallelType {
             Self::Serial => "serial",
             Self::DIDx => "didx",
             Self::Stream => "stream",
+            Self::DIDy => "didy",
         }
+    }
+
+    /// The parallel types that place an axis over a mesh axis, in the order
+    /// a resharding treats them.
+    pub const DEVICE: [ParallelType; 2] = [ParallelType::DIDy, ParallelType::DIDx];
+
+    /// Whether the type splits an axis over devices (`didx`, `didy`).
+    pub const fn is_device(self) -> bool {
+        matches!(self, Self::DIDx | Self::DIDy)
     }
 }
 

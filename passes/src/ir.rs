@@ -3,7 +3,7 @@
 
 use crate::ops::Op;
 use melior::ir::{
-    Attribute, BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
+    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
     attribute::{DenseI64ArrayAttribute, IntegerAttribute},
     operation::{OperationLike, OperationResult},
 };
@@ -92,11 +92,15 @@ pub fn constant(value: Value) -> Option<i64> {
         .then(|| integer_attribute(&op, "value"))?
 }
 
-/// The size of a `team` attribute that is the whole mesh in order,
-/// `[0, 1, ..., D-1]`, where a position in the team is the rank `host.rank`
-/// returns; `None` for any other team.
-pub fn whole_mesh_size(team: Attribute) -> Option<i64> {
-    let team = DenseI64ArrayAttribute::try_from(team).ok()?;
+/// The size of the team of collective `op` when it is the whole mesh in
+/// order, `[0, 1, ..., D-1]`, where a position in the team is the rank
+/// `host.rank` returns; `None` for any other team, and for several teams
+/// (`team_size`).
+pub fn whole_mesh_size(op: &OperationRef) -> Option<i64> {
+    if op.has_attribute("team_size") {
+        return None;
+    }
+    let team = DenseI64ArrayAttribute::try_from(op.attribute("team").ok()?).ok()?;
     let size = team.len() as i64;
     (0..team.len())
         .map(|index| team.element(index).ok())

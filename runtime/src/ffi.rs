@@ -16,7 +16,7 @@
 
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
-use crate::memref::{Operand, UnrankedMemRef, View, read_i64s};
+use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use hir_abi::{Backend, Collective, DType, Entry, ReduceKind};
 use std::ffi::c_void;
@@ -96,9 +96,26 @@ unsafe fn fixed<const N: usize>(device: &dyn Device, bufs: [(Buf, DType); N]) ->
         .unwrap_or_else(|_| unreachable!("one view per buffer")))
 }
 
+/// A team list, or several teams one per row, of which this rank's.
 unsafe fn team(buf: Buf, device: &dyn Device) -> Result<Team> {
     // SAFETY: as `view`.
-    Team::new(&unsafe { read_i64s(buf) }?, device.num_devices())
+    let (sizes, ranks) = unsafe { read_i64_table(buf) }?;
+    match sizes[..] {
+        [_, size] if size > 0 => {
+            let rank = device.rank() as i64;
+            let row = ranks
+                .chunks(size)
+                .find(|row| row.contains(&rank))
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "rank {rank} is in none of the teams {:?}",
+                        ranks.chunks(size).collect::<Vec<_>>()
+                    ))
+                })?;
+            Team::new(row, device.num_devices())
+        }
+        _ => Team::new(&ranks, device.num_devices()),
+    }
 }
 
 fn non_negative(value: i64, what: &str) -> Result<usize> {

@@ -199,6 +199,16 @@ const MAX_I64S: usize = 1 << 20;
 /// all inside its buffer.
 pub unsafe fn read_i64s(memref: *const UnrankedMemRef) -> Result<Vec<i64>> {
     // SAFETY: the caller's contract.
+    Ok(unsafe { read_i64_table(memref) }?.1)
+}
+
+/// Reads an `i64` memref of any rank (a list, or several teams one per
+/// row) into its sizes and its elements in row-major order.
+///
+/// # Safety
+/// As [`read_i64s`].
+pub unsafe fn read_i64_table(memref: *const UnrankedMemRef) -> Result<(Vec<usize>, Vec<i64>)> {
+    // SAFETY: the caller's contract.
     let fields = unsafe { ranked_fields(memref)? };
     let (sizes, strides) =
         extents(&fields).map_err(|error| Error::Invalid(format!("i64 list: {error}")))?;
@@ -219,11 +229,12 @@ pub unsafe fn read_i64s(memref: *const UnrankedMemRef) -> Result<Vec<i64>> {
         )));
     }
     let base = (fields[1] as usize as *const i64).wrapping_offset(fields[2] as isize);
-    Ok(Offsets::new(&sizes, &strides)
+    let values = Offsets::new(&sizes, &strides)
         // SAFETY: every offset is inside the described memref (the caller's
         // contract), and the largest one fits (checked above).
         .map(|offset| unsafe { *base.wrapping_add(offset) })
-        .collect())
+        .collect();
+    Ok((sizes, values))
 }
 
 /// The largest element offset of a strided shape: `None` when it has no

@@ -23,6 +23,9 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/three_sets.mlir | FileCheck %s --check-prefix=THREE_SETS
 // RUN: hir-opt --fusion-verify-sharding %examples/two_sets.mlir | FileCheck %s --check-prefix=TWO_SETS
 // RUN: hir-opt --fusion-verify-sharding %examples/tp_mlp.mlir | FileCheck %s --check-prefix=TP_MLP
+// RUN: hir-opt --fusion-verify-sharding %examples/tp_dp_mlp.mlir | FileCheck %s --check-prefix=TP_DP_MLP
+// The example written with upstream shard, once imported:
+// RUN: hir-opt --convert-shard-to-fusion --fusion-verify-sharding %examples/shard_mlp.mlir | FileCheck %s --check-prefix=SHARD_MLP
 
 // AG_LINEAR: fusion.mesh
 // AG_LINEAR-LABEL: func.func @ag_linear
@@ -140,3 +143,16 @@
 // TP_MLP: fusion.gelu
 // TP_MLP: fusion.linear
 // TP_MLP: return
+
+// SHARD_MLP: fusion.mesh @tp = [0, 1, 2, 3]
+// SHARD_MLP-LABEL: func.func @shard_mlp
+// SHARD_MLP: fusion.set
+// SHARD_MLP: fusion.linear
+// SHARD_MLP: fusion.tanh
+// SHARD_MLP: fusion.linear
+// SHARD_MLP: return
+
+// TP_DP_MLP: fusion.mesh @tp_dp = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
+// TP_DP_MLP-LABEL: func.func @tp_dp_mlp
+// TP_DP_MLP: fusion.gelu
+// TP_DP_MLP: return

@@ -255,3 +255,23 @@ func.func @column_row_parallel(%x: tensor<16x8xf32, #fusion.dist<@tp, [serial, s
                              -> tensor<16x8xf32, #fusion.dist<@tp, [didx, serial]>>
   return %y : tensor<16x8xf32, #fusion.dist<@tp, [didx, serial]>>
 }
+
+// -----
+
+// On a 2-D mesh, a didy collective runs within each column, a didx one
+// within each row; a set gathers one mesh axis after the other.
+// CHECK-LABEL: func.func @mesh_2d(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<1x2x6xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<2x8x6xf32>, [[Z:%[a-zA-Z0-9_]+]]: memref<2x6xf32>) {
+// CHECK-NEXT: [[G:%.+]] = host.alloc : memref<2x2x6xf32>
+// CHECK-NEXT: [[R0:%.+]] = comm.allgather [[X]] into [[G]] team {{\[}}[0, 4], [1, 5], [2, 6], [3, 7]] : memref<1x2x6xf32> into memref<2x2x6xf32>
+// CHECK-NEXT: comm.wait [[R0]]
+// CHECK-NEXT: [[R1:%.+]] = comm.allgather [[G]] into [[Y]] axis 1 team {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]] : memref<2x2x6xf32> into memref<2x8x6xf32>
+// CHECK: comm.allreduce %{{.*}} into [[Z]] sum team {{\[}}[0, 4], [1, 5], [2, 6], [3, 7]]
+fusion.mesh @m = [[0, 1, 2, 3], [4, 5, 6, 7]]
+func.func @mesh_2d(%x: tensor<2x8x6xf32, #fusion.dist<@m, [didy, didx, serial]>>)
+    -> (tensor<2x8x6xf32, #fusion.dist<@m, [serial, serial, serial]>>,
+        tensor<8x6xf32, #fusion.dist<@m, [didx, serial]>>) {
+  %y = fusion.set %x : tensor<2x8x6xf32, #fusion.dist<@m, [didy, didx, serial]>> -> tensor<2x8x6xf32, #fusion.dist<@m, [serial, serial, serial]>>
+  %s = fusion.sum %x [0] : tensor<2x8x6xf32, #fusion.dist<@m, [didy, didx, serial]>> -> tensor<8x6xf32, #fusion.dist<@m, [didx, serial]>>
+  return %y, %s : tensor<2x8x6xf32, #fusion.dist<@m, [serial, serial, serial]>>, tensor<8x6xf32, #fusion.dist<@m, [didx, serial]>>
+}

@@ -100,3 +100,21 @@ func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<8
   %b = fusion.set %a : tensor<8x4xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8x4xf32, #fusion.dist<@tp, [stream, serial]>>
   return %b : tensor<8x4xf32, #fusion.dist<@tp, [stream, serial]>>
 }
+
+// -----
+
+// didy splits over the rows of a 2-D mesh; a 1-D mesh has none.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{function argument #0: didy axis 0 needs a 2-D mesh, and mesh '@tp' has one axis}}
+func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp, [didy, serial]>>) {
+  return
+}
+
+// -----
+
+// On a 2-D mesh, didx splits by the number of columns, didy by the rows.
+fusion.mesh @m = [[0, 1, 2], [3, 4, 5]]
+// expected-error @+1 {{function argument #0: didx axis 1 has extent 4, not a multiple of the 3 devices of mesh '@m' along its didx axis}}
+func.func @f(%a: tensor<2x4xf32, #fusion.dist<@m, [didy, didx]>>) {
+  return
+}

@@ -73,17 +73,40 @@ pub struct Param {
 pub struct Placement {
     pub mesh: String,
     pub devices: Vec<usize>,
+    /// `[n]`, or `[rows, columns]` for a 2-D mesh.
+    pub shape: Vec<usize>,
     pub didx: Option<usize>,
+    /// The axis split over the rows of a 2-D mesh, if any.
+    pub didy: Option<usize>,
+}
+
+impl Placement {
+    /// Each split axis with its number of parts and the position along
+    /// that mesh axis of mesh position `index`: `didx` over the columns (the
+    /// last mesh axis), `didy` over the rows.
+    pub fn splits(&self, index: usize) -> Vec<(usize, usize, usize)> {
+        let columns = *self.shape.last().expect("a mesh has an axis");
+        let rows = self.devices.len() / columns;
+        let mut splits = Vec::new();
+        if let Some(axis) = self.didy {
+            splits.push((axis, rows, index / columns));
+        }
+        if let Some(axis) = self.didx {
+            splits.push((axis, columns, index % columns));
+        }
+        splits
+    }
 }
 
 impl Param {
-    /// What each rank holds: one of its mesh's equal slices of the `didx` axis.
+    /// What each rank holds: one of its mesh's equal slices of each split
+    /// (`didx`, `didy`) axis.
     pub fn local_shape(&self) -> Vec<usize> {
         let mut shape = self.shape.clone();
-        if let Some(placement) = &self.placement
-            && let Some(axis) = placement.didx
-        {
-            shape[axis] /= placement.devices.len();
+        if let Some(placement) = &self.placement {
+            for (axis, parts, _) in placement.splits(0) {
+                shape[axis] /= parts;
+            }
         }
         shape
     }
@@ -241,8 +264,8 @@ fn function_type<'c>(function: &OperationRef<'c, '_>) -> Result<FunctionType<'c>
         .context("the entry function has no function type")
 }
 
-/// The meshes of the module: name and devices.
-fn meshes(module: &Module) -> Vec<(String, Vec<usize>)> {
+/// The meshes of the module: name, devices and shape.
+fn meshes(module: &Module) -> Vec<(String, Vec<usize>, Vec<usize>)> {
     let mut meshes = Vec::new();
     let mut next = module.body().first_operation();
     while let Some(op) = next {
@@ -256,11 +279,23 @@ fn meshes(module: &Module) -> Vec<(String, Vec<usize>)> {
                 .attribute("devices")
                 .ok()
                 .and_then(|devices| DenseI64ArrayAttribute::try_from(devices).ok());
+            let shape = op
+                .attribute("shape")
+                .ok()
+                .and_then(|shape| DenseI64ArrayAttribute::try_from(shape).ok());
             if let (Some(name), Some(devices)) = (name, devices) {
-                let devices = (0..devices.len())
+                let devices: Vec<usize> = (0..devices.len())
                     .map(|index| devices.element(index).expect("index in range") as usize)
                     .collect();
-                meshes.push((name, devices));
+                let shape = shape.map_or_else(
+                    || vec![devices.len()],
+                    |shape| {
+                        (0..shape.len())
+                            .map(|index| shape.element(index).expect("index in range") as usize)
+                            .collect()
+                    },
+                );
+                meshes.push((name, devices, shape));
             }
         }
         next = op.next_in_block();
@@ -289,10 +324,10 @@ pub fn signature(module: &Module, function: &OperationRef) -> Result<Signature> 
         let dtype = element_dtype(r#type).with_context(|| what.clone())?;
         let placement = match Dist::of_type(r#type) {
             Some(dist) => {
-                let devices = meshes
+                let (devices, mesh_shape) = meshes
                     .iter()
-                    .find(|(name, _)| *name == dist.mesh)
-                    .map(|(_, devices)| devices.clone())
+                    .find(|(name, _, _)| *name == dist.mesh)
+                    .map(|(_, devices, shape)| (devices.clone(), shape.clone()))
                     .with_context(|| {
                         format!(
                             "{what} is on mesh @{}, which the module does not declare",
@@ -302,7 +337,9 @@ pub fn signature(module: &Module, function: &OperationRef) -> Result<Signature> 
                 Some(Placement {
                     mesh: dist.mesh.clone(),
                     devices,
+                    shape: mesh_shape,
                     didx: dist.find(ParallelType::DIDx),
+                    didy: dist.find(ParallelType::DIDy),
                 })
             }
             None => None,

@@ -8,7 +8,9 @@
 //!   is passed as it is, and the runtime checks it is in the team; sends and
 //!   receives `hir_rt_{send,recv}_<dtype>(buffer, peer, team,
 //!   backend)`. Buffers are cast to unranked memrefs, teams are
-//!   `memref<*xi64>` constants (`memref.global`), reduce kinds and backends
+//!   `memref<*xi64>` constants (`memref.global`; several teams of one
+//!   size, `team [[0, 1], [2, 3]]`, are a 2-D constant, one team a row, of
+//!   which the runtime takes the row that holds the calling rank), reduce kinds and backends
 //!   their `i64` codes ([`ReduceKind`], [`Backend`]).
 //! - `!comm.request` values become `i64` handles; a request that flows
 //!   through a non-`comm` op (a block argument, a loop result, a call) is
@@ -158,7 +160,15 @@ fn team<'c, 'a>(
     let ranks: Vec<i64> = (0..team.len())
         .map(|index| team.element(index).expect("index in range"))
         .collect();
-    runtime.list(op, "team", &ranks)
+    match ir::integer_attribute(&op, "team_size") {
+        // Several teams: one row each; the runtime takes the one that holds
+        // the calling rank.
+        Some(size) if size > 0 => {
+            let shape = [ranks.len() as i64 / size, size];
+            runtime.table(op, "team", &shape, &ranks)
+        }
+        _ => runtime.list(op, "team", &ranks),
+    }
 }
 
 /// Lowers one comm op (inserting before it) and returns the request that

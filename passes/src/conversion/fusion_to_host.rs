@@ -38,7 +38,10 @@ use crate::{
     HirPass,
     builders::{self, Builder},
     diagnostics::{Emitted, error},
-    fusion::axis_map,
+    fusion::{
+        axis_map,
+        mesh::{self, Mesh},
+    },
     ir,
     ops::Op,
     rewrite,
@@ -75,7 +78,7 @@ impl HirPass for ConvertFusionToHost {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        let meshes = axis_map::mesh_devices(module);
+        let meshes = mesh::meshes(module);
         let rewriter = rewrite::rewriter(module);
         let rewriter = rewriter.as_rewriter_base();
         let mut ok = true;
@@ -113,7 +116,7 @@ fn key(value: Value) -> usize {
 struct Lowering<'c, 'm> {
     context: &'c Context,
     rewriter: RewriterBase<'c, 'm>,
-    meshes: &'m HashMap<String, Vec<i64>>,
+    meshes: &'m HashMap<String, Mesh>,
     /// Tensor value to the buffer holding it and what the tensor was (the
     /// arguments' types change in place).
     buffers: HashMap<usize, (Value<'c, 'm>, Tensor<'c>)>,
@@ -122,20 +125,20 @@ struct Lowering<'c, 'm> {
 }
 
 /// What a fusion tensor is: its global shape, element type and distribution,
-/// and the number of devices of its mesh.
+/// and its mesh.
 #[derive(Clone)]
 struct Tensor<'c> {
     shape: Vec<i64>,
     element: Type<'c>,
     dist: Dist,
-    devices: i64,
+    mesh: Mesh,
 }
 
 impl<'c> Tensor<'c> {
     fn of(
         value: Value<'c, '_>,
         location: Location<'c>,
-        meshes: &HashMap<String, Vec<i64>>,
+        meshes: &HashMap<String, Mesh>,
     ) -> Result<Self, Emitted> {
         let r#type = value.r#type();
         let Ok(tensor) = RankedTensorType::try_from(r#type) else {
@@ -150,38 +153,51 @@ impl<'c> Tensor<'c> {
                 format!("tensor {type} has no #fusion.dist: run fusion-propagate-sharding first"),
             );
         };
-        let Some(devices) = meshes.get(&dist.mesh) else {
+        let Some(mesh) = meshes.get(&dist.mesh) else {
             return error(location, format!("mesh '@{}' is not defined", dist.mesh));
         };
         Ok(Self {
             shape,
             element: tensor.element(),
-            devices: devices.len() as i64,
+            mesh: mesh.clone(),
             dist,
         })
     }
 
-    /// The shape of the local shard: one of `devices` slices of the `didx` axis.
+    /// The shape of the local shard: one of the mesh's equal slices of each
+    /// `didx`/`didy` axis.
     fn local_shape(&self) -> Vec<i64> {
         self.shape
             .iter()
             .zip(&self.dist.axes)
-            .map(|(&extent, &axis)| {
-                if axis == ParallelType::DIDx {
-                    extent / self.devices
-                } else {
-                    extent
-                }
-            })
+            .map(|(&extent, &axis)| extent / self.mesh.parts(axis).unwrap_or(1))
             .collect()
+    }
+
+    /// This tensor with `parallel_type`'s axis moved to `axis` (or dropped).
+    fn with_device_axis(&self, parallel_type: ParallelType, axis: Option<usize>) -> Self {
+        let mut moved = self.clone();
+        for (index, current) in moved.dist.axes.iter_mut().enumerate() {
+            if *current == parallel_type {
+                *current = ParallelType::Serial;
+            }
+            if Some(index) == axis {
+                *current = parallel_type;
+            }
+        }
+        moved
     }
 
     fn buffer_type(&self) -> Type<'c> {
         builders::buffer_type(&self.local_shape(), self.element)
     }
 
-    fn didx(&self) -> Option<usize> {
-        self.dist.find(ParallelType::DIDx)
+    fn device_axis(&self, parallel_type: ParallelType) -> Option<usize> {
+        self.dist.find(parallel_type)
+    }
+
+    fn is_sharded(&self) -> bool {
+        self.dist.axes.iter().any(|axis| axis.is_device())
     }
 
     fn stream(&self) -> Option<usize> {
@@ -332,9 +348,13 @@ impl<'c, 'm> Lowering<'c, 'm> {
             .insert(key(result), (destination, output.clone()));
 
         let mapping = self.mappings.get(&(op.to_raw().ptr as usize));
-        let across_devices = mapping.is_some_and(|mapping| {
-            inputs.iter().zip(mapping).any(|(input, axes)| {
-                axis_map::reduced(axes).any(|axis| input.dist.axes[axis] == ParallelType::DIDx)
+        // The device type of an axis the op reduces: a reduction across the
+        // devices of that mesh axis.
+        let across_devices = mapping.and_then(|mapping| {
+            inputs.iter().zip(mapping).find_map(|(input, axes)| {
+                axis_map::reduced(axes)
+                    .map(|axis| input.dist.axes[axis])
+                    .find(|parallel_type| parallel_type.is_device())
             })
         });
         if Op::FusionSet.is(&op) {
@@ -347,8 +367,16 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 &output,
             );
         }
-        if across_devices {
-            return self.across_devices(&builder, op, &operands, &inputs, destination, &output);
+        if let Some(parallel_type) = across_devices {
+            return self.across_devices(
+                &builder,
+                op,
+                &operands,
+                &inputs,
+                destination,
+                &output,
+                parallel_type,
+            );
         }
         let written = self.compute(&builder, op, &operands, destination)?;
         if let Some(axis) = output.stream() {
@@ -391,7 +419,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
     ) -> Result<(), Emitted> {
         let stream = output.stream();
         if input.dist.mesh != output.dist.mesh {
-            if input.didx().is_some() || output.didx().is_some() {
+            if input.is_sharded() || output.is_sharded() {
                 return error(
                     location,
                     format!(
@@ -400,8 +428,8 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     ),
                 );
             }
-            let from = self.devices(&input.dist.mesh, location)?;
-            let to = self.devices(&output.dist.mesh, location)?;
+            let from = &input.mesh.devices;
+            let to = &output.mesh.devices;
             let root = from[0];
             let mut team = vec![root];
             team.extend(to.iter().copied().filter(|&rank| rank != root));
@@ -419,77 +447,131 @@ impl<'c, 'm> Lowering<'c, 'm> {
             return Ok(());
         }
 
-        let team = self.devices(&output.dist.mesh, location)?;
-        match (input.didx(), output.didx()) {
-            (from, to) if from == to => {
-                let copy = builder.copy(source, destination, location);
-                if let Some(axis) = stream {
-                    builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
-                }
-                Ok(())
+        // Each mesh axis on its own: gather what moves off it, then slice
+        // what moves onto it; the last step writes `destination`.
+        let mut steps: Vec<(ParallelType, Tensor<'c>)> = Vec::new();
+        let mut state = input.clone();
+        for parallel_type in ParallelType::DEVICE {
+            if input.device_axis(parallel_type).is_some()
+                && input.device_axis(parallel_type) != output.device_axis(parallel_type)
+            {
+                state = state.with_device_axis(parallel_type, None);
+                steps.push((parallel_type, state.clone()));
             }
-            (Some(axis), None) => {
-                let gather = self.allgather(builder, source, destination, axis, &team, location);
-                self.wait(builder, gather, stream, location);
-                Ok(())
-            }
-            (None, Some(_)) => {
-                self.local_slice(builder, source, destination, output, &team, location);
-                Ok(())
-            }
-            (Some(from), Some(_)) => {
-                let mut gathered_shape = input.local_shape();
-                gathered_shape[from] = input.shape[from];
-                let gathered = builder.alloc(
-                    builders::buffer_type(&gathered_shape, input.element),
-                    location,
-                );
-                let gather = self.allgather(builder, source, gathered, from, &team, location);
-                self.wait(builder, gather, stream, location);
-                self.local_slice(builder, gathered, destination, output, &team, location);
-                Ok(())
-            }
-            (None, None) => unreachable!("equal placements are copies"),
         }
+        for parallel_type in ParallelType::DEVICE {
+            if let Some(axis) = output.device_axis(parallel_type)
+                && state.device_axis(parallel_type) != Some(axis)
+            {
+                state = state.with_device_axis(parallel_type, Some(axis));
+                steps.push((parallel_type, state.clone()));
+            }
+        }
+        if steps.is_empty() {
+            let copy = builder.copy(source, destination, location);
+            if let Some(axis) = stream {
+                builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
+            }
+            return Ok(());
+        }
+        let (mut current, mut held) = (source, input.clone());
+        let last = steps.len() - 1;
+        for (index, (parallel_type, next)) in steps.into_iter().enumerate() {
+            let target = if index == last {
+                destination
+            } else {
+                builder.alloc(
+                    builders::buffer_type(&next.local_shape(), next.element),
+                    location,
+                )
+            };
+            match held.device_axis(parallel_type) {
+                Some(axis) if next.device_axis(parallel_type).is_none() => {
+                    let gather = self.allgather(
+                        builder,
+                        current,
+                        target,
+                        axis,
+                        &held,
+                        parallel_type,
+                        location,
+                    );
+                    self.wait(builder, gather, stream, location);
+                }
+                _ => self.local_slice(
+                    builder,
+                    current,
+                    target,
+                    &next,
+                    parallel_type,
+                    stream,
+                    location,
+                ),
+            }
+            (current, held) = (target, next);
+        }
+        Ok(())
     }
 
+    /// The team attributes of a collective over `parallel_type` on `mesh`:
+    /// its one team, or its teams and their size.
+    fn team_attributes(
+        &self,
+        mesh: &Mesh,
+        parallel_type: ParallelType,
+    ) -> Vec<(&'static str, Attribute<'c>)> {
+        let (ranks, team_size) = mesh.teams(parallel_type);
+        let mut attributes = vec![("team", builders::team(self.context, &ranks))];
+        if let Some(size) = team_size {
+            attributes.push(("team_size", builders::i64_attribute(self.context, size)));
+        }
+        attributes
+    }
+
+    /// Gathers `input`'s `parallel_type` axis `axis` (held in `source`).
+    #[allow(clippy::too_many_arguments)]
     fn allgather(
         &self,
         builder: &Builder<'c, 'm>,
         source: Value<'c, 'm>,
         destination: Value<'c, 'm>,
         axis: usize,
-        team: &[i64],
+        input: &Tensor<'c>,
+        parallel_type: ParallelType,
         location: Location<'c>,
     ) -> OperationRef<'c, 'm> {
+        let mut attributes = self.team_attributes(&input.mesh, parallel_type);
+        attributes.push(("axis", builders::i64_attribute(self.context, axis as i64)));
         builder.op(
             Op::CommAllgather.name(),
             location,
             &[source, destination],
-            &[
-                ("team", builders::team(self.context, team)),
-                ("axis", builders::i64_attribute(self.context, axis as i64)),
-            ],
+            &attributes,
             &[builders::request_type(self.context)],
         )
     }
 
-    /// Each rank copies its own slice along the `didx` axis of `output` from
-    /// the unsharded `source` into its shard `destination`.
+    /// Each rank copies its own slice along the `parallel_type` axis of
+    /// `output` from `source`, whole along it, into its shard `destination`.
+    #[allow(clippy::too_many_arguments)]
     fn local_slice(
         &self,
         builder: &Builder<'c, 'm>,
         source: Value<'c, 'm>,
         destination: Value<'c, 'm>,
         output: &Tensor<'c>,
-        team: &[i64],
+        parallel_type: ParallelType,
+        stream: Option<usize>,
         location: Location<'c>,
     ) {
-        let axis = output.didx().expect("the output is sharded");
-        let stream = output.stream();
-        let position = self.team_position(builder, team, location);
+        let axis = output
+            .device_axis(parallel_type)
+            .expect("the output is sharded");
+        let (team, team_size) = output.mesh.teams(parallel_type);
+        let position = self.team_position(builder, &team, team_size, location);
         if output.local_shape()[axis] > 1 {
-            let part = builder.part(source, axis, position, output.devices, location);
+            let parts = output.mesh.parts(parallel_type).expect("a device axis");
+            let part = builder.part(source, axis, position, parts, location);
             let copy = builder.copy(part, destination, location);
             if let Some(stream) = stream {
                 builders::set_stream_axis(self.context, &self.rewriter, copy, stream);
@@ -511,23 +593,27 @@ impl<'c, 'm> Lowering<'c, 'm> {
         }
     }
 
-    /// This rank's position in `team`, as an index.
+    /// This rank's position in its team, as an index: in `team`, or in the
+    /// one of the teams of `team_size` ranks listed in `team` that holds it.
     fn team_position(
         &self,
         builder: &Builder<'c, 'm>,
         team: &[i64],
+        team_size: Option<i64>,
         location: Location<'c>,
     ) -> Value<'c, 'm> {
         let index = Type::index(self.context);
         let rank = builder.rank(location);
+        let size = team_size.unwrap_or(team.len() as i64);
         if team
             .iter()
             .enumerate()
             .all(|(position, &rank)| position as i64 == rank)
+            && size == team.len() as i64
         {
             return rank;
         }
-        // The sum over positions p of (rank == team[p] ? p : 0).
+        // The sum over listed ranks i of (rank == team[i] ? i mod size : 0).
         let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();
         let mut position = builder.index(0, location);
         for (index_in_team, &member) in team.iter().enumerate() {
@@ -539,7 +625,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 &[("predicate", builders::i64_attribute(self.context, 0))],
                 &[i1],
             ));
-            let candidate = builder.index(index_in_team as i64, location);
+            let candidate = builder.index(index_in_team as i64 % size, location);
             position = builders::result(builder.op(
                 Op::ArithSelect.name(),
                 location,
@@ -551,7 +637,9 @@ impl<'c, 'm> Lowering<'c, 'm> {
         position
     }
 
-    /// A reduction of a `didx` axis: the local part, then the collective.
+    /// A reduction of a `didx` (`didy`) axis: the local part, then the
+    /// collective within the teams of that mesh axis.
+    #[allow(clippy::too_many_arguments)]
     fn across_devices(
         &self,
         builder: &Builder<'c, 'm>,
@@ -560,21 +648,24 @@ impl<'c, 'm> Lowering<'c, 'm> {
         inputs: &[Tensor<'c>],
         destination: Value<'c, 'm>,
         output: &Tensor<'c>,
+        parallel_type: ParallelType,
     ) -> Result<(), Emitted> {
         let location = op.location();
         let name = ir::name(&op);
-        let team = self.devices(&output.dist.mesh, location)?;
         let (partial, kind) = match OpKind::of(&op) {
             OpKind::Reduction => {
                 let axes =
                     DenseI64ArrayAttribute::try_from(op.attribute("axes").expect("verified"))
                         .expect("verified");
-                let sharded = inputs[0].didx().expect("a reduction across devices");
+                let sharded = inputs[0]
+                    .device_axis(parallel_type)
+                    .expect("a reduction across devices");
                 if axes.len() != 1 {
                     return error(
                         location,
                         format!(
-                            "'{name}' reduces didx axis {sharded} with other axes: run fusion-insert-resharding first"
+                            "'{name}' reduces {} axis {sharded} with other axes: run fusion-insert-resharding first",
+                            parallel_type.keyword()
                         ),
                     );
                 }
@@ -591,7 +682,10 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     // The device's slice of the axis first, at the result's
                     // global shape where the collective scatters.
                     let partial = builder.alloc(
-                        builders::buffer_type(&self.partial_shape(output), output.element),
+                        builders::buffer_type(
+                            &partial_shape(output, parallel_type),
+                            output.element,
+                        ),
                         location,
                     );
                     let local = self.compute(builder, op, operands, partial)?;
@@ -605,7 +699,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 // Each rank's product over its part of K, at the result's global
                 // shape where the collective scatters.
                 let partial = builder.alloc(
-                    builders::buffer_type(&self.partial_shape(output), output.element),
+                    builders::buffer_type(&partial_shape(output, parallel_type), output.element),
                     location,
                 );
                 let local = self.compute(builder, op, operands, partial)?;
@@ -616,42 +710,30 @@ impl<'c, 'm> Lowering<'c, 'm> {
             }
             _ => unreachable!("only reductions and contractions reduce axes"),
         };
-        let kind = builders::i32_attribute(self.context, kind);
-        let team_attribute = builders::team(self.context, &team);
+        let mut attributes = self.team_attributes(&output.mesh, parallel_type);
+        attributes.push(("kind", builders::i32_attribute(self.context, kind)));
         let request = builders::request_type(self.context);
-        let collective = match output.didx() {
+        let collective = match output.device_axis(parallel_type) {
             None => builder.op(
                 Op::CommAllreduce.name(),
                 location,
                 &[partial, destination],
-                &[("team", team_attribute), ("kind", kind)],
+                &attributes,
                 &[request],
             ),
-            Some(axis) => builder.op(
-                Op::CommReduceScatter.name(),
-                location,
-                &[partial, destination],
-                &[
-                    ("team", team_attribute),
-                    ("kind", kind),
-                    ("axis", builders::i64_attribute(self.context, axis as i64)),
-                ],
-                &[request],
-            ),
+            Some(axis) => {
+                attributes.push(("axis", builders::i64_attribute(self.context, axis as i64)));
+                builder.op(
+                    Op::CommReduceScatter.name(),
+                    location,
+                    &[partial, destination],
+                    &attributes,
+                    &[request],
+                )
+            }
         };
         self.wait(builder, collective, output.stream(), location);
         Ok(())
-    }
-
-    /// The shape of a rank's partial result of a reduction across devices:
-    /// `output`'s local shape, global along its `didx` axis, which the
-    /// collective scatters.
-    fn partial_shape(&self, output: &Tensor<'c>) -> Vec<i64> {
-        let mut shape = output.local_shape();
-        if let Some(axis) = output.didx() {
-            shape[axis] = output.shape[axis];
-        }
-        shape
     }
 
     /// `comm.wait` on the request of `communication`, which is marked with
@@ -668,13 +750,17 @@ impl<'c, 'm> Lowering<'c, 'm> {
         }
         builder.wait(builders::result(communication), location);
     }
+}
 
-    fn devices(&self, mesh: &str, location: Location<'c>) -> Result<Vec<i64>, Emitted> {
-        match self.meshes.get(mesh) {
-            Some(devices) => Ok(devices.clone()),
-            None => error(location, format!("mesh '@{mesh}' is not defined")),
-        }
+/// The shape of a rank's partial result of a reduction across the devices of
+/// `parallel_type`'s mesh axis: `output`'s local shape, whole along its axis
+/// of that type, which the collective scatters.
+fn partial_shape(output: &Tensor, parallel_type: ParallelType) -> Vec<i64> {
+    let mut shape = output.local_shape();
+    if let Some(axis) = output.device_axis(parallel_type) {
+        shape[axis] = output.shape[axis];
     }
+    shape
 }
 
 fn is_tensor(r#type: Type) -> bool {

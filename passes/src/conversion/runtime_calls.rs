@@ -295,14 +295,36 @@ impl<'c, 'a> Runtime<'c, 'a> {
         kind: &str,
         values: &[i64],
     ) -> Result<'c, Value<'c, 'a>> {
+        self.table(at, kind, &[values.len() as i64], values)
+    }
+
+    /// `values`, row-major of `shape`, as a `memref<*xi64>` read from a
+    /// private constant global named `__hir_<kind>[_<extents>]_<values>`
+    /// (the extents for more than one axis), shared by every use.
+    pub fn table(
+        &mut self,
+        at: OperationRef<'c, 'a>,
+        kind: &str,
+        shape: &[i64],
+        values: &[i64],
+    ) -> Result<'c, Value<'c, 'a>> {
         let context = self.context;
+        let extents = (shape.len() > 1).then(|| {
+            shape
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join("x")
+        });
         let name = std::iter::once(format!("__hir_{kind}"))
+            .chain(extents)
             .chain(values.iter().map(i64::to_string))
             .collect::<Vec<_>>()
             .join("_");
         let i64 = i64_type(context);
-        let r#type = MemRefType::new(i64, &[values.len() as i64], None, None);
-        let tensor = RankedTensorType::new(&[values.len() as u64], i64, None);
+        let r#type = MemRefType::new(i64, shape, None, None);
+        let dims: Vec<u64> = shape.iter().map(|&extent| extent as u64).collect();
+        let tensor = RankedTensorType::new(&dims, i64, None);
         let value: Attribute = DenseElementsAttribute::i64_values(tensor.into(), values).into();
         match self.symbols.get(&name) {
             Some(existing) => {

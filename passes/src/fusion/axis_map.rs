@@ -1,20 +1,17 @@
 //! What the sharding passes share: the axis maps of fusion compute ops (each
 //! op gives its own, `hir_dialects::axis_map`: an operand axis that maps
-//! nowhere is one the op reduces), shapes, distributed types and meshes.
+//! nowhere is one the op reduces), shapes and distributed types; meshes are
+//! in [`super::mesh`].
 
 use crate::ir;
-use crate::ops::Op;
 use hir_dialects::dist::Dist;
 use melior::{
     Context,
     ir::{
         OperationRef, Type,
-        attribute::{DenseI64ArrayAttribute, StringAttribute},
-        operation::OperationLike,
         r#type::{DimSize, RankedTensorType, ShapedTypeLike},
     },
 };
-use std::collections::HashMap;
 
 /// For each operand of a fusion compute op, the result axis each of its axes
 /// maps to, `None` for the axes the op reduces, as the op says; `None` for
@@ -57,38 +54,4 @@ pub fn with_dist<'c>(context: &'c Context, r#type: Type<'c>, dist: &Dist) -> Typ
 pub fn tensor<'c>(context: &'c Context, shape: &[i64], element: Type<'c>, dist: &Dist) -> Type<'c> {
     let shape: Vec<u64> = shape.iter().map(|&extent| extent as u64).collect();
     RankedTensorType::new(&shape, element, Some(dist.to_attribute(context))).into()
-}
-
-/// Mesh name to number of devices, from the `fusion.mesh` ops of `module`.
-pub fn meshes(module: OperationRef) -> HashMap<String, usize> {
-    mesh_devices(module)
-        .into_iter()
-        .map(|(mesh, devices)| (mesh, devices.len()))
-        .collect()
-}
-
-/// Mesh name to its devices (global ranks, in mesh order), from the
-/// `fusion.mesh` ops of `module`.
-pub fn mesh_devices(module: OperationRef) -> HashMap<String, Vec<i64>> {
-    let mut meshes = HashMap::new();
-    for op in ir::body(module) {
-        if !Op::FusionMesh.is(&op) {
-            continue;
-        }
-        let symbol = op
-            .attribute("sym_name")
-            .ok()
-            .and_then(|attr| StringAttribute::try_from(attr).ok());
-        let devices = op
-            .attribute("devices")
-            .ok()
-            .and_then(|attr| DenseI64ArrayAttribute::try_from(attr).ok());
-        if let (Some(symbol), Some(devices)) = (symbol, devices) {
-            let devices = (0..devices.len())
-                .map(|index| devices.element(index).expect("in range"))
-                .collect();
-            meshes.insert(symbol.value().to_owned(), devices);
-        }
-    }
-    meshes
 }

@@ -42,6 +42,7 @@
 //! `fusion.sum %p [0]` (across devices).
 
 use super::axis_map;
+use super::mesh::{self, Mesh};
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
@@ -81,7 +82,7 @@ impl HirPass for InsertResharding {
         let context = unsafe { context.to_ref() };
         match Op::of(&op) {
             Some(Op::BuiltinModule) => {
-                let meshes = axis_map::meshes(op);
+                let meshes = mesh::meshes(op);
                 ir::body(op)
                     .into_iter()
                     .filter(|function| Op::FuncFunc.is(function))
@@ -89,7 +90,7 @@ impl HirPass for InsertResharding {
             }
             // Meshes are symbols of the enclosing module, which nothing changes.
             Some(Op::FuncFunc) => {
-                let meshes = op.parent_operation().map(axis_map::meshes);
+                let meshes = op.parent_operation().map(mesh::meshes);
                 isolate_all(context, op, &meshes.unwrap_or_default())
             }
             _ => {
@@ -109,7 +110,7 @@ impl HirPass for InsertResharding {
 fn isolate_all<'c>(
     context: &'c Context,
     function: OperationRef<'c, '_>,
-    meshes: &HashMap<String, usize>,
+    meshes: &HashMap<String, Mesh>,
 ) -> bool {
     ir::nested(function)
         .into_iter()
@@ -120,7 +121,7 @@ fn isolate_all<'c>(
 fn isolate<'c, 'a>(
     context: &'c Context,
     op: OperationRef<'c, 'a>,
-    meshes: &HashMap<String, usize>,
+    meshes: &HashMap<String, Mesh>,
 ) -> bool {
     let name = ir::name(&op);
     if name == fusion::SetOperation::name() {
@@ -142,9 +143,21 @@ fn isolate<'c, 'a>(
     // axes are reduced locally first.
     if let (OpKind::Reduction, Some(input)) = (OpKind::of(&op), &dists[0]) {
         let reduced: Vec<usize> = axis_map::reduced(&mapping[0]).collect();
-        if let Some(&sharded) = reduced
+        let across: Vec<usize> = reduced
             .iter()
-            .find(|&&axis| input.axes[axis] == ParallelType::DIDx)
+            .copied()
+            .filter(|&axis| input.axes[axis].is_device())
+            .collect();
+        if across.len() > 1 {
+            emit_error(
+                op.location(),
+                &format!(
+                    "'{name}' reduces axes {across:?}, split over two mesh axes; reduce over one mesh axis at a time"
+                ),
+            );
+            return false;
+        }
+        if let Some(&sharded) = across.first()
             && reduced.len() > 1
         {
             let local = split(context, op, &mapping[0], sharded, &result);
@@ -152,11 +165,13 @@ fn isolate<'c, 'a>(
         }
     }
 
-    // Whether the op reduces a didx axis of an operand: a reduction across devices.
-    let across_devices = (0..operands.len()).any(|index| {
-        dists[index].as_ref().is_some_and(|dist| {
-            axis_map::reduced(&mapping[index]).any(|axis| dist.axes[axis] == ParallelType::DIDx)
-        })
+    // The device type of an operand axis the op reduces, if any: a reduction
+    // across the devices of that mesh axis.
+    let across_devices = (0..operands.len()).find_map(|index| {
+        let dist = dists[index].as_ref()?;
+        axis_map::reduced(&mapping[index])
+            .map(|axis| dist.axes[axis])
+            .find(|parallel_type| parallel_type.is_device())
     });
 
     let broadcast = hir_dialects::broadcast_axes(&op).expect("an op with an axis map");
@@ -174,11 +189,9 @@ fn isolate<'c, 'a>(
                     // result's axis.
                     Some(_) if broadcast[index][axis] => ParallelType::Serial,
                     // A reduce-scatter shards the result, not the operand.
-                    Some(to) if across_devices && result.axes[to] == ParallelType::DIDx => {
-                        ParallelType::Serial
-                    }
+                    Some(to) if across_devices == Some(result.axes[to]) => ParallelType::Serial,
                     Some(to) => result.axes[to],
-                    None if across_devices => ParallelType::DIDx,
+                    None if let Some(reduced) = across_devices => reduced,
                     None => dist.axes[axis],
                 })
                 .collect(),
@@ -186,16 +199,22 @@ fn isolate<'c, 'a>(
         if placement(&needed) == placement(dist) {
             continue;
         }
-        if let Some(axis) = needed.find(ParallelType::DIDx) {
+        for parallel_type in ParallelType::DEVICE {
+            let Some(axis) = needed.find(parallel_type) else {
+                continue;
+            };
             let extent = axis_map::shape(operand.r#type()).expect("a tensor")[axis];
-            if let Some(&devices) = meshes.get(&needed.mesh)
-                && extent % devices as i64 != 0
+            if let Some(devices) = meshes
+                .get(&needed.mesh)
+                .and_then(|mesh| mesh.parts(parallel_type))
+                && extent % devices != 0
             {
                 emit_error(
                     op.location(),
                     &format!(
-                        "cannot reshard operand #{index} of '{name}' to {}: didx axis {axis} has extent {extent}, not a multiple of the {devices} devices of mesh '@{}'",
+                        "cannot reshard operand #{index} of '{name}' to {}: {} axis {axis} has extent {extent}, not a multiple of the {devices} devices of mesh '@{}'",
                         needed.to_attribute(context),
+                        parallel_type.keyword(),
                         needed.mesh
                     ),
                 );
@@ -276,13 +295,16 @@ fn split<'c, 'a>(
     let kept: Vec<usize> = (0..shape.len())
         .filter(|axis| !local.contains(axis))
         .collect();
+    let input_type_of_sharded = Dist::of_type(input_type)
+        .expect("a distributed operand")
+        .axes[sharded];
     let partial = Dist {
         mesh: result.mesh.clone(),
         axes: kept
             .iter()
             .map(|&axis| match mapping[axis] {
-                None => ParallelType::DIDx,
-                Some(to) if result.axes[to] == ParallelType::DIDx => ParallelType::Serial,
+                None => input_type_of_sharded,
+                Some(to) if result.axes[to] == input_type_of_sharded => ParallelType::Serial,
                 Some(to) => result.axes[to],
             })
             .collect(),

@@ -2,5 +2,6 @@
 
 pub(crate) mod axis_map;
 pub mod insert_resharding;
+pub(crate) mod mesh;
 pub mod propagate_sharding;
 pub mod verify_sharding;

@@ -10,8 +10,9 @@
 //! parallel type of the axis it is tied to, except that:
 //! - `stream` is a schedule the user chose for one value: it is never
 //!   propagated (the inferred axis is `serial`);
-//! - `didx` is propagated only to an axis whose extent is a multiple of the
-//!   mesh size (otherwise the axis is `serial`);
+//! - `didx` (`didy`) is propagated only to an axis whose extent is a
+//!   multiple of the mesh's size along its mesh axis (otherwise the axis is
+//!   `serial`);
 //! - an axis tied to nothing annotated (a new broadcast axis, a reduced axis)
 //!   is `serial`;
 //! - a matmul's batch axis of extent 1 that the op broadcasts along a longer
@@ -47,6 +48,7 @@
 //! ```
 
 use super::axis_map;
+use super::mesh::{self, Mesh};
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
@@ -83,7 +85,7 @@ impl HirPass for PropagateSharding {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        let meshes = axis_map::meshes(module);
+        let meshes = mesh::meshes(module);
         let mut ok = true;
         for function in ir::body(module) {
             if Op::FuncFunc.is(&function) {
@@ -269,7 +271,7 @@ impl<'c, 'a> Graph<'c, 'a> {
         &self,
         from: (usize, usize),
         to: (usize, usize),
-        meshes: &HashMap<String, usize>,
+        meshes: &HashMap<String, Mesh>,
     ) -> Option<ParallelType> {
         let source = &self.nodes[from.0];
         let parallel_type = match &source.annotated {
@@ -280,9 +282,10 @@ impl<'c, 'a> Graph<'c, 'a> {
         let extent = self.nodes[to.0].shape[to.1];
         let fits = meshes
             .get(mesh)
-            .is_some_and(|&devices| extent > 0 && extent % devices as i64 == 0);
-        Some(if parallel_type == ParallelType::DIDx && fits {
-            ParallelType::DIDx
+            .and_then(|mesh| mesh.parts(parallel_type))
+            .is_some_and(|parts| extent > 0 && extent % parts == 0);
+        Some(if parallel_type.is_device() && fits {
+            parallel_type
         } else {
             ParallelType::Serial
         })
@@ -291,7 +294,7 @@ impl<'c, 'a> Graph<'c, 'a> {
     /// Fills what the constraints imply into open nodes until nothing
     /// changes; the first value an axis gets stays (conflicts are checked
     /// afterwards, on complete distributions).
-    fn solve(&mut self, meshes: &HashMap<String, usize>) {
+    fn solve(&mut self, meshes: &HashMap<String, Mesh>) {
         let mut changed = true;
         while changed {
             changed = false;
@@ -344,7 +347,7 @@ impl<'c, 'a> Graph<'c, 'a> {
     /// (end), the op, its distribution and the one the op implies.
     fn find_conflict(
         &self,
-        meshes: &HashMap<String, usize>,
+        meshes: &HashMap<String, Mesh>,
     ) -> Option<(End, OperationRef<'c, 'a>, Dist, Dist)> {
         for constraint in &self.constraints {
             let (result, operands) = constraint.ends.split_last().expect("a result");
@@ -387,7 +390,7 @@ impl<'c, 'a> Graph<'c, 'a> {
 fn propagate<'c>(
     context: &'c Context,
     function: OperationRef<'c, '_>,
-    meshes: &HashMap<String, usize>,
+    meshes: &HashMap<String, Mesh>,
 ) -> bool {
     let symbol = function
         .attribute("sym_name")
@@ -458,18 +461,21 @@ fn propagate<'c>(
         return false;
     }
     for node in graph.nodes.iter().filter(|node| node.open) {
-        let sharded: Vec<_> = (0..node.axes.len())
-            .filter(|&axis| node.axes[axis] == Some(ParallelType::DIDx))
-            .collect();
-        if let [first, second, ..] = sharded[..] {
-            emit_error(
-                node.location,
-                &format!(
-                    "cannot infer a distribution for {}: axes {first} and {second} would both be didx; annotate it",
-                    node.what
-                ),
-            );
-            return false;
+        for parallel_type in ParallelType::DEVICE {
+            let sharded: Vec<_> = (0..node.axes.len())
+                .filter(|&axis| node.axes[axis] == Some(parallel_type))
+                .collect();
+            if let [first, second, ..] = sharded[..] {
+                emit_error(
+                    node.location,
+                    &format!(
+                        "cannot infer a distribution for {}: axes {first} and {second} would both be {}; annotate it",
+                        node.what,
+                        parallel_type.keyword()
+                    ),
+                );
+                return false;
+            }
         }
     }
 

@@ -26,6 +26,7 @@
 //! ```
 
 use super::axis_map;
+use super::mesh::{self, Mesh};
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
@@ -54,11 +55,10 @@ impl HirPass for VerifySharding {
     }
 }
 
-/// Mesh name to number of devices.
-type Meshes = HashMap<String, usize>;
+type Meshes = HashMap<String, Mesh>;
 
 fn verify_module(module: OperationRef) -> bool {
-    let meshes = axis_map::meshes(module);
+    let meshes = mesh::meshes(module);
     let mut ok = true;
     module.walk(WalkOrder::PreOrder, |op| {
         ok &= verify_op(&op, &meshes);
@@ -84,7 +84,7 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
         );
         return false;
     }
-    let Some(&devices) = meshes.get(&dist.mesh) else {
+    let Some(mesh) = meshes.get(&dist.mesh) else {
         emit_error(
             location,
             &format!(
@@ -94,13 +94,32 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
         );
         return false;
     };
-    if let Some(axis) = dist.find(ParallelType::DIDx) {
-        let extent = axis_map::shape(r#type).map_or(-1, |shape| shape[axis]);
-        if extent <= 0 || extent % devices as i64 != 0 {
+    for parallel_type in ParallelType::DEVICE {
+        let Some(axis) = dist.find(parallel_type) else {
+            continue;
+        };
+        let keyword = parallel_type.keyword();
+        let Some(parts) = mesh.parts(parallel_type) else {
             emit_error(
                 location,
                 &format!(
-                    "{what}: didx axis {axis} has extent {extent}, not a multiple of the {devices} devices of mesh '@{}'",
+                    "{what}: {keyword} axis {axis} needs a 2-D mesh, and mesh '@{}' has one axis",
+                    dist.mesh
+                ),
+            );
+            return false;
+        };
+        let extent = axis_map::shape(r#type).map_or(-1, |shape| shape[axis]);
+        if extent <= 0 || extent % parts != 0 {
+            let along = if mesh.shape.len() > 1 {
+                format!(" along its {keyword} axis")
+            } else {
+                String::new()
+            };
+            emit_error(
+                location,
+                &format!(
+                    "{what}: {keyword} axis {axis} has extent {extent}, not a multiple of the {parts} devices of mesh '@{}'{along}",
                     dist.mesh
                 ),
             );
@@ -230,18 +249,22 @@ fn verify_stream_slices(op: &OperationRef, meshes: &Meshes) -> bool {
         let Some(dist) = Dist::of_type(operand.r#type()) else {
             continue;
         };
-        let Some(axis) = dist.find(ParallelType::DIDx) else {
+        let Some(axis) = (0..dist.axes.len()).find(|&axis| dist.axes[axis].is_device()) else {
             continue;
         };
         let extent = axis_map::shape(operand.r#type()).map_or(0, |shape| shape[axis]);
-        let devices = meshes.get(&dist.mesh).copied().unwrap_or(0) as i64;
+        let devices = meshes
+            .get(&dist.mesh)
+            .and_then(|mesh| mesh.parts(dist.axes[axis]))
+            .unwrap_or(0);
         if axes[axis] == Some(stream) && extent != devices {
             emit_error(
                 op.location(),
                 &format!(
-                    "'{}' streams result axis {stream} over operand #{index}'s didx axis {axis}, which is split ({extent} over {devices} devices); \
-                     a stream axis slices one index per iteration, so a didx axis it maps to must have the mesh's extent",
-                    ir::name(op)
+                    "'{}' streams result axis {stream} over operand #{index}'s {keyword} axis {axis}, which is split ({extent} over {devices} devices); \
+                     a stream axis slices one index per iteration, so a {keyword} axis it maps to must have the mesh's extent",
+                    ir::name(op),
+                    keyword = dist.axes[axis].keyword()
                 ),
             );
             return false;

@@ -88,7 +88,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         if !Op::CommAllgather.is(&allgather) {
             return None;
         }
-        let devices = ir::whole_mesh_size(allgather.attribute("team").ok()?)?;
+        let devices = ir::whole_mesh_size(&allgather)?;
         let axis = usize::try_from(ir::integer_attribute(&allgather, "axis").unwrap_or(0)).ok()?;
         let output = allgather.operand(1).ok()?;
         let wait = ir::sole_wait(allgather)?;

@@ -99,7 +99,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         if !Op::CommReduceScatter.is(&reduce_scatter) {
             return None;
         }
-        let devices = ir::whole_mesh_size(reduce_scatter.attribute("team").ok()?)?;
+        let devices = ir::whole_mesh_size(&reduce_scatter)?;
         let axis =
             usize::try_from(ir::integer_attribute(&reduce_scatter, "axis").unwrap_or(0)).ok()?;
         let input = reduce_scatter.operand(0).ok()?;

@@ -594,3 +594,30 @@ func.func @f(%a: memref<8xf32>, %b: memref<4294967296x4294967296x8xf32>) {
   comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<4294967296x4294967296x8xf32>
   return
 }
+
+// -----
+
+// Several teams have one size, which divides the ranks listed.
+func.func @f(%a: memref<1x8xf32>, %b: memref<2x8xf32>) {
+  // expected-error @+1 {{'comm.allgather' op team_size 3 does not divide the 4 ranks of the teams}}
+  %0 = "comm.allgather"(%a, %b) <{axis = 0 : i64, backend = 0 : i32, team = array<i64: 0, 1, 2, 3>, team_size = 3 : i64}> : (memref<1x8xf32>, memref<2x8xf32>) -> !comm.request
+  return
+}
+
+// -----
+
+// A rooted collective runs within one team.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'comm.broadcast' op has a root, so it runs within one team, not several}}
+  %0 = comm.broadcast %a into %b root 0 team [[0, 1], [2, 3]] : memref<8xf32> into memref<8xf32>
+  return
+}
+
+// -----
+
+// An allgather over teams of 2 doubles its axis, whatever the number of teams.
+func.func @f(%a: memref<1x8xf32>, %b: memref<4x8xf32>) {
+  // expected-error @+1 {{'comm.allgather' op team size 2 times input extent 1 along axis 0 is not the output extent 4}}
+  %0 = comm.allgather %a into %b team [[0, 1], [2, 3]] : memref<1x8xf32> into memref<4x8xf32>
+  return
+}

@@ -5,6 +5,18 @@
 // in the generic form. Default values (`axis 0`, `on nccl`) are elided when
 // printed.
 
+// Collectives within several teams (a 2-D mesh's rows or columns).
+// CHECK-LABEL: func.func @teams
+// CHECK-NEXT: comm.allgather %{{.*}} into %{{.*}} axis 1 team {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]] : memref<2x1x8xf32> into memref<2x4x8xf32>
+// CHECK-NEXT: comm.allreduce %{{.*}} into %{{.*}} sum team {{\[}}[0, 4], [1, 5], [2, 6], [3, 7]] : memref<8xf32> into memref<8xf32>
+// CHECK-NEXT: comm.reduce_scatter %{{.*}} into %{{.*}} sum axis 1 team {{\[}}[0, 1], [2, 3]] : memref<2x4x8xf32> into memref<2x2x8xf32>
+func.func @teams(%a: memref<2x1x8xf32>, %g: memref<2x4x8xf32>, %v: memref<8xf32>, %w: memref<8xf32>, %s: memref<2x2x8xf32>) {
+  %0 = comm.allgather %a into %g axis 1 team [[0, 1, 2, 3], [4, 5, 6, 7]] : memref<2x1x8xf32> into memref<2x4x8xf32>
+  %1 = comm.allreduce %v into %w sum team [[0, 4], [1, 5], [2, 6], [3, 7]] : memref<8xf32> into memref<8xf32>
+  %2 = comm.reduce_scatter %g into %s sum axis 1 team [[0, 1], [2, 3]] : memref<2x4x8xf32> into memref<2x2x8xf32>
+  return
+}
+
 // Allgather with the default axis, an explicit axis, and a written default.
 // CHECK-LABEL: func.func @allgather
 // CHECK-SAME: ([[A:%.*]]: memref<1x256x1024xbf16>, [[G:%.*]]: memref<4x256x1024xbf16>, [[H:%.*]]: memref<1x1024x1024xbf16>)

@@ -60,3 +60,12 @@ func.func @f(%a: memref<8xf32>, %b: memref<8xf32>, %i: i64) {
   %0 = comm.broadcast %a into %b root %i team [0, 1] : memref<8xf32> into memref<8xf32>
   return
 }
+
+// -----
+
+// Several teams have one size.
+func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{teams differ in size}}
+  %0 = comm.allreduce %a into %b sum team [[0, 1], [2]] : memref<8xf32> into memref<8xf32>
+  return
+}

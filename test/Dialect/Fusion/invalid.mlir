@@ -489,3 +489,15 @@ func.func @f(%a: tensor<2305843009213693952x2xbf16>) -> tensor<23058430092136939
   %0 = fusion.neg %a : tensor<2305843009213693952x2xbf16> -> tensor<2305843009213693952x2xbf16>
   return %0 : tensor<2305843009213693952x2xbf16>
 }
+
+// -----
+
+// A 2-D mesh's shape covers its devices.
+// expected-error @+1 {{'fusion.mesh' op mesh shape must be [rows, columns] with rows * columns = 4 devices}}
+"fusion.mesh"() {sym_name = "m", devices = array<i64: 0, 1, 2, 3>, shape = array<i64: 3, 2>} : () -> ()
+
+// -----
+
+// At most one didy axis.
+// expected-error @+1 {{distribution has more than one 'didy' axis}}
+func.func private @f(tensor<2x2xf32, #fusion.dist<@m, [didy, didy]>>)

@@ -8,6 +8,12 @@
 fusion.mesh @tp = [0, 1, 2, 3]
 // CHECK: fusion.mesh @single = [7]
 fusion.mesh @single = [7]
+// A 2-D mesh is written as its rows.
+// CHECK: fusion.mesh @tp_dp = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
+fusion.mesh @tp_dp = [[0, 1, 2, 3], [4, 5, 6, 7]]
+// CHECK-LABEL: func.func private @didy
+// CHECK-SAME: tensor<2x8x4xf32, #fusion.dist<@tp_dp, [didy, didx, serial]>>
+func.func private @didy(tensor<2x8x4xf32, #fusion.dist<@tp_dp, [didy, didx, serial]>>)
 
 // Every parallel type, in encodings on arguments, results and op types.
 // CHECK-LABEL: func.func @set

@@ -19,7 +19,7 @@ use hir_abi::DType;
 use hir_runtime::npy;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
-use hir_tools::program::{self, Param, Signature};
+use hir_tools::program::{self, Param, Placement, Signature};
 use hir_tools::tensor::{self, Rng, Tensor};
 use hir_tools::{jit, reference};
 use melior::ir::Module;
@@ -551,10 +551,12 @@ fn rank_buffers(
     if signature.fusion {
         for (param, global) in signature.inputs.iter().zip(globals) {
             let local = match (&param.placement, position(param)) {
-                (Some(placement), Some(index)) if placement.didx.is_some() => {
-                    let axis = placement.didx.expect("checked");
-                    global.part(axis, index, placement.devices.len())
-                }
+                (Some(placement), Some(index)) => placement
+                    .splits(index)
+                    .into_iter()
+                    .fold(global.clone(), |local, (axis, parts, part)| {
+                        local.part(axis, part, parts)
+                    }),
                 _ => global.clone(),
             };
             buffers.push(Buffer::try_new(&local, param.dtype)?);
@@ -578,12 +580,12 @@ fn rank_buffers(
 
 /// An output as the ranks left it.
 struct Output {
-    /// Its global value: the `didx` slices in mesh order, or the first
-    /// device's copy.
+    /// Its global value: the split (`didx`, `didy`) slices joined in mesh
+    /// order, or the first device's copy.
     value: Tensor,
-    /// The other devices' copies of a replicated output (none for a `didx`
-    /// one), with the rank that holds each: every copy must agree, not only
-    /// the first.
+    /// The other replicas of the value (devices that differ along a mesh
+    /// axis it is not split over), each joined likewise, with the first rank
+    /// that holds it: every copy must agree, not only the first.
     copies: Vec<(usize, Tensor)>,
 }
 
@@ -594,29 +596,73 @@ fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
         .iter()
         .enumerate()
         .map(|(index, param)| {
-            let placement = param.placement.as_ref();
-            let devices: Vec<usize> =
-                placement.map_or_else(|| vec![0], |placement| placement.devices.clone());
-            let mut locals: Vec<(usize, Tensor)> = devices
-                .iter()
-                .map(|&device| (device, ranks[device].buffers[inputs + index].read()))
+            let Some(placement) = param.placement.as_ref() else {
+                return Output {
+                    value: ranks[0].buffers[inputs + index].read(),
+                    copies: Vec::new(),
+                };
+            };
+            // Replicas in order of their first device; in each, every device
+            // with its part along each split axis.
+            let mut replicas: Vec<(Vec<usize>, usize, Vec<Part>)> = Vec::new();
+            for (position, &device) in placement.devices.iter().enumerate() {
+                let splits = placement.splits(position);
+                let parts: Vec<usize> = splits.iter().map(|&(_, _, part)| part).collect();
+                let key = replica_key(placement, position);
+                let local = ranks[device].buffers[inputs + index].read();
+                match replicas.iter_mut().find(|(other, _, _)| *other == key) {
+                    Some((_, _, members)) => members.push((parts, local)),
+                    None => replicas.push((key, device, vec![(parts, local)])),
+                }
+            }
+            let splits: Vec<(usize, usize)> = placement
+                .splits(0)
+                .into_iter()
+                .map(|(axis, parts, _)| (axis, parts))
                 .collect();
-            match placement.and_then(|placement| placement.didx) {
-                Some(axis) => {
-                    let slices: Vec<Tensor> = locals.into_iter().map(|(_, local)| local).collect();
-                    Output {
-                        value: Tensor::concat(&slices, axis),
-                        copies: Vec::new(),
-                    }
-                }
-                None => {
-                    let (_, value) = locals.remove(0);
-                    Output {
-                        value,
-                        copies: locals,
-                    }
-                }
+            let mut joined = replicas
+                .into_iter()
+                .map(|(_, first, members)| (first, join(members, &splits)));
+            let (_, value) = joined.next().expect("a mesh has a device");
+            Output {
+                value,
+                copies: joined.collect(),
             }
         })
         .collect()
+}
+
+/// A device's local value with its part along each split axis.
+type Part = (Vec<usize>, Tensor);
+
+/// Which replica mesh position `position` holds: its coordinates along the
+/// mesh axes the value is not split over.
+fn replica_key(placement: &Placement, position: usize) -> Vec<usize> {
+    let columns = *placement.shape.last().expect("a mesh has an axis");
+    let mut key = Vec::new();
+    if placement.shape.len() > 1 && placement.didy.is_none() {
+        key.push(position / columns);
+    }
+    if placement.didx.is_none() {
+        key.push(position % columns);
+    }
+    key
+}
+
+/// The parts of one replica joined along each split axis in turn.
+fn join(members: Vec<Part>, splits: &[(usize, usize)]) -> Tensor {
+    let Some(&(axis, count)) = splits.first() else {
+        let (_, local) = members.into_iter().next().expect("a replica has a device");
+        return local;
+    };
+    let mut groups: Vec<Vec<Part>> = (0..count).map(|_| Vec::new()).collect();
+    for (mut parts, local) in members {
+        let part = parts.remove(0);
+        groups[part].push((parts, local));
+    }
+    let joined: Vec<Tensor> = groups
+        .into_iter()
+        .map(|group| join(group, &splits[1..]))
+        .collect();
+    Tensor::concat(&joined, axis)
 }

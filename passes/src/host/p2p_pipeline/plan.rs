@@ -314,7 +314,7 @@ pub(super) fn match_collective<'c, 'a>(
         )));
     }
     let team = op.attribute("team").expect("a collective has a team");
-    let size = whole_mesh(team).map_err(error)?;
+    let size = whole_mesh(&op).map_err(error)?;
     if !ir::runs_from_zero(&stream_loop.op, size) {
         return Err(error(format!(
             "the stream loop must run from 0 to {size} step 1, one step per rank of the team"
@@ -485,8 +485,14 @@ pub(super) fn collective_of(op: &OperationRef, axis: i64) -> Result<Collective, 
 
 /// The size of `team` if it is the whole mesh in order, `[0, 1, ..., D-1]`:
 /// the ring takes a position in the team to be the rank `host.rank` returns.
-pub(super) fn whole_mesh(team: Attribute) -> Result<i64, String> {
-    ir::whole_mesh_size(team).ok_or_else(|| {
+pub(super) fn whole_mesh(op: &OperationRef) -> Result<i64, String> {
+    ir::whole_mesh_size(op).ok_or_else(|| {
+        if op.has_attribute("team_size") {
+            return "it runs within several teams (a 2-D mesh's rows or columns); a ring \
+                    spans one team, the whole mesh"
+                .to_owned();
+        }
+        let team = op.attribute("team").expect("a collective has a team");
         let team = DenseI64ArrayAttribute::try_from(team).expect("a team is an i64 array");
         let ranks: Vec<i64> = (0..team.len())
             .map(|index| team.element(index).expect("in range"))
