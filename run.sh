@@ -8,9 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
 cargo build --release --locked
+# convert-shard-to-fusion imports the example written with upstream shard and
+# leaves the fusion ones as they are.
 for example in examples/*.mlir; do
   echo "== hir-lower $example"
-  target/release/hir-opt --hir-lower "$example"
+  target/release/hir-opt --convert-shard-to-fusion --hir-lower "$example"
 done
 echo "== hir-run: AG+matmul, collective pipeline (allgather per stream iteration)"
 target/release/hir-run -n 4 --check --iters 3 examples/ag_matmul.mlir

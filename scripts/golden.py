@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden host programs: what `hir-lower` prints for every example and every
-lit input, in each option set, kept under test/Golden/ so that a change to the
+lit input (a `shard` program after `convert-shard-to-fusion`), in each option set, kept under test/Golden/ so that a change to the
 passes that changes any of it shows as a diff (a refactor must show none, or
 explain each in its commit).
 
@@ -46,7 +46,9 @@ def inputs():
 def lowered(hir_opt, path):
     sections = []
     for options in OPTION_SETS:
-        pipeline = "builtin.module(hir-lower{%s})" % options
+        # convert-shard-to-fusion imports a program written with upstream
+        # shard and leaves every other as it is.
+        pipeline = "builtin.module(convert-shard-to-fusion,hir-lower{%s})" % options
         done = subprocess.run([hir_opt, "--split-input-file", f"--pass-pipeline={pipeline}",
                                str(path)], capture_output=True, text=True, timeout=120)
         text = done.stdout

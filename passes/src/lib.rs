@@ -13,6 +13,7 @@ mod patterns;
 mod pipeline;
 mod registry;
 mod rewrite;
+mod upstream;
 
 pub use registry::{
     HirPass, OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,

@@ -131,6 +131,13 @@ pub const CHUNKS: OptionInfo = OptionInfo {
 /// Every HIR pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
+        argument: conversion::shard_to_fusion::ARGUMENT,
+        description: "Import a program of upstream shard annotations over linalg and arith ops on tensors into fusion",
+        anchor: conversion::shard_to_fusion::ANCHOR,
+        options: &[],
+        create: |_| Ok(conversion::shard_to_fusion::create()),
+    },
+    PassInfo {
         argument: fusion::verify_sharding::ARGUMENT,
         description: "Check distributions against meshes and across each op",
         anchor: fusion::verify_sharding::ANCHOR,

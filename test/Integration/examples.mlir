@@ -22,6 +22,8 @@
 // Natural shapes: didx axes split into one contiguous slice per device
 // (Megatron's tensor- and sequence-parallel MLP, a row-parallel linear).
 // RUN: hir-run --check -n 4 %examples/tp_mlp.mlir | FileCheck %s
+// Written with upstream shard, imported by hir-run:
+// RUN: hir-run --check -n 4 %examples/shard_mlp.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --seed 3 %examples/row_parallel_allreduce.mlir | FileCheck %s
 
 // The P2P examples: the allgather along the stream axis whole before the

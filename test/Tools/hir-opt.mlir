@@ -16,12 +16,18 @@
 // DIALECTS-DAG: fusion
 // DIALECTS-DAG: host
 // DIALECTS-DAG: index
+// DIALECTS-DAG: linalg
 // DIALECTS-DAG: llvm
 // DIALECTS-DAG: memref
 // DIALECTS-DAG: scf
+// DIALECTS-DAG: shard
+// DIALECTS-DAG: tensor
 
 // HELP: --canonicalize
+// HELP: --convert-shard-to-fusion
 // HELP: --fusion-verify-sharding
+// HELP: --shard-partition
+// HELP: --sharding-propagation
 
 // TRUNCATED: truncated.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // UNKNOWN: unknown-op.mlir:3:8: error: custom op 'fusion.frobnicate' is unknown

@@ -394,6 +394,24 @@ fn run_pipeline(
     Ok(())
 }
 
+/// Imports a program written with upstream `shard` ops in place
+/// (`convert-shard-to-fusion`, then `fusion-propagate-sharding`, so that the
+/// entry's signature places every tensor); a fusion program or host IR is
+/// left as it is. Returns whether there was anything to import.
+pub fn import(context: &Context, module: &mut Module, print: bool) -> Result<bool> {
+    if !hir::passes::conversion::shard_to_fusion::imports(module.as_operation()) {
+        return Ok(false);
+    }
+    run_pipeline(
+        context,
+        module,
+        "convert-shard-to-fusion,fusion-propagate-sharding",
+        "import",
+        print,
+    )?;
+    Ok(true)
+}
+
 /// Lowers `module` in place: a fusion program to host IR (`hir-lower`),
 /// then host IR to the LLVM dialect, checking that nothing else is left.
 /// `hir_lower` holds the pipeline's options, e.g. `p2p=nccl num-streams=2`.

@@ -1,4 +1,5 @@
-//! Passes that change the level of the IR: `fusion` to `host` and `comm`;
+//! Passes that change the level of the IR: upstream `shard` programs to
+//! `fusion`; `fusion` to `host` and `comm`;
 //! `host` and `comm` ops to calls of the runtime's C ABI, then, with
 //! upstream passes, everything to the LLVM dialect ([`LLVM_PIPELINE`]).
 
@@ -7,6 +8,7 @@ pub mod fusion_to_host;
 pub mod host_to_llvm;
 mod runtime_calls;
 pub mod scope_loop_allocas;
+pub mod shard_to_fusion;
 
 use melior::pass::{conversion, memref};
 

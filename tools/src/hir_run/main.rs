@@ -137,7 +137,10 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
 /// The program parsed and verified, and its signature, checked against the
 /// options (`-n` against its meshes).
 fn load<'c>(context: &'c melior::Context, options: &Options) -> Result<(Module<'c>, Signature)> {
-    let module = program::parse(context, &options.program)?;
+    let mut module = program::parse(context, &options.program)?;
+    if program::import(context, &mut module, options.print_ir)? {
+        tracing::debug!("imported the shard program into fusion");
+    }
     let function = program::entry(&module)?;
     let signature = program::signature(&module, &function)?;
     if !signature.fusion {

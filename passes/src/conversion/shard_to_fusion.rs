@@ -1,0 +1,900 @@
+//! `convert-shard-to-fusion`: imports a program written with upstream MLIR's
+//! `shard` dialect (grids, shardings and `shard.shard` annotations on tensors
+//! of global shape) over `linalg` and `arith` ops on tensors into `fusion`,
+//! the form `hir-lower` lowers.
+//!
+//! - A `shard.grid` of rank 1 and size D becomes `fusion.mesh` of the same
+//!   name over devices `[0, ..., D-1]`: the grid's linear process index is
+//!   the position in the mesh.
+//! - A tensor's sharding becomes its `#fusion.dist` on the grid's mesh: a
+//!   tensor axis split along a grid axis is distributed (grid axis 0 of a 1-D
+//!   grid: `didx`, an outer split, device i holding slice i of D contiguous
+//!   slices), an axis not split is `serial`, so a replicated tensor
+//!   (`split_axes = [[]]`) is all `serial` on the mesh.
+//! - A value's sharding is that of its `shard.shard` annotation (without
+//!   `annotate_for_users`), else the one its `annotate_for_users` annotations
+//!   agree on; a value with none stays unannotated, for
+//!   `fusion-propagate-sharding`. An annotation that changes the sharding
+//!   becomes a `fusion.set` (a resharding); one that does not disappears.
+//! - `linalg.matmul` becomes `fusion.matmul` (`fusion.linear` with a
+//!   transposed B, `[N, K]`), `linalg.batch_matmul` a batched
+//!   `fusion.matmul`; a matmul into a value (rather than a `tensor.empty`
+//!   or a `linalg.fill` of zero) adds it. The elementwise named ops of
+//!   [`ELEMENTWISE`] and the `arith` ops on tensors become their fusion ops.
+//!   `tensor.empty` and `linalg.fill` are destinations only, and go.
+//! - Function signatures follow their arguments and returned values.
+//!
+//! What fusion cannot say is a located error, and the pass changes nothing:
+//! a grid of rank other than 1 (see [`grid_axis_type`]) or of dynamic shape;
+//! a tensor axis split along several grid axes, or into parts of different
+//! sizes (`sharded_dims_offsets` other than the even split, an extent the
+//! grid does not divide); halos; dynamic shapes; `shard` collectives (a
+//! program after `shard-partition`); any other op.
+//!
+//! ```mlir
+//! shard.grid @g(shape = 4)
+//! func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
+//!   %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+//!   %a1 = shard.shard %a to %s : tensor<64x32xf32>
+//!   %e = tensor.empty() : tensor<64x16xf32>
+//!   %c = linalg.matmul ins(%a1, %b : tensor<64x32xf32>, tensor<32x16xf32>)
+//!                      outs(%e : tensor<64x16xf32>) -> tensor<64x16xf32>
+//!   %c1 = shard.shard %c to %s : tensor<64x16xf32>
+//!   return %c1 : tensor<64x16xf32>
+//! }
+//! ```
+//! becomes
+//! ```mlir
+//! fusion.mesh @g = [0, 1, 2, 3]
+//! func.func @f(%a: tensor<64x32xf32, #fusion.dist<@g, [didx, serial]>>, %b: tensor<32x16xf32>)
+//!     -> tensor<64x16xf32, #fusion.dist<@g, [didx, serial]>> {
+//!   %c = fusion.matmul %a, %b : tensor<64x32xf32, #fusion.dist<@g, [didx, serial]>>,
+//!                               tensor<32x16xf32>
+//!                            -> tensor<64x16xf32, #fusion.dist<@g, [didx, serial]>>
+//!   return %c : tensor<64x16xf32, #fusion.dist<@g, [didx, serial]>>
+//! }
+//! ```
+
+use crate::HirPass;
+use crate::builders::Builder;
+use crate::diagnostics::{Emitted, error};
+use crate::fusion::axis_map;
+use crate::ir;
+use crate::ops::Op;
+use crate::rewrite;
+use crate::upstream::{shard, structured::linalg};
+use hir_dialects::{
+    dist::{Dist, ParallelType},
+    fusion,
+};
+use melior::{
+    Context,
+    dialect::ods::{arith, tensor},
+    ir::{
+        Attribute, BlockLike, OperationRef, RegionLike, Type, Value, ValueLike,
+        attribute::{
+            DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute, StringAttribute,
+            TypeAttribute,
+        },
+        operation::{OperationLike, OperationResult},
+        r#type::{FunctionType, RankedTensorType, ShapedTypeLike},
+    },
+};
+use std::collections::{HashMap, HashSet};
+
+/// The op the pass runs on: grids and meshes are symbols of the module.
+pub const ANCHOR: &str = crate::ops::MODULE;
+pub const ARGUMENT: &str = "convert-shard-to-fusion";
+
+/// Creates the pass (anchored on `builtin.module`).
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(ConvertShardToFusion)
+}
+
+/// An op's name, from its generated wrapper.
+type Name = fn() -> &'static str;
+
+/// The elementwise ops imported one to one: the upstream op and the fusion
+/// op it becomes. linalg's named ops take their inputs and a destination,
+/// whose value they do not read; `arith`'s take tensors directly.
+pub const ELEMENTWISE: &[(Name, Name)] = &[
+    (linalg::AddOperation::name, fusion::AddOperation::name),
+    (linalg::SubOperation::name, fusion::SubOperation::name),
+    (linalg::MulOperation::name, fusion::MulOperation::name),
+    (linalg::DivOperation::name, fusion::DivOperation::name),
+    (linalg::MaxOperation::name, fusion::MaxOperation::name),
+    (linalg::MinOperation::name, fusion::MinOperation::name),
+    (linalg::NegFOperation::name, fusion::NegOperation::name),
+    (linalg::ExpOperation::name, fusion::ExpOperation::name),
+    (linalg::TanhOperation::name, fusion::TanhOperation::name),
+    (linalg::AbsOperation::name, fusion::AbsOperation::name),
+    (linalg::RsqrtOperation::name, fusion::RsqrtOperation::name),
+    (arith::AddFOperation::name, fusion::AddOperation::name),
+    (arith::SubFOperation::name, fusion::SubOperation::name),
+    (arith::MulFOperation::name, fusion::MulOperation::name),
+    (arith::DivFOperation::name, fusion::DivOperation::name),
+    (arith::MaximumFOperation::name, fusion::MaxOperation::name),
+    (arith::MaxNumFOperation::name, fusion::MaxOperation::name),
+    (arith::MinimumFOperation::name, fusion::MinOperation::name),
+    (arith::MinNumFOperation::name, fusion::MinOperation::name),
+    (arith::NegFOperation::name, fusion::NegOperation::name),
+    (arith::TruncFOperation::name, fusion::CastOperation::name),
+    (arith::ExtFOperation::name, fusion::CastOperation::name),
+];
+
+/// `shard`'s communication ops: what `shard-partition` makes, which a
+/// program of global tensors does not hold.
+const COLLECTIVES: &[Name] = &[
+    shard::AllGatherOperation::name,
+    shard::AllReduceOperation::name,
+    shard::AllSliceOperation::name,
+    shard::AllToAllOperation::name,
+    shard::BroadcastOperation::name,
+    shard::GatherOperation::name,
+    shard::RecvOperation::name,
+    shard::ReduceOperation::name,
+    shard::ReduceScatterOperation::name,
+    shard::ScatterOperation::name,
+    shard::SendOperation::name,
+    shard::ShiftOperation::name,
+    shard::UpdateHaloOperation::name,
+];
+
+/// The parallel type of the tensor axes split along axis `axis` of a grid
+/// of rank `rank`: the one place that says how grid axes become mesh axes.
+/// Fusion meshes are 1-D (one list of devices, `didx`), so only a 1-D grid
+/// imports; an N-D mesh adds its parallel types here.
+pub fn grid_axis_type(rank: usize, axis: usize) -> Option<ParallelType> {
+    match (rank, axis) {
+        (1, 0) => Some(ParallelType::DIDx),
+        _ => None,
+    }
+}
+
+/// Whether `module` holds anything the pass imports: a grid, or a function
+/// with an op it converts (a fusion program and host IR hold none).
+pub fn imports(module: OperationRef) -> bool {
+    ir::body(module).iter().any(|op| {
+        is(op, shard::GridOperation::name)
+            || (Op::FuncFunc.is(op) && ir::nested(*op).iter().any(imported))
+    })
+}
+
+struct ConvertShardToFusion;
+
+impl HirPass for ConvertShardToFusion {
+    fn run(&mut self, module: OperationRef) -> bool {
+        let context = module.context();
+        // SAFETY: `context` lives through the run, the only place the reference is used.
+        let context = unsafe { context.to_ref() };
+        convert_module(context, module).is_ok()
+    }
+}
+
+/// The most devices a grid may have: its mesh lists each of them in the IR
+/// (hir-run runs at most 1024 ranks).
+const MAX_DEVICES: i64 = 1 << 16;
+
+/// A grid as fusion sees it: the size of each of its axes.
+type Grids = HashMap<String, Vec<i64>>;
+
+fn convert_module<'c>(context: &'c Context, module: OperationRef<'c, '_>) -> Result<(), Emitted> {
+    let mut grids = Grids::new();
+    let mut failed = false;
+    for op in ir::body(module) {
+        if is(&op, shard::GridOperation::name) {
+            match grid(&op) {
+                Ok((name, shape)) => {
+                    grids.insert(name, shape);
+                }
+                Err(Emitted) => failed = true,
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    for function in ir::body(module) {
+        if Op::FuncFunc.is(&function) {
+            match plan_function(context, function, &grids) {
+                Ok(Some(plan)) => plans.push((function, plan)),
+                Ok(None) => {}
+                Err(Emitted) => failed = true,
+            }
+        }
+    }
+    if failed {
+        return Err(Emitted);
+    }
+    // Nothing has changed so far; from here on nothing fails.
+    for op in ir::body(module) {
+        if is(&op, shard::GridOperation::name) {
+            let name = symbol(&op);
+            let devices: Vec<i64> = (0..grids[&name].iter().product()).collect();
+            let mesh = fusion::MeshOperation::builder(context, op.location())
+                .sym_name(StringAttribute::new(context, &name))
+                .devices(DenseI64ArrayAttribute::new(context, &devices).into())
+                .build();
+            Builder::before(context, op).insert(mesh);
+            rewrite::rewriter(op).as_rewriter_base().erase_op(op);
+        }
+    }
+    for (function, plan) in plans {
+        convert_function(context, function, plan);
+    }
+    Ok(())
+}
+
+/// Whether `op` is the op `name` names.
+fn is(op: &OperationRef, name: Name) -> bool {
+    op.name().as_string_ref().as_str() == Ok(name())
+}
+
+/// The symbol an op defines (`sym_name`).
+fn symbol(op: &OperationRef) -> String {
+    op.attribute("sym_name")
+        .ok()
+        .and_then(|attr| StringAttribute::try_from(attr).ok())
+        .map(|attr| attr.value().to_owned())
+        .unwrap_or_default()
+}
+
+/// The name and shape of a `shard.grid` fusion can hold, or an error.
+fn grid(op: &OperationRef) -> Result<(String, Vec<i64>), Emitted> {
+    let name = symbol(op);
+    let shape = dense_i64(op.attribute("shape").ok());
+    let written = shape
+        .iter()
+        .map(|&extent| {
+            if extent < 0 {
+                "?".to_owned()
+            } else {
+                extent.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("x");
+    if shape.iter().any(|&extent| extent < 0) {
+        return error(
+            op.location(),
+            format!(
+                "grid '@{name}' has a dynamic shape ({written}); fusion meshes have a fixed number of devices"
+            ),
+        );
+    }
+    let devices = shape
+        .iter()
+        .try_fold(1i64, |devices, &extent| devices.checked_mul(extent))
+        .filter(|&devices| devices <= MAX_DEVICES);
+    if !matches!(devices, Some(1..)) {
+        return error(
+            op.location(),
+            format!(
+                "grid '@{name}' of shape {written} is not imported: a fusion mesh lists between 1 and {MAX_DEVICES} devices"
+            ),
+        );
+    }
+    if (0..shape.len()).any(|axis| grid_axis_type(shape.len(), axis).is_none()) {
+        return error(
+            op.location(),
+            format!(
+                "grid '@{name}' has rank {} (shape {written}); only grids of rank 1 import, as fusion meshes are 1-D",
+                shape.len()
+            ),
+        );
+    }
+    Ok((name, shape))
+}
+
+/// The values of a dense i64 array attribute (empty if absent).
+fn dense_i64(attribute: Option<Attribute>) -> Vec<i64> {
+    attribute
+        .and_then(|attribute| DenseI64ArrayAttribute::try_from(attribute).ok())
+        .map(|array| {
+            (0..array.len())
+                .map(|index| array.element(index).expect("in range"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A value's key in the maps of a plan.
+fn key(value: Value) -> usize {
+    value.to_raw().ptr as usize
+}
+
+/// What the conversion does with one op of a function.
+enum Step {
+    /// Kept as is (`func.return`, scalar `arith.constant`).
+    Keep,
+    /// Erased once its users are converted: `shard.sharding`, destinations
+    /// (`tensor.empty`, `linalg.fill` and their annotations).
+    Drop,
+    /// A `shard.shard` of a value: the value, resharded if the sharding changes.
+    Annotation,
+    /// The fusion op `target` of the operands `inputs`; with `accumulate`,
+    /// plus that operand (a matmul into a value).
+    Compute {
+        target: &'static str,
+        inputs: Vec<usize>,
+        accumulate: Option<usize>,
+    },
+}
+
+/// What the conversion of one function does: the distribution of each
+/// value that has one, and a step for each op of the body.
+struct Plan<'c, 'a> {
+    dists: HashMap<usize, Dist>,
+    steps: Vec<(OperationRef<'c, 'a>, Step)>,
+}
+
+/// Reads a function and says how it converts, or emits why it cannot;
+/// `None` for a function with nothing to import (a fusion program).
+fn plan_function<'c, 'a>(
+    context: &'c Context,
+    function: OperationRef<'c, 'a>,
+    grids: &Grids,
+) -> Result<Option<Plan<'c, 'a>>, Emitted> {
+    let Some(entry) = function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+    else {
+        return Ok(None);
+    };
+    if !ir::nested(function).iter().any(imported) {
+        return Ok(None);
+    }
+    let ops: Vec<_> = ir::block_ops(entry).collect();
+    let mut failed = false;
+    let dists = match dists(context, &ops, grids) {
+        Ok(dists) => dists,
+        Err(Emitted) => {
+            failed = true;
+            HashMap::new()
+        }
+    };
+    if entry.next_in_region().is_some() {
+        return error(
+            function.location(),
+            "a function of several blocks is not imported: fusion functions have one",
+        );
+    }
+    let mut destinations = Destinations::default();
+    let mut steps = Vec::new();
+    for op in ops {
+        match step(&op, &mut destinations) {
+            Ok(step) => steps.push((op, step)),
+            Err(Emitted) => failed = true,
+        }
+    }
+    if failed {
+        return Err(Emitted);
+    }
+    Ok(Some(Plan { dists, steps }))
+}
+
+/// Whether `op` is one the pass imports (not `func.return` or a constant,
+/// which fusion functions hold too).
+fn imported(op: &OperationRef) -> bool {
+    [
+        shard::ShardingOperation::name,
+        shard::ShardOperation::name,
+        tensor::EmptyOperation::name,
+        linalg::FillOperation::name,
+        linalg::MatmulOperation::name,
+        linalg::BatchMatmulOperation::name,
+    ]
+    .iter()
+    .chain(COLLECTIVES)
+    .chain(ELEMENTWISE.iter().map(|(source, _)| source))
+    .any(|&name| is(op, name))
+        && (op.result_count() != 1 || is_tensor(op.result(0).expect("one result").r#type()))
+}
+
+/// Values that hold no data the program computed: `tensor.empty`,
+/// `linalg.fill` and their annotations, read only as destinations; `zero`
+/// those known to be zero (a fill of 0.0), or undefined (empty), into which a
+/// matmul is a product.
+#[derive(Default)]
+struct Destinations {
+    all: HashSet<usize>,
+    zero: HashSet<usize>,
+}
+
+/// The step of one op, or an error.
+fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emitted> {
+    let name = ir::name(op);
+    let result_is_destination = |destinations: &mut Destinations, zero: bool| {
+        let result = key(op.result(0).expect("one result").into());
+        destinations.all.insert(result);
+        if zero {
+            destinations.zero.insert(result);
+        }
+    };
+    if is(op, shard::ShardingOperation::name) {
+        return Ok(Step::Drop);
+    }
+    if is(op, shard::ShardOperation::name) {
+        let input = key(op.operand(0).expect("an input"));
+        if destinations.all.contains(&input) {
+            let zero = destinations.zero.contains(&input);
+            result_is_destination(destinations, zero);
+            return Ok(Step::Drop);
+        }
+        return Ok(Step::Annotation);
+    }
+    if is(op, tensor::EmptyOperation::name) {
+        result_is_destination(destinations, true);
+        return Ok(Step::Drop);
+    }
+    if is(op, linalg::FillOperation::name) {
+        let zero = op
+            .operand(0)
+            .ok()
+            .and_then(|value| OperationResult::try_from(value).ok())
+            .filter(|result| Op::ArithConstant.is(&result.owner()))
+            .and_then(|result| result.owner().attribute("value").ok())
+            .and_then(|value| FloatAttribute::try_from(value).ok())
+            .is_some_and(|value| value.value() == 0.0);
+        result_is_destination(destinations, zero);
+        return Ok(Step::Drop);
+    }
+    if COLLECTIVES.iter().any(|&collective| is(op, collective)) {
+        return error(
+            op.location(),
+            format!(
+                "'{name}' is an op of a partitioned program: import the program of global tensors, before shard-partition"
+            ),
+        );
+    }
+    if Op::FuncReturn.is(op) {
+        reads_no_destination(
+            op,
+            &(0..op.operand_count()).collect::<Vec<_>>(),
+            destinations,
+        )?;
+        return Ok(Step::Keep);
+    }
+    if Op::ArithConstant.is(op) {
+        if is_tensor(op.result(0).expect("one result").r#type()) {
+            return error(
+                op.location(),
+                "a tensor constant is not imported: fusion has no op that makes a tensor",
+            );
+        }
+        return Ok(Step::Keep);
+    }
+    let on_tensors =
+        op.result_count() == 1 && is_tensor(op.result(0).expect("one result").r#type());
+    if is(op, linalg::MatmulOperation::name) || is(op, linalg::BatchMatmulOperation::name) {
+        if !on_tensors {
+            return error(
+                op.location(),
+                format!("'{name}' on buffers is not imported: fusion ops take and make tensors"),
+            );
+        }
+        return matmul(op, destinations);
+    }
+    if let Some(&(_, target)) = ELEMENTWISE.iter().find(|(source, _)| is(op, *source)) {
+        let inputs: Vec<usize> = match hir_dialects::destination(op) {
+            Some(destination) => (0..op.operand_count())
+                .filter(|&operand| operand != destination)
+                .collect(),
+            None => (0..op.operand_count()).collect(),
+        };
+        if !on_tensors {
+            return error(
+                op.location(),
+                format!(
+                    "'{name}' on scalars or buffers is not imported: fusion ops take and make tensors"
+                ),
+            );
+        }
+        reads_no_destination(op, &inputs, destinations)?;
+        return Ok(Step::Compute {
+            target: target(),
+            inputs,
+            accumulate: None,
+        });
+    }
+    error(
+        op.location(),
+        format!(
+            "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
+        ),
+    )
+}
+
+fn is_tensor(r#type: Type) -> bool {
+    RankedTensorType::try_from(r#type).is_ok()
+}
+
+/// An error if one of `operands` of `op` is a destination (its value is
+/// nothing the program computed, so there is nothing to read).
+fn reads_no_destination(
+    op: &OperationRef,
+    operands: &[usize],
+    destinations: &Destinations,
+) -> Result<(), Emitted> {
+    for &operand in operands {
+        let value = op.operand(operand).expect("in range");
+        if destinations.all.contains(&key(value)) {
+            return error(
+                op.location(),
+                format!(
+                    "operand #{operand} of '{}' is the value of a tensor.empty or linalg.fill, which import only as destinations: fusion has no op that makes a tensor",
+                    ir::name(op)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The step of a `linalg.matmul` or `linalg.batch_matmul`.
+fn matmul(op: &OperationRef, destinations: &Destinations) -> Result<Step, Emitted> {
+    let name = ir::name(op);
+    let context = op.context();
+    // SAFETY: the context outlives this call, the only place it is used.
+    let context = unsafe { context.to_ref() };
+    let maps = op.attribute("indexing_maps").ok();
+    let parse = |text: &str| Attribute::parse(context, text);
+    let target = if is(op, linalg::MatmulOperation::name) {
+        let plain = parse(
+            "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]",
+        );
+        let transposed = parse(
+            "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]",
+        );
+        match maps {
+            None => fusion::MatmulOperation::name(),
+            Some(maps) if Some(maps) == plain => fusion::MatmulOperation::name(),
+            Some(maps) if Some(maps) == transposed => fusion::LinearOperation::name(),
+            Some(maps) => {
+                return error(
+                    op.location(),
+                    format!(
+                        "'{name}' with indexing maps {maps} is not imported: only A[M, K] @ B[K, N] and A[M, K] @ B[N, K]^T"
+                    ),
+                );
+            }
+        }
+    } else {
+        let plain = parse(
+            "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]",
+        );
+        if let Some(maps) = maps
+            && Some(maps) != plain
+        {
+            return error(
+                op.location(),
+                format!(
+                    "'{name}' with indexing maps {maps} is not imported: only A[B, M, K] @ B[B, K, N]"
+                ),
+            );
+        }
+        fusion::MatmulOperation::name()
+    };
+    let destination = hir_dialects::destination(op).expect("linalg's matmuls have one init");
+    let inputs: Vec<usize> = (0..op.operand_count())
+        .filter(|&operand| operand != destination)
+        .collect();
+    reads_no_destination(op, &inputs, destinations)?;
+    let elements: Vec<Type> = op.operands().map(|value| element(value.r#type())).collect();
+    if elements.iter().any(|&other| other != elements[0]) {
+        return error(
+            op.location(),
+            format!(
+                "'{name}' mixes element types: fusion's matmul reads and writes one element type"
+            ),
+        );
+    }
+    let init = key(op.operand(destination).expect("in range"));
+    let accumulate = if destinations.zero.contains(&init) {
+        None
+    } else if destinations.all.contains(&init) {
+        return error(
+            op.location(),
+            format!(
+                "'{name}' accumulates into a linalg.fill of a value other than 0.0, which is not imported"
+            ),
+        );
+    } else {
+        Some(destination)
+    };
+    Ok(Step::Compute {
+        target,
+        inputs,
+        accumulate,
+    })
+}
+
+fn element(r#type: Type) -> Type {
+    RankedTensorType::try_from(r#type)
+        .expect("linalg's operands here are tensors")
+        .element()
+}
+
+/// The distribution of each value of `ops` that has one: a `shard.shard`
+/// result has its sharding; another value, that of its annotation, else
+/// the one its annotations for users agree on.
+fn dists<'c>(
+    context: &'c Context,
+    ops: &[OperationRef<'c, '_>],
+    grids: &Grids,
+) -> Result<HashMap<usize, Dist>, Emitted> {
+    let mut dists = HashMap::new();
+    let mut own: HashMap<usize, (Dist, OperationRef)> = HashMap::new();
+    let mut for_users: HashMap<usize, (Vec<Dist>, OperationRef)> = HashMap::new();
+    let mut failed = false;
+    for op in ops.iter().filter(|op| is(op, shard::ShardOperation::name)) {
+        let input = op.operand(0).expect("an input");
+        let result: Value = op.result(0).expect("a result").into();
+        let dist = match sharding_dist(op, grids) {
+            Ok(dist) => dist,
+            Err(Emitted) => {
+                failed = true;
+                continue;
+            }
+        };
+        dists.insert(key(result), dist.clone());
+        let annotated = OperationResult::try_from(input)
+            .is_ok_and(|input| is(&input.owner(), shard::ShardOperation::name));
+        if annotated {
+            continue;
+        }
+        if op.attribute("annotate_for_users").is_ok() {
+            for_users
+                .entry(key(input))
+                .or_insert_with(|| (Vec::new(), *op))
+                .0
+                .push(dist);
+        } else if let Some((first, _)) = own.get(&key(input)) {
+            if *first != dist {
+                return error(
+                    op.location(),
+                    format!(
+                        "the value is annotated with two shardings, {} and {}; shard leaves this undefined",
+                        first.to_attribute(context),
+                        dist.to_attribute(context)
+                    ),
+                );
+            }
+        } else {
+            own.insert(key(input), (dist, *op));
+        }
+    }
+    if failed {
+        return Err(Emitted);
+    }
+    for (value, (users, first)) in for_users {
+        if own.contains_key(&value) {
+            continue;
+        }
+        if let Some(other) = users.iter().find(|dist| **dist != users[0]) {
+            return error(
+                first.location(),
+                format!(
+                    "the value has no sharding of its own and its users want two, {} and {}: annotate it (shard.shard without annotate_for_users), or run sharding-propagation first",
+                    users[0].to_attribute(context),
+                    other.to_attribute(context)
+                ),
+            );
+        }
+        dists.insert(value, users[0].clone());
+    }
+    dists.extend(own.into_iter().map(|(value, (dist, _))| (value, dist)));
+    Ok(dists)
+}
+
+/// The distribution a `shard.shard` gives its tensor, or an error.
+fn sharding_dist(op: &OperationRef, grids: &Grids) -> Result<Dist, Emitted> {
+    let input = op.operand(0).expect("an input");
+    let Some(shape) = axis_map::shape(input.r#type()) else {
+        return error(
+            op.location(),
+            format!(
+                "a tensor of dynamic shape ({}) is not imported: fusion tensors have static shapes",
+                input.r#type()
+            ),
+        );
+    };
+    let sharding = op
+        .operand(1)
+        .ok()
+        .and_then(|value| OperationResult::try_from(value).ok())
+        .map(|result| result.owner())
+        .filter(|owner| is(owner, shard::ShardingOperation::name));
+    let Some(sharding) = sharding else {
+        return error(
+            op.location(),
+            "the sharding is not a shard.sharding op of the function, which is all that imports",
+        );
+    };
+    let grid = sharding
+        .attribute("grid")
+        .ok()
+        .and_then(|attr| FlatSymbolRefAttribute::try_from(attr).ok())
+        .map(|attr| attr.value().to_owned())
+        .unwrap_or_default();
+    // Grids that do not import have had their error.
+    let Some(grid_shape) = grids.get(&grid) else {
+        return Err(Emitted);
+    };
+    if sharding.operand_count() > 0 {
+        return error(
+            sharding.location(),
+            "a sharding with dynamic halo sizes or offsets is not imported",
+        );
+    }
+    if dense_i64(sharding.attribute("static_halo_sizes").ok())
+        .iter()
+        .any(|&size| size != 0)
+    {
+        return error(
+            sharding.location(),
+            "a sharding with halos is not imported: fusion's shards do not overlap",
+        );
+    }
+    let split_axes = hir_dialects::shard::split_axes(&sharding).expect("a shard.sharding");
+    if split_axes.len() > shape.len() {
+        return error(
+            op.location(),
+            format!(
+                "the sharding splits {} axes of a tensor of rank {}",
+                split_axes.len(),
+                shape.len()
+            ),
+        );
+    }
+    let mut axes = vec![ParallelType::Serial; shape.len()];
+    let mut split_extents = Vec::new();
+    for (axis, grid_axes) in split_axes.iter().enumerate() {
+        let parallel_type = match grid_axes[..] {
+            [] => continue,
+            [grid_axis] => grid_axis_type(grid_shape.len(), grid_axis as usize),
+            _ => None,
+        };
+        let Some(parallel_type) = parallel_type else {
+            return error(
+                sharding.location(),
+                format!(
+                    "tensor axis {axis} is split along grid axes {grid_axes:?}: fusion splits an axis along one grid axis"
+                ),
+            );
+        };
+        let parts: i64 = grid_axes
+            .iter()
+            .map(|&grid_axis| grid_shape[grid_axis as usize])
+            .product();
+        if shape[axis] % parts != 0 {
+            return error(
+                op.location(),
+                format!(
+                    "tensor axis {axis} of extent {} does not split evenly over the {parts} devices of grid '@{grid}': fusion's shards have one size",
+                    shape[axis]
+                ),
+            );
+        }
+        axes[axis] = parallel_type;
+        split_extents.push((shape[axis], parts));
+    }
+    let offsets = dense_i64(sharding.attribute("static_sharded_dims_offsets").ok());
+    if !offsets.is_empty() {
+        let even: Vec<i64> = split_extents
+            .iter()
+            .flat_map(|&(extent, parts)| {
+                (0..=parts).map(move |part| (part as i128 * extent as i128 / parts as i128) as i64)
+            })
+            .collect();
+        if offsets != even {
+            return error(
+                op.location(),
+                format!(
+                    "sharded_dims_offsets {offsets:?} split the tensor unevenly: fusion's shards have one size (the even split is {even:?})"
+                ),
+            );
+        }
+    }
+    Ok(Dist { mesh: grid, axes })
+}
+
+/// Converts one function as `plan` says (nothing fails any more).
+fn convert_function<'c>(context: &'c Context, function: OperationRef<'c, '_>, plan: Plan<'c, '_>) {
+    let rewriter = rewrite::rewriter(function);
+    let rewriter = rewriter.as_rewriter_base();
+    let typed = |value: Value<'c, '_>| match plan.dists.get(&key(value)) {
+        Some(dist) => axis_map::with_dist(context, value.r#type(), dist),
+        None => value.r#type(),
+    };
+    let entry = function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+        .expect("a planned function has a body");
+    for index in 0..entry.argument_count() {
+        let argument = entry.argument(index).expect("in range");
+        argument.set_type(typed(argument.into()));
+    }
+    let mut dropped = Vec::new();
+    for (op, step) in plan.steps {
+        match step {
+            Step::Keep => {}
+            Step::Drop => dropped.push(op),
+            Step::Annotation => {
+                let input = op.operand(0).expect("an input");
+                let r#type = typed(op.result(0).expect("a result").into());
+                let value = if input.r#type() == r#type {
+                    input
+                } else {
+                    Builder::before(context, op).value(
+                        fusion::SetOperation::builder(context, op.location())
+                            .input(input)
+                            .result(r#type)
+                            .build(),
+                    )
+                };
+                rewriter.replace_op_with_values(op, &[value]);
+            }
+            Step::Compute {
+                target,
+                inputs,
+                accumulate,
+            } => {
+                let r#type = typed(op.result(0).expect("a result").into());
+                let builder = Builder::before(context, op);
+                let operands: Vec<Value> = inputs
+                    .iter()
+                    .map(|&operand| op.operand(operand).expect("in range"))
+                    .collect();
+                let mut value = crate::builders::result(builder.op(
+                    target,
+                    op.location(),
+                    &operands,
+                    &[],
+                    &[r#type],
+                ));
+                if let Some(init) = accumulate {
+                    let init = op.operand(init).expect("in range");
+                    value = crate::builders::result(builder.op(
+                        fusion::AddOperation::name(),
+                        op.location(),
+                        &[init, value],
+                        &[],
+                        &[r#type],
+                    ));
+                }
+                rewriter.replace_op_with_values(op, &[value]);
+            }
+        }
+    }
+    // The scalar constants that only the dropped fills read go with them.
+    let mut constants: Vec<OperationRef> = dropped
+        .iter()
+        .flat_map(|op| op.operands())
+        .filter_map(|value| OperationResult::try_from(value).ok())
+        .map(|result| result.owner())
+        .filter(|owner| Op::ArithConstant.is(owner))
+        .collect();
+    constants.dedup();
+    for op in dropped.into_iter().rev() {
+        rewriter.erase_op(op);
+    }
+    for constant in constants {
+        if rewrite::is_trivially_dead(constant) {
+            rewriter.erase_op(constant);
+        }
+    }
+    let results: Vec<Type> = ir::block_ops(entry)
+        .find(|op| Op::FuncReturn.is(op))
+        .map(|ret| ret.operands().map(|value| value.r#type()).collect())
+        .unwrap_or_default();
+    let inputs: Vec<Type> = (0..entry.argument_count())
+        .map(|index| entry.argument(index).expect("in range").r#type())
+        .collect();
+    rewrite::set_attribute(
+        &rewriter,
+        function,
+        "function_type",
+        TypeAttribute::new(FunctionType::new(context, &inputs, &results).into()).into(),
+    );
+}
