@@ -84,3 +84,14 @@ func.func @f(%a: tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>
   %y = fusion.matmul %a, %w : tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>, tensor<1x16x4xf32, #fusion.dist<@one, [didx, serial, serial]>> -> tensor<4x8x4xf32>
   return %y : tensor<4x8x4xf32>
 }
+
+// -----
+
+// Or didy, on a mesh of one row of one device.
+fusion.mesh @one = [[0]]
+func.func @f(%a: tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>,
+             %w: tensor<1x16x4xf32, #fusion.dist<@one, [didy, serial, serial]>>) -> tensor<4x8x4xf32> {
+  // expected-error @+1 {{operand #1 of 'fusion.matmul' is didy on axis 0, which the op broadcasts}}
+  %y = fusion.matmul %a, %w : tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>, tensor<1x16x4xf32, #fusion.dist<@one, [didy, serial, serial]>> -> tensor<4x8x4xf32>
+  return %y : tensor<4x8x4xf32>
+}

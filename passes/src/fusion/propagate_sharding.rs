@@ -17,7 +17,7 @@
 //!   is `serial`;
 //! - a matmul's batch axis of extent 1 that the op broadcasts along a longer
 //!   result axis is tied to nothing: every device reads it whole, so it is
-//!   `serial`, and an operand annotated `didx` on it is an error.
+//!   `serial`, and an operand annotated `didx` or `didy` on it is an error.
 //!
 //! Annotated values are never changed. A value that two neighbours give
 //! different distributions is an error, as is a value that would get two
@@ -406,7 +406,7 @@ fn propagate<'c>(
     if graph.constraints.is_empty() && !annotated {
         return true;
     }
-    if !broadcast_axes_are_not_didx(&graph) {
+    if !broadcast_axes_are_not_split(&graph) {
         return false;
     }
     graph.solve(meshes);
@@ -487,10 +487,11 @@ fn propagate<'c>(
     true
 }
 
-/// Whether no annotated operand is `didx` on an axis its op broadcasts (a
-/// matmul's batch axis of extent 1 against a longer result axis): such an
-/// axis is read whole by every device; else an error at the op.
-fn broadcast_axes_are_not_didx(graph: &Graph) -> bool {
+/// Whether no annotated operand is split over devices (`didx`, `didy`) on
+/// an axis its op broadcasts (a matmul's batch axis of extent 1 against a
+/// longer result axis): such an axis is read whole by every device; else an
+/// error at the op.
+fn broadcast_axes_are_not_split(graph: &Graph) -> bool {
     for constraint in &graph.constraints {
         let op = constraint.op;
         let broadcast = hir_dialects::broadcast_axes(&op).unwrap_or_default();
@@ -499,7 +500,7 @@ fn broadcast_axes_are_not_didx(graph: &Graph) -> bool {
                 continue;
             };
             let Some(axis) = (0..dist.axes.len()).find(|&axis| {
-                dist.axes[axis] == ParallelType::DIDx
+                dist.axes[axis].is_device()
                     && broadcast
                         .get(operand)
                         .is_some_and(|axes| axes.get(axis) == Some(&true))
@@ -509,10 +510,11 @@ fn broadcast_axes_are_not_didx(graph: &Graph) -> bool {
             emit_error(
                 op.location(),
                 &format!(
-                    "operand #{operand} of '{}' is didx on axis {axis}, which the op broadcasts \
+                    "operand #{operand} of '{}' is {} on axis {axis}, which the op broadcasts \
                      (extent 1 read for every index of the result's axis): a broadcast axis is \
                      whole on every device; make it serial",
-                    ir::name(&op)
+                    ir::name(&op),
+                    dist.axes[axis].keyword()
                 ),
             );
             return false;
