@@ -26,6 +26,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/tp_dp_mlp.mlir | FileCheck %s --check-prefix=TP_DP_MLP
 // The example written with upstream shard, once imported:
 // RUN: hir-opt --convert-shard-to-fusion --fusion-verify-sharding %examples/shard_mlp.mlir | FileCheck %s --check-prefix=SHARD_MLP
+// RUN: hir-opt --convert-shard-to-fusion --fusion-verify-sharding %examples/shard_tp_dp_mlp.mlir | FileCheck %s --check-prefix=SHARD_TP_DP_MLP
 
 // AG_LINEAR: fusion.mesh
 // AG_LINEAR-LABEL: func.func @ag_linear
@@ -151,6 +152,13 @@
 // SHARD_MLP: fusion.tanh
 // SHARD_MLP: fusion.linear
 // SHARD_MLP: return
+
+// SHARD_TP_DP_MLP: fusion.mesh @tp_dp = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
+// SHARD_TP_DP_MLP-LABEL: func.func @shard_tp_dp_mlp
+// SHARD_TP_DP_MLP: fusion.matmul
+// SHARD_TP_DP_MLP: fusion.tanh
+// SHARD_TP_DP_MLP: fusion.matmul
+// SHARD_TP_DP_MLP: return
 
 // TP_DP_MLP: fusion.mesh @tp_dp = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
 // TP_DP_MLP-LABEL: func.func @tp_dp_mlp

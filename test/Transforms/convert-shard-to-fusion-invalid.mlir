@@ -2,8 +2,18 @@
 // say, and ops it does not import.
 // RUN: hir-opt %s -split-input-file -verify-diagnostics --convert-shard-to-fusion
 
-// expected-error @+1 {{grid '@g' has rank 2 (shape 2x4); only grids of rank 1 import, as fusion meshes are 1-D}}
+// expected-error @+1 {{grid '@g' has rank 3 (shape 2x2x2); only grids of rank 1 and 2 import, as fusion meshes have one or two axes}}
+shard.grid @g(shape = 2x2x2)
+
+// -----
+
 shard.grid @g(shape = 2x4)
+func.func @two_grid_axes(%a: tensor<16xf32>) {
+  // expected-error @+1 {{tensor axis 0 is split along grid axes [0, 1]: fusion splits an axis along one grid axis}}
+  %s = shard.sharding @g split_axes = [[0, 1]] : !shard.sharding
+  %a1 = shard.shard %a to %s : tensor<16xf32>
+  return
+}
 
 // -----
 

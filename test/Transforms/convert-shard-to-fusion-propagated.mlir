@@ -50,3 +50,31 @@ func.func @mlp(%x: tensor<8x32xf32>, %w1: tensor<32x64xf32>, %w2: tensor<64x32xf
   %y1 = shard.shard %y to %replicated : tensor<8x32xf32>
   return %y1 : tensor<8x32xf32>
 }
+
+// -----
+
+// The same layer on a 2x4 grid (TP=4 over the columns, DP=2 over the rows).
+// CHECK:       fusion.mesh @tp_dp = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
+// CHECK-LABEL: func.func @tp_dp_mlp
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<16x32xf32, #fusion.dist<@tp_dp, [didy, serial]>>, %[[W1:[^:]+]]: tensor<32x64xf32, #fusion.dist<@tp_dp, [serial, didx]>>, %[[W2:[^:]+]]: tensor<64x32xf32, #fusion.dist<@tp_dp, [didx, serial]>>)
+// CHECK-SAME:  -> tensor<16x32xf32, #fusion.dist<@tp_dp, [didy, serial]>>
+// CHECK-NEXT:  %[[H:.*]] = fusion.matmul %[[X]], %[[W1]] : {{.*}} -> tensor<16x64xf32, #fusion.dist<@tp_dp, [didy, didx]>>
+// CHECK-NEXT:  %[[T:.*]] = fusion.tanh %[[H]]
+// CHECK-NEXT:  %[[Y:.*]] = fusion.matmul %[[T]], %[[W2]] : {{.*}} -> tensor<16x32xf32, #fusion.dist<@tp_dp, [didy, serial]>>
+// CHECK-NEXT:  return %[[Y]]
+shard.grid @tp_dp(shape = 2x4)
+func.func @tp_dp_mlp(%x: tensor<16x32xf32>, %w1: tensor<32x64xf32>, %w2: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  %batch = shard.sharding @tp_dp split_axes = [[0]] : !shard.sharding
+  %columns = shard.sharding @tp_dp split_axes = [[], [1]] : !shard.sharding
+  %rows = shard.sharding @tp_dp split_axes = [[1]] : !shard.sharding
+  %x1 = shard.shard %x to %batch : tensor<16x32xf32>
+  %w1s = shard.shard %w1 to %columns : tensor<32x64xf32>
+  %w2s = shard.shard %w2 to %rows : tensor<64x32xf32>
+  %e1 = tensor.empty() : tensor<16x64xf32>
+  %h = linalg.matmul ins(%x1, %w1s : tensor<16x32xf32>, tensor<32x64xf32>) outs(%e1 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %t = linalg.tanh ins(%h : tensor<16x64xf32>) outs(%e1 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %e2 = tensor.empty() : tensor<16x32xf32>
+  %y = linalg.matmul ins(%t, %w2s : tensor<16x64xf32>, tensor<64x32xf32>) outs(%e2 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y1 = shard.shard %y to %batch : tensor<16x32xf32>
+  return %y1 : tensor<16x32xf32>
+}

@@ -159,6 +159,25 @@ func.func @even_offsets(%a: tensor<4x12xf32>, %b: tensor<6xf32>) {
 
 // -----
 
+// A 2-D grid is a mesh of rows: its axis 0 (the rows) splits as didy, its
+// axis 1 (the columns) as didx; shard's linear process index is row-major,
+// as the mesh's rows are.
+// CHECK:       fusion.mesh @g = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
+// CHECK-LABEL: func.func @grid_2d
+// CHECK-SAME:  (%{{[^:]+}}: tensor<4x8xf32, #fusion.dist<@g, [didy, didx]>>, %{{[^:]+}}: tensor<4x8xf32, #fusion.dist<@g, [didx, didy]>>, %{{[^:]+}}: tensor<8xf32, #fusion.dist<@g, [serial]>>)
+shard.grid @g(shape = 2x4)
+func.func @grid_2d(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<8xf32>) {
+  %rows_columns = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %columns_rows = shard.sharding @g split_axes = [[1], [0]] : !shard.sharding
+  %replicated = shard.sharding @g split_axes = [[]] : !shard.sharding
+  %a1 = shard.shard %a to %rows_columns : tensor<4x8xf32>
+  %b1 = shard.shard %b to %columns_rows : tensor<4x8xf32>
+  %c1 = shard.shard %c to %replicated : tensor<8xf32>
+  return
+}
+
+// -----
+
 // A fusion program has nothing to import: it is left as it is.
 // CHECK:       fusion.mesh @tp = [0, 1]
 // CHECK-LABEL: func.func @fusion

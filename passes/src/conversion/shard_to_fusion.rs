@@ -3,14 +3,17 @@
 //! of global shape) over `linalg` and `arith` ops on tensors into `fusion`,
 //! the form `hir-lower` lowers.
 //!
-//! - A `shard.grid` of rank 1 and size D becomes `fusion.mesh` of the same
-//!   name over devices `[0, ..., D-1]`: the grid's linear process index is
-//!   the position in the mesh.
+//! - A `shard.grid` of D devices becomes `fusion.mesh` of the same name over
+//!   devices `[0, ..., D-1]`: the grid's linear process index is the
+//!   position in the mesh. A 2-D grid `R x C` is the mesh of R rows of C
+//!   (shard's linear index is row-major, as fusion's rows are).
 //! - A tensor's sharding becomes its `#fusion.dist` on the grid's mesh: a
-//!   tensor axis split along a grid axis is distributed (grid axis 0 of a 1-D
-//!   grid: `didx`, an outer split, device i holding slice i of D contiguous
-//!   slices), an axis not split is `serial`, so a replicated tensor
-//!   (`split_axes = [[]]`) is all `serial` on the mesh.
+//!   tensor axis split along a grid axis is distributed as
+//!   [`grid_axis_type`] says (`didx` along the only axis of a 1-D grid or
+//!   the columns of a 2-D one, `didy` along the rows), an outer split, device
+//!   i along that axis holding slice i of contiguous slices; an axis not
+//!   split is `serial`, so a replicated tensor (`split_axes = [[]]`) is all
+//!   `serial` on the mesh.
 //! - A value's sharding is that of its `shard.shard` annotation (without
 //!   `annotate_for_users`), else the one its `annotate_for_users` annotations
 //!   agree on; a value with none stays unannotated, for
@@ -25,7 +28,7 @@
 //! - Function signatures follow their arguments and returned values.
 //!
 //! What fusion cannot say is a located error, and the pass changes nothing:
-//! a grid of rank other than 1 (see [`grid_axis_type`]) or of dynamic shape;
+//! a grid of rank above 2 (see [`grid_axis_type`]) or of dynamic shape;
 //! a tensor axis split along several grid axes, or into parts of different
 //! sizes (`sharded_dims_offsets` other than the even split, an extent the
 //! grid does not divide); halos; dynamic shapes; `shard` collectives (a
@@ -142,11 +145,13 @@ const COLLECTIVES: &[Name] = &[
 
 /// The parallel type of the tensor axes split along axis `axis` of a grid
 /// of rank `rank`: the one place that says how grid axes become mesh axes.
-/// Fusion meshes are 1-D (one list of devices, `didx`), so only a 1-D grid
-/// imports; an N-D mesh adds its parallel types here.
+/// Fusion meshes have one or two axes: `didx` splits over the last (the
+/// columns of a 2-D mesh), `didy` over the one before (its rows); a grid of
+/// higher rank does not import.
 pub fn grid_axis_type(rank: usize, axis: usize) -> Option<ParallelType> {
     match (rank, axis) {
-        (1, 0) => Some(ParallelType::DIDx),
+        (1, 0) | (2, 1) => Some(ParallelType::DIDx),
+        (2, 0) => Some(ParallelType::DIDy),
         _ => None,
     }
 }
@@ -208,11 +213,18 @@ fn convert_module<'c>(context: &'c Context, module: OperationRef<'c, '_>) -> Res
     for op in ir::body(module) {
         if is(&op, shard::GridOperation::name) {
             let name = symbol(&op);
-            let devices: Vec<i64> = (0..grids[&name].iter().product()).collect();
+            let shape = &grids[&name];
+            let devices: Vec<i64> = (0..shape.iter().product()).collect();
             let mesh = fusion::MeshOperation::builder(context, op.location())
                 .sym_name(StringAttribute::new(context, &name))
-                .devices(DenseI64ArrayAttribute::new(context, &devices).into())
-                .build();
+                .devices(DenseI64ArrayAttribute::new(context, &devices).into());
+            // A 1-D mesh is its list of devices; a 2-D one has rows.
+            let mesh = match shape[..] {
+                [_] => mesh.build(),
+                _ => mesh
+                    .shape(DenseI64ArrayAttribute::new(context, shape).into())
+                    .build(),
+            };
             Builder::before(context, op).insert(mesh);
             rewrite::rewriter(op).as_rewriter_base().erase_op(op);
         }
@@ -276,7 +288,7 @@ fn grid(op: &OperationRef) -> Result<(String, Vec<i64>), Emitted> {
         return error(
             op.location(),
             format!(
-                "grid '@{name}' has rank {} (shape {written}); only grids of rank 1 import, as fusion meshes are 1-D",
+                "grid '@{name}' has rank {} (shape {written}); only grids of rank 1 and 2 import, as fusion meshes have one or two axes",
                 shape.len()
             ),
         );
