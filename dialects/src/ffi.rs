@@ -112,5 +112,5 @@ unsafe extern "C" {
     pub fn hirRegisterUpstreamPasses();
     pub fn hirRegisterLLVMTranslations(context: MlirContext);
     pub fn hirOptMain(argc: c_int, argv: *mut *mut c_char) -> c_int;
-    pub fn hirFindParserCrash(source: MlirStringRef) -> isize;
+    pub fn hirFindParserCrash(source: MlirStringRef, what: *mut MlirStringRef) -> isize;
 }

@@ -54,11 +54,15 @@
 // COPIES: result0: relative error {{.*}}: ok
 // COPIES-NEXT: result0 (rank 2's copy): relative error 1.000e0 (tolerance 1e-4 for f32): MISMATCH
 
-// Text MLIR 22's parser crashes on (a dense array of index) is refused first,
-// by hir-run and by hir-opt.
+// Text MLIR 22's parser crashes on (a dense array of index, a linalg
+// permutation or dimensions list that is not 64-bit integers) is refused
+// first, by hir-run and by hir-opt.
 // RUN: not hir-run %S/Inputs/index_dense_array.mlir 2>&1 | FileCheck %s --check-prefix=INDEX-ARRAY
 // RUN: not hir-opt %S/Inputs/index_dense_array.mlir 2>&1 | FileCheck %s --check-prefix=INDEX-ARRAY
-// INDEX-ARRAY: index_dense_array.mlir{{:?}} {{(error: )?}}a dense array of 'index' at byte {{[0-9]+}} (array<index: ...>), which MLIR 22's parser crashes on and no HIR op takes
+// INDEX-ARRAY: index_dense_array.mlir{{:?}} {{(error: )?}}a dense array of 'index' (array<index: ...>, which no HIR op takes) at byte {{[0-9]+}}, which MLIR 22's parser crashes on
+// RUN: not hir-run %S/Inputs/linalg_bad_permutation.mlir 2>&1 | FileCheck %s --check-prefix=LINALG-LIST
+// RUN: not hir-opt %S/Inputs/linalg_bad_permutation.mlir 2>&1 | FileCheck %s --check-prefix=LINALG-LIST
+// LINALG-LIST: linalg_bad_permutation.mlir{{:?}} {{(error: )?}}a 'permutation' list that is not 64-bit integers (linalg.transpose) at byte {{[0-9]+}}, which MLIR 22's parser crashes on
 
 // A program is a regular file of bounded size: a device is refused before it is read.
 // RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE

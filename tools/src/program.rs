@@ -177,17 +177,27 @@ fn check_file(path: &Path) -> Result<()> {
 
 /// An error when `bytes` hold text MLIR 22's parser would crash on.
 fn refuse_parser_crash(bytes: &[u8], name: &str) -> Result<()> {
-    // SAFETY: the string reference lives through the call, which only reads it.
+    let mut what = mlir_sys::MlirStringRef {
+        data: std::ptr::null(),
+        length: 0,
+    };
+    // SAFETY: the string reference lives through the call, which only reads
+    // it, and `what` is written only with a static string.
     let crash = unsafe {
-        hir::dialects::ffi::hirFindParserCrash(mlir_sys::MlirStringRef {
-            data: bytes.as_ptr().cast(),
-            length: bytes.len(),
-        })
+        hir::dialects::ffi::hirFindParserCrash(
+            mlir_sys::MlirStringRef {
+                data: bytes.as_ptr().cast(),
+                length: bytes.len(),
+            },
+            &mut what,
+        )
     };
     if crash >= 0 {
+        // SAFETY: on a hit, `what` is a static string of the C API.
+        let what = unsafe { StringRef::from_raw(what) };
         bail!(
-            "{name}: a dense array of 'index' at byte {crash} (array<index: ...>), which MLIR 22's \
-             parser crashes on and no HIR op takes"
+            "{name}: {} at byte {crash}, which MLIR 22's parser crashes on",
+            what.as_str().unwrap_or("text")
         );
     }
     Ok(())
