@@ -75,20 +75,19 @@ intptr_t hirFindParserCrash(MlirStringRef source, MlirStringRef *what) {
     }
   }
   // linalg.transpose, linalg.broadcast and linalg.reduce parse `permutation
-  // = [...]` or `dimensions = [...]` as a dense i64 array, and set the
-  // attribute without checking that it parsed.
+  // = [...]` or `dimensions = [...]` after their `outs(...)` as a dense i64
+  // array, and set the attribute without checking that it parsed.
   for (llvm::StringRef keyword : {"permutation", "dimensions"}) {
     for (size_t at = text.text.find(keyword); at != llvm::StringRef::npos;
          at = text.text.find(keyword, at + 1)) {
-      bool word = at == 0 || !(std::isalnum(static_cast<unsigned char>(text.text[at - 1])) ||
-                               text.text[at - 1] == '_');
-      if (!word || text.inComment(at))
+      llvm::StringRef before = text.text.take_front(at).rtrim();
+      if (!before.ends_with(")") || text.inComment(at))
         continue;
       size_t next = text.skipSpace(at + keyword.size());
       if (next >= text.text.size() || text.text[next] != '=')
         continue;
       next = text.skipSpace(next + 1);
-      if (next < text.text.size() && text.text[next] == '[' && !text.isI64List(next)) {
+      if (next >= text.text.size() || text.text[next] != '[' || !text.isI64List(next)) {
         *what = wrap(keyword == "permutation"
                          ? llvm::StringRef("a 'permutation' list that is not 64-bit integers "
                                            "(linalg.transpose)")

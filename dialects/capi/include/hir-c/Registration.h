@@ -97,10 +97,11 @@ MLIR_CAPI_EXPORTED int hirOptMain(int argc, char **argv);
 /* The byte offset in `source` of text MLIR 22's parser crashes on, or -1;
    `what` then names it (a static string). Two patterns: a dense array of
    `index` (`array<index: ...>`; the parser asks the element type for a bit
-   width `index` does not have), which no HIR op takes; and a `permutation
-   = [...]` or `dimensions = [...]` list that is not 64-bit integer literals
-   (linalg.transpose, broadcast and reduce set the attribute their parse
-   failed to make). Text in a `//` comment does not count. Tools check their
+   width `index` does not have), which no HIR op takes; and, after a `)`
+   (linalg.transpose's, broadcast's and reduce's `outs(...)`), a
+   `permutation =` or `dimensions =` not followed by a list of 64-bit
+   integer literals (their parsers set the attribute their parse failed to
+   make). Text in a `//` comment does not count. Tools check their
    input with it before parsing. */
 MLIR_CAPI_EXPORTED intptr_t hirFindParserCrash(MlirStringRef source, MlirStringRef *what);
 
