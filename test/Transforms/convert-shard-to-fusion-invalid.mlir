@@ -212,3 +212,23 @@ func.func @nested(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+func.func @elementwise_log(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.elementwise' of kind #linalg.elementwise_kind<log> is not imported: fusion has no such op}}
+  %l = linalg.elementwise kind=#linalg.elementwise_kind<log> ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %l : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{a 'linalg.elementwise' that transposes or broadcasts (indexing maps other than identities) is not imported}}
+  %s = linalg.elementwise kind=#linalg.elementwise_kind<add>
+         indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>]
+         ins(%a, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}

@@ -115,6 +115,29 @@ func.func @reshard(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
+// linalg.elementwise of a kind fusion has, with identity maps (the default,
+// or written out).
+// CHECK-LABEL: func.func @elementwise_kinds
+// CHECK-SAME:  (%[[A:[^:]+]]: tensor<4x8xf32, #fusion.dist<@g, [didx, serial]>>, %[[B:[^:]+]]: tensor<4x8xf32>)
+// CHECK-NEXT:  %[[E:.*]] = fusion.exp %[[A]] : tensor<4x8xf32, #fusion.dist<@g, [didx, serial]>> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[M:.*]] = fusion.max %[[E]], %[[B]] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[N:.*]] = fusion.neg %[[M]]
+// CHECK-NEXT:  return %[[N]]
+shard.grid @g(shape = 2)
+func.func @elementwise_kinds(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %a1 = shard.shard %a to %s : tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %x = linalg.elementwise kind=#linalg.elementwise_kind<exp> ins(%a1 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.elementwise kind=#linalg.elementwise_kind<max_signed>
+         indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>]
+         ins(%x, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = linalg.elementwise kind=#linalg.elementwise_kind<negf> ins(%m : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
 // A matmul with B transposed ([N, K]) is a linear; batch_matmul a batched
 // matmul. A matmul into a zero fill is the product (fill and constant go);
 // into a value, the product plus that value.

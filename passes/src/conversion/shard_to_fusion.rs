@@ -22,8 +22,9 @@
 //! - `linalg.matmul` becomes `fusion.matmul` (`fusion.linear` with a
 //!   transposed B, `[N, K]`), `linalg.batch_matmul` a batched
 //!   `fusion.matmul`; a matmul into a value (rather than a `tensor.empty`
-//!   or a `linalg.fill` of zero) adds it. The elementwise named ops of
-//!   [`ELEMENTWISE`] and the `arith` ops on tensors become their fusion ops.
+//!   or a `linalg.fill` of zero) adds it. The elementwise named ops and
+//!   `arith` ops on tensors of [`ELEMENTWISE`], and `linalg.elementwise` of
+//!   the kinds of [`ELEMENTWISE_KINDS`], become their fusion ops.
 //!   `tensor.empty` and `linalg.fill` are destinations only, and go.
 //! - Function signatures follow their arguments and returned values.
 //!
@@ -123,6 +124,22 @@ pub const ELEMENTWISE: &[(Name, Name)] = &[
     (arith::NegFOperation::name, fusion::NegOperation::name),
     (arith::TruncFOperation::name, fusion::CastOperation::name),
     (arith::ExtFOperation::name, fusion::CastOperation::name),
+];
+
+/// The kinds of `linalg.elementwise` imported, and the fusion op each
+/// becomes (`max_signed`/`min_signed` are `maximumf`/`minimumf` on floats).
+pub const ELEMENTWISE_KINDS: &[(&str, Name)] = &[
+    ("exp", fusion::ExpOperation::name),
+    ("abs", fusion::AbsOperation::name),
+    ("negf", fusion::NegOperation::name),
+    ("rsqrt", fusion::RsqrtOperation::name),
+    ("tanh", fusion::TanhOperation::name),
+    ("add", fusion::AddOperation::name),
+    ("sub", fusion::SubOperation::name),
+    ("mul", fusion::MulOperation::name),
+    ("div", fusion::DivOperation::name),
+    ("max_signed", fusion::MaxOperation::name),
+    ("min_signed", fusion::MinOperation::name),
 ];
 
 /// `shard`'s communication ops: what `shard-partition` makes, which a
@@ -394,6 +411,7 @@ fn imported(op: &OperationRef) -> bool {
         linalg::FillOperation::name,
         linalg::MatmulOperation::name,
         linalg::BatchMatmulOperation::name,
+        linalg::ElementwiseOperation::name,
     ]
     .iter()
     .chain(COLLECTIVES)
@@ -486,7 +504,15 @@ fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emit
         }
         return matmul(op, destinations);
     }
-    if let Some(&(_, target)) = ELEMENTWISE.iter().find(|(source, _)| is(op, *source)) {
+    let target = if is(op, linalg::ElementwiseOperation::name) {
+        Some(elementwise_kind(op)?)
+    } else {
+        ELEMENTWISE
+            .iter()
+            .find(|(source, _)| is(op, *source))
+            .map(|(_, target)| target())
+    };
+    if let Some(target) = target {
         let inputs: Vec<usize> = match hir_dialects::destination(op) {
             Some(destination) => (0..op.operand_count())
                 .filter(|&operand| operand != destination)
@@ -503,7 +529,7 @@ fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emit
         }
         reads_no_destination(op, &inputs, destinations)?;
         return Ok(Step::Compute {
-            target: target(),
+            target,
             inputs,
             accumulate: None,
         });
@@ -514,6 +540,42 @@ fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emit
             "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
         ),
     )
+}
+
+/// The fusion op a `linalg.elementwise` becomes: the one of its `kind` in
+/// [`ELEMENTWISE_KINDS`], on operands of the result's shape (identity
+/// indexing maps, the default), or an error.
+fn elementwise_kind(op: &OperationRef) -> Result<&'static str, Emitted> {
+    let context = op.context();
+    // SAFETY: the context outlives this call, the only place it is used.
+    let context = unsafe { context.to_ref() };
+    let kind = op.attribute("kind").ok();
+    let Some(&(_, target)) = ELEMENTWISE_KINDS.iter().find(|(name, _)| {
+        kind == Attribute::parse(context, &format!("#linalg.elementwise_kind<{name}>"))
+    }) else {
+        let kind = kind.map(|kind| kind.to_string()).unwrap_or_default();
+        return error(
+            op.location(),
+            format!("'linalg.elementwise' of kind {kind} is not imported: fusion has no such op"),
+        );
+    };
+    let rank = axis_map::shape(op.result(0).expect("one result").r#type())
+        .map(|shape| shape.len())
+        .unwrap_or_default();
+    let dims: Vec<String> = (0..rank).map(|axis| format!("d{axis}")).collect();
+    let identity = format!("affine_map<({0}) -> ({0})>", dims.join(", "));
+    let identities = format!("[{}]", vec![identity; op.operand_count()].join(", "));
+    let maps = op.attribute("indexing_maps").ok();
+    if maps.is_some()
+        && maps != Attribute::parse(context, "[]")
+        && maps != Attribute::parse(context, &identities)
+    {
+        return error(
+            op.location(),
+            "a 'linalg.elementwise' that transposes or broadcasts (indexing maps other than identities) is not imported",
+        );
+    }
+    Ok(target())
 }
 
 fn is_tensor(r#type: Type) -> bool {
