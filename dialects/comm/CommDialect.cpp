@@ -1,5 +1,6 @@
 //===- CommDialect.cpp - the comm dialect: registration and verifiers -----===//
 #include "comm/CommDialect.h"
+#include "common/RowsSyntax.h"
 #include "common/Verify.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,57 +24,18 @@ using namespace hir::comm;
 static ParseResult parseTeams(OpAsmParser &parser, DenseI64ArrayAttr &team,
                               IntegerAttr &teamSize) {
   SmallVector<int64_t> ranks;
-  auto parseRank = [&]() -> ParseResult {
-    int64_t rank;
-    if (parser.parseInteger(rank))
-      return failure();
-    ranks.push_back(rank);
-    return success();
-  };
-  llvm::SMLoc start = parser.getCurrentLocation();
-  if (parser.parseLSquare())
+  std::optional<int64_t> size;
+  if (parseRows(parser, ranks, size, "teams differ in size"))
     return failure();
-  if (succeeded(parser.parseOptionalLSquare())) {
-    SmallVector<size_t> sizes;
-    do {
-      size_t before = ranks.size();
-      if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
-        return failure();
-      sizes.push_back(ranks.size() - before);
-    } while (succeeded(parser.parseOptionalComma()) && succeeded(parser.parseLSquare()));
-    if (parser.parseRSquare())
-      return failure();
-    if (llvm::any_of(sizes, [&](size_t size) { return size != sizes.front(); }))
-      return parser.emitError(start, "teams differ in size");
-    teamSize = IntegerAttr::get(IntegerType::get(parser.getContext(), 64), sizes.front());
-  } else if (failed(parser.parseOptionalRSquare())) {
-    if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
-      return failure();
-  }
   team = DenseI64ArrayAttr::get(parser.getContext(), ranks);
+  if (size)
+    teamSize = IntegerAttr::get(IntegerType::get(parser.getContext(), 64), *size);
   return success();
 }
 
 static void printTeams(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr team,
                        IntegerAttr teamSize) {
-  ArrayRef<int64_t> ranks = team.asArrayRef();
-  // The verifier makes `teamSize` divide the list; anything else prints flat.
-  int64_t size = teamSize ? teamSize.getInt() : 0;
-  if (size <= 0 || ranks.size() % size != 0) {
-    printer << "[";
-    llvm::interleaveComma(ranks, printer);
-    printer << "]";
-    return;
-  }
-  printer << "[";
-  for (size_t start = 0; start < ranks.size(); start += size) {
-    if (start)
-      printer << ", ";
-    printer << "[";
-    llvm::interleaveComma(ranks.slice(start, size), printer);
-    printer << "]";
-  }
-  printer << "]";
+  printRows(printer, team.asArrayRef(), teamSize ? teamSize.getInt() : 0);
 }
 
 #define GET_OP_CLASSES

@@ -1,5 +1,6 @@
 //===- FusionDialect.cpp - the fusion dialect: registration and verifiers -===//
 #include "fusion/FusionDialect.h"
+#include "common/RowsSyntax.h"
 #include "common/Verify.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,59 +27,19 @@ static LogicalResult verifyElementwise(Operation *op, bool sameElementType = tru
 static ParseResult parseMeshDevices(OpAsmParser &parser, DenseI64ArrayAttr &devices,
                                    DenseI64ArrayAttr &shape) {
   SmallVector<int64_t> ranks;
-  auto parseRank = [&]() -> ParseResult {
-    int64_t rank;
-    if (parser.parseInteger(rank))
-      return failure();
-    ranks.push_back(rank);
-    return success();
-  };
-  llvm::SMLoc start = parser.getCurrentLocation();
-  if (parser.parseLSquare())
+  std::optional<int64_t> columns;
+  if (parseRows(parser, ranks, columns, "mesh rows differ in size"))
     return failure();
-  if (succeeded(parser.parseOptionalLSquare())) {
-    SmallVector<size_t> sizes;
-    do {
-      size_t before = ranks.size();
-      if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
-        return failure();
-      sizes.push_back(ranks.size() - before);
-    } while (succeeded(parser.parseOptionalComma()) && succeeded(parser.parseLSquare()));
-    if (parser.parseRSquare())
-      return failure();
-    if (llvm::any_of(sizes, [&](size_t size) { return size != sizes.front(); }))
-      return parser.emitError(start, "mesh rows differ in size");
-    shape = DenseI64ArrayAttr::get(parser.getContext(),
-                                   {static_cast<int64_t>(sizes.size()),
-                                    static_cast<int64_t>(sizes.front())});
-  } else if (failed(parser.parseOptionalRSquare())) {
-    if (parser.parseCommaSeparatedList(parseRank) || parser.parseRSquare())
-      return failure();
-  }
   devices = DenseI64ArrayAttr::get(parser.getContext(), ranks);
+  if (columns)
+    shape = DenseI64ArrayAttr::get(parser.getContext(),
+                                   {static_cast<int64_t>(ranks.size()) / *columns, *columns});
   return success();
 }
 
 static void printMeshDevices(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr devices,
                              DenseI64ArrayAttr shape) {
-  ArrayRef<int64_t> ranks = devices.asArrayRef();
-  // The verifier makes a shape describe the devices; anything else prints flat.
-  int64_t columns = shape && shape.size() == 2 ? shape[1] : 0;
-  if (columns <= 0 || ranks.size() % columns != 0) {
-    printer << "[";
-    llvm::interleaveComma(ranks, printer);
-    printer << "]";
-    return;
-  }
-  printer << "[";
-  for (size_t start = 0; start < ranks.size(); start += columns) {
-    if (start)
-      printer << ", ";
-    printer << "[";
-    llvm::interleaveComma(ranks.slice(start, columns), printer);
-    printer << "]";
-  }
-  printer << "]";
+  printRows(printer, devices.asArrayRef(), shape && shape.size() == 2 ? shape[1] : 0);
 }
 
 #define GET_OP_CLASSES
