@@ -351,11 +351,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         // The device type of an axis the op reduces: a reduction across the
         // devices of that mesh axis.
         let across_devices = mapping.and_then(|mapping| {
-            inputs.iter().zip(mapping).find_map(|(input, axes)| {
-                axis_map::reduced(axes)
-                    .map(|axis| input.dist.axes[axis])
-                    .find(|parallel_type| parallel_type.is_device())
-            })
+            axis_map::reduced_across(inputs.iter().map(|input| Some(&input.dist)), mapping)
         });
         if Op::FusionSet.is(&op) {
             return self.set(

@@ -4,7 +4,7 @@
 //! in [`super::mesh`].
 
 use crate::ir;
-use hir_dialects::dist::Dist;
+use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     Context,
     ir::{
@@ -26,6 +26,21 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
 /// The axes an operand's map sends nowhere: those the op reduces.
 pub fn reduced(axes: &[Option<usize>]) -> impl Iterator<Item = usize> + '_ {
     (0..axes.len()).filter(|&axis| axes[axis].is_none())
+}
+
+/// The device type (`didx`, `didy`) of an operand axis the op reduces, if
+/// any: the op is then a reduction across the devices of that mesh axis.
+/// `dists` are the operands' distributions, `None` where unannotated.
+pub fn reduced_across<'d>(
+    dists: impl IntoIterator<Item = Option<&'d Dist>>,
+    mapping: &[Vec<Option<usize>>],
+) -> Option<ParallelType> {
+    dists.into_iter().zip(mapping).find_map(|(dist, axes)| {
+        let dist = dist?;
+        reduced(axes)
+            .map(|axis| dist.axes[axis])
+            .find(|parallel_type| parallel_type.is_device())
+    })
 }
 
 /// The static shape of a ranked tensor type.

@@ -167,12 +167,7 @@ fn isolate<'c, 'a>(
 
     // The device type of an operand axis the op reduces, if any: a reduction
     // across the devices of that mesh axis.
-    let across_devices = (0..operands.len()).find_map(|index| {
-        let dist = dists[index].as_ref()?;
-        axis_map::reduced(&mapping[index])
-            .map(|axis| dist.axes[axis])
-            .find(|parallel_type| parallel_type.is_device())
-    });
+    let across_devices = axis_map::reduced_across(dists.iter().map(Option::as_ref), &mapping);
 
     let broadcast = hir_dialects::broadcast_axes(&op).expect("an op with an axis map");
     // One set per distinct (operand, distribution), shared by repeated operands.
