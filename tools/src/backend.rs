@@ -6,7 +6,7 @@ use crate::buffer::Buffer;
 use anyhow::{Result, anyhow};
 use hir_runtime::{Device, cpu, cuda};
 use std::path::Path;
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 use std::time::Instant;
 
@@ -43,6 +43,16 @@ pub struct Checks {
     /// What a data race does on the cpu backend (the cuda backend has no
     /// race detector).
     pub races: cpu::Races,
+}
+
+/// Each rank's host program captured as a CUDA graph ([`Runtime::graphed`]),
+/// none until its first graphed call.
+pub struct Graphs(Vec<Mutex<Option<cuda::Graph>>>);
+
+impl Graphs {
+    pub fn new(ranks: usize) -> Graphs {
+        Graphs((0..ranks).map(|_| Mutex::new(None)).collect())
+    }
 }
 
 pub enum Runtime {
@@ -128,6 +138,51 @@ impl Runtime {
                 time.map_err(|error| anyhow!("rank {rank}: timing failed: {error}"))
             })
             .collect()
+    }
+
+    /// `call` as a body for [`Runtime::run`] or [`Runtime::run_timed`] that,
+    /// on cuda, runs each rank's call as a CUDA graph: captured into `graphs`
+    /// on its first use, replayed then and after. A graph replays the
+    /// buffers and allocations of its capture, so `call` must have run
+    /// directly once before, on the same arguments. On cpu, `call` itself.
+    pub fn graphed<'a>(
+        &'a self,
+        graphs: &'a Graphs,
+        call: impl Fn(usize) + Sync + 'a,
+    ) -> impl Fn(usize) + Sync + 'a {
+        move |rank| {
+            let Runtime::Cuda(world) = self else {
+                return call(rank);
+            };
+            let device = world.device(rank);
+            let mut graph = graphs.0[rank].lock().unwrap_or_else(|e| e.into_inner());
+            let replayed = match &*graph {
+                Some(captured) => device.replay(captured),
+                None => device.capture(|| call(rank)).and_then(|captured| {
+                    let replayed = device.replay(&captured);
+                    *graph = Some(captured);
+                    replayed
+                }),
+            };
+            if let Err(error) = replayed {
+                device.fail("cuda graph", error);
+            }
+        }
+    }
+
+    /// Overwrites `buffer`'s memory on rank `rank` with `bytes`, where the
+    /// program reads it (cuda: its device copy, at the same address).
+    pub fn upload(&self, rank: usize, buffer: &mut Buffer, bytes: &[u8]) -> Result<()> {
+        match (self, &buffer.device) {
+            (Runtime::Cuda(world), Some(memory)) => world
+                .device(rank)
+                .copy_to_device(memory.ptr(), bytes)
+                .map_err(|error| anyhow!("rank {rank}: {error}")),
+            _ => {
+                buffer.bytes_mut().copy_from_slice(bytes);
+                Ok(())
+            }
+        }
     }
 
     pub fn ranks(&self) -> usize {

@@ -14,6 +14,9 @@
 
 mod alloc;
 mod blas;
+mod graph;
+#[cfg(test)]
+mod graph_tests;
 mod grouped;
 mod ipc;
 mod kernels;
@@ -28,6 +31,7 @@ mod versions;
 
 pub use crate::core::bootstrap::Bootstrap;
 pub use alloc::DeviceBuffer;
+pub use graph::Graph;
 pub use timer::TimingEvent;
 pub use versions::{Versions, versions};
 
@@ -387,6 +391,8 @@ struct State {
     ipc: Ipc,
     /// [`Config::poison`].
     poison: bool,
+    /// Whether stream 0 is capturing a call ([`CudaDevice::capture`]).
+    capturing: bool,
 }
 
 // The raw handles are used by the rank's host thread, with its context current.
@@ -506,6 +512,7 @@ impl CudaDevice {
             timeline,
             ipc: Ipc::default(),
             poison: config.poison,
+            capturing: false,
         };
         Ok(CudaDevice {
             rank,
@@ -782,6 +789,12 @@ impl CudaDevice {
         let mut guard = self.state()?;
         let state = &mut *guard;
         if backend == Backend::Cuda {
+            Self::refuse_in_capture(
+                state.capturing,
+                "a `cuda` (CUDA-IPC) transfer",
+                "its flag values are numbered by the host on each call, so a replay would \
+                 signal with stale ones",
+            )?;
             let direction = if send { "send to" } else { "recv from" };
             state.ipc.check(&team, peer_rank, &buffer, direction)?;
             let p2p = P2p {
@@ -1315,6 +1328,11 @@ impl Device for CudaDevice {
         };
         let number = {
             let mut state = lock(&self.state);
+            Self::refuse_in_capture(
+                state.capturing,
+                "a barrier",
+                "it is a meeting of the ranks' hosts, which a replay does not repeat",
+            )?;
             let number = state.exchanges.entry(team.clone()).or_default();
             *number += 1;
             *number - 1

@@ -29,6 +29,9 @@ pub enum Command {
     Emit(Emit),
     /// Build, lower, check and time every (family, shape, variant) on D ranks
     Run(Box<Run>),
+    /// The host's cost per iteration of a stream-parallel loop, run directly and as a CUDA graph,
+    /// on one rank
+    Overhead(Overhead),
 }
 
 /// The bf16, f16 or f32 of `--dtype`.
@@ -164,6 +167,35 @@ pub struct Run {
     pub dry_run: bool,
     /// How long ranks in processes wait for each other, and how long a communication may stay
     /// pending before the watchdog fails it (at most a week: 604800)
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = args::timeout, allow_negative_numbers = true)]
+    pub timeout: Duration,
+}
+
+/// `hir-bench overhead`.
+#[derive(Debug, Args)]
+pub struct Overhead {
+    /// Runtime backend (cpu: the numbers are NOT meaningful, and there is no graph)
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// Stream-axis extents S (loop iterations per call)
+    #[arg(long, value_name = "S,...", value_delimiter = ',', value_parser = positive, default_values = ["256", "1024", "4096"])]
+    pub slices: Vec<usize>,
+    /// f32 elements per slice
+    #[arg(long, value_name = "E", default_value = "1024", value_parser = positive)]
+    pub elements: usize,
+    /// Streams in the pool (at most 1024)
+    #[arg(long, value_name = "P", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
+    pub num_streams: usize,
+    /// Timed calls per S and way (after as many untimed ones)
+    #[arg(long, value_name = "K", default_value = "20", value_parser = positive)]
+    pub iters: usize,
+    /// Seed of the random inputs
+    #[arg(long, value_name = "K", default_value = "0", value_parser = number::<u64>, allow_negative_numbers = true)]
+    pub seed: u64,
+    /// Write the results as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// How long a stream may stay stuck before the run fails
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = args::timeout, allow_negative_numbers = true)]
     pub timeout: Duration,
 }

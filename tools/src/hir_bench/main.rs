@@ -11,6 +11,7 @@
 mod bench;
 mod cli;
 mod data;
+mod overhead;
 mod plot;
 mod provenance;
 mod report;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             }
             bench::run(&run)
         }
+        Command::Overhead(overhead) => overhead::run(&overhead),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -26,22 +26,46 @@ pub struct Provenance {
 impl Provenance {
     /// The provenance of `run`, as of now.
     pub fn of(run: &Run) -> Provenance {
-        let versions = match run.backend {
+        Provenance::new(run.backend, run.devices, run.dtype.mlir())
+    }
+
+    /// The provenance of a run on `devices` ranks of `backend`, as of now.
+    pub fn new(backend: Backend, devices: usize, dtype: &'static str) -> Provenance {
+        let versions = match backend {
             Backend::Cuda => hir_runtime::cuda::versions().ok(),
             Backend::Cpu => None,
         };
         Provenance {
             commit: env!("HIR_COMMIT"),
             date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            backend: run.backend.name(),
-            devices: run.devices,
-            dtype: run.dtype.mlir(),
+            backend: backend.name(),
+            devices,
+            dtype,
             gpu: versions.as_ref().map(|v| v.gpu.clone()),
             driver_cuda: versions.as_ref().map(|v| v.driver_cuda.clone()),
             cuda: versions.as_ref().map(|v| v.cuda.clone()),
             nccl: versions.as_ref().and_then(|v| v.nccl.clone()),
             cublaslt: versions.as_ref().map(|v| v.cublaslt.clone()),
         }
+    }
+
+    /// One line for a report: "built from C, run D on GPU (versions)".
+    pub fn line(&self) -> String {
+        format!(
+            "built from {}, run {}{}",
+            self.commit,
+            self.date,
+            match &self.gpu {
+                Some(gpu) => format!(
+                    " on {gpu} (driver CUDA {}, CUDA {}, NCCL {}, cuBLASLt {})",
+                    self.driver_cuda.as_deref().unwrap_or("?"),
+                    self.cuda.as_deref().unwrap_or("?"),
+                    self.nccl.as_deref().unwrap_or("not loaded"),
+                    self.cublaslt.as_deref().unwrap_or("?")
+                ),
+                None => String::new(),
+            }
+        )
     }
 
     /// The CSV columns this adds before each row's own.

@@ -54,23 +54,7 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         run.ring_chunks,
         run.seed
     );
-    let provenance = &setup.provenance;
-    let _ = writeln!(
-        text,
-        "built from {}, run {}{}",
-        provenance.commit,
-        provenance.date,
-        match &provenance.gpu {
-            Some(gpu) => format!(
-                " on {gpu} (driver CUDA {}, CUDA {}, NCCL {}, cuBLASLt {})",
-                provenance.driver_cuda.as_deref().unwrap_or("?"),
-                provenance.cuda.as_deref().unwrap_or("?"),
-                provenance.nccl.as_deref().unwrap_or("not loaded"),
-                provenance.cublaslt.as_deref().unwrap_or("?")
-            ),
-            None => String::new(),
-        }
-    );
+    let _ = writeln!(text, "{}", setup.provenance.line());
     let _ = writeln!(text, "time: {TIME}");
     let _ = writeln!(text, "{FORMULA}");
     if run.backend == Backend::Cpu {

@@ -72,8 +72,13 @@ pub struct Options {
     #[arg(long, value_name = "K", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub iters: usize,
     /// Write a Chrome/Perfetto trace of the runs
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "graph")]
     pub trace: Option<PathBuf>,
+    /// On cuda, run each rank's whole host program as one CUDA graph: one direct run (which
+    /// creates communicators and buffers), then capture, and every run after (the checked one
+    /// included) a replay; on cpu, run directly
+    #[arg(long)]
+    pub graph: bool,
     /// Print the IR after each lowering stage
     #[arg(long)]
     pub print_ir: bool,

@@ -17,6 +17,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use cli::Options;
 use hir_abi::DType;
 use hir_runtime::npy;
+use hir_tools::backend::{Backend, Graphs};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Placement, Signature};
@@ -86,7 +87,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     hash.write(
         format!(
             "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0ring-chunks={}\0seed={}\0\
-             iters={}\0check={}\0expect={:?}\0checks={:?}\0",
+             iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0",
             options.ranks,
             options.num_streams,
             options.p2p,
@@ -98,6 +99,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
             options.check,
             options.expect,
             options.plan().checks,
+            options.graph,
         )
         .as_bytes(),
     );
@@ -241,15 +243,39 @@ fn run(options: &Options) -> Result<()> {
         call.pack();
     }
     let calls = Calls::new(&ranks);
+    // SAFETY: each rank passes its own buffers, laid out as the entry's
+    // descriptors, to the packed wrapper.
+    let call = |rank| unsafe { packed(calls.arguments(rank)) };
+    let graphs = Graphs::new(options.ranks);
+    let graphed = runtime.graphed(&graphs, call);
+    let graph = options.graph && options.backend == Backend::Cuda;
     let launch = || {
-        runtime.run(|rank| {
-            // SAFETY: each rank passes its own buffers, laid out as the
-            // entry's descriptors, to the packed wrapper.
-            unsafe { packed(calls.arguments(rank)) }
-        })
+        if graph {
+            runtime.run(&graphed)
+        } else {
+            runtime.run(call)
+        }
     };
-    launch()?;
+    runtime.run(call)?;
     tracing::debug!(ms = %ms_since(began), "ran once");
+    if graph {
+        // The checked outputs are the replay's own: the arguments are put
+        // back as they were before the direct run, a fusion program's
+        // outputs NaN.
+        let inputs = signature.inputs.len();
+        for &rank in &local {
+            for (index, buffer) in ranks[rank].buffers.iter_mut().enumerate() {
+                let bytes = if signature.fusion && index >= inputs {
+                    vec![0xff; buffer.bytes().len()]
+                } else {
+                    buffer.bytes().to_vec()
+                };
+                runtime.upload(rank, buffer, &bytes)?;
+            }
+        }
+        launch()?;
+        tracing::debug!(ms = %ms_since(began), "captured and replayed as a CUDA graph");
+    }
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
             runtime.fetch(rank, buffer)?;

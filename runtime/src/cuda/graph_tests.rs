@@ -1,0 +1,171 @@
+//! GPU tests of [`CudaDevice::capture`] and [`CudaDevice::replay`]: a
+//! captured call runs nothing until replayed, and each replay computes what
+//! the call computes directly, bit for bit. Without a GPU they print why and
+//! pass.
+
+use super::{Config, CudaDevice, World, nccl_present, probe};
+use crate::device::Device;
+use crate::memref::View;
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use hir_abi::{Backend, Binary, Collective, DType, ReduceKind};
+
+fn one_gpu() -> Option<World> {
+    match probe() {
+        Ok(count) if count >= 1 => Some(World::new(Config::new(1, 2)).unwrap()),
+        Ok(_) => {
+            println!("skipping: no GPU");
+            None
+        }
+        Err(reason) => {
+            println!("skipping: {reason}");
+            None
+        }
+    }
+}
+
+const LEN: usize = 1 << 16;
+
+fn floats(device: &CudaDevice, ptr: *mut u8) -> Vec<f32> {
+    let mut bytes = vec![0u8; LEN * 4];
+    device.copy_from_device(ptr, &mut bytes).unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+        .collect()
+}
+
+fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
+    let bytes: Vec<u8> = (0..LEN).flat_map(|i| value(i).to_le_bytes()).collect();
+    device.copy_to_device(ptr, &bytes).unwrap();
+}
+
+/// Four slices on pool streams, forked from stream 0 and joined back:
+/// `c = a + b; d = c * a` per slice, then (with NCCL) an allreduce of `d`
+/// over the one-rank team into `e`, waited on stream 0.
+fn program(device: &CudaDevice, p: &[*mut u8], nccl: bool) {
+    let slice = LEN / 4;
+    let part = |ptr: *mut u8, i: usize| {
+        View::contiguous(DType::F32, ptr.wrapping_add(i * slice * 4), &[slice])
+    };
+    let main = device.current_stream();
+    for i in 0..4 {
+        let stream = device.stream_from_pool(i);
+        device.set_current_stream(stream).unwrap();
+        device.sync_stream(main).unwrap();
+        let compute = |op, inputs, output| {
+            device.compute(Kernel { op, inputs, output }).unwrap();
+        };
+        compute(
+            KernelOp::Binary(Binary::Add),
+            vec![part(p[0], i as usize), part(p[1], i as usize)],
+            part(p[2], i as usize),
+        );
+        compute(
+            KernelOp::Binary(Binary::Mul),
+            vec![part(p[2], i as usize), part(p[0], i as usize)],
+            part(p[3], i as usize),
+        );
+        device.set_current_stream(main).unwrap();
+        device.sync_stream(stream).unwrap();
+    }
+    if nccl {
+        let request = device
+            .collective(CollectiveOp {
+                op: Collective::Allreduce,
+                kind: ReduceKind::Sum,
+                root: 0,
+                axis: 0,
+                team: Team::new(&[0], 1).unwrap(),
+                backend: Backend::Nccl,
+                input: View::contiguous(DType::F32, p[3], &[LEN]),
+                output: View::contiguous(DType::F32, p[4], &[LEN]),
+            })
+            .unwrap();
+        device.wait(request).unwrap();
+    }
+}
+
+#[test]
+fn a_captured_call_runs_only_when_replayed_and_replays_match_the_direct_run() {
+    let Some(world) = one_gpu() else { return };
+    let nccl = nccl_present();
+    world
+        .run(|device| {
+            let p: Vec<*mut u8> = (0..5)
+                .map(|i| device.alloc(2000 + i, LEN * 4).unwrap().as_ptr())
+                .collect();
+            fill(device, p[0], |i| (i % 97) as f32 * 0.25 - 3.0);
+            fill(device, p[1], |i| (i % 89) as f32 * 0.5 + 1.0);
+            let outputs = [2, 3, 4];
+            let nan = |device: &CudaDevice| {
+                for &o in &outputs {
+                    fill(device, p[o], |_| f32::NAN);
+                }
+            };
+            nan(device);
+            program(device, &p, nccl);
+            device.synchronize().unwrap();
+            let direct: Vec<Vec<f32>> = outputs.iter().map(|&o| floats(device, p[o])).collect();
+            assert!(direct[1].iter().all(|x| x.is_finite()));
+
+            nan(device);
+            let graph = device.capture(|| program(device, &p, nccl)).unwrap();
+            device.synchronize().unwrap();
+            assert!(
+                floats(device, p[3]).iter().all(|x| x.is_nan()),
+                "capturing ran the work"
+            );
+            for replay in 0..3 {
+                device.replay(&graph).unwrap();
+                device.synchronize().unwrap();
+                for (index, &o) in outputs.iter().enumerate() {
+                    if o == 4 && !nccl {
+                        continue;
+                    }
+                    let got = floats(device, p[o]);
+                    let same = got
+                        .iter()
+                        .zip(&direct[index])
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(
+                        same,
+                        "replay {replay}: buffer {o} differs from the direct run"
+                    );
+                }
+                nan(device);
+            }
+            println!("captured and replayed 3 times (NCCL in the graph: {nccl})");
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_cuda_transfer_or_a_barrier_in_a_capture_is_refused() {
+    let Some(world) = one_gpu() else { return };
+    world
+        .run(|device| {
+            let ptr = device.alloc(3000, LEN * 4).unwrap().as_ptr();
+            let team = Team::new(&[0], 1).unwrap();
+            let mut errors = Vec::new();
+            let captured = device.capture(|| {
+                errors.push(
+                    device
+                        .send(Transfer {
+                            buffer: View::contiguous(DType::F32, ptr, &[LEN]),
+                            peer: 0,
+                            team: team.clone(),
+                            backend: Backend::Cuda,
+                        })
+                        .map(drop),
+                );
+                errors.push(device.barrier(team.clone(), Backend::Nccl));
+            });
+            assert!(captured.is_ok(), "a refusal leaves the capture usable");
+            for error in errors {
+                let message = error.expect_err("refused").to_string();
+                assert!(message.contains("cannot be captured"), "{message}");
+                println!("{message}");
+            }
+        })
+        .unwrap();
+}

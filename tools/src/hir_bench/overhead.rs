@@ -1,0 +1,295 @@
+//! `hir-bench overhead`: what the host costs per iteration of a
+//! stream-parallel loop when the GPU work is small. The program is
+//! `out[i] = a[i] + b[i]` over S slices of a `[S, E]` tensor, each slice on
+//! the next of the pool streams, forked from and joined back into the
+//! caller's stream. Each S runs directly (every iteration's kernel launch,
+//! event records and stream waits are driver calls) and as one CUDA graph
+//! (one launch per call), on one rank. A call's wall time is from the host's
+//! first call until its work is done; per iteration is that over S, per
+//! launched op that over the host program's ops that enqueue stream work.
+//! Both runs' outputs are compared with `a + b` computed here, bit for bit
+//! (one f32 addition each).
+
+use crate::cli::Overhead;
+use crate::provenance::Provenance;
+use anyhow::{Context as _, Result, bail};
+use hir::dialects::OpKind;
+use hir_abi::DType;
+use hir_tools::backend::{Backend, Checks, Graphs, Runtime};
+use hir_tools::buffer::{Buffer, Calls, RankCall};
+use hir_tools::program;
+use hir_tools::tensor::Rng;
+use melior::ir::operation::OperationLike;
+use melior::ir::{BlockLike, OperationRef, RegionLike};
+use serde::Serialize;
+use std::time::Instant;
+
+/// One S, both ways.
+#[derive(Serialize)]
+struct Row {
+    slices: usize,
+    /// Ops per call that enqueue stream work.
+    launched_ops: u64,
+    direct: Timing,
+    graph: Option<Timing>,
+}
+
+/// Median wall times of the timed calls, in µs.
+#[derive(Serialize)]
+struct Timing {
+    per_call_us: f64,
+    per_iteration_us: f64,
+    per_launched_op_us: f64,
+}
+
+impl Timing {
+    fn of(mut calls_us: Vec<f64>, slices: usize, launched_ops: u64) -> Timing {
+        let per_call_us = crate::bench::median(&mut calls_us);
+        Timing {
+            per_call_us,
+            per_iteration_us: per_call_us / slices as f64,
+            per_launched_op_us: per_call_us / launched_ops as f64,
+        }
+    }
+}
+
+/// The benchmark's program at `slices` slices of `elements` floats.
+pub fn program(slices: usize, elements: usize) -> String {
+    let serial = format!("tensor<{slices}x{elements}xf32, #fusion.dist<@dev, [serial, serial]>>");
+    let stream = format!("tensor<{slices}x{elements}xf32, #fusion.dist<@dev, [stream, serial]>>");
+    format!(
+        "// hir-bench overhead: out[i] = a[i] + b[i] over {slices} stream slices.\n\
+         fusion.mesh @dev = [0]\n\
+         func.func @overhead(%a: {serial}, %b: {serial}) -> {stream} {{\n  \
+         %out = fusion.add %a, %b : {serial}, {serial} -> {stream}\n  \
+         return %out : {stream}\n}}\n"
+    )
+}
+
+/// How many ops one call of the lowered host program `op` runs that enqueue
+/// work on a stream (compute, communication, stream syncs), each counted
+/// once per iteration of the constant-bound loops around it.
+fn launched_ops(op: OperationRef, trips: u64) -> Result<u64> {
+    let name = op
+        .name()
+        .as_string_ref()
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let enqueues =
+        OpKind::of(&op) != OpKind::None || name == "host.sync_stream" || name.starts_with("comm.");
+    let inner = if name == "scf.for" {
+        trips * trip_count(&op).context("an scf.for of the benchmark has non-constant bounds")?
+    } else {
+        trips
+    };
+    let mut count = if enqueues { trips } else { 0 };
+    for region in 0..op.region_count() {
+        let region = op.region(region)?;
+        let mut block = region.first_block();
+        while let Some(current) = block {
+            let mut next = current.first_operation();
+            while let Some(child) = next {
+                count += launched_ops(child, inner)?;
+                next = child.next_in_block();
+            }
+            block = current.next_in_region();
+        }
+    }
+    Ok(count)
+}
+
+/// The trip count of an `scf.for` whose bounds and step are constants.
+fn trip_count(op: &OperationRef) -> Option<u64> {
+    let constant = |index: usize| -> Option<i64> {
+        let value = op.operand(index).ok()?;
+        let defining = melior::ir::operation::OperationResult::try_from(value)
+            .ok()?
+            .owner();
+        let attribute = defining.attribute("value").ok()?;
+        melior::ir::attribute::IntegerAttribute::try_from(attribute)
+            .ok()
+            .map(|integer| integer.value())
+    };
+    let (lower, upper, step) = (constant(0)?, constant(1)?, constant(2)?);
+    (step > 0).then(|| ((upper - lower).max(0) as u64).div_ceil(step as u64))
+}
+
+/// Random f32 values `[-1, 1)` as bytes.
+fn random_bytes(rng: &mut Rng, len: usize) -> Vec<u8> {
+    (0..len)
+        .flat_map(|_| ((rng.unit() * 2.0 - 1.0) as f32).to_le_bytes())
+        .collect()
+}
+
+pub fn run(options: &Overhead) -> Result<()> {
+    let runtime = Runtime::start(
+        options.backend,
+        1,
+        options.num_streams,
+        false,
+        options.timeout,
+        Checks::default(),
+    )?;
+    let provenance = Provenance::new(options.backend, 1, "f32");
+    println!("{}", provenance.line());
+    println!(
+        "hir-bench overhead: out[i] = a[i] + b[i], {} f32 per slice, {} pool streams, {} backend, {} timed calls (median)",
+        options.elements,
+        options.num_streams,
+        options.backend.name(),
+        options.iters
+    );
+    println!("| S | ops/call | direct µs/iter | direct µs/op | graph µs/iter | graph µs/op |");
+    println!("|---|---|---|---|---|---|");
+    let mut rows = Vec::new();
+    for &slices in &options.slices {
+        let row = bench(options, &runtime, slices)?;
+        let graph = |pick: fn(&Timing) -> f64| {
+            row.graph.as_ref().map_or("n/a (cpu)".to_owned(), |timing| {
+                format!("{:.3}", pick(timing))
+            })
+        };
+        println!(
+            "| {} | {} | {:.3} | {:.3} | {} | {} |",
+            slices,
+            row.launched_ops,
+            row.direct.per_iteration_us,
+            row.direct.per_launched_op_us,
+            graph(|timing| timing.per_iteration_us),
+            graph(|timing| timing.per_launched_op_us),
+        );
+        rows.push(row);
+    }
+    if let Some(path) = &options.json {
+        let json = serde_json::json!({
+            "benchmark": "overhead",
+            "provenance": provenance,
+            "elements": options.elements,
+            "num_streams": options.num_streams,
+            "iters": options.iters,
+            "rows": rows,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
+    let context = hir_tools::context();
+    let mut module =
+        program::parse_source(&context, &program(slices, options.elements), "overhead")?;
+    let function = program::entry(&module)?;
+    let signature = program::signature(&module, &function)?;
+    program::lower_to_host(
+        &context,
+        &mut module,
+        &signature,
+        &format!("num-streams={}", options.num_streams),
+        false,
+    )?;
+    let launched_ops = launched_ops(module.as_operation().into(), 1)?;
+    program::lower_to_llvm(&context, &mut module, false)?;
+    let engine = hir_tools::jit::Engine::new(&module, &hir_runtime::symbols())?;
+    let packed = engine.lookup("_mlir_ciface_overhead")?;
+
+    let len = slices * options.elements;
+    let mut rng = Rng::new(options.seed);
+    let (a, b) = (random_bytes(&mut rng, len), random_bytes(&mut rng, len));
+    let nans = vec![0xff; len * 4];
+    let shape = vec![slices, options.elements];
+    let mut call = RankCall::new(vec![
+        Buffer::try_from_bytes(DType::F32, shape.clone(), &a)?,
+        Buffer::try_from_bytes(DType::F32, shape.clone(), &b)?,
+        Buffer::try_from_bytes(DType::F32, shape, &nans)?,
+    ]);
+    for buffer in &mut call.buffers {
+        runtime.place(0, buffer)?;
+    }
+    call.pack();
+    let calls = Calls::new(std::slice::from_ref(&call));
+    // SAFETY: rank 0's buffers, laid out as the entry's descriptors.
+    let direct = |_rank| unsafe { packed(calls.arguments(0)) };
+    let graphs = Graphs::new(1);
+    let graphed = runtime.graphed(&graphs, direct);
+
+    runtime.run(direct)?;
+    check(runtime, &mut call, &a, &b, "direct")?;
+    let direct_us = time(runtime, options.iters, &direct)?;
+    let graph = if options.backend == Backend::Cuda {
+        runtime.upload(0, &mut call.buffers[2], &nans)?;
+        runtime.run(&graphed)?;
+        check(runtime, &mut call, &a, &b, "graph")?;
+        Some(Timing::of(
+            time(runtime, options.iters, &graphed)?,
+            slices,
+            launched_ops,
+        ))
+    } else {
+        None
+    };
+    Ok(Row {
+        slices,
+        launched_ops,
+        direct: Timing::of(direct_us, slices, launched_ops),
+        graph,
+    })
+}
+
+/// Wall times in µs of `iters` calls after as many untimed ones.
+fn time(runtime: &Runtime, iters: usize, body: &(impl Fn(usize) + Sync)) -> Result<Vec<f64>> {
+    for _ in 0..iters {
+        runtime.run(body)?;
+    }
+    (0..iters)
+        .map(|_| {
+            let start = Instant::now();
+            runtime.run(body)?;
+            Ok(start.elapsed().as_secs_f64() * 1e6)
+        })
+        .collect()
+}
+
+/// The output must be `a + b` in f32, bit for bit.
+fn check(runtime: &Runtime, call: &mut RankCall, a: &[u8], b: &[u8], how: &str) -> Result<()> {
+    runtime.fetch(0, &mut call.buffers[2])?;
+    let floats = |bytes: &[u8]| -> Vec<f32> {
+        bytes
+            .chunks_exact(4)
+            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+            .collect()
+    };
+    let (a, b, out) = (floats(a), floats(b), floats(call.buffers[2].bytes()));
+    let wrong = (0..out.len())
+        .filter(|&i| (a[i] + b[i]).to_bits() != out[i].to_bits())
+        .count();
+    if wrong > 0 {
+        bail!(
+            "the {how} run's output differs from a + b at {wrong} of {} entries",
+            out.len()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_the_ops_that_enqueue_work_per_iteration() {
+        let context = hir_tools::context();
+        let text = program(8, 16);
+        let mut module = program::parse_source(&context, &text, "overhead").unwrap();
+        let function = program::entry(&module).unwrap();
+        let signature = program::signature(&module, &function).unwrap();
+        program::lower_to_host(&context, &mut module, &signature, "num-streams=4", false).unwrap();
+        // Per slice: the fork's sync, the add, the join's sync.
+        assert_eq!(
+            launched_ops(module.as_operation().into(), 1).unwrap(),
+            3 * 8
+        );
+    }
+}
