@@ -2,6 +2,9 @@
 //! memory, aligned as vector loads and cache lines want, zeroed once so that
 //! runs are deterministic (NaN, every byte `0xff`, with `Config::poison`). An
 //! allocation the system refuses is an error naming its size, never an abort.
+//! A freed block's marks are the last task of every queue when it was freed
+//! (the streams' and the communication queues'): whoever gets it next waits
+//! for them all, in queue order and in the race detector's clocks.
 
 use crate::error::{Error, Result};
 use crate::site_cache::{Memory, SiteCache};
@@ -16,6 +19,10 @@ pub(crate) struct HostMemory {
     pub poison: bool,
 }
 
+/// Where a block's users ran to when it was freed: the last task of each
+/// queue that had any.
+pub(crate) type Marks = Vec<super::Event>;
+
 pub(crate) type Allocator = SiteCache<HostMemory>;
 
 // The blocks are plain memory owned by the allocator.
@@ -26,6 +33,8 @@ fn layout(bytes: usize) -> Option<Layout> {
 }
 
 impl Memory for HostMemory {
+    type Marks = Marks;
+
     fn allocate(&mut self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
         let layout = layout(bytes).ok_or_else(|| {
             Error::OutOfMemory(format!(
@@ -55,27 +64,27 @@ mod tests {
     use super::*;
 
     fn allocator() -> Allocator {
-        Allocator::new(HostMemory { poison: false }, Default::default())
+        Allocator::new(HostMemory { poison: false }, Default::default(), 1)
     }
 
     #[test]
-    fn a_site_gets_one_aligned_buffer() {
+    fn blocks_are_aligned_and_reused_once_freed() {
         let mut allocator = allocator();
-        let a = allocator.alloc(7, 100).unwrap();
+        let a = allocator.alloc(7, 100, 0, 0).unwrap().ptr;
         assert_eq!(a.as_ptr() as usize % ALIGN, 0);
-        allocator.dealloc(a.as_ptr()).unwrap();
-        assert_eq!(allocator.alloc(7, 100).unwrap(), a);
-        assert_ne!(allocator.alloc(7, 200).unwrap(), a);
-        assert_ne!(allocator.alloc(8, 100).unwrap(), a);
-        allocator.dealloc(a.as_ptr()).unwrap();
-        assert!(allocator.dealloc(a.as_ptr()).is_err());
-        assert!(allocator.dealloc(std::ptr::null_mut()).is_err());
+        let b = allocator.alloc(7, 100, 0, 0).unwrap().ptr;
+        assert_ne!(a, b, "a block held is not handed out again");
+        assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+        allocator
+            .dealloc(a.as_ptr(), 0, |_| Ok(Vec::new()))
+            .unwrap();
+        assert_eq!(allocator.alloc(7, 100, 0, 0).unwrap().ptr, a);
     }
 
     #[test]
     fn a_poisoned_block_is_nan_in_every_dtype() {
-        let mut poisoned = Allocator::new(HostMemory { poison: true }, Default::default());
-        let block = poisoned.alloc(1, 8).unwrap();
+        let mut poisoned = Allocator::new(HostMemory { poison: true }, Default::default(), 1);
+        let block = poisoned.alloc(1, 8, 0, 0).unwrap().ptr;
         // SAFETY: 8 bytes, 64-byte aligned.
         let bytes = unsafe { std::slice::from_raw_parts(block.as_ptr(), 8) };
         let f32s = [0, 4].map(|at| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
@@ -93,7 +102,7 @@ mod tests {
                 .all(|&h| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0)
         );
         let mut plain = allocator();
-        let zero = plain.alloc(1, 8).unwrap();
+        let zero = plain.alloc(1, 8, 0, 0).unwrap().ptr;
         // SAFETY: as above.
         assert_eq!(
             unsafe { std::slice::from_raw_parts(zero.as_ptr(), 8) },
@@ -105,7 +114,7 @@ mod tests {
     fn an_allocation_too_large_is_an_error_naming_its_size() {
         let mut allocator = allocator();
         for bytes in [usize::MAX - 8, 1 << 62] {
-            let error = allocator.alloc(3, bytes).unwrap_err();
+            let error = allocator.alloc(3, bytes, 0, 0).err().unwrap();
             assert!(matches!(error, Error::OutOfMemory(_)), "{error}");
             assert!(error.to_string().contains(&format!("{bytes} B at site 3")));
         }

@@ -193,7 +193,7 @@ impl Drop for World {
 /// A point in a queue: complete once its task `number` has run. `clock` is
 /// that task's vector clock, which whoever waits for the event inherits.
 #[derive(Clone)]
-struct Event {
+pub(crate) struct Event {
     queue: usize,
     number: u64,
     clock: Arc<Clock>,
@@ -324,6 +324,7 @@ impl CpuDevice {
                     poison: shared.config.poison,
                 },
                 allocations.clone(),
+                streams,
             )),
             allocations,
             shared,
@@ -488,6 +489,36 @@ impl CpuDevice {
         result
     }
 
+    /// Makes the current stream wait for the `marks` a reused block's last
+    /// holder left (its own queue's need no wait: queue order), then, with
+    /// `Config::poison`, fills the block with NaN as a fresh one is.
+    fn reuse(
+        &self,
+        host: &mut Host,
+        marks: alloc::Marks,
+        ptr: NonNull<u8>,
+        bytes: usize,
+    ) -> Result<()> {
+        let current = host.current;
+        for mark in marks.into_iter().filter(|mark| mark.queue != current) {
+            let name = "alloc (waits for the block's last users)".to_string();
+            self.post(host, current, name, Some(mark), Vec::new(), None)?;
+        }
+        if self.shared.config.poison {
+            let block = View::contiguous(hir_abi::DType::F16, ptr.as_ptr(), &[bytes / 2]);
+            let address = ptr.as_ptr() as usize;
+            let work: Work = Box::new(move || {
+                // SAFETY: the block holds `bytes` bytes, and no other task
+                // touches it until this one is done (queue order, waits).
+                unsafe { (address as *mut u8).write_bytes(0xff, bytes) };
+                Ok(())
+            });
+            let accesses = vec![Access::write(&block)];
+            self.post(host, current, "alloc (poison)".into(), None, accesses, Some(work))?;
+        }
+        Ok(())
+    }
+
     /// Posts `posts` (sends and receives) as one task on `queue`.
     fn post_transfers(
         &self,
@@ -627,11 +658,25 @@ impl Device for CpuDevice {
     }
 
     fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
-        lock(&self.allocator).alloc(site, bytes)
+        let mut host = lock(&self.host);
+        let host = &mut *host;
+        let current = host.current;
+        let handout = lock(&self.allocator).alloc(site, bytes, current as i64, 0)?;
+        if let Some(marks) = handout.after {
+            self.reuse(host, marks, handout.ptr, bytes)?;
+        }
+        Ok(handout.ptr)
     }
 
     fn dealloc(&self, ptr: *mut u8) -> Result<()> {
-        lock(&self.allocator).dealloc(ptr)
+        let host = lock(&self.host);
+        let marks = |_since| {
+            Ok((0..host.queues.len())
+                .map(|queue| Self::last_event(&host, queue))
+                .filter(|event| event.number > 0)
+                .collect())
+        };
+        lock(&self.allocator).dealloc(ptr, host.current as i64, marks)
     }
 
     fn allocations(&self) -> &Arc<Allocations> {

@@ -378,6 +378,9 @@ struct State {
     kernels: Kernels,
     blas: Blas,
     allocator: Allocator,
+    /// Which streams were current when: the streams a buffer can have been
+    /// used on, whose events its dealloc records.
+    touched: alloc::Touched,
     /// Request `retired + i + 1` is `requests[i]`.
     requests: Vec<Slot>,
     retired: i64,
@@ -502,7 +505,9 @@ impl CudaDevice {
                     poison: config.poison,
                 },
                 allocations.clone(),
+                config.num_streams + 1,
             ),
+            touched: alloc::Touched::default(),
             requests: Vec::new(),
             retired: 0,
             events: Vec::new(),
@@ -1134,7 +1139,10 @@ impl Device for CudaDevice {
 
     fn set_current_stream(&self, stream: i64) -> Result<()> {
         let stream = self.check_stream(stream)?;
-        lock(&self.state).current = stream;
+        let mut state = lock(&self.state);
+        let left = state.current;
+        state.touched.leave(left);
+        state.current = stream;
         Ok(())
     }
 
@@ -1152,11 +1160,11 @@ impl Device for CudaDevice {
     }
 
     fn alloc(&self, site: i64, bytes: usize) -> Result<NonNull<u8>> {
-        self.state()?.allocator.alloc(site, bytes)
+        alloc::alloc(&mut *self.state()?, site, bytes)
     }
 
     fn dealloc(&self, ptr: *mut u8) -> Result<()> {
-        lock(&self.state).allocator.dealloc(ptr)
+        alloc::dealloc(&mut *self.state()?, ptr)
     }
 
     fn allocations(&self) -> &Arc<Allocations> {

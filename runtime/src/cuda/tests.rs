@@ -761,7 +761,7 @@ fn streams_order_work_through_events() {
 }
 
 #[test]
-fn allocation_sites_get_the_same_buffer() {
+fn a_freed_block_is_reused_by_its_site() {
     let Some(world) = world(1, false) else { return };
     world
         .run(|device| {
@@ -1556,4 +1556,108 @@ fn gemms_broadcast_batch_axes_with_stride_0() {
             assert_eq!(got, want, "{lhs_shape:?} x {rhs_shape:?} at {e}");
         }
     }
+}
+
+/// A `host.alloc` in a loop over the pool: each iteration's temporary is a
+/// buffer of its own while iterations overlap (a shared one would be
+/// overwritten by the next iteration's exp on another stream before this
+/// one's neg read it), freed stream-ordered; bits as on the cpu backend.
+#[test]
+fn a_loop_temporary_is_fresh_per_iteration_on_both_backends() {
+    let Some(world) = world(1, false) else { return };
+    let dtype = DType::F32;
+    let (rows, len) = (8, 1 << 20);
+    let buffers = [
+        Buffer {
+            dtype,
+            len: rows * len,
+        },
+        Buffer {
+            dtype,
+            len: rows * len,
+        },
+    ];
+    compare(
+        "per-iteration temporaries",
+        &world,
+        &buffers,
+        Match::Bits,
+        &|device, p| {
+            let main = device.current_stream();
+            for i in 0..rows {
+                let stream = device.stream_from_pool(i as i64);
+                device.set_current_stream(stream).unwrap();
+                device.sync_stream(main).unwrap();
+                let temp = device.alloc(50, 4 * len).unwrap().as_ptr();
+                let temp = dense(dtype, temp, &[len]);
+                let input = view(dtype, p[0], i * len, &[len], &[1]);
+                let output = view(dtype, p[1], i * len, &[len], &[1]);
+                run(
+                    device,
+                    KernelOp::Unary(Unary::Exp),
+                    vec![input],
+                    temp.clone(),
+                );
+                run(
+                    device,
+                    KernelOp::Unary(Unary::Neg),
+                    vec![temp.clone()],
+                    output,
+                );
+                device.dealloc(temp.ptr).unwrap();
+                device.set_current_stream(main).unwrap();
+                device.sync_stream(stream).unwrap();
+            }
+        },
+    );
+}
+
+/// The loop above makes one block per pool stream, not one per iteration
+/// (no `cuMemAlloc` in the steady state), and each stream reuses its own.
+#[test]
+fn a_pool_loop_makes_one_block_per_stream() {
+    let Some(world) = world(1, false) else { return };
+    world
+        .run(|device| {
+            let pointers: Vec<usize> = (0..6)
+                .map(|i| {
+                    device
+                        .set_current_stream(device.stream_from_pool(i))
+                        .unwrap();
+                    let ptr = device.alloc(3, 4096).unwrap().as_ptr();
+                    device.dealloc(ptr).unwrap();
+                    ptr as usize
+                })
+                .collect();
+            device.set_current_stream(0).unwrap();
+            assert_ne!(pointers[0], pointers[1]);
+            for i in 2..6 {
+                assert_eq!(pointers[i], pointers[i - 2]);
+            }
+        })
+        .unwrap();
+}
+
+/// With `Config::poison`, a reused block is NaN again when handed out.
+#[test]
+fn a_reused_block_is_poisoned_again_on_the_gpu() {
+    if !present(1, false) {
+        return;
+    }
+    let world = World::new(Config {
+        poison: true,
+        ..Config::new(1, 2)
+    })
+    .unwrap();
+    world
+        .run(|device| {
+            let ptr = device.alloc(1, 64).unwrap().as_ptr();
+            device.copy_to_device(ptr, &[0u8; 64]).unwrap();
+            device.dealloc(ptr).unwrap();
+            assert_eq!(device.alloc(1, 64).unwrap().as_ptr(), ptr);
+            let mut bytes = [0u8; 64];
+            device.copy_from_device(ptr, &mut bytes).unwrap();
+            assert!(bytes.iter().all(|&b| b == 0xff), "{bytes:?}");
+        })
+        .unwrap();
 }
