@@ -514,7 +514,14 @@ impl CpuDevice {
                 Ok(())
             });
             let accesses = vec![Access::write(&block)];
-            self.post(host, current, "alloc (poison)".into(), None, accesses, Some(work))?;
+            self.post(
+                host,
+                current,
+                "alloc (poison)".into(),
+                None,
+                accesses,
+                Some(work),
+            )?;
         }
         Ok(())
     }
