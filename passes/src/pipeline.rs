@@ -31,10 +31,24 @@ const REDUCE_SCATTER: OptionInfo = OptionInfo {
     default: "whole",
 };
 
+/// Whether GEMM+AR's allreduce becomes rings (host-p2p-pipeline's `allreduce`).
+const ALLREDUCE: OptionInfo = OptionInfo {
+    name: "allreduce",
+    description: "With p2p=nccl|cuda, an allreduce after the stream loop that writes its input block by block runs whole (whole) or as a reduce-scatter ring then an allgather ring (ring)",
+    default: "whole",
+};
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[NUM_STREAMS, P2P, RING_CHUNKS, ALLGATHER, REDUCE_SCATTER],
+    options: &[
+        NUM_STREAMS,
+        P2P,
+        RING_CHUNKS,
+        ALLGATHER,
+        REDUCE_SCATTER,
+        ALLREDUCE,
+    ],
     build: build_hir_lower,
 };
 
@@ -44,6 +58,7 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let chunks = options.count(RING_CHUNKS.name)?;
     let allgather = options.choice(ALLGATHER.name, &["whole", "broadcast"])?;
     let reduce_scatter = options.choice(REDUCE_SCATTER.name, &["whole", "reduce"])?;
+    let allreduce = options.choice(ALLREDUCE.name, &["whole", "ring"])?;
     if allgather == "broadcast" && p2p != "none" {
         return Err(format!(
             "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
@@ -53,6 +68,12 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         return Err(format!(
             "reduce-scatter=reduce is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
         ));
+    }
+    if allreduce == "ring" && p2p == "none" {
+        return Err(
+            "allreduce=ring makes rings of point-to-point transfers; it needs p2p=nccl or p2p=cuda, not p2p=none"
+                .to_owned(),
+        );
     }
     let mut passes = vec![
         "fusion-propagate-sharding".to_owned(),
@@ -69,7 +90,7 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     }
     if p2p != "none" {
         passes.push(format!(
-            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks}}})"
+            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks} allreduce={allreduce}}})"
         ));
     }
     passes.push("func.func(host-insert-dealloc)".to_owned());

@@ -187,13 +187,21 @@ pub const PASSES: &[PassInfo] = &[
                 default: "nccl",
             },
             CHUNKS,
+            OptionInfo {
+                name: "allreduce",
+                description: "An allreduce after the stream loop that writes its input block by block: whole, or ring (a reduce-scatter ring, then an allgather ring)",
+                default: "whole",
+            },
         ],
         create: |options| {
             let backend = options.choice("backend", &host::p2p_pipeline::Backend::NAMES)?;
             let backend = host::p2p_pipeline::Backend::from_name(backend)
                 .expect("the choice is one of the names");
             let chunks = options.count(CHUNKS.name)?;
-            Ok(host::p2p_pipeline::create(backend, chunks))
+            let allreduce = options.choice("allreduce", &host::p2p_pipeline::Allreduce::NAMES)?;
+            let allreduce = host::p2p_pipeline::Allreduce::from_name(allreduce)
+                .expect("the choice is one of the names");
+            Ok(host::p2p_pipeline::create(backend, chunks, allreduce))
         },
     },
     PassInfo {

@@ -349,12 +349,21 @@ fn exchange<'c, 'a>(
             context,
             location,
             backend,
-            ring,
+            ring.team,
             Direction::Receive,
             &receive,
         )
     };
-    let send = || point_to_point(context, location, backend, ring, Direction::Send, &send);
+    let send = || {
+        point_to_point(
+            context,
+            location,
+            backend,
+            ring.team,
+            Direction::Send,
+            &send,
+        )
+    };
     ops.set_current_stream(ring.join.main, location);
     let arrived = match backend {
         // The receive first frees its slot for the sender as early as the

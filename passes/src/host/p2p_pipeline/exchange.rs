@@ -57,12 +57,12 @@ pub(super) enum Direction {
     Send,
 }
 
-/// `comm.recv` or `comm.send` of `transfer` on `ring`'s team over `backend`.
+/// `comm.recv` or `comm.send` of `transfer` on `team` over `backend`.
 pub(super) fn point_to_point<'c>(
     context: &'c Context,
     location: Location<'c>,
     backend: Backend,
-    ring: &Ring<'c, '_>,
+    team: Attribute<'c>,
     direction: Direction,
     transfer: &Transfer<'c, '_>,
 ) -> Operation<'c> {
@@ -74,7 +74,7 @@ pub(super) fn point_to_point<'c>(
             .request(request)
             .buffer(transfer.buffer)
             .peer(transfer.peer)
-            .team(ring.team)
+            .team(team)
             .backend(on)
             .build()
             .into(),
@@ -82,7 +82,7 @@ pub(super) fn point_to_point<'c>(
             .request(request)
             .buffer(transfer.buffer)
             .peer(transfer.peer)
-            .team(ring.team)
+            .team(team)
             .backend(on)
             .build()
             .into(),

@@ -21,7 +21,11 @@
 //! - a **reduce-scatter** after a stream loop that writes its input slice by
 //!   slice along the scattered axis (the partial products of a GEMM); by
 //!   `sum`, with a `host.matmul` writing the partials, as a chain of
-//!   accumulating GEMMs ([`chain`]).
+//!   accumulating GEMMs ([`chain`]);
+//! - with `allreduce=ring`, an **allreduce** after a stream loop that writes
+//!   its input block by block (GEMM+AR): a reduce-scatter into the rank's
+//!   block of the output, whose ring the pass then makes, and an allgather
+//!   ring of the blocks after it ([`allreduce`]).
 //!
 //! The sliced operand may also be a whole view `host.select %b[u][0]` that
 //! drops an axis `u` of extent 1, the loop slicing `%b` along the matching
@@ -170,10 +174,13 @@
 //!   `plan`, `chunks`, `exchange`);
 //! - [`rewrite`]: the ring rewrite (all of the above);
 //! - [`chain`]: the chain of accumulating GEMMs (all of the above);
+//! - [`allreduce`]: GEMM+AR's allreduce split into a reduce-scatter and an
+//!   allgather ring, before the others run (`schedule`, `plan`, `exchange`);
 //! - this module: the pass, its options, and the choice of parts.
 //!
 //! Ops are inserted with [`crate::builders::Builder`], as in every pass.
 
+mod allreduce;
 mod chain;
 mod chunks;
 mod exchange;
@@ -196,19 +203,46 @@ pub const ANCHOR: &str = crate::ops::FUNCTION;
 
 pub const ARGUMENT: &str = "host-p2p-pipeline";
 
+/// What becomes of an allreduce that a stream loop writes the input of
+/// (the `allreduce` option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allreduce {
+    /// It stays whole after its loop.
+    Whole,
+    /// A reduce-scatter ring, then an allgather ring ([`allreduce`]).
+    Ring,
+}
+
+impl Allreduce {
+    /// The option's values.
+    pub const NAMES: [&'static str; 2] = ["whole", "ring"];
+
+    /// The choice the option spells `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "whole" => Some(Allreduce::Whole),
+            "ring" => Some(Allreduce::Ring),
+            _ => None,
+        }
+    }
+}
+
 /// Creates the pass (anchored on `func.func`): rings over `backend`, each
 /// step in `chunks` parts, or in the parts the pass chooses where `chunks` is
-/// 0 (see [`chunks`]).
-pub fn create(backend: Backend, chunks: usize) -> Box<dyn HirPass> {
+/// 0 (see [`chunks`]); with [`Allreduce::Ring`], GEMM+AR's allreduce as
+/// rings too.
+pub fn create(backend: Backend, chunks: usize, allreduce: Allreduce) -> Box<dyn HirPass> {
     Box::new(P2pPipeline {
         backend,
         chunks: chunks as i64,
+        allreduce,
     })
 }
 
 struct P2pPipeline {
     backend: Backend,
     chunks: i64,
+    allreduce: Allreduce,
 }
 
 impl HirPass for P2pPipeline {
@@ -216,6 +250,12 @@ impl HirPass for P2pPipeline {
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
+        // GEMM+AR's allreduce as a reduce-scatter (whose ring the plan finds) and an allgather ring.
+        if self.allreduce == Allreduce::Ring
+            && allreduce::split(context, self.backend, function).is_err()
+        {
+            return false;
+        }
         // The loops a ring may run in, in the scf.for form the rewrite works on.
         let rewriter = IrRewriter::from_op(function);
         for stream_for in plan::ring_stream_fors(function) {

@@ -231,7 +231,7 @@ pub(super) fn ring_stream_fors<'c, 'a>(
 
 /// The `host.stream_for` that `user` is a select of at its index along
 /// `axis`, if any.
-fn slicing_stream_for<'c, 'a>(
+pub(super) fn slicing_stream_for<'c, 'a>(
     user: OperationRef<'c, 'a>,
     axis: i64,
 ) -> Option<OperationRef<'c, 'a>> {

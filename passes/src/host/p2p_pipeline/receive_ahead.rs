@@ -150,7 +150,7 @@ pub(super) fn receives<'c>(
             context,
             location,
             Backend::Cuda,
-            ring,
+            ring.team,
             Direction::Receive,
             transfer,
         )));

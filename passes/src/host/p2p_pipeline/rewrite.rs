@@ -516,7 +516,7 @@ pub(super) fn exchange<'c, 'a>(
             context,
             location,
             backend,
-            ring,
+            ring.team,
             Direction::Receive,
             &receive,
         )))),
@@ -525,7 +525,7 @@ pub(super) fn exchange<'c, 'a>(
         context,
         location,
         backend,
-        ring,
+        ring.team,
         Direction::Send,
         &send,
     )));
