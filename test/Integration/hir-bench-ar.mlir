@@ -22,9 +22,11 @@
 // EMIT-NOT: fusion.broadcast
 
 // The dry run at the benchmark shapes (the defaults, D = 4, ranks in
-// processes, no GPU).
+// processes, no GPU), the P2P variants' rings (ar-ring) included: a P2P
+// variant that made no ring would be skipped. hir-bench-ar-ring.mlir checks
+// ar-ring's outputs.
 // RUN: hir-bench run -n 4 --dry-run --families ar --timeout 60 | FileCheck %s --check-prefix=DRY
-// DRY: [rank 0] dry run: 4 ranks built, lowered and JIT-compiled the same 12 programs (0 skipped); nothing was timed
+// DRY: [rank 0] dry run: 4 ranks built, lowered and JIT-compiled the same 18 programs (0 skipped); nothing was timed
 
 // The partial products are freed after the allreduce's wait, not between the
 // allreduce and its wait.

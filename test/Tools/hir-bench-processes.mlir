@@ -11,7 +11,8 @@
 // DRY-DAG: [rank 0] ag 16x8x4 gemm (ag-gemm, p2p=none): lowered hash {{[0-9a-f]+}}
 // DRY-DAG: [rank 0] rs 16x8x4 p2p-cuda (rs-ring, p2p=cuda): lowered hash {{[0-9a-f]+}}
 // DRY-DAG: [rank 0] ar 16x8x4 pipeline (ar-pipeline, p2p=none): lowered hash {{[0-9a-f]+}}
-// DRY-DAG: [rank 0] dry run: 2 ranks built, lowered and JIT-compiled the same 16 programs (0 skipped); nothing was timed
+// DRY-DAG: [rank 0] ar 16x8x4 p2p-cuda (ar-ring, p2p=cuda): lowered hash {{[0-9a-f]+}}
+// DRY-DAG: [rank 0] dry run: 2 ranks built, lowered and JIT-compiled the same 18 programs (0 skipped); nothing was timed
 
 // HIR_LOG=debug: every line a rank logs names it (rank=R), beside the
 // launcher's [rank R] prefix (which torchrun does not add).

@@ -53,6 +53,8 @@
 // TABLE-DAG: ar     16x8x4               comm       ar-allreduce {{.*}} ok
 // TABLE-DAG: ar     16x8x4               nooverlap  ar-nooverlap {{.*}} ok
 // TABLE-DAG: ar     16x8x4               pipeline   ar-pipeline  {{.*}} ok
+// TABLE-DAG: ar     16x8x4               p2p-nccl   ar-ring      {{.*}} ok
+// TABLE-DAG: ar     16x8x4               p2p-cuda   ar-ring      {{.*}} ok
 // TABLE-NOT: MISMATCH
 // FILES: wrote {{.*}}.json
 // FILES-NEXT: wrote {{.*}}.csv

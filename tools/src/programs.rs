@@ -9,7 +9,8 @@
 //!   `B [K, N]`; `C = sum_d A_d @ B_d` is reduce-scattered: device d keeps
 //!   rows `d*M/D .. (d+1)*M/D`.
 //! - **ar** (GEMM+AR, row-parallel): as rs, with C all-reduced onto every
-//!   device.
+//!   device; its P2P variants lower the allreduce to rings
+//!   (`hir-lower{allreduce=ring}`).
 //!
 //! For rs and ar, B is `[DIDx(D), 1.., K/D, N]`: device d's slice, with a
 //! unit axis for each of A's batch axes after the didx one, which
@@ -100,11 +101,11 @@ impl Variant {
     }
 
     /// The program and `hir-lower`'s `p2p` option the variant runs in
-    /// `family`; `None` where it does not apply (there is no allreduce
-    /// ring).
-    pub fn program(self, family: Family) -> Option<(Form, &'static str)> {
+    /// `family` (with `p2p=nccl|cuda`, `allreduce=ring` too: see
+    /// [`Form::ArRing`]).
+    pub fn program(self, family: Family) -> (Form, &'static str) {
         use Form::*;
-        Some(match (family, self) {
+        match (family, self) {
             (Family::Ag, Variant::Gemm) => (AgGemm, "none"),
             (Family::Ag, Variant::Comm) => (AgAllgather, "none"),
             (Family::Ag, Variant::NoOverlap) => (AgRing, "none"),
@@ -121,8 +122,9 @@ impl Variant {
             (Family::Ar, Variant::Comm) => (ArAllreduce, "none"),
             (Family::Ar, Variant::NoOverlap) => (ArNoOverlap, "none"),
             (Family::Ar, Variant::Pipeline) => (ArPipeline, "none"),
-            (Family::Ar, Variant::P2pNccl | Variant::P2pCuda) => return None,
-        })
+            (Family::Ar, Variant::P2pNccl) => (ArRing, "nccl"),
+            (Family::Ar, Variant::P2pCuda) => (ArRing, "cuda"),
+        }
     }
 }
 
@@ -166,10 +168,16 @@ pub enum Form {
     /// As `ArPipeline`, with C not stream-parallel: S GEMM chunks, then one
     /// allreduce of all of C.
     ArNoOverlap,
+    /// `A [DIDx(D), D, M/D, K/D] @ B [DIDx(D), 1, K/D, N] -> partial
+    /// [DIDx(D), Stream(D), M/D, N] -> sum -> C [D, M/D, N]`: `ArNoOverlap`
+    /// with S = D, the candidate of the P2P rings (`hir-lower{p2p=nccl|cuda
+    /// allreduce=ring}`: the reduce-scatter chain in the loop, then an
+    /// allgather ring of C's blocks).
+    ArRing,
 }
 
 impl Form {
-    pub const ALL: [Form; 12] = [
+    pub const ALL: [Form; 13] = [
         Form::AgGemm,
         Form::AgAllgather,
         Form::AgPipeline,
@@ -182,6 +190,7 @@ impl Form {
         Form::ArAllreduce,
         Form::ArPipeline,
         Form::ArNoOverlap,
+        Form::ArRing,
     ];
 
     pub fn name(self) -> &'static str {
@@ -198,6 +207,7 @@ impl Form {
             Form::ArAllreduce => "ar-allreduce",
             Form::ArPipeline => "ar-pipeline",
             Form::ArNoOverlap => "ar-nooverlap",
+            Form::ArRing => "ar-ring",
         }
     }
 
@@ -205,7 +215,11 @@ impl Form {
         match self {
             Form::AgGemm | Form::AgAllgather | Form::AgPipeline | Form::AgRing => Family::Ag,
             Form::RsGemm | Form::RsReduceScatter | Form::RsPipeline | Form::RsRing => Family::Rs,
-            Form::ArGemm | Form::ArAllreduce | Form::ArPipeline | Form::ArNoOverlap => Family::Ar,
+            Form::ArGemm
+            | Form::ArAllreduce
+            | Form::ArPipeline
+            | Form::ArNoOverlap
+            | Form::ArRing => Family::Ar,
         }
     }
 
@@ -332,6 +346,10 @@ pub fn check(form: Form, params: &Params) -> Result<()> {
         Form::RsRing => {
             divides(k, "K", d, "D (K is sharded)")?;
             divides(m, "M", d, "D (C is row-scattered)")
+        }
+        Form::ArRing => {
+            divides(k, "K", d, "D (K is sharded)")?;
+            divides(m, "M", d, "D (D chunks of rows, one block of C per device)")
         }
         Form::RsPipeline => {
             divides(k, "K", d, "D (K is sharded)")?;
@@ -475,7 +493,7 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
                 Logical::ReducedP,
             )
         }
-        Form::RsPipeline | Form::RsRing | Form::ArPipeline | Form::ArNoOverlap => {
+        Form::RsPipeline | Form::RsRing | Form::ArPipeline | Form::ArNoOverlap | Form::ArRing => {
             // A's axes after the didx one, the partial's and C's.
             let (a_rows, c_shape, c_dist): (Vec<usize>, Vec<usize>, Vec<&str>) = match form {
                 Form::RsPipeline => (
@@ -492,6 +510,11 @@ pub fn generate(form: Form, params: &Params) -> Result<Program> {
                     vec![s, m / s],
                     vec![s, m / s, n],
                     vec!["stream", "serial", "serial"],
+                ),
+                Form::ArRing => (
+                    vec![d, m / d],
+                    vec![d, m / d, n],
+                    vec!["serial", "serial", "serial"],
                 ),
                 _ => (
                     vec![s, m / s],
@@ -587,16 +610,15 @@ mod tests {
     fn every_variant_names_a_program_of_its_family() {
         for family in Family::ALL {
             for variant in Variant::ALL {
-                if let Some((form, p2p)) = variant.program(family) {
-                    assert_eq!(form.family(), family);
-                    assert_eq!(
-                        p2p != "none",
-                        matches!(variant, Variant::P2pNccl | Variant::P2pCuda)
-                    );
-                }
+                let (form, p2p) = variant.program(family);
+                assert_eq!(form.family(), family);
+                assert_eq!(
+                    p2p != "none",
+                    matches!(variant, Variant::P2pNccl | Variant::P2pCuda)
+                );
             }
         }
-        assert!(Variant::P2pNccl.program(Family::Ar).is_none());
+        assert_eq!(Variant::P2pCuda.program(Family::Ar), (Form::ArRing, "cuda"));
         // The command line finds a program by its name.
         let names: std::collections::HashSet<_> = Form::ALL.map(Form::name).into();
         assert_eq!(names.len(), Form::ALL.len());
@@ -638,6 +660,7 @@ mod tests {
             Form::RsPipeline,
             Form::RsRing,
             Form::ArPipeline,
+            Form::ArRing,
         ] {
             assert_eq!(generate(form, &p).unwrap().inputs, [Logical::L, Logical::B]);
         }

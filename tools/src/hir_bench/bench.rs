@@ -85,12 +85,13 @@ pub fn median(times: &mut [f64]) -> f64 {
     }
 }
 
-fn variants_of(run: &Run, family: Family) -> Vec<Variant> {
+fn variants_of(run: &Run) -> Vec<Variant> {
     Variant::ALL
         .into_iter()
-        .filter(|variant| match &run.variants {
-            Some(chosen) => chosen.contains(variant),
-            None => variant.program(family).is_some(),
+        .filter(|variant| {
+            run.variants
+                .as_ref()
+                .is_none_or(|chosen| chosen.contains(variant))
         })
         .collect()
 }
@@ -112,11 +113,9 @@ pub fn validate(run: &Run) -> Result<()> {
     let mut errors = Vec::new();
     for &family in &run.families {
         for &shape in &run.shapes {
-            for variant in variants_of(run, family) {
-                let checked = variant
-                    .program(family)
-                    .map(|(form, _)| programs::check(form, &params(run, shape)));
-                if let Some(Err(error)) = checked {
+            for variant in variants_of(run) {
+                let (form, _) = variant.program(family);
+                if let Err(error) = programs::check(form, &params(run, shape)) {
                     errors.push(format!("{} {}: {error}", family.name(), variant.name()));
                 }
             }
@@ -150,27 +149,14 @@ pub fn run(run: &Run) -> Result<()> {
     }
     let mut rows = Vec::new();
     for &family in &run.families {
-        let variants = variants_of(run, family);
+        let variants = variants_of(run);
         for &shape in &run.shapes {
             let params = params(run, shape);
             let inputs = make_inputs(family, &params, &variants, run.seed);
             let session = Session::start(&plan, run.num_streams, false)?;
             let mut reference: Option<Vec<f32>> = None;
             for &variant in &variants {
-                let Some((form, p2p)) = variant.program(family) else {
-                    rows.push(Row {
-                        family,
-                        shape,
-                        variant,
-                        program: "-",
-                        p2p: "-",
-                        outcome: Outcome::Skipped(format!(
-                            "does not apply to {}: host-p2p-pipeline makes rings of allgathers and reduce-scatters only",
-                            family.name()
-                        )),
-                    });
-                    continue;
-                };
+                let (form, p2p) = variant.program(family);
                 let name = format!(
                     "{} {}x{}x{} {}",
                     family.name(),
@@ -256,10 +242,8 @@ fn dry_run(run: &Run) -> Result<()> {
     for &family in &run.families {
         for &shape in &run.shapes {
             let params = params(run, shape);
-            for variant in variants_of(run, family) {
-                let Some((form, p2p)) = variant.program(family) else {
-                    continue;
-                };
+            for variant in variants_of(run) {
+                let (form, p2p) = variant.program(family);
                 let name = format!(
                     "{} {}x{}x{} {} ({}, p2p={p2p})",
                     family.name(),
@@ -332,7 +316,7 @@ fn write(path: &std::path::Path, text: &str) -> Result<()> {
 fn make_inputs(family: Family, params: &Params, variants: &[Variant], seed: u64) -> Inputs {
     let needed: Vec<Logical> = variants
         .iter()
-        .filter_map(|variant| variant.program(family))
+        .map(|variant| variant.program(family))
         .flat_map(|(form, _)| form_inputs(form))
         .collect();
     let make = |logical: Logical, number: u64| {
@@ -393,8 +377,11 @@ fn build(
         &mut module,
         &signature,
         &format!(
-            "p2p={p2p} num-streams={} ring-chunks={}",
-            run.lower_streams, run.ring_chunks
+            "p2p={p2p} num-streams={} ring-chunks={}{}",
+            run.lower_streams,
+            run.ring_chunks,
+            // GEMM+AR's rings; no other program has an allreduce to split.
+            if p2p == "none" { "" } else { " allreduce=ring" }
         ),
         false,
     )?;

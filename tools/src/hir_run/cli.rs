@@ -39,6 +39,11 @@ pub struct Options {
     /// one NCCL reduce rooted at each iteration (hir-lower's reduce-scatter option)
     #[arg(long, default_value = "whole", value_parser = ["whole", "reduce"])]
     pub reduce_scatter: String,
+    /// With --p2p nccl|cuda, an allreduce after the stream loop that writes its input block by
+    /// block runs whole, or as a reduce-scatter ring then an allgather ring (GEMM+AR; hir-lower's
+    /// allreduce option)
+    #[arg(long, default_value = "whole", value_parser = ["whole", "ring"])]
+    pub allreduce: String,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,

@@ -86,13 +86,14 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0ring-chunks={}\0seed={}\0\
+            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0allreduce={}\0ring-chunks={}\0seed={}\0\
              iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0",
             options.ranks,
             options.num_streams,
             options.p2p,
             options.allgather,
             options.reduce_scatter,
+            options.allreduce,
             options.ring_chunks,
             options.seed,
             options.iters,
@@ -178,8 +179,12 @@ fn validate(options: &Options) -> Result<()> {
 /// `hir-lower`'s options for the run.
 fn hir_lower(options: &Options) -> String {
     format!(
-        "p2p={} ring-chunks={} allgather={} reduce-scatter={}",
-        options.p2p, options.ring_chunks, options.allgather, options.reduce_scatter
+        "p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={}",
+        options.p2p,
+        options.ring_chunks,
+        options.allgather,
+        options.reduce_scatter,
+        options.allreduce
     )
 }
 
