@@ -20,6 +20,8 @@
 
 use std::fmt;
 
+pub mod fused;
+
 /// An element type of a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -300,6 +302,12 @@ pub enum Entry {
     Linear(DType),
     /// `void (buf in, buf weight, buf bias, buf out)`.
     LinearBias(DType),
+    /// `void (buf program, buf 0, .., buf n-1)`: the `host.fused` op of `n`
+    /// buffers (inputs then outputs), `program` its [`fused::Program`]'s
+    /// `i64` words. The buffers' element types are the program's: they are
+    /// declared `memref<*xf32>`, the unranked descriptor being the same for
+    /// every element type.
+    Fused(usize),
     /// `i64 (buf in, buf out, i64 kind, i64 root, i64 axis, buf team, i64 backend)`:
     /// a request. `kind`, `root` and `axis` are 0 where the collective has none.
     Collective(Collective, DType),
@@ -338,6 +346,7 @@ impl Entry {
             Wait,
             Barrier,
         ];
+        all.extend((1..=fused::MAX_BUFFERS).map(Fused));
         for dtype in DType::ALL {
             all.extend([
                 Copy(dtype),
@@ -419,6 +428,7 @@ impl fmt::Display for Entry {
             MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),
             LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
+            Fused(n) => write!(f, "fused_{n}"),
             Collective(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Send(t) => write!(f, "send_{}", t.mlir()),
             Recv(t) => write!(f, "recv_{}", t.mlir()),
@@ -444,5 +454,6 @@ mod tests {
         assert!(names.contains("_mlir_ciface_hir_rt_matmul_bf16"));
         assert!(names.contains("hir_rt_get_current_stream"));
         assert!(names.contains("_mlir_ciface_hir_rt_reduce_scatter_f16"));
+        assert!(names.contains("_mlir_ciface_hir_rt_fused_8"));
     }
 }

@@ -478,4 +478,54 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Fused pointwise kernels
+//===----------------------------------------------------------------------===//
+
+def Host_FusedOp : Host_Op<"fused", [AttrSizedOperandSegments, SingleBlock, NoTerminator,
+    MemoryEffects<[MemRead<Host_StreamResource>]>, DestinationStyleOpInterface]> {
+  let summary = "a chain of elementwise ops computed as one kernel";
+  let description = [{
+    The ops of the body, run as one pointwise kernel over the shape of the
+    outputs (the iteration shape) on the current stream: each element of
+    every output is computed from the elements at the same position of the
+    inputs, with no intermediate buffer written. `host-fuse-elementwise`
+    makes it from a chain of elementwise ops; `convert-host-to-llvm` lowers
+    it to one runtime call with the body serialized into a program.
+
+    The body is the chain itself: its block arguments are the inputs, the
+    outputs, then the temporaries (buffers of the iteration shape that exist
+    only inside the kernel); its ops are elementwise host ops (`Elementwise`)
+    and broadcasts (`Broadcast`: of an input, since every other argument has
+    the iteration shape; read with stride 0 along the new axes), in
+    destination-passing style on those arguments. Each
+    output and temporary is written by exactly one op, before any op reads
+    it; no input is written. It computes exactly what the ops compute in
+    order, rounding each temporary to its element type.
+
+    ```mlir
+    host.fused ins(%x, %b : memref<4x8xf32>, memref<8xf32>)
+               outs(%y : memref<4x8xbf16>) {
+    ^bb0(%xa: memref<4x8xf32>, %ba: memref<8xf32>, %ya: memref<4x8xbf16>,
+         %t0: memref<4x8xf32>, %t1: memref<4x8xf32>):
+      host.broadcast [0] ins(%ba : memref<8xf32>) outs(%t0 : memref<4x8xf32>)
+      host.add ins(%xa, %t0 : memref<4x8xf32>, memref<4x8xf32>) outs(%t1 : memref<4x8xf32>)
+      host.cast ins(%t1 : memref<4x8xf32>) outs(%ya : memref<4x8xbf16>)
+    }
+    ```
+  }];
+  let arguments = (ins Arg<Variadic<Host_Buffer>, "", [MemRead]>:$inputs,
+                       Arg<Variadic<Host_Buffer>, "", [MemWrite]>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
+  }];
+}
+
 #endif // HIR_HOST_TD

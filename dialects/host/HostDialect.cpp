@@ -194,3 +194,82 @@ LogicalResult LinearOp::verify() {
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getOutput()));
 }
+
+/// The shape every output of a fused op has: its iteration shape.
+LogicalResult FusedOp::verify() {
+  if (getOutputs().empty())
+    return emitOpError() << "needs at least one output";
+  auto first = cast<MemRefType>(getOutputs()[0].getType());
+  if (!first.hasStaticShape())
+    return emitOpError() << "output #0 must have a static shape, got " << first;
+  for (auto [index, output] : llvm::enumerate(getOutputs().getTypes()))
+    if (cast<MemRefType>(output).getShape() != first.getShape())
+      return emitOpError() << "output #" << index << " of type " << output
+                           << " does not have the shape of output #0, " << first;
+  return success();
+}
+
+LogicalResult FusedOp::verifyRegions() {
+  Block &body = getBody().front();
+  unsigned inputs = getInputs().size(), buffers = getNumOperands();
+  if (body.getNumArguments() < buffers)
+    return emitOpError() << "body must take the " << buffers
+                         << " operands then the temporaries, got " << body.getNumArguments()
+                         << " arguments";
+  for (unsigned index = 0; index < buffers; ++index)
+    if (body.getArgument(index).getType() != getOperand(index).getType())
+      return emitOpError() << "body argument #" << index << " has type "
+                           << body.getArgument(index).getType() << ", not the type of operand #"
+                           << index << ", " << getOperand(index).getType();
+  auto shape = cast<MemRefType>(getOutputs()[0].getType()).getShape();
+  for (unsigned index = buffers; index < body.getNumArguments(); ++index) {
+    auto type = dyn_cast<MemRefType>(body.getArgument(index).getType());
+    if (!type || type.getShape() != shape || !type.getLayout().isIdentity())
+      return emitOpError() << "temporary #" << index - buffers
+                           << " must be a buffer of the iteration shape with the identity "
+                              "layout, got "
+                           << body.getArgument(index).getType();
+  }
+  // Which arguments an op of the body has written so far.
+  SmallVector<bool> written(body.getNumArguments(), false);
+  auto argumentOf = [&](Value value) -> std::optional<unsigned> {
+    auto argument = dyn_cast<BlockArgument>(value);
+    if (!argument || argument.getOwner() != &body)
+      return std::nullopt;
+    return argument.getArgNumber();
+  };
+  // A broadcast reads an input: every other argument has the iteration
+  // shape, which its output has too.
+  for (Operation &op : body) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
+    if (op.getDialect() != getOperation()->getDialect() ||
+        !(op.hasTrait<hir::Elementwise>() || op.hasTrait<hir::Broadcast>()) || !dps ||
+        dps.getNumDpsInits() != 1)
+      return op.emitOpError() << "cannot be in a host.fused body, which holds only elementwise "
+                                 "host ops and broadcasts";
+    for (OpOperand *input : dps.getDpsInputOperands()) {
+      std::optional<unsigned> argument = argumentOf(input->get());
+      if (!argument)
+        return op.emitOpError() << "reads operand #" << input->getOperandNumber()
+                                << ", which is not an argument of the host.fused body";
+      if (*argument >= inputs && !written[*argument])
+        return op.emitOpError() << "reads body argument #" << *argument
+                                << " before any op of the host.fused body writes it";
+    }
+    std::optional<unsigned> target = argumentOf(dps.getDpsInitOperand(0)->get());
+    if (!target)
+      return op.emitOpError() << "writes a value that is not an argument of the host.fused body";
+    if (*target < inputs)
+      return op.emitOpError() << "writes input #" << *target << " of the host.fused body";
+    if (written[*target])
+      return op.emitOpError() << "writes body argument #" << *target
+                              << ", which an earlier op of the host.fused body writes";
+    written[*target] = true;
+  }
+  for (unsigned index = inputs; index < body.getNumArguments(); ++index)
+    if (!written[index])
+      return emitOpError() << "body argument #" << index << " (an "
+                           << (index < buffers ? "output" : "temporary")
+                           << ") is never written";
+  return success();
+}

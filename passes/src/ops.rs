@@ -53,6 +53,7 @@ ops! {
     HostSyncStream => host::SyncStreamOperation,
     HostStreamFromPool => host::StreamFromPoolOperation,
     HostStreamFor => host::StreamForOperation,
+    HostFused => host::FusedOperation,
     CommAllgather => comm::AllgatherOperation,
     CommAllreduce => comm::AllreduceOperation,
     CommReduceScatter => comm::ReduceScatterOperation,

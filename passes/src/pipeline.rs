@@ -38,6 +38,13 @@ const ALLREDUCE: OptionInfo = OptionInfo {
     default: "whole",
 };
 
+/// Whether chains of elementwise ops become one fused kernel.
+const FUSE: OptionInfo = OptionInfo {
+    name: "fuse",
+    description: "Pointwise fusion: none (one kernel per op) or elementwise (host-fuse-elementwise: each chain of elementwise ops one kernel)",
+    default: "none",
+};
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
@@ -48,6 +55,7 @@ pub const HIR_LOWER: PipelineInfo = PipelineInfo {
         ALLGATHER,
         REDUCE_SCATTER,
         ALLREDUCE,
+        FUSE,
     ],
     build: build_hir_lower,
 };
@@ -58,6 +66,7 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let chunks = options.count(RING_CHUNKS.name)?;
     let allgather = options.choice(ALLGATHER.name, &["whole", "broadcast"])?;
     let reduce_scatter = options.choice(REDUCE_SCATTER.name, &["whole", "reduce"])?;
+    let fuse = options.choice(FUSE.name, &["none", "elementwise"])?;
     let allreduce = options.choice(ALLREDUCE.name, &["whole", "ring"])?;
     if allgather == "broadcast" && p2p != "none" {
         return Err(format!(
@@ -92,6 +101,12 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         passes.push(format!(
             "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks} allreduce={allreduce}}})"
         ));
+    }
+    if fuse == "elementwise" {
+        // After the pipelines, which rewrite the stream loops around the
+        // chains, and before the deallocs, so that the allocations fusion
+        // makes temporaries go.
+        passes.push("func.func(host-fuse-elementwise)".to_owned());
     }
     passes.push("func.func(host-insert-dealloc)".to_owned());
     // Last: the passes above work on host.stream_for, whose fork and join

@@ -219,6 +219,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::reduce_pipeline::create()),
     },
     PassInfo {
+        argument: host::fuse_elementwise::ARGUMENT,
+        description: "Group each chain of elementwise host ops (and broadcasts of their inputs) into one host.fused kernel",
+        anchor: host::fuse_elementwise::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::fuse_elementwise::create()),
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,

@@ -5,6 +5,7 @@
 
 use crate::bounds::Allocations;
 use crate::error::{Error, Result};
+use crate::fused::FusedKernel;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use hir_abi::Backend;
@@ -48,6 +49,8 @@ pub trait Device: Send + Sync {
     fn allocations(&self) -> &Arc<Allocations>;
 
     fn compute(&self, kernel: Kernel) -> Result<()>;
+    /// Runs a `host.fused` op's program over its buffers as one kernel.
+    fn fused(&self, kernel: FusedKernel) -> Result<()>;
 
     /// Posts a collective on the current stream. A rank outside the team does
     /// nothing and gets a request that is already complete.

@@ -16,11 +16,14 @@
 
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
+use crate::fused::FusedKernel;
 use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use hir_abi::fused::Program;
 use hir_abi::{Backend, Collective, DType, Entry, ReduceKind};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 /// A `memref<*xT>` argument through `llvm.emit_c_interface`.
 type Buf = *const UnrankedMemRef;
@@ -169,6 +172,59 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
         let output = inputs.pop().expect("compute entries take buffers");
         device.compute(Kernel { op, inputs, output })
     })
+}
+
+/// The `host.fused` entries: the program's words, then the buffers, whose
+/// element types the program gives.
+unsafe fn fused(program: Buf, bufs: &[Buf]) {
+    work(Entry::Fused(bufs.len()), (), |device| {
+        let words = unsafe { read_i64s(program) }?;
+        let decoded = Program::decode(&words).map_err(|error| Error::Invalid(error.to_string()))?;
+        if decoded.dtypes.len() != bufs.len() {
+            return Err(Error::Invalid(format!(
+                "a fused program of {} buffers passed {}",
+                decoded.dtypes.len(),
+                bufs.len()
+            )));
+        }
+        let typed: Vec<(Buf, DType)> = bufs.iter().copied().zip(decoded.dtypes.clone()).collect();
+        let buffers = unsafe { views(device, &typed) }?;
+        device.fused(FusedKernel {
+            program: Arc::new(decoded),
+            words: words.into(),
+            buffers,
+        })
+    })
+}
+
+/// Defines `_mlir_ciface_hir_rt_fused_<n>` for each buffer count and lists
+/// them for [`table`].
+macro_rules! fused_entries {
+    ($($name:ident = $count:literal ($($buffer:ident),+);)*) => {
+        $(
+            /// # Safety
+            /// The arguments point to valid memref descriptors.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $name(program: Buf, $($buffer: Buf),+) {
+                unsafe { fused(program, &[$($buffer),+]) }
+            }
+        )*
+
+        fn fused_table() -> Vec<(&'static str, Entry, *mut ())> {
+            vec![$((stringify!($name), Entry::Fused($count), $name as *mut ())),*]
+        }
+    };
+}
+
+fused_entries! {
+    _mlir_ciface_hir_rt_fused_1 = 1 (b0);
+    _mlir_ciface_hir_rt_fused_2 = 2 (b0, b1);
+    _mlir_ciface_hir_rt_fused_3 = 3 (b0, b1, b2);
+    _mlir_ciface_hir_rt_fused_4 = 4 (b0, b1, b2, b3);
+    _mlir_ciface_hir_rt_fused_5 = 5 (b0, b1, b2, b3, b4);
+    _mlir_ciface_hir_rt_fused_6 = 6 (b0, b1, b2, b3, b4, b5);
+    _mlir_ciface_hir_rt_fused_7 = 7 (b0, b1, b2, b3, b4, b5, b6);
+    _mlir_ciface_hir_rt_fused_8 = 8 (b0, b1, b2, b3, b4, b5, b6, b7);
 }
 
 unsafe fn axis_list(buf: Buf) -> Result<Vec<usize>> {
@@ -347,6 +403,7 @@ macro_rules! entries {
                     _mlir_ciface_hir_rt_barrier as *mut ()),
             ];
             table.extend([$((stringify!($name), $entry, $name as *mut ())),*]);
+            table.extend(fused_table());
             table
         }
     };

@@ -40,6 +40,7 @@ pub mod cuda;
 pub mod device;
 pub mod error;
 pub mod ffi;
+pub mod fused;
 pub mod memref;
 pub mod npy;
 mod nvtx;

@@ -93,7 +93,7 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
             meshes.push(op);
         } else if name.starts_with("fusion.") {
             fusion.get_or_insert(op);
-        } else if name.starts_with("host.") {
+        } else if name.starts_with("host.") && !in_fused_body(op) {
             ops.push(op);
         } else if Op::FuncFunc.is(&op) {
             functions.push(op);
@@ -190,6 +190,10 @@ fn lower<'c, 'a>(
             return Ok(None);
         }
         (_, Some(Op::HostSelect)) => return Ok(Some(select(runtime, op))),
+        (_, Some(Op::HostFused)) => {
+            fused(runtime, op)?;
+            return Ok(None);
+        }
         (_, Some(Op::HostGetCurrentStream)) => {
             return runtime.call(op, Entry::GetCurrentStream, &[]);
         }
@@ -263,6 +267,41 @@ fn lower<'c, 'a>(
     };
     runtime.call(op, entry, &buffers(runtime))?;
     Ok(None)
+}
+
+/// Whether `op` is in the body of a `host.fused` op, which is lowered whole.
+fn in_fused_body(op: OperationRef) -> bool {
+    op.parent_operation()
+        .is_some_and(|parent| Op::HostFused.is(&parent))
+}
+
+/// `hir_rt_fused_<n>(program, buffers...)`: the body serialized into its
+/// program's words (a `memref<*xi64>` constant), the buffers as the
+/// `memref<*xf32>` the entry declares (an unrealized cast of the unranked
+/// descriptor, which is the same for every element type).
+fn fused<'c, 'a>(runtime: &mut Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Result<'c, ()> {
+    let program = super::fused_program::program(op)?;
+    let mut arguments = vec![runtime.list(op, "fused", &program.encode())?];
+    let nominal = super::runtime_calls::unranked(Type::float32(runtime.context()));
+    for buffer in op.operands() {
+        let unranked = runtime.buffer(op, buffer);
+        arguments.push(match unranked.r#type() == nominal {
+            true => unranked,
+            false => runtime.cast(op, unranked, nominal),
+        });
+    }
+    let count = op.operand_count();
+    if count > hir_abi::fused::MAX_BUFFERS {
+        return Err(Failure::new(
+            op.location(),
+            format!(
+                "'host.fused' op has {count} buffers; the runtime takes at most {}",
+                hir_abi::fused::MAX_BUFFERS
+            ),
+        ));
+    }
+    runtime.call(op, Entry::Fused(count), &arguments)?;
+    Ok(())
 }
 
 fn memref_type<'c>(value: Value<'c, '_>) -> MemRefType<'c> {

@@ -4,6 +4,7 @@
 //! upstream passes, everything to the LLVM dialect ([`LLVM_PIPELINE`]).
 
 pub mod comm_to_llvm;
+mod fused_program;
 pub mod fusion_to_host;
 pub mod host_to_llvm;
 mod runtime_calls;

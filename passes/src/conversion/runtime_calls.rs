@@ -127,6 +127,11 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         Send(t) | Recv(t) => (vec![buf(t), i64, list, i64], vec![i64]),
         ShareMemHandle(t) => (vec![buf(t), list], vec![]),
         Barrier => (vec![list, i64], vec![]),
+        Fused(buffers) => {
+            let mut inputs = vec![list];
+            inputs.extend(std::iter::repeat_n(buf(DType::F32), buffers));
+            (inputs, vec![])
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Passes over host programs (`host` and `comm` on buffers).
 
 pub mod broadcast_pipeline;
+pub mod fuse_elementwise;
 pub mod insert_dealloc;
 pub mod lower_stream_for;
 pub mod p2p_pipeline;

@@ -129,7 +129,7 @@ fn min(a: f32, b: f32) -> f32 {
     }
 }
 
-fn unary(op: Unary, x: f32) -> f32 {
+pub(crate) fn unary(op: Unary, x: f32) -> f32 {
     match op {
         Unary::Neg => -x,
         Unary::Exp => x.exp(),

@@ -9,6 +9,7 @@
 
 mod alloc;
 mod comm;
+mod fused;
 mod kernels;
 mod queue;
 mod race;
@@ -19,6 +20,7 @@ use crate::core::sync::{Faults, Hub, Waiter};
 use crate::device::{Device, Request, Stream};
 use crate::error::{Error, Result, RunError, panic_message};
 use crate::lock;
+use crate::fused::FusedKernel;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
@@ -696,6 +698,18 @@ impl Device for CpuDevice {
         accesses.push(Access::write(&kernel.output));
         let name = kernel.entry().name();
         let work: Work = Box::new(move || kernels::run(&kernel));
+        let mut host = lock(&self.host);
+        let current = host.current;
+        self.post(&mut host, current, name, None, accesses, Some(work))?;
+        Ok(())
+    }
+
+    fn fused(&self, kernel: FusedKernel) -> Result<()> {
+        kernel.validate()?;
+        let mut accesses: Vec<Access> = kernel.reads().map(Access::read).collect();
+        accesses.extend(kernel.writes().map(Access::write));
+        let name = kernel.entry().name();
+        let work: Work = Box::new(move || fused::run(&kernel));
         let mut host = lock(&self.host);
         let current = host.current;
         self.post(&mut host, current, name, None, accesses, Some(work))?;

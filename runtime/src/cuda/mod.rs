@@ -17,6 +17,7 @@ mod blas;
 mod graph;
 #[cfg(test)]
 mod graph_tests;
+mod fused;
 mod grouped;
 mod ipc;
 mod kernels;
@@ -1178,6 +1179,16 @@ impl Device for CudaDevice {
             &mut state,
             || label(kernel.entry()),
             |state| Self::enqueue_kernel(state, &kernel),
+        )
+    }
+
+    fn fused(&self, kernel: crate::fused::FusedKernel) -> Result<()> {
+        kernel.validate()?;
+        let mut state = self.state()?;
+        Self::traced(
+            &mut state,
+            || label(kernel.entry()),
+            |state| fused::launch(&kernel, state.streams[state.current]),
         )
     }
 

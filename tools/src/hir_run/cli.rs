@@ -44,6 +44,10 @@ pub struct Options {
     /// allreduce option)
     #[arg(long, default_value = "whole", value_parser = ["whole", "ring"])]
     pub allreduce: String,
+    /// Pointwise fusion: one kernel per op (none), or each chain of elementwise ops one fused
+    /// kernel (elementwise; hir-lower's fuse option)
+    #[arg(long, default_value = "none", value_parser = ["none", "elementwise"])]
+    pub fuse: String,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,

@@ -1,0 +1,311 @@
+//! The program of a `host.fused` op: what `convert-host-to-llvm` serializes
+//! its region into and both backends run, per element of the iteration
+//! shape (the shape of its outputs), as one kernel. It is passed to
+//! [`crate::Entry::Fused`] as a `memref<*xi64>` constant; the words are also
+//! the key the cuda backend caches its compiled kernel by.
+//!
+//! The buffers are the op's operands, inputs then outputs. Values live in
+//! *slots*: slot `k < loads.len()` is load `k` (a buffer read at the element,
+//! through stride 0 along its broadcast axes), slot `loads.len() + j` is the
+//! result of instruction `j`. Every instruction computes in f32 on its
+//! operand slots and rounds its result to its element type, exactly as the
+//! unfused op computes and writes its output buffer, so the fused kernel
+//! gives the bits the chain of ops gives. Stores write slots to output
+//! buffers, rounding to the buffer's element type.
+//!
+//! Words: `[VERSION, n, dtype * n, loads, (buffer, axes) * loads, instrs,
+//! (opcode, dtype, a, b, c) * instrs, stores, (buffer, slot) * stores]`,
+//! `axes` a bit mask of the iteration axes a load broadcasts along, unused
+//! operands 0. Opcodes: `1 + i` for `Unary::ALL[i]`, `16 + i` for
+//! `Binary::ALL[i]`, 32 `where(a, b, c)` (`b` where `a` is nonzero, NaN
+//! included), 33 `convert(a)` (copy or cast: `a` rounded to the dtype).
+
+use crate::{Binary, DType, Unary};
+use std::fmt;
+
+/// The most buffers (inputs and outputs) a fused op takes: one entry per
+/// count, `hir_rt_fused_<n>`.
+pub const MAX_BUFFERS: usize = 8;
+
+/// The most axes a fused op's iteration shape has (its broadcast masks are
+/// `i64` bits, and the cuda kernel's views hold this many strides).
+pub const MAX_RANK: usize = 8;
+
+const VERSION: i64 = 1;
+
+/// What an instruction computes, on slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Instr {
+    Unary(Unary, usize),
+    Binary(Binary, usize, usize),
+    /// `lhs` where `mask` is nonzero, `rhs` elsewhere: `(mask, lhs, rhs)`.
+    Where(usize, usize, usize),
+    /// The slot's value, rounded to the instruction's type (copy, cast).
+    Convert(usize),
+}
+
+impl Instr {
+    /// The slots it reads.
+    pub fn operands(self) -> Vec<usize> {
+        match self {
+            Instr::Unary(_, a) | Instr::Convert(a) => vec![a],
+            Instr::Binary(_, a, b) => vec![a, b],
+            Instr::Where(m, a, b) => vec![m, a, b],
+        }
+    }
+
+    fn opcode(self) -> i64 {
+        let position = |found: Option<usize>| found.expect("every op is in its ALL") as i64;
+        match self {
+            Instr::Unary(op, _) => 1 + position(Unary::ALL.iter().position(|&u| u == op)),
+            Instr::Binary(op, _, _) => 16 + position(Binary::ALL.iter().position(|&b| b == op)),
+            Instr::Where(..) => 32,
+            Instr::Convert(_) => 33,
+        }
+    }
+}
+
+/// A buffer read at each element.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Load {
+    pub buffer: usize,
+    /// The iteration axes the buffer lacks (it is read with stride 0 along
+    /// them, as `host.broadcast` writes it), in increasing order.
+    pub broadcast: Vec<usize>,
+}
+
+/// A fused op's program.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// The element type of each buffer, inputs then outputs.
+    pub dtypes: Vec<DType>,
+    pub loads: Vec<Load>,
+    /// Each instruction and the element type its result is rounded to.
+    pub instrs: Vec<(Instr, DType)>,
+    /// `(buffer, slot)`: the output buffers and the slots written to them.
+    pub stores: Vec<(usize, usize)>,
+}
+
+/// Why words are not a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid(pub String);
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid fused program: {}", self.0)
+    }
+}
+
+fn dtype_code(dtype: DType) -> i64 {
+    DType::ALL
+        .iter()
+        .position(|&t| t == dtype)
+        .expect("every dtype is in ALL") as i64
+}
+
+impl Program {
+    /// The slot count: loads, then one per instruction.
+    pub fn slots(&self) -> usize {
+        self.loads.len() + self.instrs.len()
+    }
+
+    /// The element type of a slot.
+    pub fn slot_dtype(&self, slot: usize) -> DType {
+        match slot.checked_sub(self.loads.len()) {
+            None => self.dtypes[self.loads[slot].buffer],
+            Some(instr) => self.instrs[instr].1,
+        }
+    }
+
+    /// The words the runtime is passed.
+    pub fn encode(&self) -> Vec<i64> {
+        let mut words = vec![VERSION, self.dtypes.len() as i64];
+        words.extend(self.dtypes.iter().map(|&dtype| dtype_code(dtype)));
+        words.push(self.loads.len() as i64);
+        for load in &self.loads {
+            let mask = load
+                .broadcast
+                .iter()
+                .fold(0i64, |mask, &axis| mask | 1 << axis);
+            words.extend([load.buffer as i64, mask]);
+        }
+        words.push(self.instrs.len() as i64);
+        for &(instr, dtype) in &self.instrs {
+            let mut operands = instr.operands();
+            operands.resize(3, 0);
+            words.extend([instr.opcode(), dtype_code(dtype)]);
+            words.extend(operands.into_iter().map(|slot| slot as i64));
+        }
+        words.push(self.stores.len() as i64);
+        for &(buffer, slot) in &self.stores {
+            words.extend([buffer as i64, slot as i64]);
+        }
+        words
+    }
+
+    /// The program `words` encode, checked: buffers and slots in range,
+    /// each slot read only after it is computed, every store to a distinct
+    /// buffer that no load reads.
+    pub fn decode(words: &[i64]) -> Result<Program, Invalid> {
+        let mut words = words.iter().copied();
+        let mut next = |what: &str| {
+            words
+                .next()
+                .ok_or_else(|| Invalid(format!("ends before its {what}")))
+        };
+        if next("version")? != VERSION {
+            return Err(Invalid(format!("not of version {VERSION}")));
+        }
+        let count = |value: i64, what: &str, most: usize| {
+            usize::try_from(value)
+                .ok()
+                .filter(|&count| count <= most)
+                .ok_or_else(|| Invalid(format!("{what} {value} is not in 0..={most}")))
+        };
+        let dtype = |code: i64| {
+            usize::try_from(code)
+                .ok()
+                .and_then(|code| DType::ALL.get(code).copied())
+                .ok_or_else(|| Invalid(format!("unknown element type code {code}")))
+        };
+        let buffers = count(next("buffer count")?, "buffer count", MAX_BUFFERS)?;
+        let dtypes = (0..buffers)
+            .map(|_| dtype(next("element types")?))
+            .collect::<Result<Vec<_>, _>>()?;
+        let buffer = |value: i64| count(value, "buffer", buffers.saturating_sub(1));
+        let mut loads = Vec::new();
+        for _ in 0..count(next("load count")?, "load count", 1 << 16)? {
+            let source = buffer(next("loads")?)?;
+            let mask = next("loads")?;
+            if !(0..1 << MAX_RANK).contains(&mask) {
+                return Err(Invalid(format!(
+                    "broadcast mask {mask:#x} is past {MAX_RANK} axes"
+                )));
+            }
+            let broadcast = (0..MAX_RANK).filter(|axis| mask >> axis & 1 == 1).collect();
+            loads.push(Load {
+                buffer: source,
+                broadcast,
+            });
+        }
+        let mut instrs = Vec::new();
+        for _ in 0..count(next("instruction count")?, "instruction count", 1 << 16)? {
+            let computed = loads.len() + instrs.len();
+            let (opcode, result) = (next("instructions")?, dtype(next("instructions")?)?);
+            let slot = |value: i64| {
+                count(value, "slot", computed.saturating_sub(1))
+                    .map_err(|_| Invalid(format!("slot {value} is read before it is computed")))
+            };
+            let (a, b, c) = (
+                next("instructions")?,
+                next("instructions")?,
+                next("instructions")?,
+            );
+            let instr = match opcode {
+                1..=15 => match Unary::ALL.get(opcode as usize - 1) {
+                    Some(&op) => Instr::Unary(op, slot(a)?),
+                    None => return Err(Invalid(format!("unknown opcode {opcode}"))),
+                },
+                16..=31 => match Binary::ALL.get(opcode as usize - 16) {
+                    Some(&op) => Instr::Binary(op, slot(a)?, slot(b)?),
+                    None => return Err(Invalid(format!("unknown opcode {opcode}"))),
+                },
+                32 => Instr::Where(slot(a)?, slot(b)?, slot(c)?),
+                33 => Instr::Convert(slot(a)?),
+                _ => return Err(Invalid(format!("unknown opcode {opcode}"))),
+            };
+            instrs.push((instr, result));
+        }
+        let slots = loads.len() + instrs.len();
+        let mut stores: Vec<(usize, usize)> = Vec::new();
+        for _ in 0..count(next("store count")?, "store count", buffers)? {
+            let target = buffer(next("stores")?)?;
+            let slot = count(next("stores")?, "slot", slots.saturating_sub(1))?;
+            if stores.iter().any(|&(other, _)| other == target)
+                || loads.iter().any(|load| load.buffer == target)
+            {
+                return Err(Invalid(format!(
+                    "buffer {target} is stored twice, or loaded and stored"
+                )));
+            }
+            stores.push((target, slot));
+        }
+        if stores.is_empty() {
+            return Err(Invalid("stores nothing".into()));
+        }
+        if let Some(extra) = words.next() {
+            return Err(Invalid(format!("has words past its end ({extra}...)")));
+        }
+        Ok(Program {
+            dtypes,
+            loads,
+            instrs,
+            stores,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Program {
+        Program {
+            dtypes: vec![DType::F32, DType::F32, DType::BF16],
+            loads: vec![
+                Load {
+                    buffer: 0,
+                    broadcast: vec![],
+                },
+                Load {
+                    buffer: 1,
+                    broadcast: vec![0],
+                },
+            ],
+            instrs: vec![
+                (Instr::Binary(Binary::Add, 0, 1), DType::F32),
+                (Instr::Unary(Unary::Gelu, 2), DType::F32),
+                (Instr::Where(0, 3, 1), DType::F32),
+                (Instr::Convert(4), DType::BF16),
+            ],
+            stores: vec![(2, 5)],
+        }
+    }
+
+    #[test]
+    fn programs_round_trip_through_their_words() {
+        let program = sample();
+        let words = program.encode();
+        assert_eq!(Program::decode(&words), Ok(program.clone()));
+        assert_eq!(program.slots(), 6);
+        assert_eq!(program.slot_dtype(1), DType::F32);
+        assert_eq!(program.slot_dtype(5), DType::BF16);
+    }
+
+    #[test]
+    fn malformed_words_are_refused() {
+        let words = sample().encode();
+        let refused = |words: &[i64], message: &str| {
+            let error = Program::decode(words).expect_err("refused");
+            assert!(error.0.contains(message), "{error} lacks '{message}'");
+        };
+        refused(&words[..words.len() - 1], "ends before");
+        refused(&[words.clone(), vec![7]].concat(), "past its end");
+        let mut version = words.clone();
+        version[0] = 2;
+        refused(&version, "version");
+        // The first instruction is at word 11 (after the version, 3 dtypes
+        // and their count, 2 loads and their count, the instruction count);
+        // its first operand (word 13) reading slot 2, its own result.
+        let mut forward = words.clone();
+        forward[13] = 2;
+        refused(&forward, "read before it is computed");
+        let mut opcode = words.clone();
+        opcode[11] = 99;
+        refused(&opcode, "unknown opcode");
+        let mut store = words;
+        let last = store.len() - 2;
+        store[last] = 0;
+        refused(&store, "loaded and stored");
+    }
+}

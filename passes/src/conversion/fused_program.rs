@@ -1,0 +1,174 @@
+//! The program of a `host.fused` op ([`hir_abi::fused::Program`]), read off
+//! its body for `convert-host-to-llvm`: each broadcast of an input is a
+//! load of it with stride 0 along the new axes, each other input read is a
+//! plain load, each elementwise op an instruction (the C ABI's `Unary` and
+//! `Binary` by mnemonic, as their unfused entries; `copy` and `cast` a
+//! conversion to the written buffer's type), and each output a store of the
+//! slot last written to it.
+//!
+//! ```mlir
+//! host.fused ins(%x, %b : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xbf16>) {
+//! ^bb0(%xa: memref<4x8xf32>, %ba: memref<8xf32>, %ya: memref<4x8xbf16>, %t0: memref<4x8xf32>, %t1: memref<4x8xf32>):
+//!   host.broadcast [0] ins(%ba : ...) outs(%t0 : ...)
+//!   host.add ins(%xa, %t0 : ...) outs(%t1 : ...)
+//!   host.cast ins(%t1 : ...) outs(%ya : ...)
+//! }
+//! ```
+//! is `loads [x, b broadcast along 0], add(0, 1): f32, convert(2): bf16,
+//! store y <- 3`.
+
+use super::runtime_calls::{Failure, Result, dtype};
+use crate::ir;
+use crate::ops::Op;
+use hir_abi::fused::{Instr, Load, Program};
+use hir_abi::{Binary, Unary};
+use hir_dialects::{OpKind, destination};
+use melior::ir::{
+    BlockLike, OperationRef, RegionLike, Value,
+    attribute::{DenseI32ArrayAttribute, DenseI64ArrayAttribute},
+    block::BlockArgument,
+    operation::OperationLike,
+};
+
+/// The program of `fused`, a verified `host.fused` op.
+pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
+    let body = fused
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+        .expect("a verified host.fused has a body");
+    let dtypes = fused
+        .operands()
+        .map(|buffer| dtype(&fused, buffer))
+        .collect::<Result<Vec<_>>>()?;
+    let segments = fused
+        .attribute("operandSegmentSizes")
+        .ok()
+        .and_then(|segments| DenseI32ArrayAttribute::try_from(segments).ok())
+        .expect("host.fused has its operand segments");
+    let inputs = segments.element(0).expect("the inputs' segment") as usize;
+    let argument = |value: Value| {
+        BlockArgument::try_from(value)
+            .expect("verified: the body's ops take its arguments")
+            .argument_number()
+    };
+    // Each op of the body: the argument it writes and those it reads.
+    let ops: Vec<(OperationRef, usize, Vec<usize>)> = ir::block_ops(body)
+        .map(|op| {
+            let written = destination(&op).expect("verified: the body's ops are in DPS");
+            let reads = (0..op.operand_count())
+                .filter(|&index| index != written)
+                .map(|index| argument(op.operand(index).expect("index in range")))
+                .collect();
+            (
+                op,
+                argument(op.operand(written).expect("index in range")),
+                reads,
+            )
+        })
+        .collect();
+    // The loads first, since their slots come before the instructions'.
+    let mut loads: Vec<Load> = Vec::new();
+    for (op, _, reads) in &ops {
+        let wanted: Vec<Load> = if OpKind::of(op) == OpKind::Broadcast {
+            vec![Load {
+                buffer: reads[0],
+                broadcast: axes(*op)?,
+            }]
+        } else {
+            reads
+                .iter()
+                .filter(|&&read| read < inputs)
+                .map(|&read| Load {
+                    buffer: read,
+                    broadcast: Vec::new(),
+                })
+                .collect()
+        };
+        for load in wanted {
+            if !loads.contains(&load) {
+                loads.push(load);
+            }
+        }
+    }
+    let slot_of = |load: Load| {
+        loads
+            .iter()
+            .position(|other| *other == load)
+            .expect("every load was collected")
+    };
+    // The slot each output or temporary argument holds now.
+    let mut current: Vec<Option<usize>> = vec![None; body.argument_count()];
+    let mut instrs = Vec::new();
+    for (op, target, reads) in ops {
+        if OpKind::of(&op) == OpKind::Broadcast {
+            current[target] = Some(slot_of(Load {
+                buffer: reads[0],
+                broadcast: axes(op)?,
+            }));
+            continue;
+        }
+        let operands: Vec<usize> = reads
+            .iter()
+            .map(|&read| match read < inputs {
+                true => slot_of(Load {
+                    buffer: read,
+                    broadcast: Vec::new(),
+                }),
+                false => current[read].expect("verified: written before read"),
+            })
+            .collect();
+        let name = ir::name(&op);
+        let mnemonic = name.strip_prefix("host.").unwrap_or_default();
+        let instr = match Op::of(&op) {
+            Some(Op::HostCopy | Op::HostCast) => Instr::Convert(operands[0]),
+            Some(Op::HostWhere) => Instr::Where(operands[0], operands[1], operands[2]),
+            _ => match (
+                Unary::ALL.into_iter().find(|op| op.name() == mnemonic),
+                Binary::ALL.into_iter().find(|op| op.name() == mnemonic),
+            ) {
+                (Some(unary), _) => Instr::Unary(unary, operands[0]),
+                (_, Some(binary)) => Instr::Binary(binary, operands[0], operands[1]),
+                _ => {
+                    return Err(Failure::new(
+                        op.location(),
+                        format!("'{name}' op has no lowering in a fused kernel"),
+                    ));
+                }
+            },
+        };
+        let written = op
+            .operand(destination(&op).expect("verified: in DPS"))
+            .expect("index in range");
+        instrs.push((instr, dtype(&op, written)?));
+        current[target] = Some(loads.len() + instrs.len() - 1);
+    }
+    let stores = (inputs..dtypes.len())
+        .map(|output| {
+            (
+                output,
+                current[output].expect("verified: every output is written"),
+            )
+        })
+        .collect();
+    Ok(Program {
+        dtypes,
+        loads,
+        instrs,
+        stores,
+    })
+}
+
+/// The new axes of a broadcast.
+fn axes<'c>(op: OperationRef<'c, '_>) -> Result<'c, Vec<usize>> {
+    let axes = op
+        .attribute("axes")
+        .ok()
+        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
+        .ok_or_else(|| {
+            Failure::new(op.location(), format!("'{}' op has no axes", ir::name(&op)))
+        })?;
+    Ok((0..axes.len())
+        .map(|index| axes.element(index).expect("index in range") as usize)
+        .collect())
+}

@@ -1,0 +1,407 @@
+//! `host-fuse-elementwise`: groups each maximal chain of elementwise host ops
+//! (with the broadcasts of their inputs) into one `host.fused` op, which the
+//! backends run as one kernel instead of one kernel per op.
+//!
+//! A chain is a run of ops of one block, each `Elementwise` or a
+//! `Broadcast` (the op kinds of their ODS traits) writing a buffer of one
+//! shape, the iteration shape. Views, allocations and constants between
+//! them (`host.select`, `memref.subview`, `host.alloc`, `arith.constant`)
+//! move before the chain; any other op ends it: a communication, a wait, a
+//! stream switch or sync, a contraction, a reduction, a loop. An op joins a
+//! chain only where fusing cannot change what it computes: it does not
+//! write a buffer the chain reads or writes through another view (an
+//! in-place op, writing the value it reads, starts a chain), does not read
+//! through another view a buffer the chain writes, and broadcasts only a
+//! buffer read from outside the chain. A chain of more buffers than the
+//! runtime's entries take (`hir_abi::fused::MAX_BUFFERS`) is cut in two.
+//! A chain of one op stays as it is.
+//!
+//! An intermediate buffer, a `host.alloc` (or a `host.select` of one) used
+//! only by the chain, becomes a temporary of the body, and its allocation
+//! goes; every other buffer the chain writes is an output.
+//!
+//! ```mlir
+//! %1 = host.alloc : memref<4x8xf32>
+//! host.broadcast [0] ins(%b : memref<8xf32>) outs(%1 : memref<4x8xf32>)
+//! %2 = host.alloc : memref<4x8xf32>
+//! host.add ins(%a, %1 : memref<4x8xf32>, memref<4x8xf32>) outs(%2 : memref<4x8xf32>)
+//! host.gelu ins(%2 : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+//! ```
+//! becomes
+//! ```mlir
+//! host.fused ins(%a, %b : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xf32>) {
+//! ^bb0(%x: memref<4x8xf32>, %v: memref<8xf32>, %o: memref<4x8xf32>,
+//!      %t0: memref<4x8xf32>, %t1: memref<4x8xf32>):
+//!   host.broadcast [0] ins(%v : memref<8xf32>) outs(%t0 : memref<4x8xf32>)
+//!   host.add ins(%x, %t0 : memref<4x8xf32>, memref<4x8xf32>) outs(%t1 : memref<4x8xf32>)
+//!   host.gelu ins(%t1 : memref<4x8xf32>) outs(%o : memref<4x8xf32>)
+//! }
+//! ```
+
+use crate::{HirPass, builders, ir, ops::Op, rewrite};
+use hir_abi::fused::{MAX_BUFFERS, MAX_RANK};
+use hir_dialects::{OpKind, destination};
+use melior::{
+    RewriterBase,
+    ir::{
+        Block, BlockLike, BlockRef, Identifier, OperationRef, Region, RegionLike, Type, Value,
+        ValueLike,
+        attribute::DenseI32ArrayAttribute,
+        operation::{OperationBuilder, OperationLike, OperationResult},
+        r#type::{MemRefType, ShapedTypeLike},
+    },
+};
+
+/// The op the pass runs on.
+pub const ANCHOR: &str = crate::ops::FUNCTION;
+pub const ARGUMENT: &str = "host-fuse-elementwise";
+
+/// Creates the pass (anchored on `func.func`).
+pub fn create() -> Box<dyn HirPass> {
+    Box::new(FuseElementwise)
+}
+
+struct FuseElementwise;
+
+impl HirPass for FuseElementwise {
+    fn run(&mut self, function: OperationRef) -> bool {
+        let rewriter = rewrite::rewriter(function);
+        let rewriter = rewriter.as_rewriter_base();
+        let mut blocks = Vec::new();
+        collect_blocks(function, &mut blocks);
+        for block in blocks {
+            for chain in chains(block) {
+                for part in split(&chain.members) {
+                    fuse(&rewriter, part, &chain.between);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Every block nested in `op`, outer ones first.
+fn collect_blocks<'c, 'a>(op: OperationRef<'c, 'a>, blocks: &mut Vec<BlockRef<'c, 'a>>) {
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(current) = block {
+            blocks.push(current);
+            for nested in ir::block_ops(current) {
+                if !Op::HostFused.is(&nested) {
+                    collect_blocks(nested, blocks);
+                }
+            }
+            block = current.next_in_region();
+        }
+    }
+}
+
+/// A maximal chain of fusable ops of one block, and the ops between them
+/// that move before it.
+struct Chain<'c, 'a> {
+    members: Vec<OperationRef<'c, 'a>>,
+    between: Vec<OperationRef<'c, 'a>>,
+}
+
+/// The buffer an elementwise op or broadcast writes and the ones it reads.
+fn buffers<'c, 'a>(op: OperationRef<'c, 'a>) -> (Value<'c, 'a>, Vec<Value<'c, 'a>>) {
+    let written = destination(&op).expect("fusable ops are in destination-passing style");
+    let reads = (0..op.operand_count())
+        .filter(|&index| index != written)
+        .map(|index| operand(op, index))
+        .collect();
+    (operand(op, written), reads)
+}
+
+/// Whether `op` can be in a chain: an elementwise host op or broadcast on
+/// statically shaped buffers of at most `MAX_RANK` axes.
+fn fusable(op: OperationRef) -> bool {
+    matches!(OpKind::of(&op), OpKind::Elementwise | OpKind::Broadcast)
+        && destination(&op).is_some()
+        && op.operands().all(|value| {
+            builders::static_shape(value.r#type()).is_some_and(|shape| shape.len() <= MAX_RANK)
+        })
+}
+
+/// Whether `op` may move before a chain it sits in: it computes a view, a
+/// fresh buffer or a constant, none of which a member of the chain defines.
+fn movable(op: OperationRef) -> bool {
+    matches!(
+        Op::of(&op),
+        Some(Op::HostSelect | Op::HostAlloc | Op::ArithConstant | Op::MemrefSubview)
+    )
+}
+
+/// The op whose result `value` is.
+fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    OperationResult::try_from(value).ok()?;
+    // SAFETY: `value` is a live op result, whose owner lives as long as it.
+    Some(unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(value.to_raw())) })
+}
+
+/// Operand `index` of `op`, as long-lived as `op`.
+fn operand<'c: 'a, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> {
+    assert!(index < op.operand_count(), "operand {index} of {op}");
+    // SAFETY: `op` is live and has the operand.
+    unsafe {
+        Value::from_raw(mlir_sys::mlirOperationGetOperand(
+            op.to_raw(),
+            index as isize,
+        ))
+    }
+}
+
+/// The buffer a view is of (through `host.select` and `memref.subview`).
+fn root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
+    while let Some(source) = producer(value)
+        .filter(|owner| matches!(Op::of(owner), Some(Op::HostSelect | Op::MemrefSubview)))
+        .map(|owner| operand(owner, 0))
+    {
+        value = source;
+    }
+    value
+}
+
+/// The chains of `block`, in order.
+fn chains<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<Chain<'c, 'a>> {
+    let mut chains = Vec::new();
+    let mut current = Chain {
+        members: Vec::new(),
+        between: Vec::new(),
+    };
+    for op in ir::block_ops(block) {
+        if fusable(op) && admits(&current.members, op) {
+            current.members.push(op);
+        } else if movable(op) && !current.members.is_empty() {
+            current.between.push(op);
+        } else {
+            let next = Chain {
+                members: if fusable(op) { vec![op] } else { Vec::new() },
+                between: Vec::new(),
+            };
+            chains.push(std::mem::replace(&mut current, next));
+        }
+    }
+    chains.push(current);
+    chains.retain(|chain| chain.members.len() > 1);
+    chains
+}
+
+/// Whether `op` can join the chain `members` without changing what the ops
+/// compute (see the module's documentation).
+fn admits(members: &[OperationRef], op: OperationRef) -> bool {
+    let (written, reads) = buffers(op);
+    let broadcast = OpKind::of(&op) == OpKind::Broadcast;
+    let Some(first) = members.first() else {
+        // A broadcast writes elements its input may hold at other places.
+        return !broadcast || reads.iter().all(|&read| root(read) != root(written));
+    };
+    let shape = |value: Value| builders::static_shape(value.r#type());
+    if shape(written) != shape(buffers(*first).0) {
+        return false;
+    }
+    let mut chain_written = Vec::new();
+    let mut chain_read = Vec::new();
+    for &member in members {
+        let (out, ins) = buffers(member);
+        chain_read.extend(ins.into_iter().filter(|read| !chain_written.contains(read)));
+        chain_written.push(out);
+    }
+    let touched = chain_written.iter().chain(&chain_read);
+    if chain_written.contains(&written)
+        || chain_read.contains(&written)
+        || touched.clone().any(|&value| root(value) == root(written))
+    {
+        return false;
+    }
+    reads.iter().all(|read| {
+        if chain_written.contains(read) {
+            !broadcast
+        } else {
+            chain_written
+                .iter()
+                .all(|&value| root(value) != root(*read))
+        }
+    })
+}
+
+/// The buffers of `members` as a `host.fused` op takes them: the inputs
+/// (read before the chain writes them), the outputs and the temporaries
+/// (written, and used by nothing else, through the allocation's view).
+struct Operands<'c, 'a> {
+    inputs: Vec<Value<'c, 'a>>,
+    outputs: Vec<Value<'c, 'a>>,
+    temporaries: Vec<Value<'c, 'a>>,
+}
+
+fn operands<'c, 'a>(members: &[OperationRef<'c, 'a>]) -> Operands<'c, 'a> {
+    let mut operands = Operands {
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        temporaries: Vec::new(),
+    };
+    let mut written = Vec::new();
+    for &member in members {
+        let (out, ins) = buffers(member);
+        for read in ins {
+            if !written.contains(&read) && !operands.inputs.contains(&read) {
+                operands.inputs.push(read);
+            }
+        }
+        written.push(out);
+    }
+    for value in written {
+        if temporary(value, members) {
+            operands.temporaries.push(value);
+        } else {
+            operands.outputs.push(value);
+        }
+    }
+    operands
+}
+
+/// Whether `value` is an allocation, or the one view of one, that only
+/// `members` use.
+fn temporary(value: Value, members: &[OperationRef]) -> bool {
+    if !ir::users(value).iter().all(|user| members.contains(user)) {
+        return false;
+    }
+    let Some(owner) = producer(value) else {
+        return false;
+    };
+    match Op::of(&owner) {
+        Some(Op::HostAlloc) => true,
+        Some(Op::HostSelect) => {
+            let source = operand(owner, 0);
+            producer(source).is_some_and(|source| Op::HostAlloc.is(&source))
+                && ir::users(source) == [owner]
+        }
+        _ => false,
+    }
+}
+
+/// `chain` cut into parts of at most `MAX_BUFFERS` buffers, each longest
+/// first; parts of one op are dropped.
+fn split<'c, 'a>(chain: &[OperationRef<'c, 'a>]) -> Vec<Vec<OperationRef<'c, 'a>>> {
+    let mut parts = Vec::new();
+    let mut rest = chain;
+    while !rest.is_empty() {
+        let fits = (1..=rest.len())
+            .rev()
+            .find(|&length| {
+                let operands = operands(&rest[..length]);
+                operands.inputs.len() + operands.outputs.len() <= MAX_BUFFERS
+            })
+            .unwrap_or(1);
+        if fits > 1 {
+            parts.push(rest[..fits].to_vec());
+        }
+        rest = &rest[fits..];
+    }
+    parts
+}
+
+/// Replaces `members` by one `host.fused` op, through `rewriter`, after
+/// moving the ops of `between` that sit among them before the first.
+fn fuse<'c, 'a>(
+    rewriter: &RewriterBase<'c, '_>,
+    members: Vec<OperationRef<'c, 'a>>,
+    between: &[OperationRef<'c, 'a>],
+) {
+    let context = rewriter.context();
+    // SAFETY: the context outlives the rewrite.
+    let context = unsafe { context.to_ref() };
+    let (first, last) = (members[0], *members.last().expect("a chain has ops"));
+    for &op in between {
+        if first.is_before_in_block(op) && op.is_before_in_block(last) {
+            rewriter.move_op_before(op, first);
+        }
+    }
+    let Operands {
+        inputs,
+        outputs,
+        temporaries,
+    } = operands(&members);
+    let location = first.location();
+    let types: Vec<(Type, _)> = inputs
+        .iter()
+        .chain(&outputs)
+        .map(|value| (value.r#type(), location))
+        .chain(temporaries.iter().map(|value| {
+            let shape = builders::buffer_shape(value.r#type());
+            let element = MemRefType::try_from(value.r#type())
+                .expect("buffers are memrefs")
+                .element();
+            (builders::buffer_type(&shape, element), location)
+        }))
+        .collect();
+    let body = Block::new(&types);
+    let region = Region::new();
+    region.append_block(body);
+    let segments = [inputs.len() as i32, outputs.len() as i32];
+    let fused = OperationBuilder::new(Op::HostFused.name(), location)
+        .add_operands(&inputs)
+        .add_operands(&outputs)
+        .add_attributes(&[(
+            Identifier::new(context, "operandSegmentSizes"),
+            DenseI32ArrayAttribute::new(context, &segments).into(),
+        )])
+        .add_regions([region])
+        .build()
+        .expect("a fused op of buffers and one block is valid");
+    rewriter.set_insertion_point_before(first);
+    let fused = rewriter.insert(fused);
+    let body = fused
+        .region(0)
+        .expect("host.fused has a body")
+        .first_block()
+        .expect("with a block");
+    let values: Vec<Value> = inputs
+        .iter()
+        .chain(&outputs)
+        .chain(&temporaries)
+        .copied()
+        .collect();
+    // The body's argument of each value; a read of a value the chain wrote
+    // reads the written argument (its output or temporary), not the input.
+    let argument = |value: Value<'c, 'a>, written: bool| {
+        let position = if written {
+            inputs.len()
+                + values[inputs.len()..]
+                    .iter()
+                    .position(|&other| other == value)
+                    .expect("every written value has its argument")
+        } else {
+            inputs
+                .iter()
+                .position(|&other| other == value)
+                .expect("every input has its argument")
+        };
+        body.argument(position).expect("position in range").into()
+    };
+    rewriter.set_insertion_point_to_end(body);
+    let mut written: Vec<Value> = Vec::new();
+    for &member in &members {
+        let copy = rewriter.clone_op(member);
+        let target = destination(&copy).expect("fusable ops have a destination");
+        for index in 0..copy.operand_count() {
+            let value = copy.operand(index).expect("index in range");
+            let replacement = if index == target {
+                argument(value, true)
+            } else {
+                argument(value, written.contains(&value))
+            };
+            rewrite::set_operand(rewriter, copy, index, replacement);
+        }
+        written.push(buffers(member).0);
+    }
+    for member in members {
+        rewriter.erase_op(member);
+    }
+    for temporary in temporaries {
+        if let Some(owner) = producer(temporary).filter(|&owner| rewrite::is_trivially_dead(owner))
+        {
+            rewrite::erase_with_dead_operands(rewriter, owner);
+        }
+    }
+}

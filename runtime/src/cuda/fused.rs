@@ -1,0 +1,296 @@
+//! The cuda backend's fused kernel: a `host.fused` op's program generated
+//! as CUDA C ([`source`]), compiled by NVRTC, and launched as one
+//! grid-stride kernel over the iteration shape. The source is `kernels.cu`
+//! (for its element types and op functors, so that each instruction is the
+//! very function the unfused kernel applies, and each result is rounded as
+//! the unfused op's output buffer rounds it) plus one `hir_fused` entry.
+//!
+//! Kernels are cached by the program's words: the PTX per process and
+//! architecture, the loaded function per context. A module stays loaded as
+//! long as the process (one per distinct program and device).
+//!
+//! The kernel's parameter is `FusedParams { i64 rank, numel, sizes[8];
+//! View v[n]; }`: every field is 8 bytes, so it is passed as `i64` words.
+//! The views are the loads' (each at the iteration shape, stride 0 along
+//! its broadcast axes), then the stores'; axes that are contiguous in every
+//! view are merged first (`kernels::coalesce`).
+
+use super::kernels::{MAX_RANK, coalesce};
+use super::{Check, Stream};
+use crate::error::{Error, Result};
+use crate::fused::FusedKernel;
+use crate::lock;
+use crate::memref::View;
+use cudarc::driver::{result as cu, sys};
+use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use hir_abi::DType;
+use hir_abi::fused::{Instr, Program};
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::fmt::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+const THREADS: u32 = 256;
+/// Blocks per launch at most: the grid strides over the rest.
+const MAX_BLOCKS: usize = 8192;
+
+/// The `kernels.cu` struct of an element type.
+fn element(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "F32",
+        DType::BF16 => "BF16",
+        DType::F16 => "F16",
+    }
+}
+
+/// The `kernels.cu` functor of an op's mnemonic: `OpNeg` for `neg`.
+fn functor(name: &str) -> String {
+    let mut chars = name.chars();
+    let first: String = chars
+        .next()
+        .map(|c| c.to_ascii_uppercase())
+        .into_iter()
+        .collect();
+    format!("Op{first}{}", chars.as_str())
+}
+
+/// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry.
+pub(crate) fn source(program: &Program) -> String {
+    let views = program.loads.len() + program.stores.len();
+    let mut source = include_str!("kernels.cu").to_string();
+    let mut line = |text: String| writeln!(source, "{text}").expect("writing to a string");
+    line(format!(
+        "struct FusedParams {{ i64 rank; i64 numel; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
+    ));
+    line("template <class E> __device__ float hir_round(float x) {".into());
+    line("    typename E::T t = E::round(x);".into());
+    line("    return E::load(&t);".into());
+    line("}".into());
+    line("extern \"C\" __global__ void hir_fused(FusedParams p) {".into());
+    line("    HIR_GRID_STRIDE(i, p.numel) {".into());
+    line(format!("        i64 o[{views}];"));
+    line(format!(
+        "        for (int k = 0; k < {views}; ++k) o[k] = 0;"
+    ));
+    line("        i64 rest = i;".into());
+    line("        for (i64 d = p.rank - 1; d >= 0; --d) {".into());
+    line("            i64 index = rest;".into());
+    line("            if (d > 0) { index = rest % p.sizes[d]; rest /= p.sizes[d]; }".into());
+    line(format!(
+        "            for (int k = 0; k < {views}; ++k) o[k] += index * p.v[k].strides[d];"
+    ));
+    line("        }".into());
+    for (slot, load) in program.loads.iter().enumerate() {
+        let e = element(program.dtypes[load.buffer]);
+        line(format!(
+            "        float s{slot} = {e}::load((const {e}::T *)p.v[{slot}].ptr + o[{slot}]);"
+        ));
+    }
+    for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
+        let slot = program.loads.len() + index;
+        let value = match instr {
+            Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
+            Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
+            // NaN is nonzero, as in the unfused kernel.
+            Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
+            Instr::Convert(a) => format!("s{a}"),
+        };
+        line(format!(
+            "        float s{slot} = hir_round<{}>({value});",
+            element(dtype)
+        ));
+    }
+    for (index, &(buffer, slot)) in program.stores.iter().enumerate() {
+        let view = program.loads.len() + index;
+        let e = element(program.dtypes[buffer]);
+        line(format!(
+            "        (({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{slot});"
+        ));
+    }
+    line("    }".into());
+    line("}".into());
+    source
+}
+
+/// The PTX of `program` for `compute_<arch>`, compiled on first use.
+fn ptx(words: &Arc<[i64]>, program: &Program, arch: i32) -> Result<Arc<CString>> {
+    type Cache = Mutex<HashMap<(i32, Arc<[i64]>), Arc<CString>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (arch, words.clone());
+    if let Some(ptx) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
+        return Ok(ptx.clone());
+    }
+    let options = CompileOptions {
+        options: vec![format!("--gpu-architecture=compute_{arch}")],
+        name: Some("hir_fused.cu".into()),
+        ..Default::default()
+    };
+    let ptx = compile_ptx_with_opts(source(program), options)
+        .map_err(|error| Error::Cuda(format!("NVRTC cannot compile a fused kernel: {error}")))?;
+    let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
+    lock(CACHE.get_or_init(Mutex::default)).insert(key, ptx.clone());
+    Ok(ptx)
+}
+
+/// `hir_fused` of `program` loaded into the current context.
+fn function(words: &Arc<[i64]>, program: &Program) -> Result<sys::CUfunction> {
+    // Handles are context-wide and usable from any thread that made the
+    // context current; they are kept as addresses to be `Send`.
+    type Cache = Mutex<HashMap<(usize, Arc<[i64]>), usize>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let mut context = std::ptr::null_mut();
+    // SAFETY: writes the current context handle.
+    unsafe { sys::cuCtxGetCurrent(&mut context) }
+        .result()
+        .check("finding the current context")?;
+    let key = (context as usize, words.clone());
+    if let Some(&function) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
+        return Ok(function as sys::CUfunction);
+    }
+    let mut device = 0;
+    // SAFETY: writes the current context's device.
+    unsafe { sys::cuCtxGetDevice(&mut device) }
+        .result()
+        .check("finding the current device")?;
+    let attribute = |attribute| {
+        // SAFETY: a device of the current context.
+        unsafe { cu::device::get_attribute(device, attribute) }
+            .check("reading the compute capability")
+    };
+    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let ptx = ptx(words, program, major * 10 + minor)?;
+    // SAFETY: NUL-terminated PTX text.
+    let module =
+        unsafe { cu::module::load_data(ptx.as_ptr().cast()) }.check("loading a fused kernel")?;
+    let name = CString::new("hir_fused").expect("no NUL");
+    // SAFETY: the module stays loaded for the process.
+    let function =
+        unsafe { cu::module::get_function(module, name) }.check("finding the fused kernel")?;
+    lock(CACHE.get_or_init(Mutex::default)).insert(key, function as usize);
+    Ok(function)
+}
+
+/// The kernel's parameter words: rank, numel, sizes, then each view's
+/// pointer and strides, over the merged axes of `views`.
+pub(crate) fn params(views: &[View]) -> Result<Vec<i64>> {
+    let shape = &views[0].sizes;
+    let strides: Vec<Vec<usize>> = views.iter().map(|view| view.strides.clone()).collect();
+    let (sizes, strides) = coalesce(shape, &strides);
+    if sizes.len() > MAX_RANK {
+        return Err(Error::Invalid(format!(
+            "a fused kernel over {} non-mergeable axes exceeds the cuda kernels' {MAX_RANK}",
+            sizes.len()
+        )));
+    }
+    let numel: usize = shape.iter().product();
+    let mut words = vec![sizes.len() as i64, numel as i64];
+    words.extend((0..MAX_RANK).map(|axis| sizes.get(axis).map_or(0, |&size| size as i64)));
+    for (view, strides) in views.iter().zip(&strides) {
+        words.push(view.ptr as i64);
+        words.extend((0..MAX_RANK).map(|axis| strides.get(axis).map_or(0, |&s| s as i64)));
+    }
+    Ok(words)
+}
+
+/// Enqueues a validated fused kernel on `stream`.
+pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
+    let program = &kernel.program;
+    let numel: usize = kernel.shape().iter().product();
+    if numel == 0 {
+        return Ok(());
+    }
+    let mut views: Vec<View> = program
+        .loads
+        .iter()
+        .map(|load| kernel.load_view(load))
+        .collect();
+    views.extend(
+        program
+            .stores
+            .iter()
+            .map(|&(buffer, _)| kernel.buffers[buffer].clone()),
+    );
+    let mut params = params(&views)?;
+    let function = function(&kernel.words, program)?;
+    let blocks = numel.div_ceil(THREADS as usize).min(MAX_BLOCKS) as u32;
+    let mut args = [params.as_mut_ptr() as *mut c_void];
+    // SAFETY: `params` is the kernel's one by-value parameter, whose layout
+    // (8-byte fields only) its words mirror; cuLaunchKernel copies it before
+    // returning.
+    unsafe {
+        cu::launch_kernel(
+            function,
+            (blocks, 1, 1),
+            (THREADS, 1, 1),
+            0,
+            stream,
+            &mut args,
+        )
+    }
+    .check("launching a fused kernel")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hir_abi::fused::Load;
+    use hir_abi::{Binary, Unary};
+
+    /// The generated entry: loads through the element type's struct, each
+    /// instruction the unfused kernel's functor rounded to its type, stores
+    /// rounded to the output's (checked without a GPU; the GPU tests in
+    /// `tests.rs` compile and run it).
+    #[test]
+    fn the_source_applies_the_unfused_functors() {
+        let program = Program {
+            dtypes: vec![DType::BF16, DType::F32, DType::BF16],
+            loads: vec![
+                Load {
+                    buffer: 0,
+                    broadcast: vec![],
+                },
+                Load {
+                    buffer: 1,
+                    broadcast: vec![0],
+                },
+            ],
+            instrs: vec![
+                (Instr::Binary(Binary::Add, 0, 1), DType::F32),
+                (Instr::Unary(Unary::Gelu, 2), DType::BF16),
+                (Instr::Where(0, 3, 1), DType::BF16),
+            ],
+            stores: vec![(2, 4)],
+        };
+        let source = source(&program);
+        for expected in [
+            "View v[3]; };",
+            "float s0 = BF16::load((const BF16::T *)p.v[0].ptr + o[0]);",
+            "float s1 = F32::load((const F32::T *)p.v[1].ptr + o[1]);",
+            "float s2 = hir_round<F32>(OpAdd::apply(s0, s1));",
+            "float s3 = hir_round<BF16>(OpGelu::apply(s2));",
+            "float s4 = hir_round<BF16>((s0 != 0.0f ? s3 : s1));",
+            "((BF16::T *)p.v[2].ptr)[o[2]] = BF16::round(s4);",
+        ] {
+            assert!(source.contains(expected), "no '{expected}' in\n{source}");
+        }
+    }
+
+    /// Contiguous views merge into one axis; a broadcast view keeps stride 0.
+    #[test]
+    fn params_merge_contiguous_axes() {
+        let view = |strides: Vec<usize>| View {
+            dtype: DType::F32,
+            ptr: 4096 as *mut u8,
+            sizes: vec![4, 8],
+            strides,
+        };
+        let words = params(&[view(vec![8, 1]), view(vec![8, 1])]).unwrap();
+        assert_eq!(&words[..3], &[1, 32, 32]);
+        assert_eq!(words.len(), 2 + MAX_RANK + 2 * (1 + MAX_RANK));
+        let words = params(&[view(vec![8, 1]), view(vec![0, 1])]).unwrap();
+        assert_eq!(&words[..4], &[2, 32, 4, 8]);
+        // The broadcast view's strides: 0 along the first axis.
+        assert_eq!(&words[2 + MAX_RANK + 1 + MAX_RANK + 1..][..2], &[0, 1]);
+    }
+}

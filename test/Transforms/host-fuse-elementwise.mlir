@@ -1,0 +1,123 @@
+// RUN: hir-opt %s --split-input-file --host-fuse-elementwise | FileCheck %s
+// RUN: hir-opt %s --split-input-file --host-fuse-elementwise | hir-opt --split-input-file --verify-roundtrip | FileCheck %s --check-prefix=VALID
+// VALID-NOT: error
+
+// A chain: the broadcast of an input, the ops, one output; the intermediate
+// allocations become temporaries and go, the allocation between the ops
+// moves before the fused op.
+// CHECK-LABEL: func.func @chain
+// CHECK-NOT: host.alloc
+// CHECK: host.fused ins(%arg1, %arg0 : memref<8xf32>, memref<4x8xf32>) outs(%arg2 : memref<4x8xbf16>) {
+// CHECK-NEXT: ^bb0(%[[B:.*]]: memref<8xf32>, %[[A:.*]]: memref<4x8xf32>, %[[Y:.*]]: memref<4x8xbf16>, %[[T0:.*]]: memref<4x8xf32>, %[[T1:.*]]: memref<4x8xf32>, %[[T2:.*]]: memref<4x8xf32>):
+// CHECK-NEXT: host.broadcast [0] ins(%[[B]] : memref<8xf32>) outs(%[[T0]] : memref<4x8xf32>)
+// CHECK-NEXT: host.add ins(%[[A]], %[[T0]] : {{.*}}) outs(%[[T1]] : memref<4x8xf32>)
+// CHECK-NEXT: host.gelu ins(%[[T1]] : memref<4x8xf32>) outs(%[[T2]] : memref<4x8xf32>)
+// CHECK-NEXT: host.cast ins(%[[T2]] : memref<4x8xf32>) outs(%[[Y]] : memref<4x8xbf16>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @chain(%a: memref<4x8xf32>, %b: memref<8xf32>, %y: memref<4x8xbf16>) {
+  %0 = host.alloc : memref<4x8xf32>
+  host.broadcast [0] ins(%b : memref<8xf32>) outs(%0 : memref<4x8xf32>)
+  %1 = host.alloc : memref<4x8xf32>
+  host.add ins(%a, %0 : memref<4x8xf32>, memref<4x8xf32>) outs(%1 : memref<4x8xf32>)
+  %2 = host.alloc : memref<4x8xf32>
+  host.gelu ins(%1 : memref<4x8xf32>) outs(%2 : memref<4x8xf32>)
+  host.cast ins(%2 : memref<4x8xf32>) outs(%y : memref<4x8xbf16>)
+  return
+}
+
+// -----
+
+// An intermediate used after the chain is an output; a stream switch ends
+// the chain, and a chain of one op stays.
+// CHECK-LABEL: func.func @outputs_and_ends
+// CHECK: %[[T:.*]] = host.alloc : memref<8xf32>
+// CHECK-NEXT: host.fused ins(%arg0 : memref<8xf32>) outs(%[[T]], %arg1 : memref<8xf32>, memref<8xf32>) {
+// CHECK: host.set_current_stream
+// CHECK-NEXT: host.neg ins(%[[T]] : memref<8xf32>) outs(%arg1 : memref<8xf32>)
+// CHECK-NEXT: return
+func.func @outputs_and_ends(%a: memref<8xf32>, %y: memref<8xf32>, %s: !host.stream) {
+  %t = host.alloc : memref<8xf32>
+  host.exp ins(%a : memref<8xf32>) outs(%t : memref<8xf32>)
+  host.tanh ins(%t : memref<8xf32>) outs(%y : memref<8xf32>)
+  host.set_current_stream %s
+  host.neg ins(%t : memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// Not fused where fusing could change what the ops compute: an op writing
+// a buffer the chain reads through another view, and a broadcast of a value
+// the chain computes (its elements come from other positions).
+// CHECK-LABEL: func.func @not_fused
+// CHECK-NOT: host.fused
+// CHECK: return
+func.func @not_fused(%a: memref<4x8xf32>, %r: memref<8xf32>, %y: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %row = host.select %a[0][%c0] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+  host.neg ins(%row : memref<8xf32, strided<[1], offset: ?>>) outs(%r : memref<8xf32>)
+  host.exp ins(%r : memref<8xf32>) outs(%row : memref<8xf32, strided<[1], offset: ?>>)
+  host.broadcast [0] ins(%r : memref<8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+// In a stream loop: the views between the ops move before the fused op,
+// and the slice of an allocation only the chain uses is a temporary.
+// CHECK-LABEL: func.func @in_stream_loop
+// CHECK-NOT: host.alloc
+// CHECK: host.stream_for
+// CHECK: %[[AI:.*]] = host.select %arg0
+// CHECK-NEXT: %[[YI:.*]] = host.select %arg1
+// CHECK-NEXT: host.fused ins(%[[AI]] : memref<8xf32, strided<[1], offset: ?>>) outs(%[[YI]] : memref<8xf32, strided<[1], offset: ?>>) {
+// CHECK: host.relu
+// CHECK-NEXT: host.abs
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @in_stream_loop(%a: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %main = host.get_current_stream : !host.stream
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = host.alloc : memref<4x8xf32>
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %ti = host.select %t[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.relu ins(%ai : memref<8xf32, strided<[1], offset: ?>>) outs(%ti : memref<8xf32, strided<[1], offset: ?>>)
+    %yi = host.select %y[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    host.abs ins(%ti : memref<8xf32, strided<[1], offset: ?>>) outs(%yi : memref<8xf32, strided<[1], offset: ?>>)
+  }
+  return
+}
+
+// -----
+
+// A chain of more buffers than the runtime's entries take (8) is cut: its
+// longest head that fits is fused, the op left over stays.
+// CHECK-LABEL: func.func @cut
+// CHECK: %[[T:.*]] = host.alloc : memref<8xf32>
+// CHECK-NEXT: host.fused ins(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : {{.*}}) outs(%[[T]] : memref<8xf32>)
+// CHECK-COUNT-6: host.add
+// CHECK-NEXT: }
+// CHECK-NEXT: host.add ins(%[[T]], %arg7 : memref<8xf32>, memref<8xf32>) outs(%arg8 : memref<8xf32>)
+func.func @cut(%a0: memref<8xf32>, %a1: memref<8xf32>, %a2: memref<8xf32>, %a3: memref<8xf32>,
+               %a4: memref<8xf32>, %a5: memref<8xf32>, %a6: memref<8xf32>, %a7: memref<8xf32>,
+               %y: memref<8xf32>) {
+  %t0 = host.alloc : memref<8xf32>
+  host.add ins(%a0, %a1 : memref<8xf32>, memref<8xf32>) outs(%t0 : memref<8xf32>)
+  %t1 = host.alloc : memref<8xf32>
+  host.add ins(%t0, %a2 : memref<8xf32>, memref<8xf32>) outs(%t1 : memref<8xf32>)
+  %t2 = host.alloc : memref<8xf32>
+  host.add ins(%t1, %a3 : memref<8xf32>, memref<8xf32>) outs(%t2 : memref<8xf32>)
+  %t3 = host.alloc : memref<8xf32>
+  host.add ins(%t2, %a4 : memref<8xf32>, memref<8xf32>) outs(%t3 : memref<8xf32>)
+  %t4 = host.alloc : memref<8xf32>
+  host.add ins(%t3, %a5 : memref<8xf32>, memref<8xf32>) outs(%t4 : memref<8xf32>)
+  %t5 = host.alloc : memref<8xf32>
+  host.add ins(%t4, %a6 : memref<8xf32>, memref<8xf32>) outs(%t5 : memref<8xf32>)
+  host.add ins(%t5, %a7 : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
