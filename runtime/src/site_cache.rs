@@ -157,6 +157,17 @@ impl<M: Memory> SiteCache<M> {
         Ok(Handout { ptr, after })
     }
 
+    /// Hands `settle` the marks of every free block, to empty: a backend
+    /// drops them once they are known complete (its streams drained) or can
+    /// no longer be waited for (they were recorded into a CUDA graph).
+    pub fn settle_marks(&mut self, mut settle: impl FnMut(&mut M::Marks)) {
+        for site in self.sites.values_mut() {
+            for free in &mut site.free {
+                settle(&mut free.marks);
+            }
+        }
+    }
+
     /// Returns a buffer to the cache, freed on `stream`. `marks` makes the
     /// marks of the work enqueued on it so far, given the clock its `alloc`
     /// was called with; it is called only for a buffer that is held.

@@ -141,6 +141,19 @@ pub(super) fn dealloc(state: &mut State, ptr: *mut u8) -> Result<()> {
     })
 }
 
+/// Forgets the marks of the free blocks, their events back in the pool:
+/// for the streams' drained state at a capture's start, and at its end,
+/// where the marks are events recorded into the graph, which no stream
+/// outside it may wait for. A replay then finds the blocks as its capture
+/// did: the launcher replays one program at a time, each call
+/// synchronized.
+pub(super) fn settle(state: &mut State) {
+    let State {
+        allocator, events, ..
+    } = state;
+    allocator.settle_marks(|marks| events.extend(marks.drain(..).map(|(_, event)| event)));
+}
+
 impl Memory for DeviceMemory {
     /// Per stream that can have used the block, an event recorded on it when
     /// the block was freed.

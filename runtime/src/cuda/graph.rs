@@ -66,8 +66,12 @@ impl CudaDevice {
     /// Captures what `call` enqueues on this rank into a graph, without
     /// running it. Stream 0 must be the current stream, as between calls.
     pub fn capture(&self, call: impl FnOnce()) -> Result<Graph> {
+        // The free blocks' marks are events recorded outside the capture,
+        // which no captured stream may wait for: drained, they are dropped.
+        self.synchronize()?;
         {
             let mut state = self.state()?;
+            super::alloc::settle(&mut state);
             if state.timeline.is_some() {
                 return Err(Error::Invalid(
                     "a traced run cannot be captured as a CUDA graph: a replay records no \
@@ -97,7 +101,9 @@ impl CudaDevice {
         let mut state = self.state()?;
         state.capturing = false;
         // SAFETY: the stream began capturing above.
-        let graph = match unsafe { cu::stream::end_capture(state.streams[0]) } {
+        let ended = unsafe { cu::stream::end_capture(state.streams[0]) };
+        super::alloc::settle(&mut state);
+        let graph = match ended {
             Ok(graph) => graph,
             Err(error) => return Err(capture_failure(error.0)),
         };

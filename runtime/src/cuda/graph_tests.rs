@@ -40,7 +40,7 @@ fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
 }
 
 /// Four slices on pool streams, forked from stream 0 and joined back:
-/// `c = a + b; d = c * a` per slice, then (with NCCL) an allreduce of `d`
+/// `t = a + b; c = t; d = t * a` per slice (`t` a fresh temporary), then (with NCCL) an allreduce of `d`
 /// over the one-rank team into `e`, waited on stream 0.
 fn program(device: &CudaDevice, p: &[*mut u8], nccl: bool) {
     let slice = LEN / 4;
@@ -55,16 +55,22 @@ fn program(device: &CudaDevice, p: &[*mut u8], nccl: bool) {
         let compute = |op, inputs, output| {
             device.compute(Kernel { op, inputs, output }).unwrap();
         };
+        // A per-slice temporary, freed stream-ordered: the cache hands the
+        // capture the blocks the direct run used.
+        let temporary = device.alloc(4000, slice * 4).unwrap().as_ptr();
+        let t = View::contiguous(DType::F32, temporary, &[slice]);
         compute(
             KernelOp::Binary(Binary::Add),
             vec![part(p[0], i as usize), part(p[1], i as usize)],
-            part(p[2], i as usize),
+            t.clone(),
         );
+        compute(KernelOp::Copy, vec![t.clone()], part(p[2], i as usize));
         compute(
             KernelOp::Binary(Binary::Mul),
-            vec![part(p[2], i as usize), part(p[0], i as usize)],
+            vec![t, part(p[0], i as usize)],
             part(p[3], i as usize),
         );
+        device.dealloc(temporary).unwrap();
         device.set_current_stream(main).unwrap();
         device.sync_stream(stream).unwrap();
     }
