@@ -190,7 +190,7 @@ fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
         &format!("num-streams={}", options.num_streams),
         false,
     )?;
-    let launched_ops = launched_ops(module.as_operation().into(), 1)?;
+    let launched_ops = launched_ops(module.as_operation(), 1)?;
     program::lower_to_llvm(&context, &mut module, false)?;
     let engine = hir_tools::jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup("_mlir_ciface_overhead")?;
@@ -288,7 +288,7 @@ mod tests {
         program::lower_to_host(&context, &mut module, &signature, "num-streams=4", false).unwrap();
         // Per slice: the fork's sync, the add, the join's sync.
         assert_eq!(
-            launched_ops(module.as_operation().into(), 1).unwrap(),
+            launched_ops(module.as_operation(), 1).unwrap(),
             3 * 8
         );
     }
