@@ -294,6 +294,14 @@ pub enum Entry {
     Reduction(Reduction, DType),
     /// `void (buf in, buf out, buf axes)`: `axes` are the new axes of `out`.
     Broadcast(DType),
+    /// `void (buf in, buf out, buf permutation)`: `out` axis `i` is `in` axis
+    /// `permutation[i]`.
+    Transpose(DType),
+    /// `void (buf out, f64 value)`: every element of `out` is `value`.
+    Fill(DType),
+    /// `void (buf out, i64 axis, i64 offset)`: each element of `out` is
+    /// `offset` plus its index along `axis`.
+    Iota(DType),
     /// `void (buf lhs, buf rhs, buf out)`.
     Matmul(DType),
     /// `void (buf lhs, buf rhs, buf out)`: `out += lhs x rhs`.
@@ -352,6 +360,9 @@ impl Entry {
                 Copy(dtype),
                 Where(dtype),
                 Broadcast(dtype),
+                Transpose(dtype),
+                Fill(dtype),
+                Iota(dtype),
                 Matmul(dtype),
                 MatmulAccumulate(dtype),
                 Linear(dtype),
@@ -424,6 +435,9 @@ impl fmt::Display for Entry {
             Where(t) => write!(f, "where_{}", t.mlir()),
             Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Broadcast(t) => write!(f, "broadcast_to_{}", t.mlir()),
+            Transpose(t) => write!(f, "transpose_{}", t.mlir()),
+            Fill(t) => write!(f, "fill_{}", t.mlir()),
+            Iota(t) => write!(f, "iota_{}", t.mlir()),
             Matmul(t) => write!(f, "matmul_{}", t.mlir()),
             MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),

@@ -101,3 +101,13 @@ hir::AxisMaps hir::linearAxisMaps(Operation *op) {
     maps.push_back({outputRank - 1});
   return withDestination(op, maps, outputRank);
 }
+
+hir::AxisMaps hir::permutationAxisMaps(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  SmallVector<int64_t> map(rankOf(inputs[0]), -1);
+  if (auto permutation = op->getAttrOfType<DenseI64ArrayAttr>("permutation"))
+    for (auto [output, input] : llvm::enumerate(permutation.asArrayRef()))
+      if (input >= 0 && input < static_cast<int64_t>(map.size()))
+        map[input] = output;
+  return withDestination(op, {map}, outputRank);
+}

@@ -25,6 +25,9 @@ AxisMaps matmulAxisMaps(mlir::Operation *op);
 /// `[B.., K] x [N, K] (+ [N]) -> [B.., N]`: K reduced, the weight's and the
 /// bias's N to the last output axis.
 AxisMaps linearAxisMaps(mlir::Operation *op);
+/// A transpose's: input axis `permutation[i]` to output axis `i` (the
+/// op's `permutation` attribute).
+AxisMaps permutationAxisMaps(mlir::Operation *op);
 
 } // namespace hir
 

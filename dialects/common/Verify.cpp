@@ -202,3 +202,30 @@ LogicalResult hir::verifySizesFit(Operation *op) {
       return failure();
   return success();
 }
+
+LogicalResult hir::verifyPermutation(Operation *op, ShapedType input, ShapedType output,
+                                     ArrayRef<int64_t> permutation) {
+  if (static_cast<int64_t>(permutation.size()) != input.getRank())
+    return op->emitOpError() << "permutation has " << permutation.size()
+                             << " axes for an input of rank " << input.getRank();
+  if (failed(verifyAxes(op, permutation, input.getRank(), "permuted")))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (int64_t axis : permutation)
+    expected.push_back(input.getShape()[axis]);
+  if (output.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << shapeStr(output.getShape())
+                             << " is not the input shape " << shapeStr(input.getShape())
+                             << " permuted (" << shapeStr(expected) << ")";
+  if (input.getElementType() != output.getElementType())
+    return op->emitOpError() << "input and result differ in element type: "
+                             << input.getElementType() << " vs " << output.getElementType();
+  return success();
+}
+
+LogicalResult hir::verifyIotaAxis(Operation *op, ShapedType output, int64_t axis) {
+  if (axis < 0 || axis >= output.getRank())
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << output.getRank();
+  return success();
+}

@@ -52,6 +52,15 @@ mlir::LogicalResult verifyLinear(mlir::Operation *op, mlir::ShapedType input,
                                  mlir::ShapedType weight, mlir::ShapedType bias,
                                  mlir::ShapedType result);
 
+/// `permutation` lists each of input's axes once and output axis i is input
+/// axis permutation[i] (transpose); element types agree.
+mlir::LogicalResult verifyPermutation(mlir::Operation *op, mlir::ShapedType input,
+                                      mlir::ShapedType output,
+                                      llvm::ArrayRef<int64_t> permutation);
+
+/// `axis` is in range for a generated value of type `output` (iota).
+mlir::LogicalResult verifyIotaAxis(mlir::Operation *op, mlir::ShapedType output, int64_t axis);
+
 } // namespace hir
 
 #endif // HIR_COMMON_VERIFY_H

@@ -230,6 +230,63 @@ def Fusion_WhereOp : Fusion_Op<"where", [Pure, HIR_Elementwise, HIR_AxisMapOpInt
   let hasVerifier = 1;
 }
 
+def Fusion_TransposeOp : Fusion_Op<"transpose", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "permute the axes of a tensor";
+  let description = [{
+    Result axis `i` is input axis `permutation[i]` (`torch.permute(input,
+    permutation)`); the permutation lists every axis once, and the element
+    types match. The distribution moves with the axes: result axis `i` has
+    the parallel type of input axis `permutation[i]`, so a `didx` axis stays
+    split wherever it goes and the transpose is local to each device.
+
+    ```mlir
+    %t = fusion.transpose %x [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::permutationAxisMaps(*this); }
+  }];
+}
+
+def Fusion_FillOp : Fusion_Op<"fill", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "a tensor whose every element is one constant";
+  let description = [{
+    `torch.full(shape, value)`: `value` rounded to the result's element type
+    (`torch.zeros` is `fill 0.0`). The result may be distributed like any
+    tensor; each device fills its own part.
+
+    ```mlir
+    %z = fusion.fill 0.0 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Fusion_IotaOp : Fusion_Op<"iota", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "each element's index along one axis";
+  let description = [{
+    `result[i0, ..., in] = i_axis`, rounded to the result's element type:
+    `torch.arange(E)` along `axis`, repeated along the other axes. The index
+    is the global one: where `axis` is split over devices, each device's part
+    holds the indices of its slice (device d of D holds d*E/D, ...).
+
+    ```mlir
+    %i = fusion.iota 1 : tensor<4x8xf32>   // every row is 0, 1, ..., 7
+    ```
+  }];
+  let arguments = (ins I64Attr:$axis);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 class Fusion_ReductionOp<string mnemonic, string doc>
     : Fusion_Op<mnemonic, [Pure, HIR_Reduction, HIR_AxisMapOpInterface]> {
   let summary = doc;

@@ -171,6 +171,20 @@ LogicalResult WhereOp::verify() {
   return verifySameShape(*this, shaped(getRhs()), "rhs", result, "result");
 }
 
+LogicalResult TransposeOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyPermutation(*this, shaped(getInput()), shaped(getResult()), getPermutation());
+}
+
+LogicalResult FillOp::verify() { return verifyEncodings(*this); }
+
+LogicalResult IotaOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyIotaAxis(*this, shaped(getResult()), getAxis());
+}
+
 LogicalResult SumOp::verify() {
   if (failed(verifyEncodings(*this)))
     return failure();

@@ -370,6 +370,61 @@ def Host_WhereOp : Host_ComputeOp<"where", [HIR_Elementwise, HIR_AxisMapOpInterf
   let hasVerifier = 1;
 }
 
+def Host_TransposeOp : Host_ComputeOp<"transpose", [HIR_AxisMapOpInterface]> {
+  let summary = "write the input with its axes permuted";
+  let description = [{
+    Output axis `i` is input axis `permutation[i]` (as `fusion.transpose`);
+    extents and element types agree accordingly.
+
+    ```mlir
+    host.transpose [1, 0] ins(%a : memref<8x16xf32>) outs(%b : memref<16x8xf32>)
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$permutation,
+                       Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $permutation `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::permutationAxisMaps(*this); }
+  }];
+}
+
+def Host_FillOp : Host_ComputeOp<"fill", [HIR_AxisMapOpInterface]> {
+  let summary = "write one constant into every element of a buffer";
+  let description = [{
+    `value` rounded to the output's element type (as `fusion.fill`).
+
+    ```mlir
+    host.fill 0.0 outs(%b : memref<8x16xf32>)
+    ```
+  }];
+  let arguments = (ins F64Attr:$value, Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = "$value `outs` `(` $output `:` type($output) `)` attr-dict";
+}
+
+def Host_IotaOp : Host_ComputeOp<"iota", [HIR_AxisMapOpInterface]> {
+  let summary = "write each element's index along one axis, from an offset";
+  let description = [{
+    `output[..., i, ...] = offset + i`, `i` the index along `axis`, rounded
+    to the output's element type. `offset` is the global index of the
+    buffer's first element along `axis`: 0 for a whole axis, the start of
+    this device's slice for a split one (as `fusion.iota` lowers).
+
+    ```mlir
+    host.iota 1, %offset outs(%b : memref<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins I64Attr:$axis, Index:$offset,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = "$axis `,` $offset `outs` `(` $output `:` type($output) `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 class Host_ReductionOp<string mnemonic, string doc>
     : Host_ComputeOp<mnemonic, [HIR_Reduction, HIR_AxisMapOpInterface]> {
   let summary = doc;

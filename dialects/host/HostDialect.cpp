@@ -164,6 +164,12 @@ LogicalResult CopyOp::verify() {
   return verifySameShape(*this, shaped(getInput()), "input", shaped(getOutput()), "output");
 }
 
+LogicalResult TransposeOp::verify() {
+  return verifyPermutation(*this, shaped(getInput()), shaped(getOutput()), getPermutation());
+}
+
+LogicalResult IotaOp::verify() { return verifyIotaAxis(*this, shaped(getOutput()), getAxis()); }
+
 LogicalResult WhereOp::verify() {
   ShapedType output = shaped(getOutput());
   if (failed(verifySameShape(*this, shaped(getMask()), "mask", output, "output")) ||

@@ -140,6 +140,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::Where(t) => (KernelOp::Where, t, t),
             Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
             Entry::Broadcast(t) => (KernelOp::Broadcast(Vec::new()), t, t),
+            Entry::Transpose(t) => (KernelOp::Copy, t, t),
             Entry::Matmul(t) => (KernelOp::Matmul, t, t),
             Entry::MatmulAccumulate(t) => (KernelOp::MatmulAccumulate, t, t),
             Entry::Linear(t) | Entry::LinearBias(t) => (KernelOp::Linear, t, t),
@@ -170,6 +171,10 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             .collect();
         let mut inputs = unsafe { views(device, &typed) }?;
         let output = inputs.pop().expect("compute entries take buffers");
+        if let (Entry::Transpose(_), Some(permutation)) = (entry, axes) {
+            // A copy from the input viewed with its axes permuted.
+            inputs[0] = permuted(&inputs[0], &unsafe { axis_list(permutation) }?)?;
+        }
         device.compute(Kernel { op, inputs, output })
     })
 }
@@ -193,6 +198,42 @@ unsafe fn fused(program: Buf, bufs: &[Buf]) {
             program: Arc::new(decoded),
             words: words.into(),
             buffers,
+        })
+    })
+}
+
+/// `view` with axis `i` its axis `permutation[i]`.
+fn permuted(view: &View, permutation: &[usize]) -> Result<View> {
+    let mut seen = vec![false; view.rank()];
+    if permutation.len() != view.rank()
+        || permutation
+            .iter()
+            .any(|&axis| axis >= view.rank() || std::mem::replace(&mut seen[axis], true))
+    {
+        return Err(Error::Invalid(format!(
+            "permutation {permutation:?} does not list each of the {} input axes once",
+            view.rank()
+        )));
+    }
+    Ok(View {
+        sizes: permutation.iter().map(|&axis| view.sizes[axis]).collect(),
+        strides: permutation.iter().map(|&axis| view.strides[axis]).collect(),
+        ..view.clone()
+    })
+}
+
+/// The entries of no input: `op` writes every element of `output`.
+unsafe fn generate(entry: Entry, output: Buf, op: impl FnOnce() -> Result<KernelOp>) {
+    work(entry, (), |device| {
+        let (Entry::Fill(dtype) | Entry::Iota(dtype)) = entry else {
+            unreachable!("{entry} is not a fill or an iota")
+        };
+        // SAFETY: the entry's caller passes a valid descriptor.
+        let [output] = unsafe { fixed(device, [(output, dtype)]) }?;
+        device.compute(Kernel {
+            op: op()?,
+            inputs: Vec::new(),
+            output,
         })
     })
 }
@@ -439,6 +480,27 @@ macro_rules! entries {
             unsafe { compute($entry, &[input, output], Some(axes)) }
         }
     };
+    (@fn fill $name:ident $entry:expr) => {
+        /// # Safety
+        /// `output` points to a valid memref descriptor.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(output: Buf, value: f64) {
+            unsafe { generate($entry, output, || Ok(KernelOp::Fill(value))) }
+        }
+    };
+    (@fn iota $name:ident $entry:expr) => {
+        /// # Safety
+        /// `output` points to a valid memref descriptor.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(output: Buf, axis: i64, offset: i64) {
+            unsafe {
+                generate($entry, output, || {
+                    let axis = non_negative(axis, "axis")?;
+                    Ok(KernelOp::Iota { axis, offset })
+                })
+            }
+        }
+    };
     (@fn collective $name:ident $entry:expr) => {
         /// # Safety
         /// The buffer arguments point to valid memref descriptors.
@@ -542,6 +604,15 @@ entries! {
     axes _mlir_ciface_hir_rt_broadcast_to_f32 = Entry::Broadcast(F32);
     axes _mlir_ciface_hir_rt_broadcast_to_bf16 = Entry::Broadcast(BF16);
     axes _mlir_ciface_hir_rt_broadcast_to_f16 = Entry::Broadcast(F16);
+    axes _mlir_ciface_hir_rt_transpose_f32 = Entry::Transpose(F32);
+    axes _mlir_ciface_hir_rt_transpose_bf16 = Entry::Transpose(BF16);
+    axes _mlir_ciface_hir_rt_transpose_f16 = Entry::Transpose(F16);
+    fill _mlir_ciface_hir_rt_fill_f32 = Entry::Fill(F32);
+    fill _mlir_ciface_hir_rt_fill_bf16 = Entry::Fill(BF16);
+    fill _mlir_ciface_hir_rt_fill_f16 = Entry::Fill(F16);
+    iota _mlir_ciface_hir_rt_iota_f32 = Entry::Iota(F32);
+    iota _mlir_ciface_hir_rt_iota_bf16 = Entry::Iota(BF16);
+    iota _mlir_ciface_hir_rt_iota_f16 = Entry::Iota(F16);
     ternary _mlir_ciface_hir_rt_where_f32 = Entry::Where(F32);
     ternary _mlir_ciface_hir_rt_where_bf16 = Entry::Where(BF16);
     ternary _mlir_ciface_hir_rt_where_f16 = Entry::Where(F16);
@@ -615,6 +686,23 @@ mod tests {
         }
         assert_eq!(table.len(), Entry::all().len());
         assert_eq!(symbols().len(), table.len());
+    }
+
+    #[test]
+    fn a_transpose_reads_its_input_with_the_axes_permuted() {
+        let view = View {
+            sizes: vec![2, 3, 4],
+            strides: vec![12, 4, 1],
+            ..View::contiguous(hir_abi::DType::F32, std::ptr::null_mut(), &[2, 3, 4])
+        };
+        let moved = permuted(&view, &[2, 0, 1]).unwrap();
+        assert_eq!(
+            (moved.sizes, moved.strides),
+            (vec![4, 2, 3], vec![1, 12, 4])
+        );
+        for wrong in [&[0, 1][..], &[0, 0, 1], &[0, 1, 3]] {
+            assert!(permuted(&view, wrong).is_err(), "{wrong:?}");
+        }
     }
 
     #[test]

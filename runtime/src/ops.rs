@@ -64,8 +64,9 @@ impl fmt::Display for Team {
     }
 }
 
-/// A compute op on buffers.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A compute op on buffers. A transpose is a `Copy` from its input viewed
+/// with the axes permuted.
+#[derive(Clone, Debug, PartialEq)]
 pub enum KernelOp {
     Copy,
     Unary(Unary),
@@ -85,10 +86,19 @@ pub enum KernelOp {
     MatmulAccumulate,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
+    /// No input: every output element is this value, rounded to the
+    /// output's element type.
+    Fill(f64),
+    /// No input: every output element is `offset` plus its index along
+    /// `axis`, rounded to the output's element type.
+    Iota {
+        axis: usize,
+        offset: i64,
+    },
 }
 
 /// A compute op with its buffers: inputs in ABI order, then the output.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     pub op: KernelOp,
     pub inputs: Vec<View>,
@@ -98,7 +108,7 @@ pub struct Kernel {
 impl Kernel {
     /// The entry that runs this kernel, which also names it in errors and traces.
     pub fn entry(&self) -> Entry {
-        let dtype = self.inputs[0].dtype;
+        let dtype = self.inputs.first().unwrap_or(&self.output).dtype;
         match &self.op {
             KernelOp::Copy => Entry::Copy(dtype),
             KernelOp::Unary(op) => Entry::Unary(*op, dtype),
@@ -111,6 +121,8 @@ impl Kernel {
             KernelOp::MatmulAccumulate => Entry::MatmulAccumulate(dtype),
             KernelOp::Linear if self.inputs.len() == 3 => Entry::LinearBias(dtype),
             KernelOp::Linear => Entry::Linear(dtype),
+            KernelOp::Fill(_) => Entry::Fill(dtype),
+            KernelOp::Iota { .. } => Entry::Iota(dtype),
         }
     }
 
@@ -120,6 +132,7 @@ impl Kernel {
             KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
             KernelOp::Linear => 2..=3,
             KernelOp::Where => 3..=3,
+            KernelOp::Fill(_) | KernelOp::Iota { .. } => 0..=0,
             _ => 1..=1,
         };
         if !arity.contains(&self.inputs.len()) {
@@ -128,15 +141,21 @@ impl Kernel {
                 self.inputs.len()
             )));
         }
-        let dtype = self.inputs[0].dtype;
+        let dtype = self.inputs.first().unwrap_or(&self.output).dtype;
         if self.inputs.iter().any(|input| input.dtype != dtype)
             || (self.op != KernelOp::Cast && self.output.dtype != dtype)
         {
             return Err(invalid("buffers have different element types".into()));
         }
-        let input = &self.inputs[0].sizes;
+        // Empty for the ops of no input.
+        let input = self.inputs.first().map_or(&[][..], |view| &view.sizes[..]);
         let output = &self.output.sizes;
         match &self.op {
+            KernelOp::Fill(_) => Ok(()),
+            KernelOp::Iota { axis, .. } if *axis >= output.len() => {
+                Err(axis_out_of_range(*axis, output.len()))
+            }
+            KernelOp::Iota { .. } => Ok(()),
             KernelOp::Copy
             | KernelOp::Unary(_)
             | KernelOp::Cast

@@ -9,6 +9,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/ag_matmul_p2p.mlir | FileCheck %s --check-prefix=AG_MATMUL_P2P
 // RUN: hir-opt --fusion-verify-sharding %examples/allreduce.mlir | FileCheck %s --check-prefix=ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/binary.mlir | FileCheck %s --check-prefix=BINARY
+// RUN: hir-opt --fusion-verify-sharding %examples/fill_iota.mlir | FileCheck %s --check-prefix=FILL_IOTA
 // RUN: hir-opt --fusion-verify-sharding %examples/inputs_not_stream.mlir | FileCheck %s --check-prefix=INPUTS_NOT_STREAM
 // RUN: hir-opt --fusion-verify-sharding %examples/linear.mlir | FileCheck %s --check-prefix=LINEAR
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul.mlir | FileCheck %s --check-prefix=MATMUL
@@ -20,6 +21,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
 // RUN: hir-opt --fusion-verify-sharding %examples/row_parallel_allreduce.mlir | FileCheck %s --check-prefix=ROW_PARALLEL_ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/set.mlir | FileCheck %s --check-prefix=SET
+// RUN: hir-opt --fusion-verify-sharding %examples/transpose.mlir | FileCheck %s --check-prefix=TRANSPOSE
 // RUN: hir-opt --fusion-verify-sharding %examples/three_sets.mlir | FileCheck %s --check-prefix=THREE_SETS
 // RUN: hir-opt --fusion-verify-sharding %examples/two_sets.mlir | FileCheck %s --check-prefix=TWO_SETS
 // RUN: hir-opt --fusion-verify-sharding %examples/tp_mlp.mlir | FileCheck %s --check-prefix=TP_MLP
@@ -52,6 +54,24 @@
 // BINARY-LABEL: func.func @binary
 // BINARY: fusion.add
 // BINARY: return
+
+// FILL_IOTA: fusion.mesh
+// FILL_IOTA-LABEL: func.func @fill_iota
+// FILL_IOTA: fusion.iota 0
+// FILL_IOTA: fusion.iota 1
+// FILL_IOTA: fusion.fill 5.000000e-01
+// FILL_IOTA: fusion.mul
+// FILL_IOTA: fusion.add
+// FILL_IOTA: fusion.add
+// FILL_IOTA: fusion.fill 0.000000e+00
+// FILL_IOTA: return
+
+// TRANSPOSE: fusion.mesh
+// TRANSPOSE-LABEL: func.func @transpose
+// TRANSPOSE: fusion.transpose
+// TRANSPOSE: fusion.matmul
+// TRANSPOSE: fusion.transpose
+// TRANSPOSE: return
 
 // INPUTS_NOT_STREAM: fusion.mesh
 // INPUTS_NOT_STREAM-LABEL: func.func @inputs_not_stream

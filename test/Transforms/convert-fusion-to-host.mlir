@@ -275,3 +275,51 @@ func.func @mesh_2d(%x: tensor<2x8x6xf32, #fusion.dist<@m, [didy, didx, serial]>>
   %s = fusion.sum %x [0] : tensor<2x8x6xf32, #fusion.dist<@m, [didy, didx, serial]>> -> tensor<8x6xf32, #fusion.dist<@m, [didx, serial]>>
   return %y, %s : tensor<2x8x6xf32, #fusion.dist<@m, [serial, serial, serial]>>, tensor<8x6xf32, #fusion.dist<@m, [didx, serial]>>
 }
+
+// -----
+
+// Transpose: the distribution moves with the axes, so each rank transposes
+// its own part (rows of x are columns of t). Fill and iota write the rank's
+// part, whole, unmarked even where the result is stream-parallel; an iota
+// along a split axis starts at rank * (local extent), one along a whole
+// axis at 0.
+// CHECK-LABEL: func.func @layout_and_init(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[T:%[a-zA-Z0-9_]+]]: memref<8x2xf32>, [[Z:%[a-zA-Z0-9_]+]]: memref<4x8xbf16>, [[I:%[a-zA-Z0-9_]+]]: memref<2x8xf32>, [[J:%[a-zA-Z0-9_]+]]: memref<2x8xf32>) {
+// CHECK-NEXT: host.transpose [1, 0] ins([[X]] : memref<2x8xf32>) outs([[T]] : memref<8x2xf32>)
+// CHECK-NEXT: host.fill 0.000000e+00 outs([[Z]] : memref<4x8xbf16>)
+// CHECK-NEXT: [[RANK:%.+]] = host.rank
+// CHECK-NEXT: [[TWO:%.+]] = arith.constant 2 : index
+// CHECK-NEXT: [[OFFSET:%.+]] = arith.muli [[RANK]], [[TWO]] : index
+// CHECK-NEXT: host.iota 0, [[OFFSET]] outs([[I]] : memref<2x8xf32>)
+// CHECK-NEXT: [[ZERO:%.+]] = arith.constant 0 : index
+// CHECK-NEXT: host.iota 1, [[ZERO]] outs([[J]] : memref<2x8xf32>)
+// CHECK-NEXT: return
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @layout_and_init(%x: tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> (tensor<8x8xf32, #fusion.dist<@tp, [serial, didx]>>, tensor<4x8xbf16, #fusion.dist<@tp, [stream, serial]>>,
+        tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>) {
+  %t = fusion.transpose %x [1, 0] : tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>
+                                 -> tensor<8x8xf32, #fusion.dist<@tp, [serial, didx]>>
+  %z = fusion.fill 0.0 : tensor<4x8xbf16, #fusion.dist<@tp, [stream, serial]>>
+  %i = fusion.iota 0 : tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>
+  %j = fusion.iota 1 : tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %t, %z, %i, %j : tensor<8x8xf32, #fusion.dist<@tp, [serial, didx]>>,
+                          tensor<4x8xbf16, #fusion.dist<@tp, [stream, serial]>>,
+                          tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>,
+                          tensor<8x8xf32, #fusion.dist<@tp, [didx, serial]>>
+}
+
+// -----
+
+// An iota along a didy axis of a 2-D mesh: the offset is the rank's row of
+// the mesh (its position in its column's team) times the local extent.
+// CHECK-LABEL: func.func @iota_didy(
+// CHECK-COUNT-4: arith.select
+// CHECK-NEXT: [[ROWS:%.+]] = arith.constant 3 : index
+// CHECK-NEXT: [[OFFSET:%.+]] = arith.muli %{{.+}}, [[ROWS]] : index
+// CHECK-NEXT: host.iota 0, [[OFFSET]] outs(%{{.+}} : memref<3x4xf16>)
+fusion.mesh @grid = [[0, 1], [2, 3]]
+func.func @iota_didy() -> tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>> {
+  %i = fusion.iota 0 : tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>>
+  return %i : tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>>
+}

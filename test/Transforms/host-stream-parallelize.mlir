@@ -381,3 +381,20 @@ func.func @whole_collectives(%a: memref<1x8xf32>, %g: memref<2x8xf32>, %p: memre
   comm.wait %1
   return
 }
+
+// -----
+
+// A transpose whose output's stream axis is its input's axis 1: each
+// iteration transposes its slices, the permutation renumbered without the
+// sliced axes ([2, 0, 1] without output axis 2 and input axis 1: [1, 0]).
+// STREAM-FOR-LABEL: func.func @transpose(
+// STREAM-FOR-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<2x4x8xf32>, [[B:%[a-zA-Z0-9_]+]]: memref<8x2x4xf32>) {
+// STREAM-FOR: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, {{%[a-zA-Z0-9_]+}}: !host.stream):
+// STREAM-FOR-NEXT: [[AI:%.+]] = host.select [[A]][1]{{\[}}[[I]]{{\]}} : memref<2x4x8xf32> to memref<2x8xf32, strided<[32, 1], offset: ?>>
+// STREAM-FOR-NEXT: [[BI:%.+]] = host.select [[B]][2]{{\[}}[[I]]{{\]}} : memref<8x2x4xf32> to memref<8x2xf32, strided<[8, 4], offset: ?>>
+// STREAM-FOR-NEXT: host.transpose [1, 0] ins([[AI]] : memref<2x8xf32, strided<[32, 1], offset: ?>>) outs([[BI]] : memref<8x2xf32, strided<[8, 4], offset: ?>>)
+// STREAM-FOR-NEXT: }
+func.func @transpose(%a: memref<2x4x8xf32>, %b: memref<8x2x4xf32>) {
+  host.transpose [2, 0, 1] ins(%a : memref<2x4x8xf32>) outs(%b : memref<8x2x4xf32>) {host.stream_axis = 2 : i64}
+  return
+}

@@ -9,7 +9,8 @@ use hir::dialects::{OpKind, fusion};
 use hir::passes::ir;
 use hir_abi::Unary;
 use melior::ir::{
-    BlockLike, OperationRef, RegionLike, ValueLike, attribute::DenseI64ArrayAttribute,
+    BlockLike, OperationRef, RegionLike, ValueLike,
+    attribute::{DenseI64ArrayAttribute, FloatAttribute, IntegerAttribute},
     operation::OperationLike,
 };
 use std::collections::HashMap;
@@ -56,11 +57,16 @@ pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>
 }
 
 fn axes(op: &OperationRef) -> Result<Vec<usize>> {
+    list(op, "axes")
+}
+
+/// The axis-list attribute `name` of `op`.
+fn list(op: &OperationRef, name: &str) -> Result<Vec<usize>> {
     let axes = op
-        .attribute("axes")
+        .attribute(name)
         .ok()
         .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
-        .ok_or_else(|| anyhow::anyhow!("'{}' op has no axes", ir::name(op)))?;
+        .ok_or_else(|| anyhow::anyhow!("'{}' op has no {name}", ir::name(op)))?;
     Ok((0..axes.len())
         .map(|index| axes.element(index).expect("index in range") as usize)
         .collect())
@@ -114,8 +120,49 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         OpKind::Contraction if name == fusion::LinearOperation::name() => {
             linear(operands[0], operands[1], operands.get(2).copied(), shape)
         }
+        // The ops of no kind: a transpose and the generators.
+        OpKind::None if name == fusion::TransposeOperation::name() => {
+            transpose(operands[0], &list(op, "permutation")?, shape)
+        }
+        OpKind::None if name == fusion::FillOperation::name() => {
+            let value = op
+                .attribute("value")
+                .ok()
+                .and_then(|value| FloatAttribute::try_from(value).ok())
+                .ok_or_else(|| anyhow::anyhow!("'{name}' op has no value"))?;
+            Tensor::filled(shape, value.value())
+        }
+        OpKind::None if name == fusion::IotaOperation::name() => {
+            let axis = op
+                .attribute("axis")
+                .ok()
+                .and_then(|axis| IntegerAttribute::try_from(axis).ok())
+                .ok_or_else(|| anyhow::anyhow!("'{name}' op has no axis"))?
+                .value() as usize;
+            let inner = super::tensor::strides(&shape)[axis];
+            let mut data = tensor::reserve(tensor::numel(&shape)?, &shape)?;
+            data.extend(
+                (0..tensor::numel(&shape)?).map(|flat| (flat / inner % shape[axis]) as f64),
+            );
+            Ok(Tensor::new(shape, data))
+        }
         _ => Err(unsupported()),
     }
+}
+
+/// `input` with result axis `i` its axis `permutation[i]`, of `shape`.
+fn transpose(input: &Tensor, permutation: &[usize], shape: Vec<usize>) -> Result<Tensor> {
+    let len = tensor::numel(&shape)?;
+    let out_strides = super::tensor::strides(&shape);
+    let in_strides = input.strides();
+    let mut data = tensor::reserve(len, &shape)?;
+    data.extend((0..len).map(|flat| {
+        let source: usize = (0..shape.len())
+            .map(|axis| (flat / out_strides[axis]) % shape[axis] * in_strides[permutation[axis]])
+            .sum();
+        input.data[source]
+    }));
+    Ok(Tensor::new(shape, data))
 }
 
 /// A table from fusion op names to what each computes.

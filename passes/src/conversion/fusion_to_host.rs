@@ -55,7 +55,7 @@ use melior::{
     Context, RewriterBase,
     ir::{
         Attribute, BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
-        attribute::{ArrayAttribute, DenseI64ArrayAttribute, TypeAttribute},
+        attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute, TypeAttribute},
         operation::OperationLike,
         r#type::{FunctionType, RankedTensorType, ShapedTypeLike},
     },
@@ -363,6 +363,10 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 &output,
             );
         }
+        if Op::FusionFill.is(&op) || Op::FusionIota.is(&op) {
+            self.generate(&builder, op, destination, &output);
+            return Ok(());
+        }
         if let Some(parallel_type) = across_devices {
             return self.across_devices(
                 &builder,
@@ -398,9 +402,65 @@ impl<'c, 'm> Lowering<'c, 'm> {
             OpKind::Reduction | OpKind::Broadcast => {
                 vec![("axes", op.attribute("axes").expect("verified"))]
             }
-            OpKind::None => unreachable!("'{name}' is not a fusion compute op"),
+            // A transpose, the one compute op of no kind that has operands.
+            OpKind::None => vec![(
+                "permutation",
+                op.attribute("permutation")
+                    .expect("a fusion compute op of no kind is a transpose"),
+            )],
         };
         Ok(builder.op(&host_name, op.location(), &buffers, &attributes, &[]))
+    }
+
+    /// A `fill` or `iota` into `destination`, the rank's part of `output`:
+    /// initialisation, computed whole on the caller's stream before any
+    /// stream loop (a `stream` axis of the result places nothing). An iota
+    /// along a split axis starts at the global index of the rank's slice.
+    fn generate(
+        &self,
+        builder: &Builder<'c, 'm>,
+        op: OperationRef<'c, 'm>,
+        destination: Value<'c, 'm>,
+        output: &Tensor<'c>,
+    ) {
+        let location = op.location();
+        if Op::FusionFill.is(&op) {
+            let value = op.attribute("value").expect("verified");
+            builder.op(
+                Op::HostFill.name(),
+                location,
+                &[destination],
+                &[("value", value)],
+                &[],
+            );
+            return;
+        }
+        let axis_attribute = op.attribute("axis").expect("verified");
+        let axis = IntegerAttribute::try_from(axis_attribute)
+            .expect("verified")
+            .value() as usize;
+        let parallel_type = output.dist.axes[axis];
+        let offset = if parallel_type.is_device() {
+            let (team, team_size) = output.mesh.teams(parallel_type);
+            let position = self.team_position(builder, &team, team_size, location);
+            let extent = builder.index(output.local_shape()[axis], location);
+            builders::result(builder.op(
+                Op::ArithMuli.name(),
+                location,
+                &[position, extent],
+                &[],
+                &[Type::index(self.context)],
+            ))
+        } else {
+            builder.index(0, location)
+        };
+        builder.op(
+            Op::HostIota.name(),
+            location,
+            &[offset, destination],
+            &[("axis", axis_attribute)],
+            &[],
+        );
     }
 
     /// A resharding `set` from `input` (held in `source`) to `output`.

@@ -255,6 +255,40 @@ fn lower<'c, 'a>(
             runtime.call(op, entry, &arguments)?;
             return Ok(None);
         }
+        (_, Some(Op::HostTranspose)) => {
+            let entry = Entry::Transpose(dtype(&op, operand(0))?);
+            let permutation =
+                DenseI64ArrayAttribute::try_from(op.attribute("permutation").expect("verified"))
+                    .expect("verified");
+            let permutation: Vec<i64> = (0..permutation.len())
+                .map(|index| permutation.element(index).expect("index in range"))
+                .collect();
+            let mut arguments = buffers(runtime);
+            arguments.push(runtime.list(op, "permutation", &permutation)?);
+            runtime.call(op, entry, &arguments)?;
+            return Ok(None);
+        }
+        (_, Some(Op::HostFill)) => {
+            let entry = Entry::Fill(dtype(&op, operand(0))?);
+            let value = op.attribute("value").expect("verified");
+            let value = runtime.value(op, arith::constant(runtime.context(), value, op.location()));
+            let arguments = [runtime.buffer(op, operand(0)), value];
+            runtime.call(op, entry, &arguments)?;
+            return Ok(None);
+        }
+        (_, Some(Op::HostIota)) => {
+            let entry = Entry::Iota(dtype(&op, operand(1))?);
+            let axis = IntegerAttribute::try_from(op.attribute("axis").expect("verified"))
+                .expect("verified")
+                .value();
+            let arguments = [
+                runtime.buffer(op, operand(1)),
+                runtime.constant(op, axis),
+                runtime.index_to_i64(op, operand(0)),
+            ];
+            runtime.call(op, entry, &arguments)?;
+            return Ok(None);
+        }
         (OpKind::Contraction, Some(Op::HostMatmul)) if op.has_attribute("accumulate") => {
             Entry::MatmulAccumulate(dtype(&op, operand(0))?)
         }

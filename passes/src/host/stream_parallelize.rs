@@ -6,7 +6,8 @@
 //! The body of iteration `i` selects slice `i` of every buffer operand along
 //! the axis that maps to the stream axis (identity for pointwise ops, copies
 //! and communications; the kept axes of a reduction; the input axes of a
-//! broadcast, whose new axes are not sliced; the batch axes of matmul and
+//! broadcast, whose new axes are not sliced; the input axis a transpose
+//! moves to the stream axis; the batch axes of matmul and
 //! linear, whose shared operands are not sliced; a matmul operand's batch axis
 //! of extent 1 that the op broadcasts along the stream axis is taken at 0 by
 //! one view before the loop, never copied), and renumbers the axis
@@ -487,6 +488,24 @@ fn slice<'c, 'a>(
                 DenseI64ArrayAttribute::new(context, &shifted).into(),
             );
         }
+        _ if Op::HostTranspose.is(&op) => {
+            let Slicing::Along(input_axis) = operand_axes[0] else {
+                unreachable!("a transpose slices its input")
+            };
+            // The output loses `axis`, the input `input_axis`.
+            let shifted: Vec<i64> = list(&op, "permutation")
+                .into_iter()
+                .enumerate()
+                .filter(|&(output_axis, _)| output_axis != axis)
+                .map(|(_, from)| (from - usize::from(from > input_axis)) as i64)
+                .collect();
+            rewrite::set_attribute(
+                rewriter,
+                op,
+                "permutation",
+                DenseI64ArrayAttribute::new(context, &shifted).into(),
+            );
+        }
         _ if Op::exchanges(&op) => {
             let exchanged = exchanged_axis(&op);
             rewrite::set_attribute(
@@ -506,8 +525,13 @@ fn slice<'c, 'a>(
 
 /// The `axes` attribute of a reduction or broadcast.
 fn axes(op: &OperationRef) -> Vec<usize> {
-    let axes = DenseI64ArrayAttribute::try_from(op.attribute("axes").expect("verified"))
-        .expect("verified");
+    list(op, "axes")
+}
+
+/// The axis-list attribute `name` of `op` (verified to be there).
+fn list(op: &OperationRef, name: &str) -> Vec<usize> {
+    let axes =
+        DenseI64ArrayAttribute::try_from(op.attribute(name).expect("verified")).expect("verified");
     (0..axes.len())
         .map(|index| axes.element(index).expect("in range") as usize)
         .collect()

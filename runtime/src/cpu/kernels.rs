@@ -244,10 +244,29 @@ fn batch_matrices(operand: &[usize], batch: &[usize]) -> Result<Vec<usize>> {
 /// Runs a validated kernel.
 pub(crate) fn run(kernel: &Kernel) -> Result<()> {
     let out = &kernel.output;
-    let input = &kernel.inputs[0];
     if out.numel() == 0 {
         return Ok(());
     }
+    let input = match (&kernel.op, kernel.inputs.first()) {
+        (KernelOp::Fill(value), _) => {
+            store(out, &filled(out.numel(), *value as f32)?);
+            return Ok(());
+        }
+        (&KernelOp::Iota { axis, offset }, _) => {
+            // Row-major: the index along `axis` of element `e` is
+            // `e / inner % extent`.
+            let inner: usize = out.sizes[axis + 1..].iter().product();
+            let extent = out.sizes[axis];
+            let mut values = with_capacity(out.numel())?;
+            values.extend(
+                (0..out.numel()).map(|element| (offset + (element / inner % extent) as i64) as f32),
+            );
+            store(out, &values);
+            return Ok(());
+        }
+        (_, Some(input)) => input,
+        (_, None) => unreachable!("validated: the other ops have an input"),
+    };
     let values = match &kernel.op {
         KernelOp::Copy => {
             copy(input, out);
@@ -338,6 +357,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             }
             values
         }
+        KernelOp::Fill(_) | KernelOp::Iota { .. } => unreachable!("generated above"),
     };
     store(out, &values);
     Ok(())
@@ -346,6 +366,57 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fill` rounds its value once to the element type; `iota` writes
+    /// `offset` plus the index along its axis, through a strided view.
+    #[test]
+    fn fill_and_iota_write_every_element_of_their_view() {
+        for dtype in DType::ALL {
+            let mut bytes = vec![0u8; 12 * dtype.size()];
+            // [2, 3] viewed transposed from a [3, 2] buffer, and the buffer.
+            let transposed = View {
+                sizes: vec![2, 3],
+                strides: vec![1, 2],
+                ..View::contiguous(dtype, bytes.as_mut_ptr(), &[2, 3])
+            };
+            let whole = View::contiguous(dtype, bytes.as_mut_ptr(), &[3, 2]);
+            let iota = Kernel {
+                op: KernelOp::Iota {
+                    axis: 1,
+                    offset: 10,
+                },
+                inputs: Vec::new(),
+                output: transposed.clone(),
+            };
+            iota.validate().unwrap();
+            run(&iota).unwrap();
+            // Element (i, j) of the view is (j, i) of the buffer.
+            assert_eq!(
+                load(&whole).unwrap(),
+                [10.0, 10.0, 11.0, 11.0, 12.0, 12.0],
+                "{dtype:?}"
+            );
+            let fill = Kernel {
+                op: KernelOp::Fill(0.1),
+                inputs: Vec::new(),
+                output: transposed,
+            };
+            fill.validate().unwrap();
+            run(&fill).unwrap();
+            let rounded = match dtype {
+                DType::F32 => 0.1f32,
+                DType::BF16 => bf16::from_f32(0.1).to_f32(),
+                DType::F16 => f16::from_f32(0.1).to_f32(),
+            };
+            assert_eq!(load(&whole).unwrap(), [rounded; 6], "{dtype:?}");
+            let out_of_range = Kernel {
+                op: KernelOp::Iota { axis: 2, offset: 0 },
+                inputs: Vec::new(),
+                output: whole,
+            };
+            assert!(out_of_range.validate().is_err());
+        }
+    }
 
     /// `where` selects lhs where the mask is nonzero (NaN included, -0.0
     /// not), in every element type.

@@ -212,6 +212,37 @@ template <class E> __device__ void where(const Ternary &t) {
     }
 }
 
+// A launch of no input (fill, iota) over `p`'s shape. `p.a` is never read:
+// its strides are 1 along the iota axis and 0 elsewhere, so that its offset
+// at an element is the element's index along that axis.
+struct Generate {
+    Pointwise p;
+    i64 offset;
+    float value;
+};
+
+// out = value, rounded once.
+template <class E> __device__ void fill(const Generate &g) {
+    const Pointwise &p = g.p;
+    typename E::T v = E::round(g.value);
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        ((typename E::T *)p.out.ptr)[o] = v;
+    }
+}
+
+// out = offset + the index along the iota axis, through f32 (rounded to
+// nearest even, as the cpu backend's `as f32`).
+template <class E> __device__ void iota(const Generate &g) {
+    const Pointwise &p = g.p;
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        ((typename E::T *)p.out.ptr)[o] = E::round((float)(g.offset + a));
+    }
+}
+
 // Output element `out`'s offset in the output (`o`) and the offset of its
 // first input element (`base`).
 // (The outermost axis needs no division, as in `offsets`.)

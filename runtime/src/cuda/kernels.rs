@@ -1,5 +1,5 @@
 //! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, where,
-//! sum/amax over axes and broadcast, all on strided views. The source is
+//! fill, iota, sum/amax over axes and broadcast, all on strided views. The source is
 //! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
 //! here; it is compiled once per process and architecture, and loaded once
 //! per rank's context.
@@ -57,6 +57,15 @@ struct Pointwise {
 struct Ternary {
     p: Pointwise,
     c: KView,
+}
+
+/// `Generate` of `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Generate {
+    p: Pointwise,
+    offset: i64,
+    value: f32,
 }
 
 /// `Reduce` of `kernels.cu`.
@@ -145,6 +154,13 @@ fn source() -> String {
             );
         }
         entry(where_name(dtype), format!("where<{e}>"), "Ternary");
+        for generator in ["fill", "iota"] {
+            entry(
+                generate_name(generator, dtype),
+                format!("{generator}<{e}>"),
+                "Generate",
+            );
+        }
         for op in Reduction::ALL {
             let o = match op {
                 Reduction::Sum => "SumOp",
@@ -199,6 +215,11 @@ fn binary_name(op: Binary, dtype: DType) -> String {
 
 fn where_name(dtype: DType) -> String {
     format!("hir_where_{}", dtype.mlir())
+}
+
+/// `hir_fill_f32`, `hir_iota_f32`, ...
+fn generate_name(generator: &str, dtype: DType) -> String {
+    format!("hir_{generator}_{}", dtype.mlir())
 }
 
 fn reduce_name(op: Reduction, dtype: DType) -> String {
@@ -397,6 +418,55 @@ impl Kernels {
         stream: Stream,
     ) -> Result<()> {
         self.pointwise(&where_name(out.dtype), None, out, &[mask, lhs, rhs], stream)
+    }
+
+    /// Every element of `out` is `value`, rounded to its element type.
+    pub fn fill(&self, value: f64, out: &View, stream: Stream) -> Result<()> {
+        let index = vec![0; out.rank()];
+        let name = generate_name("fill", out.dtype);
+        self.generate(&name, out, &index, 0, value as f32, stream)
+    }
+
+    /// Every element of `out` is `offset` plus its index along `axis`.
+    pub fn iota(&self, axis: usize, offset: i64, out: &View, stream: Stream) -> Result<()> {
+        let mut index = vec![0; out.rank()];
+        index[axis] = 1;
+        let name = generate_name("iota", out.dtype);
+        self.generate(&name, out, &index, offset, 0.0, stream)
+    }
+
+    /// Launches the `Generate` kernel `name` over `out`'s shape, `index`
+    /// the strides of its never-read view `a` (see `kernels.cu`).
+    fn generate(
+        &self,
+        name: &str,
+        out: &View,
+        index: &[usize],
+        offset: i64,
+        value: f32,
+        stream: Stream,
+    ) -> Result<()> {
+        let numel = out.numel();
+        if numel == 0 {
+            return Ok(());
+        }
+        let (sizes, strides) = coalesce(&out.sizes, &[out.strides.clone(), index.to_vec()]);
+        let params = Generate {
+            p: Pointwise {
+                rank: sizes.len() as i64,
+                numel: numel as i64,
+                sizes: fill(&sizes, "generated")?,
+                out: kview(out.ptr, &strides[0])?,
+                a: kview(std::ptr::null_mut(), &strides[1])?,
+                ..Default::default()
+            },
+            offset,
+            value,
+        };
+        let blocks = numel
+            .div_ceil(THREADS as usize)
+            .min(self.max_blocks as usize) as u32;
+        self.launch(name, blocks, THREADS, &params, stream)
     }
 
     /// `out` is `input` repeated along the new output axes `axes`.
@@ -653,11 +723,12 @@ mod tests {
                 * (Unary::ALL.len()
                     + dtypes
                     + 2 * Binary::ALL.len()
-                    + 1
+                    + 3
                     + 3 * Reduction::ALL.len())
         );
         assert!(source.contains("void hir_exp_bf16(Pointwise p)"));
         assert!(source.contains("void hir_where_f16(Ternary p)"));
+        assert!(source.contains("void hir_iota_bf16(Generate p)"));
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));

@@ -954,6 +954,8 @@ impl CudaDevice {
             KernelOp::Where => kernels.select(&inputs[0], &inputs[1], &inputs[2], output, stream),
             KernelOp::Reduce(op, axes) => kernels.reduce(*op, &inputs[0], axes, output, stream),
             KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
+            KernelOp::Fill(value) => kernels.fill(*value, output, stream),
+            KernelOp::Iota { axis, offset } => kernels.iota(*axis, *offset, output, stream),
             KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::new(state.poison);

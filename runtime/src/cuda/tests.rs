@@ -318,6 +318,33 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
                 );
             },
         );
+        // fill and iota write strided views (a slice and a transposed one)
+        // of no input; iota from an offset past bf16's exact integers.
+        let buffers = [b(96), b(32)];
+        compare(
+            &format!("fill/iota {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &|device, p| {
+                run(device, KernelOp::Fill(-0.3), Vec::new(), transposed(p[1]));
+                run(
+                    device,
+                    KernelOp::Iota {
+                        axis: 1,
+                        offset: 1021,
+                    },
+                    Vec::new(),
+                    slice(p[0]),
+                );
+                run(
+                    device,
+                    KernelOp::Iota { axis: 0, offset: 0 },
+                    Vec::new(),
+                    view(dtype, p[0], 0, &[4, 8], &[24, 1]),
+                );
+            },
+        );
     }
 }
 

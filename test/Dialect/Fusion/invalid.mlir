@@ -501,3 +501,66 @@ func.func @f(%a: tensor<2305843009213693952x2xbf16>) -> tensor<23058430092136939
 // At most one didy axis.
 // expected-error @+1 {{distribution has more than one 'didy' axis}}
 func.func private @f(tensor<2x2xf32, #fusion.dist<@m, [didy, didy]>>)
+
+// -----
+
+// transpose: the permutation lists every input axis.
+func.func @f(%a: tensor<4x8x16xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'fusion.transpose' op permutation has 2 axes for an input of rank 3}}
+  %0 = fusion.transpose %a [1, 0] : tensor<4x8x16xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// transpose: each axis once.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'fusion.transpose' op permuted axis 0 is listed twice}}
+  %0 = fusion.transpose %a [0, 0] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// transpose: each axis in range.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'fusion.transpose' op permuted axis 2 is out of range for rank 2}}
+  %0 = fusion.transpose %a [2, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// transpose: the result is the input's shape permuted.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fusion.transpose' op result shape 4x8 is not the input shape 4x8 permuted (8x4)}}
+  %0 = fusion.transpose %a [1, 0] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// transpose: one element type.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  // expected-error @+1 {{'fusion.transpose' op input and result differ in element type: 'f32' vs 'bf16'}}
+  %0 = fusion.transpose %a [1, 0] : tensor<4x8xf32> -> tensor<8x4xbf16>
+  return %0 : tensor<8x4xbf16>
+}
+
+// -----
+
+// iota: the axis is one of the result's.
+func.func @f() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fusion.iota' op axis 2 is out of range for rank 2}}
+  %0 = fusion.iota 2 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// fill: encodings are distributions.
+func.func @f() -> tensor<4x8xf32, "x"> {
+  // expected-error @+1 {{'fusion.fill' op tensor encoding "x" is not a #fusion.dist distribution}}
+  %0 = fusion.fill 1.0 : tensor<4x8xf32, "x">
+  return %0 : tensor<4x8xf32, "x">
+}

@@ -187,6 +187,28 @@ func.func @linear(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32
   return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<32xf32>
 }
 
+// Transpose (the distribution moves with the axes), fill and iota (no
+// operand; an iota along a split axis).
+// CHECK-LABEL: func.func @layout_and_init
+// CHECK-SAME: ([[X:%.*]]: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+// CHECK-NEXT: [[T:%.*]] = fusion.transpose [[X]] [2, 0, 1] : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<16x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: [[Z:%.*]] = fusion.fill 0.000000e+00 : tensor<8x16xbf16>
+// CHECK-NEXT: [[H:%.*]] = fusion.fill -2.500000e-01 : tensor<8xf16>
+// CHECK-NEXT: [[I:%.*]] = fusion.iota 0 : tensor<16x4xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: return [[T]], [[Z]], [[H]], [[I]]
+func.func @layout_and_init(%x: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+    -> (tensor<16x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>, tensor<8x16xbf16>,
+        tensor<8xf16>, tensor<16x4xf32, #fusion.dist<@tp, [didx, serial]>>) {
+  %t = fusion.transpose %x [2, 0, 1] : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+                                    -> tensor<16x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %z = fusion.fill 0.0 : tensor<8x16xbf16>
+  %h = fusion.fill -0.25 : tensor<8xf16>
+  %i = fusion.iota 0 : tensor<16x4xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %t, %z, %h, %i : tensor<16x4x8xf32, #fusion.dist<@tp, [serial, didx, serial]>>,
+                          tensor<8x16xbf16>, tensor<8xf16>,
+                          tensor<16x4xf32, #fusion.dist<@tp, [didx, serial]>>
+}
+
 // A one-device mesh referenced by an encoding.
 // CHECK-LABEL: func.func @single_device
 // CHECK-SAME: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>

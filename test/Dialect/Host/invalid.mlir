@@ -604,3 +604,30 @@ func.func @f() {
   // expected-error @+1 {{'host.yield' op expects parent op 'host.stream_for'}}
   host.yield
 }
+
+// -----
+
+// transpose: the output is the input's shape permuted.
+func.func @f(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
+  // expected-error @+1 {{'host.transpose' op result shape 4x8 is not the input shape 4x8 permuted (8x4)}}
+  host.transpose [1, 0] ins(%a : memref<4x8xf32>) outs(%b : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+// transpose: a permutation of the input's axes.
+func.func @f(%a: memref<4x8xf32>, %b: memref<8x4xf32>) {
+  // expected-error @+1 {{'host.transpose' op permuted axis 1 is listed twice}}
+  host.transpose [1, 1] ins(%a : memref<4x8xf32>) outs(%b : memref<8x4xf32>)
+  return
+}
+
+// -----
+
+// iota: the axis is one of the output's.
+func.func @f(%b: memref<4x8xf32>, %o: index) {
+  // expected-error @+1 {{'host.iota' op axis -1 is out of range for rank 2}}
+  host.iota -1, %o outs(%b : memref<4x8xf32>)
+  return
+}
