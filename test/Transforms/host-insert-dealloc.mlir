@@ -291,3 +291,76 @@ func.func @in_stream_for(%a: memref<4x8xf32>) {
   }
   return
 }
+
+// -----
+
+// The GEMM+RS ring (host-p2p-pipeline, one part a step) reads a broadcast
+// operand %b on every step's pool stream and moves its joins out of the loop;
+// the slots are summed on the caller's stream before the joins. The loop
+// leaves its pool streams unjoined (set current, no sync_stream of them after
+// in the body), so %b is freed after the join loop, not right after the ring
+// loop while the last step may still read it.
+// CHECK-LABEL: func.func @ring_operand_after_joins
+// CHECK: %[[B:.*]] = host.alloc : memref<16x32xf32>
+// CHECK: scf.for
+// CHECK: host.matmul
+// CHECK-NOT: host.dealloc
+// CHECK: host.sum
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: host.stream_from_pool
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: }
+// CHECK-NEXT: host.dealloc %[[B]] : memref<16x32xf32>
+func.func @ring_operand_after_joins(%a: memref<4x8x16xf32>, %b0: memref<16x32xf32>, %slots: memref<3x8x32xf32>, %c: memref<8x32xf32>, %p: memref<4x8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  %b = host.alloc : memref<16x32xf32>
+  host.copy ins(%b0 : memref<16x32xf32>) outs(%b : memref<16x32xf32>)
+  %rank = host.rank : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+    %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
+                outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
+    %local = arith.cmpi eq, %i, %rank : index
+    scf.if %local {
+    } else {
+      host.set_current_stream %main
+      host.sync_stream %s
+      host.set_current_stream %s
+    }
+    host.set_current_stream %main
+  }
+  host.sum [0] ins(%slots : memref<3x8x32xf32>) outs(%c : memref<8x32xf32>)
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.sync_stream %s
+  }
+  return
+}
+
+// -----
+
+// Without a join after it, a buffer a loop leaves on unjoined pool streams is
+// not freed (no dealloc rather than a wrong one).
+// CHECK-LABEL: func.func @unjoined_without_joins
+// CHECK-NOT: host.dealloc
+// CHECK: return
+func.func @unjoined_without_joins(%a: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = host.get_current_stream : !host.stream
+  %b = host.alloc : memref<16x32xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = host.stream_from_pool %i : !host.stream
+    host.set_current_stream %s
+    host.copy ins(%a : memref<16x32xf32>) outs(%b : memref<16x32xf32>)
+    host.set_current_stream %main
+  }
+  return
+}

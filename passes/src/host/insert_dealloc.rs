@@ -9,10 +9,15 @@
 //! ordered on the current stream like the work before it, so freeing after
 //! a `host.stream_for` is safe: joining every iteration's stream into the
 //! caller's is the op's semantics. Where a ring has moved the joins out of
-//! its loop, joins right after the last use (`host.sync_stream`, or the loop
+//! its loop, the joins after the last use (`host.sync_stream`, or the loop
 //! of them that host-p2p-pipeline leaves after a ring) are what order the
 //! streams that used the buffer before the current one, so the dealloc
-//! follows them. A buffer that
+//! follows them: those right after it, and, when the last use is a loop
+//! that leaves a pool stream it made current unjoined, the first join after
+//! it even past other ops (the GEMM+RS ring sums its slots before its joins;
+//! without a join after such a loop the buffer is not freed). The runtime
+//! frees stream-ordered from there: the block is reused only behind the
+//! work enqueued on it. A buffer that
 //! escapes (returned, or passed to an op that is not a HIR op), whose
 //! communication's request goes elsewhere than to `comm` ops, or that is
 //! already freed is left alone.
@@ -42,7 +47,10 @@
 //! ```
 
 use crate::{HirPass, builders::Builder, ir, ops::Op};
-use melior::ir::{OperationRef, Value, operation::OperationLike};
+use melior::ir::{
+    OperationRef, Value,
+    operation::{OperationLike, OperationResult},
+};
 
 /// The op the pass runs on.
 pub const ANCHOR: &str = crate::ops::FUNCTION;
@@ -143,6 +151,18 @@ fn insert_dealloc(alloc: OperationRef) {
             last = ancestor;
         }
     }
+    if leaves_streams_unjoined(last) {
+        // A ring that moved its joins out of its loop: the streams that used
+        // the buffer are ordered before the current one only at the joins
+        // after it, which need not follow at once (the RS ring sums its
+        // slots on the caller's stream first).
+        let Some(join) =
+            std::iter::successors(last.next_in_block(), |op| op.next_in_block()).find(is_join)
+        else {
+            return;
+        };
+        last = join;
+    }
     while let Some(next) = last.next_in_block().filter(is_join) {
         last = next;
     }
@@ -154,6 +174,36 @@ fn insert_dealloc(alloc: OperationRef) {
         buffer,
         alloc.location(),
     ));
+}
+
+/// Whether the loop `op` leaves work on a pool stream it made current that
+/// its body does not join back: a pool stream is pending from its
+/// `host.set_current_stream` (one nested in an `scf.if` too) until a later
+/// `host.sync_stream` of it in the body.
+fn leaves_streams_unjoined(op: OperationRef) -> bool {
+    let mut pending: Vec<Value> = Vec::new();
+    for op in ir::body(op) {
+        if Op::HostSyncStream.is(&op) {
+            let synced = op.operand(0).ok();
+            pending.retain(|stream| Some(*stream) != synced);
+            continue;
+        }
+        for op in std::iter::once(op).chain(ir::nested(op)) {
+            if let Some(stream) = Op::HostSetCurrentStream
+                .is(&op)
+                .then(|| op.operand(0).ok())
+                .flatten()
+                .filter(|&stream| is_pool_stream(stream) && !pending.contains(&stream))
+            {
+                pending.push(stream);
+            }
+        }
+    }
+    !pending.is_empty()
+}
+
+fn is_pool_stream(stream: Value) -> bool {
+    OperationResult::try_from(stream).is_ok_and(|result| Op::HostStreamFromPool.is(&result.owner()))
 }
 
 /// `host.sync_stream`, or a loop that only joins pool streams into the
