@@ -1,8 +1,9 @@
 //! HIR's passes, written in Rust on melior, one pass a file, grouped by stage
-//! (`fusion/`, `host/`, `conversion/`). [`register_all`] makes each
+//! (`fusion/`, `host/`, `comm/`, `conversion/`). [`register_all`] makes each
 //! nameable in textual pipelines and on `hir-opt`'s command line.
 
 mod builders;
+pub mod comm;
 pub mod conversion;
 mod diagnostics;
 pub mod fusion;

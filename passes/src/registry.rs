@@ -8,7 +8,7 @@
 //! (so that `arg{opt=value}` parses and `--help` lists them) and are parsed
 //! and checked here, once for all passes, by [`PassOptions`].
 
-use crate::{conversion, fusion, host, pipeline};
+use crate::{comm, conversion, fusion, host, pipeline};
 use melior::{StringRef, ir::OperationRef};
 use mlir_sys::{MlirOpPassManager, MlirOperation, MlirStringCallback, MlirStringRef};
 use std::{
@@ -231,6 +231,13 @@ pub const PASSES: &[PassInfo] = &[
         anchor: host::insert_dealloc::ANCHOR,
         options: &[],
         create: |_| Ok(host::insert_dealloc::create()),
+    },
+    PassInfo {
+        argument: comm::verify_requests::ARGUMENT,
+        description: "Check that every !comm.request is waited for exactly once on every path",
+        anchor: comm::verify_requests::ANCHOR,
+        options: &[],
+        create: |_| Ok(comm::verify_requests::create()),
     },
     PassInfo {
         argument: host::lower_stream_for::ARGUMENT,

@@ -12,9 +12,13 @@
 //!   size, `team [[0, 1], [2, 3]]`, are a 2-D constant, one team a row, of
 //!   which the runtime takes the row that holds the calling rank), reduce kinds and backends
 //!   their `i64` codes ([`ReduceKind`], [`Backend`]).
-//! - `!comm.request` values become `i64` handles; a request that flows
-//!   through a non-`comm` op (a block argument, a loop result, a call) is
-//!   an error.
+//! - `!comm.request` values become `i64` handles, also where they flow
+//!   through `scf.for` iter_args (so a wait can be posted one iteration
+//!   later) and `scf.if` results: those block arguments and results are
+//!   retyped to `i64` in place, their `scf.yield`s yield the handles. A
+//!   request that flows through any other op (a call, a return, `scf.while`,
+//!   an unknown op) is an error. `comm-verify-requests` checks that each is
+//!   waited exactly once on every path.
 //! - `comm.share_mem_handles` calls `hir_rt_share_mem_handle_<dtype>` once
 //!   per buffer.
 //!
@@ -76,7 +80,7 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
         .into_iter()
         .filter(|op| ir::name(op).starts_with("comm."))
         .collect();
-    let mut requests = Handles::new("comm", "'!comm.request'", is_request);
+    let mut requests = Handles::new("comm", "'!comm.request'", is_request).through_scf();
     requests.check(module, ARGUMENT)?;
 
     let Some(mut runtime) = Runtime::new(context, module) else {
@@ -88,11 +92,14 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
     let rewriter = IrRewriter::new(context);
     let rewriter = rewriter.as_rewriter_base();
     for &op in &makers {
-        let request = lower(&mut runtime, &requests, op)?.expect("a request maker");
+        let request = lower(&mut runtime, op)?.expect("a request maker");
         requests.record(op.result(0).expect("one result").into(), request);
     }
+    // From here on every request is its `i64`, in the `scf` values that
+    // carry it too: `comm.wait` takes it as it is.
+    requests.carry(&rewriter, module);
     for op in others {
-        lower(&mut runtime, &requests, op)?;
+        lower(&mut runtime, op)?;
         rewriter.erase_op(op);
     }
     for op in makers {
@@ -175,7 +182,6 @@ fn team<'c, 'a>(
 /// replaces its result, if it has one.
 fn lower<'c, 'a>(
     runtime: &mut Runtime<'c, 'a>,
-    requests: &Handles<'c, 'a>,
     op: OperationRef<'c, 'a>,
 ) -> Result<'c, Option<Value<'c, 'a>>> {
     let name = ir::name(&op);
@@ -198,7 +204,7 @@ fn lower<'c, 'a>(
         }
         "start_coalescing" => runtime.call(op, Entry::StartCoalescing, &[]),
         "end_coalescing" => runtime.call(op, Entry::EndCoalescing, &[]),
-        "wait" => runtime.call(op, Entry::Wait, &[requests.get(operand(0))]),
+        "wait" => runtime.call(op, Entry::Wait, &[operand(0)]),
         "share_mem_handles" => {
             let team = team(runtime, op)?;
             for buffer in op.operands() {

@@ -411,6 +411,9 @@ pub struct Handles<'c, 'a> {
     /// How diagnostics spell the handle type.
     spelling: &'static str,
     is_handle: fn(Type) -> bool,
+    /// Whether handles may flow through `scf.for` iter_args and `scf.if`
+    /// results ([`Handles::through_scf`]).
+    through_scf: bool,
     /// Each handle value and the `i64` that replaces it.
     lowered: Vec<(Value<'c, 'a>, Value<'c, 'a>)>,
 }
@@ -421,7 +424,63 @@ impl<'c, 'a> Handles<'c, 'a> {
             dialect,
             spelling,
             is_handle,
+            through_scf: false,
             lowered: Vec::new(),
+        }
+    }
+
+    /// Lets handles flow through `scf.for` iter_args (block arguments, init
+    /// operands, results) and `scf.if` results, their `scf.yield`s included:
+    /// [`Handles::carry`] makes those values `i64`s.
+    pub fn through_scf(mut self) -> Self {
+        self.through_scf = true;
+        self
+    }
+
+    /// Whether `op` may take or give handles without being of the dialect.
+    fn carries(&self, op: &OperationRef) -> bool {
+        self.through_scf
+            && match Op::of(op) {
+                Some(Op::ScfFor | Op::ScfIf) => true,
+                Some(Op::ScfYield) => op
+                    .parent_operation()
+                    .is_some_and(|parent| Op::ScfFor.is(&parent) || Op::ScfIf.is(&parent)),
+                _ => false,
+            }
+    }
+
+    /// Once every maker is lowered: every use of a handle becomes a use of
+    /// its `i64` (the makers are left without uses), and the `scf` values
+    /// that carry handles (`scf.for` block arguments and results, `scf.if`
+    /// results) become `i64`s in place.
+    pub fn carry(&self, rewriter: &melior::RewriterBase, module: OperationRef<'c, 'a>) {
+        for &(handle, lowered) in &self.lowered {
+            rewriter.replace_all_uses_with(handle, lowered);
+        }
+        let Some(i64) = self.lowered.first().map(|(_, lowered)| lowered.r#type()) else {
+            return;
+        };
+        for op in ir::nested(module)
+            .into_iter()
+            .filter(|op| Op::ScfFor.is(op) || Op::ScfIf.is(op))
+        {
+            rewriter.start_op_modification(op);
+            for result in op.results() {
+                if (self.is_handle)(result.r#type()) {
+                    result.set_type(i64);
+                }
+            }
+            for region in op.regions() {
+                if let Some(block) = region.first_block() {
+                    for index in 0..block.argument_count() {
+                        let argument = block.argument(index).expect("index in range");
+                        if (self.is_handle)(argument.r#type()) {
+                            argument.set_type(i64);
+                        }
+                    }
+                }
+            }
+            rewriter.finalize_op_modification(op);
         }
     }
 
@@ -447,7 +506,8 @@ impl<'c, 'a> Handles<'c, 'a> {
 
     /// Checks, before anything changes, that every handle in `module` is a
     /// result of an op of the dialect used only by ops of the dialect: not
-    /// a block argument, not in a function type, not through another op.
+    /// a block argument, not in a function type, not through another op
+    /// (but `scf`'s, [`Handles::through_scf`]).
     pub fn check(&self, module: OperationRef<'c, '_>, pass: &str) -> Result<'c, ()> {
         ir::nested(module)
             .iter()
@@ -485,14 +545,16 @@ impl<'c, 'a> Handles<'c, 'a> {
             while let Some(current) = block {
                 for index in 0..current.argument_count() {
                     let argument = current.argument(index).expect("index in range");
-                    if (self.is_handle)(argument.r#type()) {
+                    if (self.is_handle)(argument.r#type())
+                        && !(Op::ScfFor.is(op) && self.carries(op))
+                    {
                         return fail(format!("has a block argument of type {}", self.spelling));
                     }
                 }
                 block = current.next_in_region();
             }
         }
-        if name.split('.').next() != Some(self.dialect) {
+        if name.split('.').next() != Some(self.dialect) && !self.carries(op) {
             if op.operands().any(|value| (self.is_handle)(value.r#type())) {
                 return fail(format!("takes a {} operand", self.spelling));
             }

@@ -108,3 +108,43 @@ func.func @value_roots(%a: memref<8xf32>, %b: memref<8xf32>, %i: index) {
   comm.wait %r1
   return
 }
+
+// -----
+
+// A request carried to the next iteration (scf.for iter_args) and one out of
+// an scf.if: the block argument and the results become i64 handles in place,
+// the yields yield the handles, and each wait takes the handle it reaches.
+// CHECK-LABEL: func.func @requests_through_scf
+// CHECK: %[[FIRST:.*]] = call @hir_rt_allreduce_f32(
+// CHECK: %[[LAST:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[PREV:.*]] = %[[FIRST]]) -> (i64) {
+// CHECK-NEXT: func.call @hir_rt_wait(%[[PREV]]) : (i64) -> ()
+// CHECK: %[[NEXT:.*]] = func.call @hir_rt_allreduce_f32(
+// CHECK: scf.yield %[[NEXT]] : i64
+// CHECK: call @hir_rt_wait(%[[LAST]]) : (i64) -> ()
+// CHECK: %[[Q:.*]] = scf.if %{{.*}} -> (i64) {
+// CHECK: %[[S:.*]] = func.call @hir_rt_send_f32(
+// CHECK-NEXT: scf.yield %[[S]] : i64
+// CHECK: } else {
+// CHECK: %[[R:.*]] = func.call @hir_rt_recv_f32(
+// CHECK-NEXT: scf.yield %[[R]] : i64
+// CHECK: call @hir_rt_wait(%[[Q]]) : (i64) -> ()
+func.func @requests_through_scf(%a: memref<8xf32>, %b: memref<8xf32>, %n: index, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %first = comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%prev = %first) -> (!comm.request) {
+    comm.wait %prev
+    %next = comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
+    scf.yield %next : !comm.request
+  }
+  comm.wait %last
+  %q = scf.if %c -> !comm.request {
+    %s = comm.send %a to %c1 team [0, 1] : memref<8xf32>
+    scf.yield %s : !comm.request
+  } else {
+    %r = comm.recv %b from %c0 team [0, 1] : memref<8xf32>
+    scf.yield %r : !comm.request
+  }
+  comm.wait %q
+  return
+}

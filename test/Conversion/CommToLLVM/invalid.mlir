@@ -19,14 +19,15 @@ func.func @request_passed(%a: memref<8xf32>) {
 
 // -----
 
-func.func @request_through_loop(%a: memref<8xf32>, %n: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
+// Requests flow through scf.for iter_args and scf.if results, not through
+// other region ops.
+func.func @request_through_while(%a: memref<8xf32>, %c: i1) {
   %first = comm.allreduce %a into %a sum team [0, 1] : memref<8xf32> into memref<8xf32>
-  // expected-error @+1 {{'scf.for' op has a block argument of type '!comm.request'}}
-  %last = scf.for %i = %c0 to %n step %c1 iter_args(%r = %first) -> (!comm.request) {
-    comm.wait %r
-    %next = comm.allreduce %a into %a sum team [0, 1] : memref<8xf32> into memref<8xf32>
+  // expected-error @+1 {{'scf.while' op has a block argument of type '!comm.request'}}
+  %last = scf.while (%r = %first) : (!comm.request) -> !comm.request {
+    scf.condition(%c) %r : !comm.request
+  } do {
+  ^bb0(%next: !comm.request):
     scf.yield %next : !comm.request
   }
   comm.wait %last

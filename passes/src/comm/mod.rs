@@ -1,0 +1,3 @@
+//! Passes over the `comm` dialect's values.
+
+pub mod verify_requests;
