@@ -128,8 +128,20 @@ fn ptx(words: &Arc<[i64]>, program: &Program, arch: i32) -> Result<Arc<CString>>
     let ptx = compile_ptx_with_opts(source(program), options)
         .map_err(|error| Error::Cuda(format!("NVRTC cannot compile a fused kernel: {error}")))?;
     let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
+    #[cfg(test)]
+    lock(&COMPILED).push(words.clone());
     lock(CACHE.get_or_init(Mutex::default)).insert(key, ptx.clone());
     Ok(ptx)
+}
+
+/// The programs NVRTC compiled, one entry per compilation, in order.
+#[cfg(test)]
+static COMPILED: Mutex<Vec<Arc<[i64]>>> = Mutex::new(Vec::new());
+
+/// What [`ptx`] compiled so far: `fused_tests.rs` checks the cache by it.
+#[cfg(test)]
+pub(super) fn compiled() -> Vec<Arc<[i64]>> {
+    lock(&COMPILED).clone()
 }
 
 /// `hir_fused` of `program` loaded into the current context.
@@ -240,7 +252,7 @@ mod tests {
     /// The generated entry: loads through the element type's struct, each
     /// instruction the unfused kernel's functor rounded to its type, stores
     /// rounded to the output's (checked without a GPU; the GPU tests in
-    /// `tests.rs` compile and run it).
+    /// `fused_tests.rs` compile and run it).
     #[test]
     fn the_source_applies_the_unfused_functors() {
         let program = Program {

@@ -18,6 +18,8 @@ mod graph;
 #[cfg(test)]
 mod graph_tests;
 mod fused;
+#[cfg(test)]
+mod fused_tests;
 mod grouped;
 mod ipc;
 mod kernels;
