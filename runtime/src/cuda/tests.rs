@@ -1619,9 +1619,10 @@ fn a_loop_temporary_is_fresh_per_iteration_on_both_backends() {
                 let temp = dense(dtype, temp, &[len]);
                 let input = view(dtype, p[0], i * len, &[len], &[1]);
                 let output = view(dtype, p[1], i * len, &[len], &[1]);
+                // Exact ops: the backends' `exp` differ in the last bit.
                 run(
                     device,
-                    KernelOp::Unary(Unary::Exp),
+                    KernelOp::Unary(Unary::Abs),
                     vec![input],
                     temp.clone(),
                 );
