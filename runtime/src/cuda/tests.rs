@@ -1611,10 +1611,16 @@ fn a_loop_temporary_is_fresh_per_iteration_on_both_backends() {
         Match::Bits,
         &|device, p| {
             let main = device.current_stream();
+            // The fork, then iterations that overlap on the pool.
+            for i in 0..rows {
+                device
+                    .set_current_stream(device.stream_from_pool(i as i64))
+                    .unwrap();
+                device.sync_stream(main).unwrap();
+            }
             for i in 0..rows {
                 let stream = device.stream_from_pool(i as i64);
                 device.set_current_stream(stream).unwrap();
-                device.sync_stream(main).unwrap();
                 let temp = device.alloc(50, 4 * len).unwrap().as_ptr();
                 let temp = dense(dtype, temp, &[len]);
                 let input = view(dtype, p[0], i * len, &[len], &[1]);
