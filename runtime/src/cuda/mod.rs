@@ -14,12 +14,12 @@
 
 mod alloc;
 mod blas;
-mod graph;
-#[cfg(test)]
-mod graph_tests;
 mod fused;
 #[cfg(test)]
 mod fused_tests;
+mod graph;
+#[cfg(test)]
+mod graph_tests;
 mod grouped;
 mod ipc;
 mod kernels;

@@ -287,9 +287,6 @@ mod tests {
         let signature = program::signature(&module, &function).unwrap();
         program::lower_to_host(&context, &mut module, &signature, "num-streams=4", false).unwrap();
         // Per slice: the fork's sync, the add, the join's sync.
-        assert_eq!(
-            launched_ops(module.as_operation(), 1).unwrap(),
-            3 * 8
-        );
+        assert_eq!(launched_ops(module.as_operation(), 1).unwrap(), 3 * 8);
     }
 }
