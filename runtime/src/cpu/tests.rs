@@ -1474,3 +1474,55 @@ fn a_reused_block_is_poisoned_again() {
         })
         .unwrap();
 }
+
+/// Requests carried across a loop, as `scf.for` iter_args carry them: each
+/// iteration posts an allreduce and waits for the previous iteration's, and
+/// the last is waited after the loop; a request is waited in any order
+/// relative to those posted after it. The race detector (fatal) checks that
+/// each wait orders its allreduce before what reads its output.
+#[test]
+fn requests_are_waited_later_and_in_any_order() {
+    let world = world(2, 1);
+    let sums = world
+        .run(|device| {
+            let rank = device.rank();
+            let mut a = array(DType::F32, &[4, 2], |i| (rank * 8 + i) as f32);
+            let mut b = array(DType::F32, &[4, 2], |_| 0.0);
+            let mut c = array(DType::F32, &[4, 2], |_| 0.0);
+            let allreduce = |row: usize, a: &mut Array, b: &mut Array| CollectiveOp {
+                op: Collective::Allreduce,
+                kind: ReduceKind::Sum,
+                root: 0,
+                axis: 0,
+                team: team(&[0, 1]),
+                backend: Backend::Nccl,
+                input: view(a).slice(0, row, 1),
+                output: view(b).slice(0, row, 1),
+            };
+            let mut previous = device.collective(allreduce(0, &mut a, &mut b)).unwrap();
+            for row in 1..4 {
+                let next = device.collective(allreduce(row, &mut a, &mut b)).unwrap();
+                device.wait(previous).unwrap();
+                previous = next;
+            }
+            device.wait(previous).unwrap();
+            // Waited in the reverse of their posting order.
+            let first = device.collective(allreduce(0, &mut b, &mut c)).unwrap();
+            let second = device.collective(allreduce(1, &mut b, &mut c)).unwrap();
+            device.wait(second).unwrap();
+            device.wait(first).unwrap();
+            device
+                .compute(kernel(KernelOp::Copy, vec![view(&mut c)], view(&mut a)))
+                .unwrap();
+            device.synchronize().unwrap();
+            assert!(!device.failed());
+            (b.to_f32(), a.to_f32())
+        })
+        .unwrap();
+    let want: Vec<f32> = (0..8).map(|i| (i + 8 + i) as f32).collect();
+    for (b, copied) in &sums {
+        assert_eq!(b, &want);
+        let doubled: Vec<f32> = want[..4].iter().map(|x| 2.0 * x).collect();
+        assert_eq!(&copied[..4], &doubled[..]);
+    }
+}

@@ -1695,3 +1695,48 @@ fn a_reused_block_is_poisoned_again_on_the_gpu() {
         })
         .unwrap();
 }
+
+/// Requests carried across a loop (an `scf.for` iter_arg): each iteration on
+/// its pool stream posts an allreduce of its row and waits for the previous
+/// iteration's; the last is waited after the loop; two more are waited in
+/// the reverse of their posting order. Bits as on the cpu backend.
+#[test]
+fn requests_are_waited_later_and_in_any_order_on_both_backends() {
+    let Some(world) = world(2, true) else { return };
+    let dtype = DType::F32;
+    let (rows, len) = (4, 1 << 16);
+    let buffers = [
+        Buffer {
+            dtype,
+            len: rows * len,
+        },
+        Buffer {
+            dtype,
+            len: rows * len,
+        },
+    ];
+    compare(
+        "carried requests",
+        &world,
+        &buffers,
+        Match::Close,
+        &|device, p| {
+            let row = |buffer: usize, i: usize| view(dtype, p[buffer], i * len, &[len], &[1]);
+            let allreduce = |input, output| {
+                let op = collective(Collective::Allreduce, ReduceKind::Sum, 0, 0, input, output);
+                device.collective(op).unwrap()
+            };
+            let mut previous = allreduce(row(0, 0), row(1, 0));
+            for i in 1..rows {
+                let next = allreduce(row(0, i), row(1, i));
+                device.wait(previous).unwrap();
+                previous = next;
+            }
+            device.wait(previous).unwrap();
+            let first = allreduce(row(1, 0), row(0, 0));
+            let second = allreduce(row(1, 1), row(0, 1));
+            device.wait(second).unwrap();
+            device.wait(first).unwrap();
+        },
+    );
+}
