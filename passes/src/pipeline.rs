@@ -38,6 +38,14 @@ const ALLREDUCE: OptionInfo = OptionInfo {
     default: "whole",
 };
 
+/// How a ring step's stream waits for the previous step's
+/// (host-p2p-pipeline's `stream-sync`).
+const RING_SYNC: OptionInfo = OptionInfo {
+    name: "ring-sync",
+    description: "With p2p=nccl|cuda, how a ring step's stream waits for the previous step's: step (all of it) or comm (allgather rings: only its transfers, guarded at the wrap, as nvFuser's inter_stream_synchronization)",
+    default: "step",
+};
+
 /// Whether chains of elementwise ops become one fused kernel.
 const FUSE: OptionInfo = OptionInfo {
     name: "fuse",
@@ -55,6 +63,7 @@ pub const HIR_LOWER: PipelineInfo = PipelineInfo {
         ALLGATHER,
         REDUCE_SCATTER,
         ALLREDUCE,
+        RING_SYNC,
         FUSE,
     ],
     build: build_hir_lower,
@@ -68,6 +77,7 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     let reduce_scatter = options.choice(REDUCE_SCATTER.name, &["whole", "reduce"])?;
     let fuse = options.choice(FUSE.name, &["none", "elementwise"])?;
     let allreduce = options.choice(ALLREDUCE.name, &["whole", "ring"])?;
+    let ring_sync = options.choice(RING_SYNC.name, &["step", "comm"])?;
     if allgather == "broadcast" && p2p != "none" {
         return Err(format!(
             "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
@@ -81,6 +91,12 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     if allreduce == "ring" && p2p == "none" {
         return Err(
             "allreduce=ring makes rings of point-to-point transfers; it needs p2p=nccl or p2p=cuda, not p2p=none"
+                .to_owned(),
+        );
+    }
+    if ring_sync == "comm" && p2p == "none" {
+        return Err(
+            "ring-sync=comm synchronizes the steps of rings; it needs p2p=nccl or p2p=cuda, not p2p=none"
                 .to_owned(),
         );
     }
@@ -99,7 +115,7 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
     }
     if p2p != "none" {
         passes.push(format!(
-            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks} allreduce={allreduce}}})"
+            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks} allreduce={allreduce} stream-sync={ring_sync}}})"
         ));
     }
     if fuse == "elementwise" {

@@ -192,6 +192,11 @@ pub const PASSES: &[PassInfo] = &[
                 description: "An allreduce after the stream loop that writes its input block by block: whole, or ring (a reduce-scatter ring, then an allgather ring)",
                 default: "whole",
             },
+            OptionInfo {
+                name: "stream-sync",
+                description: "How a ring step's stream waits for the previous step's: step (for all of it, the transfers on the caller's stream) or comm (allgather rings: the transfers on the steps' streams, each step's stream waiting only for the previous step's transfers, guarded at the wrap; whole steps)",
+                default: "step",
+            },
         ],
         create: |options| {
             let backend = options.choice("backend", &host::p2p_pipeline::Backend::NAMES)?;
@@ -201,7 +206,15 @@ pub const PASSES: &[PassInfo] = &[
             let allreduce = options.choice("allreduce", &host::p2p_pipeline::Allreduce::NAMES)?;
             let allreduce = host::p2p_pipeline::Allreduce::from_name(allreduce)
                 .expect("the choice is one of the names");
-            Ok(host::p2p_pipeline::create(backend, chunks, allreduce))
+            let sync = options.choice("stream-sync", &host::p2p_pipeline::StreamSync::NAMES)?;
+            let sync = host::p2p_pipeline::StreamSync::from_name(sync)
+                .expect("the choice is one of the names");
+            if sync == host::p2p_pipeline::StreamSync::Comm && chunks > 1 {
+                return Err(format!(
+                    "stream-sync=comm runs whole ring steps; it needs chunks=0 or chunks=1, not chunks={chunks}"
+                ));
+            }
+            Ok(host::p2p_pipeline::create(backend, chunks, allreduce, sync))
         },
     },
     PassInfo {

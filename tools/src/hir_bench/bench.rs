@@ -377,9 +377,14 @@ fn build(
         &mut module,
         &signature,
         &format!(
-            "p2p={p2p} num-streams={} ring-chunks={}{}",
+            "p2p={p2p} num-streams={} ring-chunks={} ring-sync={}{}",
             run.lower_streams,
             run.ring_chunks,
+            if p2p == "none" {
+                "step"
+            } else {
+                &run.ring_sync
+            },
             // GEMM+AR's rings; no other program has an allreduce to split.
             if p2p == "none" { "" } else { " allreduce=ring" }
         ),

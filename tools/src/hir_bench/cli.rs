@@ -128,6 +128,11 @@ pub struct Run {
     /// Parts each P2P ring step's transfer and GEMM are split into (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,
+    /// How a P2P ring step's stream waits for the previous step's: for all of it (step), or, in
+    /// allgather rings, only for its transfers, guarded at the wrap (comm: nvFuser's
+    /// inter_stream_synchronization; hir-lower's ring-sync, whole steps)
+    #[arg(long, default_value = "step", value_parser = ["step", "comm"])]
+    pub ring_sync: String,
     /// Streams in each rank's pool (at most 1024)
     #[arg(long, value_name = "P", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
@@ -270,7 +275,7 @@ impl Run {
         hash.write(
             format!(
                 "hir-bench run\0backend={}\0devices={}\0shapes={}\0families={}\0variants={variants}\0\
-                 dtype={}\0chunks={}\0ring-chunks={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
+                 dtype={}\0chunks={}\0ring-chunks={}\0ring-sync={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
                  samples={}\0dry-run={}\0",
                 self.backend.name(),
                 self.devices,
@@ -279,6 +284,7 @@ impl Run {
                 self.dtype.mlir(),
                 self.chunks,
                 self.ring_chunks,
+                self.ring_sync,
                 self.num_streams,
                 self.lower_streams,
                 self.iters,

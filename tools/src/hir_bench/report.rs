@@ -41,7 +41,7 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         text,
         "hir-bench: backend {}, D={} ranks ({}), {}, {} timed iterations after {} warm-up, \
          S={} chunks, {} pool streams, hir-lower num-streams={} ring-chunks={} (0: chosen by \
-         host-p2p-pipeline), seed {}",
+         host-p2p-pipeline) ring-sync={}, seed {}",
         run.backend.name(),
         run.devices,
         run.plan().launch().name(),
@@ -52,6 +52,7 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         run.num_streams,
         run.lower_streams,
         run.ring_chunks,
+        run.ring_sync,
         run.seed
     );
     let _ = writeln!(text, "{}", setup.provenance.line());
@@ -163,6 +164,7 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
         "launch": run.plan().launch().name(),
         "chunks": run.chunks,
         "ring_chunks": run.ring_chunks,
+        "ring_sync": run.ring_sync,
         "num_streams": run.num_streams,
         "lower_streams": run.lower_streams,
         "iters": run.iters,

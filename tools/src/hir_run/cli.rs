@@ -44,6 +44,11 @@ pub struct Options {
     /// allreduce option)
     #[arg(long, default_value = "whole", value_parser = ["whole", "ring"])]
     pub allreduce: String,
+    /// With --p2p nccl|cuda, how a ring step's stream waits for the previous step's: for all of
+    /// it (step), or, in allgather rings, only for its transfers, guarded at the wrap (comm:
+    /// nvFuser's inter_stream_synchronization; hir-lower's ring-sync option)
+    #[arg(long, default_value = "step", value_parser = ["step", "comm"])]
+    pub ring_sync: String,
     /// Pointwise fusion: one kernel per op (none), or each chain of elementwise ops one fused
     /// kernel (elementwise; hir-lower's fuse option)
     #[arg(long, default_value = "none", value_parser = ["none", "elementwise"])]

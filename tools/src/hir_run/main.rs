@@ -86,7 +86,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0allreduce={}\0ring-chunks={}\0fuse={}\0seed={}\0\
+            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0allreduce={}\0ring-sync={}\0ring-chunks={}\0fuse={}\0seed={}\0\
              iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0",
             options.ranks,
             options.num_streams,
@@ -94,6 +94,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
             options.allgather,
             options.reduce_scatter,
             options.allreduce,
+            options.ring_sync,
             options.ring_chunks,
             options.fuse,
             options.seed,
@@ -180,12 +181,13 @@ fn validate(options: &Options) -> Result<()> {
 /// `hir-lower`'s options for the run.
 fn hir_lower(options: &Options) -> String {
     format!(
-        "p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} fuse={}",
+        "p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} ring-sync={} fuse={}",
         options.p2p,
         options.ring_chunks,
         options.allgather,
         options.reduce_scatter,
         options.allreduce,
+        options.ring_sync,
         options.fuse
     )
 }

@@ -227,15 +227,54 @@ impl Allreduce {
     }
 }
 
+/// How a ring step's stream waits for the previous step's (the
+/// `stream-sync` option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamSync {
+    /// Before it computes, for the whole previous step (its compute too);
+    /// the transfers run on the caller's stream, in step order
+    /// ([`rewrite::compute_in_step_order`]).
+    Step,
+    /// nvFuser's `inter_stream_synchronization`, for loops whose rings are
+    /// all allgathers: each step's transfers run on the step's own stream,
+    /// and right after them the next step's stream waits for it, where that
+    /// stream is the next of the pool (`i + 1 < n`: guarded at the wrap), so
+    /// the next transfer follows this one's but no step waits for another's
+    /// compute ([`rewrite::sync_next_after_transfers`]).
+    Comm,
+}
+
+impl StreamSync {
+    /// The option's values.
+    pub const NAMES: [&'static str; 2] = ["step", "comm"];
+
+    /// The choice the option spells `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "step" => Some(StreamSync::Step),
+            "comm" => Some(StreamSync::Comm),
+            _ => None,
+        }
+    }
+}
+
 /// Creates the pass (anchored on `func.func`): rings over `backend`, each
 /// step in `chunks` parts, or in the parts the pass chooses where `chunks` is
 /// 0 (see [`chunks`]); with [`Allreduce::Ring`], GEMM+AR's allreduce as
-/// rings too.
-pub fn create(backend: Backend, chunks: usize, allreduce: Allreduce) -> Box<dyn HirPass> {
+/// rings too; the steps' streams synchronized as `sync` says. With
+/// [`StreamSync::Comm`], `chunks` is 0 or 1 (the caller checks it): the
+/// allgather rings it applies to run whole steps.
+pub fn create(
+    backend: Backend,
+    chunks: usize,
+    allreduce: Allreduce,
+    sync: StreamSync,
+) -> Box<dyn HirPass> {
     Box::new(P2pPipeline {
         backend,
         chunks: chunks as i64,
         allreduce,
+        sync,
     })
 }
 
@@ -243,6 +282,7 @@ struct P2pPipeline {
     backend: Backend,
     chunks: i64,
     allreduce: Allreduce,
+    sync: StreamSync,
 }
 
 impl HirPass for P2pPipeline {
@@ -261,7 +301,7 @@ impl HirPass for P2pPipeline {
         for stream_for in plan::ring_stream_fors(function) {
             lower_stream_for::expand(&rewriter.as_rewriter_base(), stream_for);
         }
-        match plan(function, self.chunks) {
+        match plan(function, self.chunks, self.sync) {
             Ok(loops) => {
                 for (stream_loop, rings, chunks) in loops {
                     match chain::gemm(&stream_loop, &rings, chunks) {
@@ -273,9 +313,14 @@ impl HirPass for P2pPipeline {
                             &rings[0],
                             gemm,
                         ),
-                        None => {
-                            rewrite::rewrite(context, self.backend, chunks, &stream_loop, &rings)
-                        }
+                        None => rewrite::rewrite(
+                            context,
+                            self.backend,
+                            chunks,
+                            self.sync,
+                            &stream_loop,
+                            &rings,
+                        ),
                     }
                 }
                 true
@@ -291,13 +336,17 @@ type Plan<'c, 'a> = Vec<(StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>, i64)>;
 /// The rings of `function`, grouped by loop, each loop with the parts of
 /// its steps; nothing when an error was emitted (then the function is left
 /// as it is).
-fn plan<'c, 'a>(function: OperationRef<'c, 'a>, chunks: i64) -> Result<Plan<'c, 'a>, Reported> {
+fn plan<'c, 'a>(
+    function: OperationRef<'c, 'a>,
+    chunks: i64,
+    sync: StreamSync,
+) -> Result<Plan<'c, 'a>, Reported> {
     let (loops, mut failed) = plan::rings(function);
     let mut planned = Vec::new();
     for (stream_loop, rings) in loops {
         failed |= plan::check_index_uses(&stream_loop).is_err();
         let parts = if chunks == CHOSEN {
-            chosen(&stream_loop, &rings)
+            chosen(&stream_loop, &rings, sync)
         } else {
             failed |= chunks > 1 && chunks::check(&stream_loop, chunks).is_err();
             chunks
@@ -322,12 +371,22 @@ const CHOSEN: i64 = 0;
 /// sum of the same part, so whole steps would wait a transfer each. Other
 /// reduce-scatters combine after all their steps whatever their parts: in
 /// halves, GEMM+RS went from 0.883 / 0.887 / 0.684 to 0.891 / 0.870 / 0.617.
-fn chosen<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>, rings: &[Ring<'c, 'a>]) -> i64 {
+/// With [`StreamSync::Comm`], allgather rings run whole steps, as nvFuser's.
+fn chosen<'c, 'a>(
+    stream_loop: &StreamLoop<'c, 'a>,
+    rings: &[Ring<'c, 'a>],
+    sync: StreamSync,
+) -> i64 {
     let allgathers = rings
         .iter()
         .all(|ring| matches!(ring.collective, Collective::Allgather));
     let chain = chain::gemm(stream_loop, rings, 2).is_some();
-    if (allgathers || chain) && chunks::splits(stream_loop, 2) {
+    let split = if allgathers {
+        sync == StreamSync::Step
+    } else {
+        chain
+    };
+    if split && chunks::splits(stream_loop, 2) {
         2
     } else {
         1

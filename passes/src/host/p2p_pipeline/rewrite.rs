@@ -1,11 +1,13 @@
 //! The ring rewrite: the step's indices at the top of the loop body
 //! ([`Step`]), the joins moved after the loop, the steps computed in ring
-//! order, and one exchange per step and ring in place of each collective;
+//! order (or, with `stream-sync=comm`, each step's stream waiting only for
+//! the previous step's transfers), and one exchange per step and ring in
+//! place of each collective;
 //! also the parts of it that [`super::chain`] shares ([`move_joins_after`],
 //! [`compute_in_step_order`], [`erase_collective`]).
 
 use super::{
-    chunks,
+    StreamSync, chunks,
     exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
     plan::{
         Collective, Combine, Join, Ring, StreamLoop, constant, defined_before, local_step_last,
@@ -25,7 +27,7 @@ use melior::{
     Context,
     dialect::{arith, scf},
     ir::{
-        Block, BlockLike, Operation, Region, RegionLike, Type, Value, ValueLike,
+        Block, BlockLike, Operation, OperationRef, Region, RegionLike, Type, Value, ValueLike,
         attribute::IntegerAttribute,
         operation::{OperationLike, OperationResult},
         r#type::{MemRefType, ShapedTypeLike},
@@ -80,6 +82,7 @@ pub(super) fn rewrite<'c, 'a>(
     context: &'c Context,
     backend: Backend,
     chunks: i64,
+    sync: StreamSync,
     stream_loop: &StreamLoop<'c, 'a>,
     rings: &[Ring<'c, 'a>],
 ) {
@@ -136,10 +139,32 @@ pub(super) fn rewrite<'c, 'a>(
         parts,
     };
     move_joins_after(context, stream_loop, rings[0].join);
-    compute_in_step_order(context, stream_loop, rings[0].join, one);
+    // Transfers on the steps' own streams: only allgather rings have
+    // transfers that need nothing the step computes.
+    let on_step_stream = sync == StreamSync::Comm
+        && rings
+            .iter()
+            .all(|ring| matches!(ring.collective, Collective::Allgather));
+    if !on_step_stream {
+        compute_in_step_order(context, stream_loop, rings[0].join, one);
+    }
+    let mut exchanges = Vec::new();
     for ring in rings {
-        ring_steps(context, backend, stream_loop, &step, ring);
+        exchanges.push(ring_steps(
+            context,
+            backend,
+            stream_loop,
+            &step,
+            ring,
+            on_step_stream,
+        ));
         erase_collective(ring);
+    }
+    let last = ir::block_ops(stream_loop.body)
+        .filter(|op| exchanges.contains(op))
+        .last();
+    if let (true, Some(last)) = (on_step_stream, last) {
+        sync_next_after_transfers(context, stream_loop, rings[0].join, one, last);
     }
 }
 
@@ -221,16 +246,76 @@ pub(super) fn compute_in_step_order<'c, 'a>(
     builder.sync_stream(stream, location);
 }
 
+/// `stream-sync=comm` (nvFuser's `inter_stream_synchronization`): right
+/// after the step's transfers (`after`, on the step's stream `%s`), the
+/// stream of step `%i + 1` waits for `%s`, if it is the next stream of the
+/// pool (`%i + 1 < n`, `n` the streams the steps use; no stream waits at the
+/// wrap, where the next step's stream already ran a whole earlier step):
+///
+/// ```mlir
+/// %next = arith.addi %i, %c1 : index
+/// %no_wrap = arith.cmpi ult, %next, %n : index
+/// scf.if %no_wrap {
+///   %t = host.stream_from_pool %next : !host.stream
+///   host.set_current_stream %t
+///   host.sync_stream %s
+///   host.set_current_stream %s
+/// }
+/// ```
+///
+/// The next step's transfers then follow this step's (they do not share the
+/// links), and no step waits for another's compute. With one stream there is
+/// nothing to wait for.
+pub(super) fn sync_next_after_transfers<'c, 'a>(
+    context: &'c Context,
+    stream_loop: &StreamLoop<'c, 'a>,
+    join: Join<'c, 'a>,
+    one: Value<'c, 'a>,
+    after: OperationRef<'c, 'a>,
+) {
+    let streams = join.step_stream_index().unwrap_or(stream_loop.upper);
+    if constant(streams) == Some(1) {
+        return;
+    }
+    let location = after.location();
+    let cursor = Builder::after(context, after).located(location);
+    let next = Emitted {
+        value: stream_loop.index,
+        cursor,
+    }
+    .add(Emitted { value: one, cursor })
+    .value;
+    let no_wrap = cursor.value(arith::cmpi(
+        context,
+        arith::CmpiPredicate::Ult,
+        next,
+        streams,
+        location,
+    ));
+    let then = Block::new(&[]);
+    let ops = Builder::at_end(context, &then, location);
+    let next_stream = ops.pool_stream(next, None, location);
+    ops.set_current_stream(next_stream, location);
+    ops.sync_stream(join.step_stream, location);
+    ops.set_current_stream(join.step_stream, location);
+    ops.insert(scf::r#yield(&[], location));
+    let region = Region::new();
+    region.append_block(then);
+    cursor.insert(scf::r#if(no_wrap, &[], region, Region::new(), location));
+}
+
 /// Replaces `ring`'s collective by one exchange per step: the slice with its
-/// owner, the rank's own part with the partner. For `cuda`, the two buffers
-/// the transfers touch are shared once before the loop.
+/// owner, the rank's own part with the partner, on the caller's stream or,
+/// `on_step_stream`, on the step's. For `cuda`, the two buffers the
+/// transfers touch are shared once before the loop. Returns the exchange.
 pub(super) fn ring_steps<'c, 'a>(
     context: &'c Context,
     backend: Backend,
     stream_loop: &StreamLoop<'c, 'a>,
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
-) {
+    on_step_stream: bool,
+) -> OperationRef<'c, 'a> {
     let before_loop = Builder::before(context, stream_loop.op).located(ring.op.location());
     let at_step = Builder::before(context, ring.at).located(ring.op.location());
     let view = step.part_of_slice(ring.view);
@@ -306,11 +391,12 @@ pub(super) fn ring_steps<'c, 'a>(
             receive,
             send,
             ahead,
+            on_step_stream,
         },
         at_local,
     ));
     let AtLocal::Yield(_) = at_local else {
-        return;
+        return exchanged;
     };
     // The step computes on the local shard itself, or on the received slice.
     let operand = exchanged.result(0).expect("the step's operand").into();
@@ -320,6 +406,7 @@ pub(super) fn ring_steps<'c, 'a>(
         operand,
         |user| within(user, exchanged),
     );
+    exchanged
 }
 
 /// Whether an allgather's gathered buffer is only read through the step's
@@ -443,12 +530,14 @@ pub(super) enum AtLocal<'c, 'a> {
     Nothing,
 }
 
-/// A step's transfers: what it receives and sends, and the receives it
-/// posts ahead, if it does.
+/// A step's transfers: what it receives and sends, the receives it posts
+/// ahead, if it does, and whether they run on the step's stream (else on the
+/// caller's).
 pub(super) struct Exchange<'c, 'a> {
     pub(super) receive: Transfer<'c, 'a>,
     pub(super) send: Transfer<'c, 'a>,
     pub(super) ahead: Option<receive_ahead::Ahead<'c, 'a>>,
+    pub(super) on_step_stream: bool,
 }
 
 /// `scf.if %local { at_local } else { receive, send, wait }`: at the local
@@ -465,6 +554,7 @@ pub(super) fn exchange<'c, 'a>(
         receive,
         send,
         ahead,
+        on_step_stream,
     } = transfers_of;
     let (context, location) = (cursor.context, cursor.location);
     let request = builders::request_type(context);
@@ -494,10 +584,14 @@ pub(super) fn exchange<'c, 'a>(
 
     // The transfers run on the main stream, one step after the other, so
     // that each step's data arrives as early as the links allow; the step's
-    // stream waits only for what it computes on.
+    // stream waits only for what it computes on. On the step's stream
+    // (allgathers only), the next step's stream waits for them instead
+    // (`sync_next_after_transfers`).
     let transfers = Block::new(&[]);
     let ops = Builder::at_end(context, &transfers, location);
-    ops.set_current_stream(ring.join.main, location);
+    if !on_step_stream {
+        ops.set_current_stream(ring.join.main, location);
+    }
     if let Collective::ReduceScatter(_) = ring.collective {
         // The partial the step sends was computed on the step's stream.
         ops.sync_stream(ring.join.step_stream, location);
@@ -546,7 +640,9 @@ pub(super) fn exchange<'c, 'a>(
         // The step's stream computes on the received slice (waited for
         // already where it was received ahead).
         Collective::Allgather => {
-            ops.set_current_stream(ring.join.step_stream, location);
+            if !on_step_stream {
+                ops.set_current_stream(ring.join.step_stream, location);
+            }
             if let Some(received) = received {
                 ops.wait(received, location);
             }
