@@ -297,6 +297,9 @@ pub enum Entry {
     /// `void (buf in, buf out, buf permutation)`: `out` axis `i` is `in` axis
     /// `permutation[i]`.
     Transpose(DType),
+    /// `void (buf in, buf out)`: `in`'s elements in row-major order, in
+    /// `out`'s shape.
+    Reshape(DType),
     /// `void (buf out, f64 value)`: every element of `out` is `value`.
     Fill(DType),
     /// `void (buf out, i64 axis, i64 offset)`: each element of `out` is
@@ -361,6 +364,7 @@ impl Entry {
                 Where(dtype),
                 Broadcast(dtype),
                 Transpose(dtype),
+                Reshape(dtype),
                 Fill(dtype),
                 Iota(dtype),
                 Matmul(dtype),
@@ -436,6 +440,7 @@ impl fmt::Display for Entry {
             Reduction(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Broadcast(t) => write!(f, "broadcast_to_{}", t.mlir()),
             Transpose(t) => write!(f, "transpose_{}", t.mlir()),
+            Reshape(t) => write!(f, "reshape_{}", t.mlir()),
             Fill(t) => write!(f, "fill_{}", t.mlir()),
             Iota(t) => write!(f, "iota_{}", t.mlir()),
             Matmul(t) => write!(f, "matmul_{}", t.mlir()),

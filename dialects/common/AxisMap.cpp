@@ -111,3 +111,56 @@ hir::AxisMaps hir::permutationAxisMaps(Operation *op) {
         map[input] = output;
   return withDestination(op, {map}, outputRank);
 }
+
+SmallVector<hir::ReshapeGroup> hir::reshapeGroups(ArrayRef<int64_t> input,
+                                                  ArrayRef<int64_t> output) {
+  auto product = [](ArrayRef<int64_t> shape) {
+    int64_t elements = 1;
+    for (int64_t extent : shape)
+      elements *= extent;
+    return elements;
+  };
+  int64_t elements = product(input);
+  if (elements != product(output))
+    return {};
+  int64_t n = input.size(), m = output.size();
+  if (elements == 0)
+    return {{0, n, 0, m}};
+  SmallVector<ReshapeGroup> groups;
+  int64_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && input[i] == 1 && (j == m || output[j] != 1)) {
+      groups.push_back({i, i + 1, j, j});
+      ++i;
+      continue;
+    }
+    if (j < m && output[j] == 1 && (i == n || input[i] != 1)) {
+      groups.push_back({i, i, j, j + 1});
+      ++j;
+      continue;
+    }
+    int64_t inBegin = i, outBegin = j;
+    int64_t in = input[i++], out = output[j++];
+    while (in != out) {
+      if (in < out)
+        in *= input[i++];
+      else
+        out *= output[j++];
+    }
+    groups.push_back({inBegin, i, outBegin, j});
+  }
+  return groups;
+}
+
+hir::AxisMaps hir::reshapeAxisMaps(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  auto shape = [](Value value) { return cast<ShapedType>(value.getType()).getShape(); };
+  Value output = isa<DestinationStyleOpInterface>(op)
+                     ? cast<DestinationStyleOpInterface>(op).getDpsInits()[0]
+                     : op->getResult(0);
+  SmallVector<int64_t> map(rankOf(inputs[0]), -1);
+  for (const ReshapeGroup &group : reshapeGroups(shape(inputs[0]), shape(output)))
+    if (group.keepsAxis())
+      map[group.inBegin] = group.outBegin;
+  return withDestination(op, {map}, outputRank);
+}

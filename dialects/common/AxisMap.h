@@ -29,6 +29,21 @@ AxisMaps linearAxisMaps(mlir::Operation *op);
 /// op's `permutation` attribute).
 AxisMaps permutationAxisMaps(mlir::Operation *op);
 
+/// One group of a reshape: input axes [inBegin, inEnd) hold the elements of
+/// output axes [outBegin, outEnd) (row-major, equal products). A group of one
+/// axis on each side keeps that axis whole.
+struct ReshapeGroup {
+  int64_t inBegin, inEnd, outBegin, outEnd;
+  bool keepsAxis() const { return inEnd - inBegin == 1 && outEnd - outBegin == 1; }
+};
+/// The smallest groups of a reshape of `input` to `output` (a unit axis on
+/// one side only is a group of its own); none if the element counts differ.
+llvm::SmallVector<ReshapeGroup> reshapeGroups(llvm::ArrayRef<int64_t> input,
+                                              llvm::ArrayRef<int64_t> output);
+/// A reshape's: an axis kept whole maps to its output axis; an axis merged
+/// or split maps nowhere (-1: it corresponds to no one output axis).
+AxisMaps reshapeAxisMaps(mlir::Operation *op);
+
 } // namespace hir
 
 #include "common/AxisMapInterface.h.inc"

@@ -229,3 +229,16 @@ LogicalResult hir::verifyIotaAxis(Operation *op, ShapedType output, int64_t axis
                              << output.getRank();
   return success();
 }
+
+LogicalResult hir::verifyReshape(Operation *op, ShapedType input, ShapedType output) {
+  if (!input.hasStaticShape() || !output.hasStaticShape())
+    return op->emitOpError() << "reshapes static shapes only, got " << input << " to " << output;
+  if (input.getNumElements() != output.getNumElements())
+    return op->emitOpError() << "result shape " << shapeStr(output.getShape()) << " holds "
+                             << output.getNumElements() << " elements, the input shape "
+                             << shapeStr(input.getShape()) << " " << input.getNumElements();
+  if (input.getElementType() != output.getElementType())
+    return op->emitOpError() << "input and result differ in element type: "
+                             << input.getElementType() << " vs " << output.getElementType();
+  return success();
+}

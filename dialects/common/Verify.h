@@ -58,6 +58,10 @@ mlir::LogicalResult verifyPermutation(mlir::Operation *op, mlir::ShapedType inpu
                                       mlir::ShapedType output,
                                       llvm::ArrayRef<int64_t> permutation);
 
+/// `input` and `output` hold as many elements, of one element type (reshape).
+mlir::LogicalResult verifyReshape(mlir::Operation *op, mlir::ShapedType input,
+                                  mlir::ShapedType output);
+
 /// `axis` is in range for a generated value of type `output` (iota).
 mlir::LogicalResult verifyIotaAxis(mlir::Operation *op, mlir::ShapedType output, int64_t axis);
 

@@ -252,6 +252,29 @@ def Fusion_TransposeOp : Fusion_Op<"transpose", [Pure, HIR_AxisMapOpInterface]> 
   }];
 }
 
+def Fusion_ReshapeOp : Fusion_Op<"reshape", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "the same elements, in row-major order, in another shape";
+  let description = [{
+    `torch.reshape`: input and result hold as many elements, of one element
+    type. The axes fall into groups, the smallest runs of input and result
+    axes with equal products: an axis alone in its group on both sides is
+    kept whole and may be distributed (its parallel type moves with it); an
+    axis the reshape merges or splits must be `serial` (a located error
+    otherwise: distributing part of a merged axis is not supported).
+
+    ```mlir
+    %r = fusion.reshape %x : tensor<4x8x16xf32> -> tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::reshapeAxisMaps(*this); }
+  }];
+}
+
 def Fusion_FillOp : Fusion_Op<"fill", [Pure, HIR_AxisMapOpInterface]> {
   let summary = "a tensor whose every element is one constant";
   let description = [{

@@ -177,6 +177,45 @@ LogicalResult TransposeOp::verify() {
   return verifyPermutation(*this, shaped(getInput()), shaped(getResult()), getPermutation());
 }
 
+/// The first axis in [begin, end) that `type`'s distribution does not keep
+/// `serial`, with its parallel type.
+static std::optional<std::pair<int64_t, ParallelType>>
+distributedAxis(RankedTensorType type, int64_t begin, int64_t end) {
+  auto dist = dyn_cast_or_null<DistAttr>(type.getEncoding());
+  if (!dist)
+    return std::nullopt;
+  for (int64_t axis = begin; axis < end; ++axis)
+    if (dist.getAxes()[axis] != ParallelType::serial)
+      return std::make_pair(axis, dist.getAxes()[axis]);
+  return std::nullopt;
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyReshape(*this, input, result)))
+    return failure();
+  for (const ReshapeGroup &group : reshapeGroups(input.getShape(), result.getShape())) {
+    if (group.keepsAxis())
+      continue;
+    auto fail = [&](StringRef side, std::pair<int64_t, ParallelType> axis) {
+      return emitOpError() << side << " axis " << axis.first << " is "
+                           << stringifyEnum(axis.second)
+                           << " but the reshape merges or splits it (input axes ["
+                           << group.inBegin << ", " << group.inEnd << ") to result axes ["
+                           << group.outBegin << ", " << group.outEnd
+                           << ")); only an axis kept whole may be distributed";
+    };
+    if (auto axis = distributedAxis(input, group.inBegin, group.inEnd))
+      return fail("input", *axis);
+    if (auto axis = distributedAxis(result, group.outBegin, group.outEnd))
+      return fail("result", *axis);
+  }
+  return success();
+}
+
 LogicalResult FillOp::verify() { return verifyEncodings(*this); }
 
 LogicalResult IotaOp::verify() {

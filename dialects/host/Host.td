@@ -394,6 +394,28 @@ def Host_TransposeOp : Host_ComputeOp<"transpose", [HIR_AxisMapOpInterface]> {
   }];
 }
 
+def Host_ReshapeOp : Host_ComputeOp<"reshape", [HIR_AxisMapOpInterface]> {
+  let summary = "write the input's elements, in row-major order, in the output's shape";
+  let description = [{
+    As `fusion.reshape`: input and output hold as many elements, of one
+    element type.
+
+    ```mlir
+    host.reshape ins(%a : memref<4x8x16xf32>) outs(%b : memref<4x128xf32>)
+    ```
+  }];
+  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
+                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::reshapeAxisMaps(*this); }
+  }];
+}
+
 def Host_FillOp : Host_ComputeOp<"fill", [HIR_AxisMapOpInterface]> {
   let summary = "write one constant into every element of a buffer";
   let description = [{

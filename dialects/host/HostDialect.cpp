@@ -168,6 +168,10 @@ LogicalResult TransposeOp::verify() {
   return verifyPermutation(*this, shaped(getInput()), shaped(getOutput()), getPermutation());
 }
 
+LogicalResult ReshapeOp::verify() {
+  return verifyReshape(*this, shaped(getInput()), shaped(getOutput()));
+}
+
 LogicalResult IotaOp::verify() { return verifyIotaAxis(*this, shaped(getOutput()), getAxis()); }
 
 LogicalResult WhereOp::verify() {

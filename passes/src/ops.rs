@@ -49,6 +49,7 @@ ops! {
     HostCast => host::CastOperation,
     HostWhere => host::WhereOperation,
     HostTranspose => host::TransposeOperation,
+    HostReshape => host::ReshapeOperation,
     HostFill => host::FillOperation,
     HostIota => host::IotaOperation,
     HostMatmul => host::MatmulOperation,

@@ -140,7 +140,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::Where(t) => (KernelOp::Where, t, t),
             Entry::Reduction(op, t) => (KernelOp::Reduce(op, Vec::new()), t, t),
             Entry::Broadcast(t) => (KernelOp::Broadcast(Vec::new()), t, t),
-            Entry::Transpose(t) => (KernelOp::Copy, t, t),
+            Entry::Transpose(t) | Entry::Reshape(t) => (KernelOp::Copy, t, t),
             Entry::Matmul(t) => (KernelOp::Matmul, t, t),
             Entry::MatmulAccumulate(t) => (KernelOp::MatmulAccumulate, t, t),
             Entry::Linear(t) | Entry::LinearBias(t) => (KernelOp::Linear, t, t),
@@ -174,6 +174,10 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
         if let (Entry::Transpose(_), Some(permutation)) = (entry, axes) {
             // A copy from the input viewed with its axes permuted.
             inputs[0] = permuted(&inputs[0], &unsafe { axis_list(permutation) }?)?;
+        }
+        if let Entry::Reshape(_) = entry {
+            // A copy from the input viewed in the output's shape.
+            inputs[0] = reshaped(&inputs[0], &output.sizes)?;
         }
         device.compute(Kernel { op, inputs, output })
     })
@@ -218,6 +222,60 @@ fn permuted(view: &View, permutation: &[usize]) -> Result<View> {
     Ok(View {
         sizes: permutation.iter().map(|&axis| view.sizes[axis]).collect(),
         strides: permutation.iter().map(|&axis| view.strides[axis]).collect(),
+        ..view.clone()
+    })
+}
+
+/// `view`'s elements in row-major order as a view of shape `sizes`, without
+/// a copy (PyTorch's `view`: each run of axes that `sizes` merges or splits
+/// is contiguous in `view`); an error where that takes a copy.
+fn reshaped(view: &View, sizes: &[usize]) -> Result<View> {
+    let cannot = || {
+        Error::Invalid(format!(
+            "a reshape of sizes {:?} and strides {:?} to {sizes:?} is not a view",
+            view.sizes, view.strides
+        ))
+    };
+    let numel: usize = sizes.iter().product();
+    if numel != view.numel() {
+        return Err(cannot());
+    }
+    let contiguous = || View::contiguous(view.dtype, view.ptr, sizes);
+    let Some(&innermost) = view.strides.last() else {
+        return Ok(contiguous());
+    };
+    if numel == 0 {
+        return Ok(contiguous());
+    }
+    // From the innermost axis out, over the chunks of `view` that are
+    // contiguous: the new axes that fill a chunk take its stride.
+    let mut strides = vec![0; sizes.len()];
+    let mut next = sizes.len();
+    let (mut chunk_stride, mut chunk, mut filled) = (innermost, 1, 1);
+    for axis in (0..view.rank()).rev() {
+        chunk *= view.sizes[axis];
+        let ends = axis == 0
+            || (view.sizes[axis - 1] != 1 && view.strides[axis - 1] != chunk * chunk_stride);
+        if ends {
+            while next > 0 && (filled < chunk || sizes[next - 1] == 1) {
+                next -= 1;
+                strides[next] = filled * chunk_stride;
+                filled *= sizes[next];
+            }
+            if filled != chunk {
+                return Err(cannot());
+            }
+            if axis > 0 {
+                (chunk_stride, chunk, filled) = (view.strides[axis - 1], 1, 1);
+            }
+        }
+    }
+    if next != 0 {
+        return Err(cannot());
+    }
+    Ok(View {
+        sizes: sizes.to_vec(),
+        strides,
         ..view.clone()
     })
 }
@@ -604,6 +662,9 @@ entries! {
     axes _mlir_ciface_hir_rt_broadcast_to_f32 = Entry::Broadcast(F32);
     axes _mlir_ciface_hir_rt_broadcast_to_bf16 = Entry::Broadcast(BF16);
     axes _mlir_ciface_hir_rt_broadcast_to_f16 = Entry::Broadcast(F16);
+    unary _mlir_ciface_hir_rt_reshape_f32 = Entry::Reshape(F32);
+    unary _mlir_ciface_hir_rt_reshape_bf16 = Entry::Reshape(BF16);
+    unary _mlir_ciface_hir_rt_reshape_f16 = Entry::Reshape(F16);
     axes _mlir_ciface_hir_rt_transpose_f32 = Entry::Transpose(F32);
     axes _mlir_ciface_hir_rt_transpose_bf16 = Entry::Transpose(BF16);
     axes _mlir_ciface_hir_rt_transpose_f16 = Entry::Transpose(F16);
@@ -703,6 +764,37 @@ mod tests {
         for wrong in [&[0, 1][..], &[0, 0, 1], &[0, 1, 3]] {
             assert!(permuted(&view, wrong).is_err(), "{wrong:?}");
         }
+    }
+
+    #[test]
+    fn a_reshape_views_its_input_in_the_output_shape() {
+        let dtype = hir_abi::DType::F32;
+        let strided = |sizes: &[usize], strides: &[usize]| View {
+            strides: strides.to_vec(),
+            ..View::contiguous(dtype, std::ptr::null_mut(), sizes)
+        };
+        let view = |v: View| (v.sizes, v.strides);
+        // Contiguous: merged and split freely, unit axes anywhere.
+        let whole = strided(&[2, 3, 4], &[12, 4, 1]);
+        assert_eq!(
+            view(reshaped(&whole, &[6, 4]).unwrap()),
+            (vec![6, 4], vec![4, 1])
+        );
+        assert_eq!(
+            view(reshaped(&whole, &[2, 1, 12]).unwrap()),
+            (vec![2, 1, 12], vec![12, 12, 1])
+        );
+        // A stream slice [2, 4] (axis 1 at one index) of [2, 3, 4]: each axis
+        // kept, or the inner one split.
+        let slice = strided(&[2, 4], &[12, 1]);
+        assert_eq!(
+            view(reshaped(&slice, &[2, 2, 2]).unwrap()),
+            (vec![2, 2, 2], vec![12, 2, 1])
+        );
+        // Merging the slice's axes, or a transposed view's, takes a copy.
+        assert!(reshaped(&slice, &[8]).is_err());
+        assert!(reshaped(&strided(&[3, 2], &[1, 3]), &[6]).is_err());
+        assert!(reshaped(&whole, &[5, 5]).is_err());
     }
 
     #[test]

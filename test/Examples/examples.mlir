@@ -18,6 +18,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter_rowwise.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER_ROWWISE
 // RUN: hir-opt --fusion-verify-sharding %examples/reduce_scatter.mlir | FileCheck %s --check-prefix=REDUCE_SCATTER
 // RUN: hir-opt --fusion-verify-sharding %examples/reduction.mlir | FileCheck %s --check-prefix=REDUCTION
+// RUN: hir-opt --fusion-verify-sharding %examples/reshape.mlir | FileCheck %s --check-prefix=RESHAPE
 // RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
 // RUN: hir-opt --fusion-verify-sharding %examples/row_parallel_allreduce.mlir | FileCheck %s --check-prefix=ROW_PARALLEL_ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/set.mlir | FileCheck %s --check-prefix=SET
@@ -72,6 +73,14 @@
 // TRANSPOSE: fusion.matmul
 // TRANSPOSE: fusion.transpose
 // TRANSPOSE: return
+
+// RESHAPE: fusion.mesh
+// RESHAPE-LABEL: func.func @reshape
+// RESHAPE: fusion.reshape
+// RESHAPE: fusion.matmul
+// RESHAPE: fusion.set
+// RESHAPE: fusion.reshape
+// RESHAPE: return
 
 // INPUTS_NOT_STREAM: fusion.mesh
 // INPUTS_NOT_STREAM-LABEL: func.func @inputs_not_stream

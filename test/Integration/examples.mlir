@@ -20,6 +20,7 @@
 // RUN: hir-run --check -n 4 --seed 5 %examples/reshard_no_stream.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/fill_iota.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/transpose.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/reshape.mlir | FileCheck %s
 
 // Natural shapes: didx axes split into one contiguous slice per device
 // (Megatron's tensor- and sequence-parallel MLP, a row-parallel linear).

@@ -323,3 +323,19 @@ func.func @iota_didy() -> tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>> {
   %i = fusion.iota 0 : tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>>
   return %i : tensor<6x8xf16, #fusion.dist<@grid, [didy, didx]>>
 }
+
+// -----
+
+// A reshape that keeps the didx axis and merges serial ones: local, on each
+// rank's part.
+// CHECK-LABEL: func.func @reshape(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<2x4x4xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<2x16xf32>) {
+// CHECK-NEXT: host.reshape ins([[X]] : memref<2x4x4xf32>) outs([[Y]] : memref<2x16xf32>)
+// CHECK-NEXT: return
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @reshape(%x: tensor<8x4x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+    -> tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>> {
+  %y = fusion.reshape %x : tensor<8x4x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+                        -> tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
+  return %y : tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
+}

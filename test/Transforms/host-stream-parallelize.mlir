@@ -398,3 +398,13 @@ func.func @transpose(%a: memref<2x4x8xf32>, %b: memref<8x2x4xf32>) {
   host.transpose [2, 0, 1] ins(%a : memref<2x4x8xf32>) outs(%b : memref<8x2x4xf32>) {host.stream_axis = 2 : i64}
   return
 }
+
+// -----
+
+// A reshape's kept axis is sliced on both sides.
+// STREAM-FOR-LABEL: func.func @reshape(
+// STREAM-FOR: host.reshape ins(%{{.+}} : memref<16xbf16, strided<[1], offset: ?>>) outs(%{{.+}} : memref<2x8xbf16, strided<[8, 1], offset: ?>>)
+func.func @reshape(%a: memref<4x16xbf16>, %b: memref<4x2x8xbf16>) {
+  host.reshape ins(%a : memref<4x16xbf16>) outs(%b : memref<4x2x8xbf16>) {host.stream_axis = 0 : i64}
+  return
+}

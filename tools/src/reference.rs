@@ -124,6 +124,10 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         OpKind::None if name == fusion::TransposeOperation::name() => {
             transpose(operands[0], &list(op, "permutation")?, shape)
         }
+        OpKind::None if name == fusion::ReshapeOperation::name() => {
+            // The same elements in row-major order.
+            Ok(Tensor::new(shape, operands[0].data.clone()))
+        }
         OpKind::None if name == fusion::FillOperation::name() => {
             let value = op
                 .attribute("value")

@@ -402,12 +402,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
             OpKind::Reduction | OpKind::Broadcast => {
                 vec![("axes", op.attribute("axes").expect("verified"))]
             }
-            // A transpose, the one compute op of no kind that has operands.
-            OpKind::None => vec![(
-                "permutation",
-                op.attribute("permutation")
-                    .expect("a fusion compute op of no kind is a transpose"),
-            )],
+            // A transpose's permutation; a reshape has no attribute (fill and
+            // iota, the other ops of no kind, are generated elsewhere).
+            OpKind::None => op
+                .attribute("permutation")
+                .map(|permutation| vec![("permutation", permutation)])
+                .unwrap_or_default(),
         };
         Ok(builder.op(&host_name, op.location(), &buffers, &attributes, &[]))
     }

@@ -268,6 +268,7 @@ fn lower<'c, 'a>(
             runtime.call(op, entry, &arguments)?;
             return Ok(None);
         }
+        (_, Some(Op::HostReshape)) => Entry::Reshape(dtype(&op, operand(0))?),
         (_, Some(Op::HostFill)) => {
             let entry = Entry::Fill(dtype(&op, operand(0))?);
             let value = op.attribute("value").expect("verified");

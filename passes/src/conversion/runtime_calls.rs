@@ -118,7 +118,7 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         Alloc => (vec![i64, i64], vec![ptr]),
         Dealloc => (vec![ptr], vec![]),
         StartCoalescing => (vec![], vec![]),
-        Copy(t) | Unary(_, t) => (vec![buf(t), buf(t)], vec![]),
+        Copy(t) | Unary(_, t) | Reshape(t) => (vec![buf(t), buf(t)], vec![]),
         Cast(from, to) => (vec![buf(from), buf(to)], vec![]),
         Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) => (vec![buf(t); 3], vec![]),
         Where(t) | LinearBias(t) => (vec![buf(t); 4], vec![]),

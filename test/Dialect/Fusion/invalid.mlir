@@ -564,3 +564,41 @@ func.func @f() -> tensor<4x8xf32, "x"> {
   %0 = fusion.fill 1.0 : tensor<4x8xf32, "x">
   return %0 : tensor<4x8xf32, "x">
 }
+
+// -----
+
+// reshape: as many elements.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'fusion.reshape' op result shape 16 holds 16 elements, the input shape 4x8 32}}
+  %0 = fusion.reshape %a : tensor<4x8xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// reshape: one element type.
+func.func @f(%a: tensor<4x8xf32>) -> tensor<32xf16> {
+  // expected-error @+1 {{'fusion.reshape' op input and result differ in element type: 'f32' vs 'f16'}}
+  %0 = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf16>
+  return %0 : tensor<32xf16>
+}
+
+// -----
+
+// reshape: a distributed input axis is not merged.
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @f(%a: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<32xf32, #fusion.dist<@tp, [serial]>> {
+  // expected-error @+1 {{'fusion.reshape' op input axis 0 is didx but the reshape merges or splits it (input axes [0, 2) to result axes [0, 1)); only an axis kept whole may be distributed}}
+  %0 = fusion.reshape %a : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<32xf32, #fusion.dist<@tp, [serial]>>
+  return %0 : tensor<32xf32, #fusion.dist<@tp, [serial]>>
+}
+
+// -----
+
+// reshape: nor is a result axis split from a merge (here a stream axis).
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @f(%a: tensor<32xf32, #fusion.dist<@tp, [serial]>>) -> tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>> {
+  // expected-error @+1 {{'fusion.reshape' op result axis 1 is stream but the reshape merges or splits it (input axes [0, 1) to result axes [0, 2)); only an axis kept whole may be distributed}}
+  %0 = fusion.reshape %a : tensor<32xf32, #fusion.dist<@tp, [serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
+  return %0 : tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
+}

@@ -209,6 +209,23 @@ func.func @layout_and_init(%x: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, seria
                           tensor<16x4xf32, #fusion.dist<@tp, [didx, serial]>>
 }
 
+// Reshapes: merging serial axes beside a kept didx axis, splitting, and
+// adding and dropping unit axes.
+// CHECK-LABEL: func.func @reshape
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<4x128xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<4x128xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<4x1x2x64xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<4x1x2x64xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>> -> tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+func.func @reshape(%x: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+    -> tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>> {
+  %0 = fusion.reshape %x : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+                        -> tensor<4x128xf32, #fusion.dist<@tp, [didx, serial]>>
+  %1 = fusion.reshape %0 : tensor<4x128xf32, #fusion.dist<@tp, [didx, serial]>>
+                        -> tensor<4x1x2x64xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>
+  %2 = fusion.reshape %1 : tensor<4x1x2x64xf32, #fusion.dist<@tp, [didx, serial, serial, serial]>>
+                        -> tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+  return %2 : tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+}
+
 // A one-device mesh referenced by an encoding.
 // CHECK-LABEL: func.func @single_device
 // CHECK-SAME: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>

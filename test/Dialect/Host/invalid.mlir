@@ -631,3 +631,12 @@ func.func @f(%b: memref<4x8xf32>, %o: index) {
   host.iota -1, %o outs(%b : memref<4x8xf32>)
   return
 }
+
+// -----
+
+// reshape: as many elements.
+func.func @f(%a: memref<4x8xf32>, %b: memref<16xf32>) {
+  // expected-error @+1 {{'host.reshape' op result shape 16 holds 16 elements, the input shape 4x8 32}}
+  host.reshape ins(%a : memref<4x8xf32>) outs(%b : memref<16xf32>)
+  return
+}

@@ -191,12 +191,14 @@ func.func @reductions_and_broadcast(%a: memref<4x8x16xf32>, %b: memref<4x16xf32>
   return
 }
 
-// Transpose (of a strided view too), fill and iota (from a dynamic offset).
+// Transpose (of a strided view too), reshape, fill and iota (from a dynamic
+// offset).
 // CHECK-LABEL: func.func @layout_and_init
 // CHECK-SAME: ([[A:%.*]]: memref<4x8x16xf32>, [[B:%.*]]: memref<16x4x8xf32>, [[C:%.*]]: memref<8x16xbf16>, [[D:%.*]]: memref<16x8xf32>, [[O:%.*]]: index)
 // CHECK-NEXT: host.transpose [2, 0, 1] ins([[A]] : memref<4x8x16xf32>) outs([[B]] : memref<16x4x8xf32>)
 // CHECK-NEXT: [[V:%.*]] = host.select [[A]][0]{{\[}}[[O]]]
 // CHECK-NEXT: host.transpose [1, 0] ins([[V]] : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs([[D]] : memref<16x8xf32>)
+// CHECK-NEXT: host.reshape ins([[V]] : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs([[D]] : memref<16x8xf32>)
 // CHECK-NEXT: host.fill 0.000000e+00 outs([[C]] : memref<8x16xbf16>)
 // CHECK-NEXT: host.iota 1, [[O]] outs([[C]] : memref<8x16xbf16>)
 func.func @layout_and_init(%a: memref<4x8x16xf32>, %b: memref<16x4x8xf32>, %c: memref<8x16xbf16>,
@@ -205,6 +207,7 @@ func.func @layout_and_init(%a: memref<4x8x16xf32>, %b: memref<16x4x8xf32>, %c: m
   %v = host.select %a[0][%o] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
   host.transpose [1, 0] ins(%v : memref<8x16xf32, strided<[16, 1], offset: ?>>)
                  outs(%d : memref<16x8xf32>)
+  host.reshape ins(%v : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs(%d : memref<16x8xf32>)
   host.fill 0.0 outs(%c : memref<8x16xbf16>)
   host.iota 1, %o outs(%c : memref<8x16xbf16>)
   return
