@@ -7,10 +7,21 @@
 //! (`canonicalize`, `cse`, `inline`, `symbol-dce`, ...) and shard's
 //! (`sharding-propagation`, `shard-partition`). [`melior`] is the melior HIR is built on,
 //! re-exported so that an embedder's types are HIR's.
+//!
+//! To compile and run: [`compile::compile`] parses, lowers and JIT-compiles
+//! a program's text; [`compile::Compiled::run`] runs it on the ranks of a
+//! [`runtime`] world (cpu or cuda) on the caller's arrays. [`program`] and
+//! [`jit`] are the steps it is made of, [`context`] the contexts.
+
+pub mod compile;
+pub mod context;
+pub mod jit;
+pub mod program;
 
 pub use hir_dialects as dialects;
 pub use hir_dialects::register_all;
 pub use hir_passes as passes;
+pub use hir_runtime as runtime;
 pub use melior;
 
 /// Registers MLIR's generic transform passes and shard's passes with its

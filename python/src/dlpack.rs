@@ -75,13 +75,6 @@ pub struct Array {
     pub memory: Memory,
 }
 
-impl Array {
-    /// Its elements' bytes.
-    pub fn bytes(&self) -> usize {
-        self.shape.iter().product::<usize>() * self.dtype.size()
-    }
-}
-
 /// `object`'s array through `object.__dlpack__()`, and the capsule to hold
 /// while the memory is used. `what` names it in errors.
 pub fn import<'py>(object: &Bound<'py, PyAny>, what: &str) -> PyResult<(Array, Bound<'py, PyAny>)> {

@@ -1,15 +1,16 @@
 //! `hir._native`: the Rust half of the `hir` Python package (the Python half,
 //! `python/hir/__init__.py`, is the API users call).
 //!
-//! - [`compile`]: a program's text lowered and JIT-compiled as `hir-run` does;
+//! - `hir::compile` (the `hir` crate): a program's text lowered and
+//!   JIT-compiled as `hir-run` does, and run on a world's ranks;
 //! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
 //! - [`world`]: the ranks this process runs, as threads or as one rank of a
 //!   job of processes, and a call of a program on them.
 
-mod compile;
 mod dlpack;
 mod world;
 
+use hir::compile::{Compiled, Failure, Options, compile};
 use hir_tools::backend::Backend;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -17,7 +18,7 @@ use pyo3::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use world::{Failure, World};
+use world::World;
 
 create_exception!(_native, HirError, PyException, "Every error HIR raises.");
 create_exception!(
@@ -63,7 +64,7 @@ fn backend(name: &str) -> PyResult<Backend> {
 /// A compiled program; `hir.Program` wraps it.
 #[pyclass(frozen, module = "hir._native")]
 struct Program {
-    compiled: Arc<compile::Compiled>,
+    compiled: Arc<Compiled>,
 }
 
 #[pymethods]
@@ -189,13 +190,13 @@ fn compile_program(
             "p2p takes 'none', 'nccl' or 'cuda', not '{p2p}'"
         )));
     }
-    let options = compile::Options {
+    let options = Options {
         num_streams,
         p2p: p2p.to_owned(),
         ring_chunks,
     };
     let compiled = py
-        .detach(|| compile::compile(source, name, &options))
+        .detach(|| compile(source, name, &options))
         .map_err(|error| CompileError::new_err(format!("{error:#}")))?;
     Ok(Program {
         compiled: Arc::new(compiled),

@@ -4,7 +4,8 @@
 
 use crate::buffer::Buffer;
 use anyhow::{Result, anyhow};
-use hir_runtime::{Device, cpu, cuda};
+use hir_runtime::bounds::Registration;
+use hir_runtime::{Device, RunError, cpu, cuda};
 use std::path::Path;
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
@@ -232,6 +233,18 @@ impl Runtime {
         match self {
             Runtime::Cpu(world) => world.write_chrome_trace(path),
             Runtime::Cuda(world) => world.write_chrome_trace(path),
+        }
+    }
+}
+
+impl hir::compile::World for Runtime {
+    fn run_ranks(
+        &self,
+        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
+        match self {
+            Runtime::Cpu(world) => world.run_ranks(body),
+            Runtime::Cuda(world) => world.run_ranks(body),
         }
     }
 }

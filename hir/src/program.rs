@@ -2,9 +2,9 @@
 //! function and the global signature the fusion program gives it, and the
 //! lowering to LLVM.
 
+use crate::dialects::dist::{Dist, ParallelType};
+use crate::passes::ir;
 use anyhow::{Context as _, Result, bail};
-use hir::dialects::dist::{Dist, ParallelType};
-use hir::passes::ir;
 use hir_abi::DType;
 use melior::{
     Context, StringRef,
@@ -184,7 +184,7 @@ fn refuse_parser_crash(bytes: &[u8], name: &str) -> Result<()> {
     // SAFETY: the string reference lives through the call, which only reads
     // it, and `what` is written only with a static string.
     let crash = unsafe {
-        hir::dialects::ffi::hirFindParserCrash(
+        crate::dialects::ffi::hirFindParserCrash(
             mlir_sys::MlirStringRef {
                 data: bytes.as_ptr().cast(),
                 length: bytes.len(),
@@ -409,7 +409,7 @@ fn run_pipeline(
 /// entry's signature places every tensor); a fusion program or host IR is
 /// left as it is. Returns whether there was anything to import.
 pub fn import(context: &Context, module: &mut Module, print: bool) -> Result<bool> {
-    if !hir::passes::conversion::shard_to_fusion::imports(module.as_operation()) {
+    if !crate::passes::conversion::shard_to_fusion::imports(module.as_operation()) {
         return Ok(false);
     }
     run_pipeline(
@@ -460,7 +460,7 @@ pub fn lower_to_llvm(context: &Context, module: &mut Module, print: bool) -> Res
     run_pipeline(
         context,
         module,
-        hir::passes::conversion::LLVM_PIPELINE,
+        crate::passes::conversion::LLVM_PIPELINE,
         "LLVM lowering",
         print,
     )?;

@@ -1,0 +1,372 @@
+//! Compile and run: a program's text parsed, lowered and JIT-compiled as
+//! `hir-run` does it ([`crate::program`], [`crate::jit`]), with MLIR's
+//! diagnostics collected into the error instead of printed; then run on the
+//! ranks of a runtime world with the caller's arrays as its arguments,
+//! zero-copy.
+//!
+//! ```no_run
+//! use hir::compile::{Array, Options, compile};
+//! use hir::runtime::cpu;
+//! let program = compile(&std::fs::read_to_string("sum.mlir")?, "sum.mlir", &Options::default())?;
+//! let world = cpu::World::new(cpu::Config::new(4, program.num_streams))?;
+//! // Per rank: each input's local shard, then one array per output.
+//! let mut data: Vec<Vec<Vec<f32>>> = /* ... */ vec![];
+//! let arrays: Vec<Vec<Array>> = data.iter_mut().map(|rank| {
+//!     rank.iter_mut().zip(program.parameters()).zip(program.dtypes())
+//!         .map(|((values, (_, shape)), dtype)| Array::of(values.as_mut_ptr(), shape, dtype))
+//!         .collect()
+//! }).collect();
+//! program.run(&world, &[0, 1, 2, 3], &arrays)?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+use crate::jit::{Engine, Packed};
+use crate::program::{self, Param, Signature};
+use anyhow::{Context as _, Result, anyhow};
+pub use hir_abi::DType;
+use hir_runtime::bounds::Registration;
+use hir_runtime::{Device, RunError, cpu, cuda};
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::rc::Rc;
+
+/// A program ready to run on any rank of a world.
+pub struct Compiled {
+    /// Owns the code `entry` points into.
+    _engine: Engine,
+    pub entry: Packed,
+    pub signature: Signature,
+    pub num_streams: usize,
+}
+
+// SAFETY: the engine is only destroyed (on drop), never changed, once
+// built; its compiled code and `entry` may be called from any thread, as
+// hir-run's rank threads do.
+unsafe impl Send for Compiled {}
+// SAFETY: as above: nothing of it is mutated after construction.
+unsafe impl Sync for Compiled {}
+
+/// How a program is lowered: `hir-lower`'s options.
+pub struct Options {
+    /// Pool streams the stream loops rotate over; the world's ranks need a
+    /// pool of at least this many.
+    pub num_streams: usize,
+    /// `none`, or ring pipelines over `nccl` or `cuda` (CUDA-IPC).
+    pub p2p: String,
+    /// Parts each ring step is split into (0: the pass chooses).
+    pub ring_chunks: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            num_streams: 4,
+            p2p: "none".into(),
+            ring_chunks: 0,
+        }
+    }
+}
+
+/// Compiles `source` (named `name` in diagnostics) for a world whose ranks'
+/// pools have `options.num_streams` streams.
+pub fn compile(source: &str, name: &str, options: &Options) -> Result<Compiled> {
+    let context = crate::context::registered_context();
+    let diagnostics = Rc::new(RefCell::new(String::new()));
+    let sink = diagnostics.clone();
+    context.attach_diagnostic_handler(move |diagnostic| {
+        sink.borrow_mut()
+            .push_str(&crate::context::format_diagnostic(&diagnostic));
+        true
+    });
+    let with_diagnostics = |error: anyhow::Error| {
+        let text = diagnostics.borrow();
+        if text.is_empty() {
+            error
+        } else {
+            anyhow!("{error:#}\n{}", text.trim_end())
+        }
+    };
+    let mut module = program::parse_source(&context, source, name).map_err(with_diagnostics)?;
+    let signature = program::entry(&module)
+        .and_then(|function| program::signature(&module, &function))
+        .map_err(with_diagnostics)?;
+    let hir_lower = format!(
+        "num-streams={} p2p={} ring-chunks={}",
+        options.num_streams, options.p2p, options.ring_chunks
+    );
+    program::lower(&context, &mut module, &signature, &hir_lower, false)
+        .map_err(with_diagnostics)?;
+    let engine = Engine::new(&module, &hir_runtime::symbols()).map_err(with_diagnostics)?;
+    let symbol = format!("_mlir_ciface_{}", &signature.name[1..]);
+    let entry = engine
+        .lookup(&symbol)
+        .with_context(|| format!("compiling {name}"))?;
+    Ok(Compiled {
+        _engine: engine,
+        entry,
+        signature,
+        num_streams: options.num_streams,
+    })
+}
+
+impl Compiled {
+    /// What one rank passes, in order: each input's local shard, then one
+    /// buffer per output (a fusion program), or every argument (host IR).
+    pub fn parameters(&self) -> Vec<(String, Vec<usize>)> {
+        let local = |kind: &str, index: usize, param: &Param| {
+            (format!("{kind} #{index}"), param.local_shape())
+        };
+        let inputs = self.signature.inputs.iter().enumerate();
+        let outputs = self.signature.outputs.iter().enumerate();
+        inputs
+            .map(|(index, param)| local("input", index, param))
+            .chain(outputs.map(|(index, param)| local("output", index, param)))
+            .collect()
+    }
+
+    /// The element type of every parameter, in [`Compiled::parameters`] order.
+    pub fn dtypes(&self) -> Vec<hir_abi::DType> {
+        let signature = &self.signature;
+        signature
+            .inputs
+            .iter()
+            .chain(&signature.outputs)
+            .map(|param| param.dtype)
+            .collect()
+    }
+}
+
+/// Why [`Compiled::run`] did not run or failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The arrays do not fit the program or the world.
+    Usage(String),
+    /// A rank failed: the runtime's errors, each with its rank and op.
+    Run(RunError),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(message) => f.write_str(message),
+            Failure::Run(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// One argument a rank passes: a dense row-major array of `shape` and
+/// `dtype` at `address`, in host memory for the cpu backend and in the
+/// rank's GPU memory for the cuda backend. The caller keeps it alive and
+/// unaliased for the call.
+#[derive(Clone, Debug)]
+pub struct Array {
+    /// The first element's address.
+    pub address: usize,
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+}
+
+impl Array {
+    pub fn of<T>(data: *mut T, shape: Vec<usize>, dtype: DType) -> Array {
+        Array {
+            address: data as usize,
+            shape,
+            dtype,
+        }
+    }
+
+    /// Its elements' bytes.
+    pub fn bytes(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size()
+    }
+}
+
+/// A runtime world: runs a body once on each of the ranks this process
+/// holds, each on its own thread, and waits for the work they enqueued.
+pub trait World {
+    fn run_ranks(
+        &self,
+        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError>;
+}
+
+impl World for cpu::World {
+    fn run_ranks(
+        &self,
+        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
+        self.run(|device| body(device))
+    }
+}
+
+impl World for cuda::World {
+    fn run_ranks(
+        &self,
+        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
+        self.run(|device| body(device))
+    }
+}
+
+impl Compiled {
+    /// Runs the program on every rank `world` holds in this process, rank
+    /// `ranks[i]` on `arrays[i]` (its [`Compiled::parameters`], in order),
+    /// until their work is done. The arrays are the arguments, registered
+    /// with the rank for the views' checks; nothing is copied. Wrong shapes
+    /// or types are an error before anything runs.
+    pub fn run(
+        &self,
+        world: &dyn World,
+        ranks: &[usize],
+        arrays: &[Vec<Array>],
+    ) -> Result<(), Failure> {
+        if arrays.len() != ranks.len() {
+            return Err(Failure::Usage(format!(
+                "this process runs {} rank{} of the world, but arrays were given for {}",
+                ranks.len(),
+                if ranks.len() == 1 { "" } else { "s" },
+                arrays.len()
+            )));
+        }
+        for (&rank, arrays) in ranks.iter().zip(arrays) {
+            self.check(rank, arrays).map_err(Failure::Usage)?;
+        }
+        let calls: Vec<Call> = arrays.iter().map(|arrays| Call::new(arrays)).collect();
+        let body = |device: &dyn Device| -> hir_runtime::error::Result<Vec<Registration>> {
+            let index = ranks
+                .iter()
+                .position(|&rank| rank == device.rank())
+                .expect("the world runs only the given ranks");
+            let call = &calls[index];
+            let known = call.register(device)?;
+            // SAFETY: the descriptors point at arrays of the entry's shapes
+            // and types (checked above), which the caller keeps alive until
+            // `run` returns, after the rank's work is done.
+            unsafe { (self.entry)(call.arguments()) };
+            Ok(known)
+        };
+        let results = world.run_ranks(&body).map_err(Failure::Run)?;
+        for (rank, result) in ranks.iter().zip(results) {
+            result.map_err(|error| {
+                Failure::Run(RunError {
+                    errors: vec![hir_runtime::RankError {
+                        rank: *rank,
+                        op: "registering the arguments".into(),
+                        error,
+                    }],
+                })
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether `arrays` are the local shards `rank` passes.
+    pub fn check(&self, rank: usize, arrays: &[Array]) -> Result<(), String> {
+        let parameters = self.parameters();
+        if arrays.len() != parameters.len() {
+            return Err(format!(
+                "{} takes {} arrays on a rank ({} inputs, then {} outputs), got {}",
+                self.signature.name,
+                parameters.len(),
+                self.signature.inputs.len(),
+                self.signature.outputs.len(),
+                arrays.len()
+            ));
+        }
+        for ((array, (what, shape)), dtype) in arrays.iter().zip(&parameters).zip(self.dtypes()) {
+            if array.shape != *shape || array.dtype != dtype {
+                return Err(format!(
+                    "rank {rank}: {what} of {} is a {:?} {} array, but it takes a {shape:?} {} \
+                     array (a rank's local shard)",
+                    self.signature.name,
+                    array.shape,
+                    array.dtype.mlir(),
+                    dtype.mlir()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One rank's arguments: a ranked memref descriptor per array, packed as
+/// the entry's `_mlir_ciface_` wrapper takes them, and the memory to register.
+struct Call {
+    /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }` each;
+    /// held for `arguments`, which point into them.
+    _descriptors: Vec<Vec<i64>>,
+    /// A pointer to each descriptor; held as `_descriptors`.
+    _pointers: Vec<*mut i64>,
+    /// A pointer to each of `pointers`: the packed arguments.
+    arguments: Vec<*mut c_void>,
+    /// Byte ranges of the arrays, overlapping ones merged.
+    ranges: Vec<(usize, usize)>,
+}
+
+// SAFETY: the pointers point into the call's own heap vectors, which are not
+// changed after `new`; each rank's thread reads only its own call.
+unsafe impl Sync for Call {}
+
+impl Call {
+    fn new(arrays: &[Array]) -> Call {
+        let mut descriptors: Vec<Vec<i64>> = arrays.iter().map(descriptor).collect();
+        let mut pointers: Vec<*mut i64> = descriptors
+            .iter_mut()
+            .map(|descriptor| descriptor.as_mut_ptr())
+            .collect();
+        let arguments = pointers
+            .iter_mut()
+            .map(|pointer| (pointer as *mut *mut i64).cast())
+            .collect();
+        let mut ranges: Vec<(usize, usize)> = arrays
+            .iter()
+            .map(|array| (array.address, array.address + array.bytes().max(1)))
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+        for (start, end) in ranges {
+            match merged.last_mut() {
+                Some(last) if start < last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        Call {
+            _descriptors: descriptors,
+            _pointers: pointers,
+            arguments,
+            ranges: merged,
+        }
+    }
+
+    /// Makes the arrays buffers the rank knows while the registrations live.
+    fn register(&self, device: &dyn Device) -> hir_runtime::error::Result<Vec<Registration>> {
+        self.ranges
+            .iter()
+            .map(|&(start, end)| {
+                device
+                    .allocations()
+                    .register(start as *const u8, end - start)
+            })
+            .collect()
+    }
+
+    /// The packed arguments, valid while `self` lives.
+    fn arguments(&self) -> *mut *mut c_void {
+        self.arguments.as_ptr().cast_mut()
+    }
+}
+
+/// The ranked memref descriptor of a dense row-major array.
+fn descriptor(array: &Array) -> Vec<i64> {
+    let address = array.address as i64;
+    let mut descriptor = vec![address, address, 0];
+    descriptor.extend(array.shape.iter().map(|&extent| extent as i64));
+    let mut strides = vec![1i64; array.shape.len()];
+    for axis in (0..array.shape.len().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * array.shape[axis + 1] as i64;
+    }
+    descriptor.extend(strides);
+    descriptor
+}
