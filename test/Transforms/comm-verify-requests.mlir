@@ -187,3 +187,11 @@ func.func @passed_to_a_call(%a: memref<8xf32>, %b: memref<8xf32>) {
   func.call @sink(%r) : (!comm.request) -> ()
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op takes a request argument; a request is waited for in the function that posts it}}
+func.func @request_argument(%r: !comm.request) {
+  comm.wait %r
+  return
+}

@@ -18,7 +18,8 @@
 //! - the requests of sends and receives inside a coalescing group are not
 //!   waited (the group's `comm.end_coalescing` request stands for them), and
 //!   waiting for one is an error;
-//! - a request may flow through no other op (a call, a return, `scf.while`).
+//! - a request may flow through no other op (a call, a return, `scf.while`),
+//!   nor into a function as an argument.
 //!
 //! ```mlir
 //! %r0 = comm.send %a0 to %c1 team [0, 1] : memref<8xf32>
@@ -31,7 +32,7 @@
 //! ```
 
 use crate::HirPass;
-use crate::diagnostics::{Emitted, error};
+use crate::diagnostics::{Emitted, emit_error, error};
 use crate::ir;
 use crate::ops::Op;
 use melior::ir::{
@@ -58,6 +59,16 @@ impl HirPass for VerifyRequests {
         let Some(body) = region.first_block() else {
             return true;
         };
+        let takes_request = (0..body.argument_count())
+            .any(|index| is_request(body.argument(index).expect("index in range").into()));
+        if takes_request {
+            emit_error(
+                function.location(),
+                "'func.func' op takes a request argument; a request is waited for in the \
+                 function that posts it",
+            );
+            return false;
+        }
         Scope::default().walk(body).is_ok()
     }
 }
