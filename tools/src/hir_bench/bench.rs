@@ -12,7 +12,7 @@ use crate::provenance::Provenance;
 use crate::report;
 use anyhow::{Context as _, Result, bail};
 use hir_abi::DType;
-use hir_tools::backend::Backend;
+use hir_tools::backend::{Backend, Graphs};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::jit;
 use hir_tools::launch::{Fnv, Peers, Session, combine};
@@ -499,9 +499,26 @@ fn bench_variant(
         unsafe { (built.packed)(packed.arguments(index)) }
     };
 
+    // With --graph on cuda, a direct run first (it makes the communicators
+    // and buffers a capture needs), the output set to NaN again, then the
+    // checked run captures and replays: the check and the times are the
+    // replays'.
+    let graphs = Graphs::new(run.devices);
+    let graphed = runtime.graphed(&graphs, body);
+    let call: &(dyn Fn(usize) + Sync) = if run.graph && run.backend == Backend::Cuda {
+        runtime.run(body)?;
+        for (&rank, call) in local.iter().zip(&mut calls) {
+            let last = call.buffers.len() - 1;
+            let nans = data::nans(dtype, call.buffers[last].bytes().len() / dtype.size());
+            runtime.upload(rank, &mut call.buffers[last], &nans)?;
+        }
+        &graphed
+    } else {
+        &body
+    };
     // One checked run: each rank checks its own output, and every rank gets
     // every rank's errors.
-    runtime.run(body)?;
+    runtime.run(call)?;
     for (&rank, call) in local.iter().zip(&mut calls) {
         let last = call.buffers.len() - 1;
         runtime.fetch(rank, &mut call.buffers[last])?;
@@ -586,12 +603,12 @@ fn bench_variant(
     // process meet in `run_timed`, the processes at a barrier before it.
     for _ in 0..run.warmup {
         peers.barrier("iteration")?;
-        runtime.run_timed(body)?;
+        runtime.run_timed(call)?;
     }
     let mut by_rank = vec![Vec::with_capacity(run.iters); local.len()];
     for _ in 0..run.iters {
         peers.barrier("iteration")?;
-        for (times, time) in by_rank.iter_mut().zip(runtime.run_timed(body)?) {
+        for (times, time) in by_rank.iter_mut().zip(runtime.run_timed(call)?) {
             times.push(time);
         }
     }

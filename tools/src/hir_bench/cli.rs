@@ -151,6 +151,10 @@ pub struct Run {
     /// Output entries per rank checked against an f64 dot product
     #[arg(long, value_name = "K", default_value = "512", value_parser = positive, allow_negative_numbers = true)]
     pub samples: usize,
+    /// On cuda, run every variant as CUDA graphs: one direct run, then the checked run and every
+    /// timed one a replay of each rank's captured host program (on cpu, runs are direct)
+    #[arg(long)]
+    pub graph: bool,
     /// Write the results as JSON
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -276,7 +280,7 @@ impl Run {
             format!(
                 "hir-bench run\0backend={}\0devices={}\0shapes={}\0families={}\0variants={variants}\0\
                  dtype={}\0chunks={}\0ring-chunks={}\0ring-sync={}\0num-streams={}\0lower-streams={}\0iters={}\0warmup={}\0\
-                 samples={}\0dry-run={}\0",
+                 samples={}\0dry-run={}\0graph={}\0",
                 self.backend.name(),
                 self.devices,
                 shapes.join(","),
@@ -290,7 +294,8 @@ impl Run {
                 self.iters,
                 self.warmup,
                 self.samples,
-                self.dry_run
+                self.dry_run,
+                self.graph
             )
             .as_bytes(),
         );

@@ -41,7 +41,7 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         text,
         "hir-bench: backend {}, D={} ranks ({}), {}, {} timed iterations after {} warm-up, \
          S={} chunks, {} pool streams, hir-lower num-streams={} ring-chunks={} (0: chosen by \
-         host-p2p-pipeline) ring-sync={}, seed {}",
+         host-p2p-pipeline) ring-sync={}, seed {}{}",
         run.backend.name(),
         run.devices,
         run.plan().launch().name(),
@@ -53,7 +53,14 @@ pub fn table(setup: &Setup, rows: &[Row]) -> String {
         run.lower_streams,
         run.ring_chunks,
         run.ring_sync,
-        run.seed
+        run.seed,
+        match (run.graph, run.backend) {
+            (true, Backend::Cuda) => {
+                ", each rank's host program as a CUDA graph (checked and timed as replays)"
+            }
+            (true, Backend::Cpu) => ", --graph: none on the cpu backend (its runs are direct)",
+            (false, _) => "",
+        }
     );
     let _ = writeln!(text, "{}", setup.provenance.line());
     let _ = writeln!(text, "time: {TIME}");
@@ -165,6 +172,7 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
         "chunks": run.chunks,
         "ring_chunks": run.ring_chunks,
         "ring_sync": run.ring_sync,
+        "graph": run.graph,
         "num_streams": run.num_streams,
         "lower_streams": run.lower_streams,
         "iters": run.iters,
