@@ -32,6 +32,8 @@ pub enum Command {
     /// The host's cost per iteration of a stream-parallel loop, run directly and as a CUDA graph,
     /// on one rank
     Overhead(Overhead),
+    /// A chain of 8 pointwise ops, one kernel per op against one fused kernel, on one rank
+    Pointwise(Pointwise),
 }
 
 /// The bf16, f16 or f32 of `--dtype`.
@@ -196,6 +198,29 @@ pub struct Overhead {
     #[arg(long, value_name = "P", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
     /// Timed calls per S and way (after as many untimed ones)
+    #[arg(long, value_name = "K", default_value = "20", value_parser = positive)]
+    pub iters: usize,
+    /// Seed of the random inputs
+    #[arg(long, value_name = "K", default_value = "0", value_parser = number::<u64>, allow_negative_numbers = true)]
+    pub seed: u64,
+    /// Write the results as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// How long a stream may stay stuck before the run fails
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = args::timeout, allow_negative_numbers = true)]
+    pub timeout: Duration,
+}
+
+/// `hir-bench pointwise`.
+#[derive(Debug, Args)]
+pub struct Pointwise {
+    /// Runtime backend (cpu: the numbers are NOT meaningful)
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// f32 elements of each tensor (the default: 64 MiB)
+    #[arg(long, value_name = "N", default_value = "16777216", value_parser = positive)]
+    pub elements: usize,
+    /// Timed calls per lowering (after as many untimed ones)
     #[arg(long, value_name = "K", default_value = "20", value_parser = positive)]
     pub iters: usize,
     /// Seed of the random inputs

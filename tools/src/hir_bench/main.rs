@@ -13,6 +13,7 @@ mod cli;
 mod data;
 mod overhead;
 mod plot;
+mod pointwise;
 mod provenance;
 mod report;
 
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
             bench::run(&run)
         }
         Command::Overhead(overhead) => overhead::run(&overhead),
+        Command::Pointwise(pointwise) => pointwise::run(&pointwise),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
