@@ -71,3 +71,15 @@ func.func @constant_taken(%a: memref<4x8xf32>, %b: memref<8xf32>) {
   host.sum [0] ins(%a : memref<4x8xf32>) outs(%b : memref<8xf32>)
   return
 }
+
+// -----
+
+// The runtime's fused entries take at most 8 buffers.
+func.func @fused_too_many_buffers(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>, %d: memref<4xf32>, %e: memref<4xf32>, %f: memref<4xf32>, %g: memref<4xf32>, %h: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{'host.fused' op has 9 buffers; the runtime takes at most 8}}
+  host.fused ins(%a, %b, %c, %d, %e, %f, %g, %h : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a0: memref<4xf32>, %a1: memref<4xf32>, %a2: memref<4xf32>, %a3: memref<4xf32>, %a4: memref<4xf32>, %a5: memref<4xf32>, %a6: memref<4xf32>, %a7: memref<4xf32>, %ya: memref<4xf32>):
+    host.add ins(%a0, %a7 : memref<4xf32>, memref<4xf32>) outs(%ya : memref<4xf32>)
+  }
+  return
+}
