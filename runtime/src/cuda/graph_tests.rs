@@ -3,25 +3,12 @@
 //! the call computes directly, bit for bit. Without a GPU they print why and
 //! pass.
 
-use super::{Config, CudaDevice, World, nccl_present, probe};
+use super::tests::world;
+use super::{CudaDevice, nccl_present};
 use crate::device::Device;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use hir_abi::{Backend, Binary, Collective, DType, ReduceKind};
-
-fn one_gpu() -> Option<World> {
-    match probe() {
-        Ok(count) if count >= 1 => Some(World::new(Config::new(1, 2)).unwrap()),
-        Ok(_) => {
-            println!("skipping: no GPU");
-            None
-        }
-        Err(reason) => {
-            println!("skipping: {reason}");
-            None
-        }
-    }
-}
 
 const LEN: usize = 1 << 16;
 
@@ -93,7 +80,7 @@ fn program(device: &CudaDevice, p: &[*mut u8], nccl: bool) {
 
 #[test]
 fn a_captured_call_runs_only_when_replayed_and_replays_match_the_direct_run() {
-    let Some(world) = one_gpu() else { return };
+    let Some(world) = world(1, false) else { return };
     let nccl = nccl_present();
     world
         .run(|device| {
@@ -147,7 +134,7 @@ fn a_captured_call_runs_only_when_replayed_and_replays_match_the_direct_run() {
 
 #[test]
 fn a_cuda_transfer_or_a_barrier_in_a_capture_is_refused() {
-    let Some(world) = one_gpu() else { return };
+    let Some(world) = world(1, false) else { return };
     world
         .run(|device| {
             let ptr = device.alloc(3000, LEN * 4).unwrap().as_ptr();

@@ -164,7 +164,7 @@ fn compare(name: &str, world: &World, buffers: &[Buffer], how: Match, program: P
 }
 
 /// A world of `ranks` GPUs, or none (saying why).
-fn world(ranks: usize, nccl: bool) -> Option<World> {
+pub(super) fn world(ranks: usize, nccl: bool) -> Option<World> {
     present(ranks, nccl).then(|| World::new(Config::new(ranks, 2)).unwrap())
 }
 
@@ -1587,7 +1587,7 @@ fn gemms_broadcast_batch_axes_with_stride_0() {
 
 /// A `host.alloc` in a loop over the pool: each iteration's temporary is a
 /// buffer of its own while iterations overlap (a shared one would be
-/// overwritten by the next iteration's exp on another stream before this
+/// overwritten by the next iteration's abs on another stream before this
 /// one's neg read it), freed stream-ordered; bits as on the cpu backend.
 #[test]
 fn a_loop_temporary_is_fresh_per_iteration_on_both_backends() {
