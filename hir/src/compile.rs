@@ -183,19 +183,24 @@ impl Array {
     }
 }
 
+/// What a world runs on each rank: the call, returning the registrations
+/// of its arguments.
+pub type Body<'a> =
+    dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync + 'a;
+
 /// A runtime world: runs a body once on each of the ranks this process
 /// holds, each on its own thread, and waits for the work they enqueued.
 pub trait World {
     fn run_ranks(
         &self,
-        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+        body: &Body<'_>,
     ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError>;
 }
 
 impl World for cpu::World {
     fn run_ranks(
         &self,
-        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+        body: &Body<'_>,
     ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
         self.run(|device| body(device))
     }
@@ -204,7 +209,7 @@ impl World for cpu::World {
 impl World for cuda::World {
     fn run_ranks(
         &self,
-        body: &(dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync),
+        body: &Body<'_>,
     ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
         self.run(|device| body(device))
     }
@@ -221,6 +226,59 @@ impl Compiled {
         world: &dyn World,
         ranks: &[usize],
         arrays: &[Vec<Array>],
+    ) -> Result<(), Failure> {
+        self.call(ranks, arrays, |body| world.run_ranks(body))
+    }
+
+    /// Enqueues the program on every rank `world` holds in this process,
+    /// rank `ranks[i]` on `arrays[i]` with the caller's CUDA stream
+    /// `streams[i]` as its stream 0, as a library op is enqueued on its
+    /// caller's stream: the work runs after what is queued on that stream
+    /// and later work queued there runs after it; this returns without
+    /// waiting for it ([`cuda::CudaDevice::on_stream`]). The arrays must
+    /// stay alive until that stream has passed the call. A failure on the
+    /// GPU is reported by a later call at the latest.
+    pub fn enqueue(
+        &self,
+        world: &cuda::World,
+        ranks: &[usize],
+        arrays: &[Vec<Array>],
+        streams: &[cuda::CallerStream],
+    ) -> Result<(), Failure> {
+        if streams.len() != ranks.len() {
+            return Err(Failure::Usage(format!(
+                "{} caller streams were given for {} ranks",
+                streams.len(),
+                ranks.len()
+            )));
+        }
+        let streams = world
+            .local_ranks()
+            .iter()
+            .map(|local| {
+                ranks
+                    .iter()
+                    .position(|rank| rank == local)
+                    .map(|index| streams[index])
+                    .ok_or_else(|| {
+                        Failure::Usage(format!("rank {local} of this process was given no arrays"))
+                    })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        self.call(ranks, arrays, |body| {
+            world.run_on(&streams, |device| body(device))
+        })
+    }
+
+    /// Checks the arrays, then runs the entry on each rank through `run`.
+    fn call(
+        &self,
+        ranks: &[usize],
+        arrays: &[Vec<Array>],
+        run: impl FnOnce(
+            &Body<'_>,
+        )
+            -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError>,
     ) -> Result<(), Failure> {
         if arrays.len() != ranks.len() {
             return Err(Failure::Usage(format!(
@@ -243,11 +301,12 @@ impl Compiled {
             let known = call.register(device)?;
             // SAFETY: the descriptors point at arrays of the entry's shapes
             // and types (checked above), which the caller keeps alive until
-            // `run` returns, after the rank's work is done.
+            // the rank's work is done (`run` waits for it; `enqueue`'s
+            // caller keeps them until its stream has passed the call).
             unsafe { (self.entry)(call.arguments()) };
             Ok(known)
         };
-        let results = world.run_ranks(&body).map_err(Failure::Run)?;
+        let results = run(&body).map_err(Failure::Run)?;
         for (rank, result) in ranks.iter().zip(results) {
             result.map_err(|error| {
                 Failure::Run(RunError {

@@ -84,10 +84,12 @@ class Program:
     def run_ranks(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
         """Runs every rank this process holds, ``ranks[i]`` being the
         arrays of its i-th rank (inputs, then optionally outputs); returns
-        each rank's outputs."""
+        each rank's outputs. On torch CUDA tensors the work is enqueued on
+        each rank's device's current stream, as a torch op is: it runs
+        after the work queued there, later work there runs after it, and
+        the call returns without waiting for it."""
         full = [self._with_outputs(list(arrays)) for arrays in ranks]
-        _order_after_torch(full)
-        self._native.run(full)
+        self._native.run(full, _caller_streams(full))
         return [arrays[self.num_inputs :] for arrays in full]
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
@@ -121,20 +123,21 @@ def _empty_like(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     return numpy.empty(shape, dtype=types[dtype])
 
 
-def _order_after_torch(ranks: List[List[Any]]) -> None:
-    """Torch CUDA tensors: the program runs after the work already queued on
-    their device's current stream (that stream is synchronized: the call
-    then returns once HIR's own work is done, so later torch work on any
-    stream sees its results)."""
-    seen = set()
-    for arrays in ranks:
-        for array in arrays:
-            device = getattr(array, "device", None)
-            if getattr(device, "type", None) == "cuda" and device not in seen:
-                import torch
+def _caller_streams(ranks: List[List[Any]]) -> Optional[List[int]]:
+    """Torch CUDA tensors: per rank, the raw ``CUstream`` of its tensors'
+    device's current stream (``torch.cuda.current_stream(device)``), which
+    the rank's call is enqueued on; None when no array is a CUDA tensor
+    (the call then returns once its work is done)."""
+    devices = [next((array.device for array in arrays if _is_cuda(array)), None) for arrays in ranks]
+    if all(device is None for device in devices):
+        return None
+    import torch
 
-                seen.add(device)
-                torch.cuda.current_stream(device).synchronize()
+    return [0 if device is None else torch.cuda.current_stream(device).cuda_stream for device in devices]
+
+
+def _is_cuda(array: Any) -> bool:
+    return getattr(getattr(array, "device", None), "type", None) == "cuda"
 
 
 def compile(

@@ -108,8 +108,16 @@ impl Program {
     }
 
     /// Runs the program on every rank this process holds, `ranks[i]` being
-    /// the arrays of its `i`-th rank; returns once their work is done.
-    fn run(&self, py: Python<'_>, ranks: Vec<Vec<Bound<'_, PyAny>>>) -> PyResult<()> {
+    /// the arrays of its `i`-th rank; returns once their work is done, or,
+    /// given `streams` (a raw `CUstream` per rank, torch's `cuda_stream`),
+    /// once it is enqueued on them.
+    #[pyo3(signature = (ranks, streams=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        ranks: Vec<Vec<Bound<'_, PyAny>>>,
+        streams: Option<Vec<usize>>,
+    ) -> PyResult<()> {
         let mut arrays = Vec::with_capacity(ranks.len());
         let mut capsules = Vec::new();
         for (index, objects) in ranks.iter().enumerate() {
@@ -142,7 +150,7 @@ impl Program {
             }
         };
         let compiled = self.compiled.clone();
-        let result = py.detach(|| world.run(&compiled, &arrays));
+        let result = py.detach(|| world.run(&compiled, &arrays, streams.as_deref()));
         drop(capsules);
         match result {
             Ok(()) => Ok(()),

@@ -6,8 +6,10 @@
 //!
 //! A call runs every rank this process holds with its arrays, through the
 //! backend's `World::run` (a thread per rank, which waits for the rank's
-//! work): the arrays' memory is the program's arguments, registered with
-//! the rank so that its views are checked against them; nothing is copied.
+//! work), or, given a caller's CUDA stream per rank (torch's current
+//! stream), enqueued on those streams without waiting (`World::run_on`):
+//! the arrays' memory is the program's arguments, registered with the rank
+//! so that its views are checked against them; nothing is copied.
 
 use crate::dlpack::{Array, Memory};
 use anyhow::{Result, anyhow, bail};
@@ -89,9 +91,16 @@ impl World {
     }
 
     /// Runs `program` on every rank of this process, rank `local_ranks()[i]`
-    /// on `arrays[i]`, until the work is done (`hir::compile`'s run, after
-    /// checking that each array lives where its rank runs).
-    pub fn run(&self, program: &Compiled, arrays: &[Vec<Array>]) -> Result<(), Failure> {
+    /// on `arrays[i]`, after checking that each array lives where its rank
+    /// runs: until the work is done (`hir::compile`'s run), or, with
+    /// `streams` on the cuda backend, enqueued on the caller's stream
+    /// `streams[i]` (`hir::compile`'s enqueue).
+    pub fn run(
+        &self,
+        program: &Compiled,
+        arrays: &[Vec<Array>],
+        streams: Option<&[usize]>,
+    ) -> Result<(), Failure> {
         let ranks = self.local_ranks();
         for (&rank, arrays) in ranks.iter().zip(arrays) {
             self.check_memory(program, rank, arrays)
@@ -110,7 +119,15 @@ impl World {
                     .collect()
             })
             .collect();
-        program.run(&self.runtime, &ranks, &arrays)
+        match (&self.runtime, streams) {
+            (_, None) => program.run(&self.runtime, &ranks, &arrays),
+            (Runtime::Cuda(world), Some(streams)) => {
+                program.enqueue(world, &ranks, &arrays, streams)
+            }
+            (Runtime::Cpu(_), Some(_)) => Err(Failure::Usage(
+                "CUDA streams were given, but this world runs on the cpu backend".into(),
+            )),
+        }
     }
 
     /// Whether `arrays` are in the memory `rank` of this world runs on.

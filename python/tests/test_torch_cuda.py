@@ -1,8 +1,7 @@
 """torch CUDA tensors on the cuda backend: read and written where they are
-(no copy) and ordered after the work queued on torch's current stream.
-Skipped without torch or a GPU (CI has neither)."""
-
-import time
+(no copy), and enqueued on torch's current stream as a torch op is: after
+the work queued there, before the work queued there later, the host not
+waiting. Skipped without torch or a GPU (CI has neither)."""
 
 import pytest
 
@@ -35,7 +34,7 @@ def test_writes_the_given_tensor_in_place_on_the_gpu():
     pointer = out.data_ptr()
     view = out[4:8]
     assert program(a, b, view) is view
-    torch.cuda.synchronize()
+    torch.cuda.current_stream().synchronize()
     assert out.data_ptr() == pointer
     torch.testing.assert_close(out[4:8], a + b)
     assert hir.world()["backend"] == "cuda"
@@ -70,3 +69,70 @@ def test_a_tensor_on_the_host_is_refused_on_the_cuda_backend():
     program(a, a)
     with pytest.raises(ValueError, match="host memory, but the cuda backend runs rank 0 on GPU 0"):
         program(a, torch.ones(4, 8))
+
+
+# GPU cycles of torch.cuda._sleep: at least 50 ms at any clock up to 4 GHz.
+SLEEP = 200_000_000
+
+
+def _enqueued_on(stream):
+    """On `stream` (current): a long sleep, then x written, the program on
+    x, and torch work on its output. The call must return with the stream
+    still busy (the host did not wait), and once the stream is idle the
+    output must be the sum of the x written after the sleep (the call was
+    ordered after it, not run on another stream) and the torch work after
+    the call must have seen it (the call's work joined back into the stream)."""
+    program = hir.compile(BINARY)
+    x = torch.zeros(4, 8, device="cuda")
+    b = torch.full((4, 8), 0.5, device="cuda")
+    program(x, b)  # the world starts (context, kernels) before the race below
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(SLEEP)
+        x.copy_(torch.arange(32, dtype=torch.float32, device="cuda").reshape(4, 8))
+        c = program(x, b)
+        assert not stream.query(), "the call waited for the stream's work"
+        d = c * 2
+    stream.synchronize()
+    expected = torch.arange(32, dtype=torch.float32, device="cuda").reshape(4, 8) + 0.5
+    torch.testing.assert_close(c, expected)
+    torch.testing.assert_close(d, 2 * expected)
+
+
+def test_is_enqueued_on_a_side_stream_without_waiting():
+    _enqueued_on(torch.cuda.Stream())
+
+
+def test_is_enqueued_on_the_default_stream_without_waiting():
+    _enqueued_on(torch.cuda.default_stream())
+
+
+def test_calls_on_two_streams_run_in_call_order():
+    program = hir.compile(BINARY)
+    one = torch.ones(4, 8, device="cuda")
+    x = torch.zeros(4, 8, device="cuda")
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    torch.cuda.synchronize()
+    for call in range(200):
+        with torch.cuda.stream(streams[call % 2]):
+            if call == 0:
+                torch.cuda._sleep(SLEEP)
+            x = program(x, one)
+            # x was made on this stream; the next call reads it on the other.
+            x.record_stream(streams[(call + 1) % 2])
+    torch.cuda.synchronize()
+    torch.testing.assert_close(x, torch.full((4, 8), 200.0, device="cuda"))
+
+
+def test_a_loop_of_calls_stays_correct():
+    # More calls than the runtime keeps outstanding: it retires the ended
+    # ones, and waits for the oldest when too many are in flight.
+    program = hir.compile(BINARY)
+    one = torch.ones(4, 8, device="cuda")
+    x = torch.zeros(4, 8, device="cuda")
+    out = torch.empty(4, 8, device="cuda")
+    for _ in range(5000):
+        program(x, one, out)
+        x, out = out, x
+    torch.cuda.current_stream().synchronize()
+    torch.testing.assert_close(x, torch.full((4, 8), 5000.0, device="cuda"))

@@ -347,6 +347,23 @@ fn inflight_reports_the_oldest_pending_op_past_the_timeout() {
 }
 
 #[test]
+fn inflight_retires_the_ops_posted_before_an_id() {
+    let inflight: Inflight<()> = Inflight::default();
+    inflight.post("allgather on team [0, 1]".into(), ());
+    let boundary = inflight.next_id();
+    inflight.post("send to rank 1".into(), ());
+    inflight.retire_before(boundary);
+    let now = Instant::now() + 11 * SECOND;
+    assert_eq!(inflight.len(), 1);
+    assert_eq!(
+        inflight.stuck(now, 10 * SECOND, |_| false).unwrap().op,
+        "send to rank 1"
+    );
+    inflight.retire_before(inflight.next_id());
+    assert!(inflight.is_empty());
+}
+
+#[test]
 fn decide_prefers_a_peers_failure_to_a_stuck_op() {
     let stuck = Stuck {
         op: "hir_rt_allreduce_f32 on team [0, 1]".into(),

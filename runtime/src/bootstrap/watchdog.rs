@@ -89,6 +89,17 @@ impl<H> Inflight<H> {
         lock(&self.entries).retain(|entry| entry.id != id);
     }
 
+    /// The id the next communication posted gets: those posted so far are
+    /// below it, for [`Inflight::retire_before`].
+    pub fn next_id(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// Forgets the communications posted before `id` (they completed).
+    pub fn retire_before(&self, id: u64) {
+        lock(&self.entries).retain(|entry| entry.id >= id);
+    }
+
     /// Forgets every communication (they completed: the rank synchronized).
     pub fn retire(&self) {
         lock(&self.entries).clear();

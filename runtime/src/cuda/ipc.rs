@@ -590,6 +590,11 @@ impl Ipc {
         Ok(wait)
     }
 
+    /// Whether a stream may wait on a flag the host has not seen set.
+    pub fn armed(&self) -> bool {
+        !self.armed.is_empty()
+    }
+
     /// The streams' flag waits are behind them: they all completed.
     pub fn settled(&mut self) {
         self.armed.clear();

@@ -14,6 +14,7 @@
 
 mod alloc;
 mod blas;
+mod caller_stream;
 mod fused;
 #[cfg(test)]
 mod fused_tests;
@@ -34,6 +35,7 @@ mod versions;
 
 pub use crate::core::bootstrap::Bootstrap;
 pub use alloc::DeviceBuffer;
+pub use caller_stream::CallerStream;
 pub use graph::Graph;
 pub use timer::TimingEvent;
 pub use versions::{Versions, versions};
@@ -399,6 +401,8 @@ struct State {
     poison: bool,
     /// Whether stream 0 is capturing a call ([`CudaDevice::capture`]).
     capturing: bool,
+    /// Calls enqueued on a caller's stream ([`CudaDevice::on_stream`]).
+    enqueued: caller_stream::Enqueued,
 }
 
 // The raw handles are used by the rank's host thread, with its context current.
@@ -521,6 +525,7 @@ impl CudaDevice {
             ipc: Ipc::default(),
             poison: config.poison,
             capturing: false,
+            enqueued: caller_stream::Enqueued::default(),
         };
         Ok(CudaDevice {
             rank,
@@ -1389,6 +1394,7 @@ impl Device for CudaDevice {
         if state.group.is_none() {
             // Before any event is reused: the watchdog stops asking about them.
             self.inflight.retire();
+            state.enqueued.settle(&mut state.events);
             state.retired += state.requests.len() as Request;
             for slot in state.requests.drain(..) {
                 if let Slot::Done(completions) = slot {
@@ -1595,6 +1601,7 @@ impl Drop for CudaDevice {
                     }
                 }
             }
+            state.enqueued.settle(&mut state.events);
             for &event in state.events.iter().chain(&state.marks) {
                 let _ = cu::event::destroy(event);
             }

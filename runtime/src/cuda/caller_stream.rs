@@ -1,0 +1,429 @@
+//! A launcher's CUDA stream as a call's stream 0, the call enqueued on it
+//! as a library op is (e.g. torch's current stream, for the Python package).
+//!
+//! [`CudaDevice::on_stream`] lends the rank a caller's stream for one call:
+//! the rank's own stream 0 is first joined into it (so the call runs after
+//! the rank's earlier calls, on any stream, and after the caller's work
+//! queued there so far), the call's stream 0 is the caller's (the host
+//! program's forks wait on it, its joins end on it, its stream-0 kernels run
+//! on it), then every pool stream is joined back into it, an end event is
+//! recorded there, and the rank's own stream 0 waits for that event. The
+//! host does not wait: later work on the caller's stream runs after the
+//! call, and the call's outputs are the caller's once its stream reaches
+//! them. Calls on different caller streams run one after another in call
+//! order: the rank's pool and its per-stream state are shared.
+//!
+//! What `World::run`'s synchronize does after every call happens here
+//! without the host waiting, per call, once its end event has completed
+//! (asked with `cuEventQuery` at the start of each later call): the call's
+//! request events are reused, the watchdog forgets its communications. A
+//! call's requests are retired from the request table when it returns (a
+//! request does not outlive the call that posts it). At most
+//! [`MAX_ENQUEUED`] calls are outstanding: the next one waits on the host
+//! for the oldest, with the world's timeout, so a loop of calls holds
+//! bounded memory however far the host runs ahead. A GPU error of an
+//! earlier call, or an NCCL communicator's asynchronous error, fails the
+//! next call; a synchronize reports it too. A call that fails, a traced
+//! world, and a call that armed `cuda` (CUDA-IPC) receive flags synchronize
+//! as `World::run` does: the host waits for them.
+
+use super::{Check, Completion, CudaDevice, Slot, State, Stream, World, new_or_reused_event};
+use crate::core::rank_threads;
+use crate::device::{Device, Request};
+use crate::error::{Error, RankError, Result, RunError};
+use cudarc::driver::{result as cu, sys};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// A caller's CUDA stream: a raw `CUstream` (`cudaStream_t`) of the rank's
+/// device, e.g. torch's `torch.cuda.current_stream().cuda_stream`; 0 is the
+/// device's legacy default stream.
+pub type CallerStream = usize;
+
+/// Calls on caller streams whose end the host has not seen, at most.
+pub(super) const MAX_ENQUEUED: usize = 64;
+
+/// A rank's calls enqueued on caller streams.
+#[derive(Default)]
+pub(super) struct Enqueued {
+    /// Oldest first.
+    calls: VecDeque<Call>,
+    /// The rank's own stream 0 while a caller's stream stands in for it.
+    own: Option<Stream>,
+}
+
+/// A call enqueued on a caller's stream.
+struct Call {
+    /// Recorded on the caller's stream after the call's work, the pool's
+    /// included: once it completed, so did every event below.
+    end: sys::CUevent,
+    /// Its requests' events, reused once `end` completed.
+    events: Vec<sys::CUevent>,
+    /// Its communications are those the watchdog numbered below this.
+    watched: u64,
+}
+
+impl Enqueued {
+    /// Every call's events, for reuse: the rank's streams are idle.
+    pub fn settle(&mut self, events: &mut Vec<sys::CUevent>) {
+        for call in self.calls.drain(..) {
+            events.push(call.end);
+            events.extend(call.events);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+}
+
+/// Whether `event` completed; a GPU error of the work before it is an error.
+fn complete(event: sys::CUevent) -> Result<bool> {
+    // SAFETY: a live event of the bound context.
+    match unsafe { cu::event::query(event) } {
+        Ok(()) => Ok(true),
+        Err(error) if error.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+        Err(error) => Err(Error::Cuda(format!(
+            "a call enqueued earlier on a caller's stream failed on the GPU: {error}"
+        ))),
+    }
+}
+
+/// The current stream of `state` waits for the work enqueued on `stream` so
+/// far, through `mark`.
+fn wait_for(waiter: Stream, mark: sys::CUevent, stream: Stream) -> Result<()> {
+    // SAFETY: live event and streams of the bound context; the wait takes
+    // the event's state now, so the event can be recorded again later.
+    unsafe {
+        cu::event::record(mark, stream).check("cuEventRecord")?;
+        cu::stream::wait_event(waiter, mark, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+            .check("cuStreamWaitEvent")
+    }
+}
+
+impl World {
+    /// Runs `body` on one thread per rank with that rank entered, the rank
+    /// of `local_ranks()[i]` on the caller's stream `streams[i]`
+    /// ([`CudaDevice::on_stream`]), and returns once the work is enqueued.
+    pub fn run_on<T: Send>(
+        &self,
+        streams: &[CallerStream],
+        body: impl Fn(&CudaDevice) -> T + Sync,
+    ) -> Result<Vec<T>, RunError> {
+        if streams.len() != self.devices.len() {
+            return Err(RunError {
+                errors: vec![RankError {
+                    rank: self.devices[0].rank,
+                    op: "launcher".into(),
+                    error: Error::Invalid(format!(
+                        "this process runs {} ranks, but {} caller streams were given",
+                        self.devices.len(),
+                        streams.len()
+                    )),
+                }],
+            });
+        }
+        rank_threads::run(
+            &self.devices,
+            "hir-cuda-rank",
+            &self.faults,
+            self.devices[0].timeout,
+            |device| {
+                device.bind()?;
+                let index = self
+                    .devices
+                    .iter()
+                    .position(|other| other.rank == device.rank)
+                    .expect("the threads run the world's devices");
+                device.on_stream(streams[index], || body(device))
+            },
+            |device| {
+                if device.failed()
+                    && let Err(error) = device.synchronize()
+                {
+                    device.fail("synchronize", error);
+                }
+            },
+        )
+    }
+}
+
+impl CudaDevice {
+    /// Runs `call` (which enqueues a host program's work on this rank) with
+    /// `stream` as its stream 0, and returns once the work is enqueued: see
+    /// the module's documentation. Stream 0 must be current, as between
+    /// calls; the rank's context must be bound to this thread.
+    pub fn on_stream<T>(&self, stream: CallerStream, call: impl FnOnce() -> T) -> Result<T> {
+        self.lend(stream as Stream)?;
+        let lent = Lent(self);
+        let value = call();
+        drop(lent);
+        Ok(value)
+    }
+
+    /// Makes `stream` stream 0, after the rank's own.
+    fn lend(&self, stream: Stream) -> Result<()> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        if state.enqueued.own.is_some() || state.capturing || state.current != 0 {
+            return Err(Error::Invalid(
+                "a call on a caller's stream starts between calls, with stream 0 current \
+                 (not inside another call or a capture)"
+                    .into(),
+            ));
+        }
+        self.retire_enqueued(state)?;
+        for comm in state.comms.values() {
+            comm.async_error()?;
+        }
+        wait_for(stream, state.marks[0], state.streams[0])?;
+        state.enqueued.own = Some(state.streams[0]);
+        state.streams[0] = stream;
+        Ok(())
+    }
+
+    /// Gives the rank its own stream 0 back, after the call's work on the
+    /// caller's: see the module's documentation.
+    fn give_back(&self) -> Result<()> {
+        let synchronize = {
+            let mut guard = self.state()?;
+            let state = &mut *guard;
+            let Some(own) = state.enqueued.own.take() else {
+                return Ok(());
+            };
+            let caller = std::mem::replace(&mut state.streams[0], own);
+            for index in 1..state.streams.len() {
+                wait_for(caller, state.marks[index], state.streams[index])?;
+            }
+            let end = new_or_reused_event(state)?;
+            wait_for(own, end, caller)?;
+            let group = state.group.is_some();
+            if !group {
+                Self::retire_requests(state, end, self.inflight.next_id());
+            }
+            group || state.timeline.is_some() || state.ipc.armed()
+        };
+        if synchronize {
+            self.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Moves the call's requests out of the table into an enqueued call
+    /// that ends with `end`.
+    fn retire_requests(state: &mut State, end: sys::CUevent, watched: u64) {
+        let mut events = Vec::new();
+        state.retired += state.requests.len() as Request;
+        for slot in state.requests.drain(..) {
+            if let Slot::Done(completions) = slot {
+                events.extend(completions.iter().filter_map(Completion::event));
+            }
+        }
+        state.enqueued.calls.push_back(Call {
+            end,
+            events,
+            watched,
+        });
+    }
+
+    /// Gives back the events of the enqueued calls that ended, oldest first;
+    /// with [`MAX_ENQUEUED`] outstanding, waits for the oldest.
+    fn retire_enqueued(&self, state: &mut State) -> Result<()> {
+        while let Some(call) = state.enqueued.calls.front() {
+            if state.enqueued.calls.len() >= MAX_ENQUEUED {
+                self.await_end(call.end)?;
+            } else if !complete(call.end)? {
+                break;
+            }
+            let call = state.enqueued.calls.pop_front().expect("a front call");
+            // Before the events are reused: the watchdog stops asking about them.
+            self.inflight.retire_before(call.watched);
+            state.events.push(call.end);
+            state.events.extend(call.events);
+        }
+        Ok(())
+    }
+
+    /// Waits until `end` completed, polling, with the world's timeout.
+    fn await_end(&self, end: sys::CUevent) -> Result<()> {
+        let start = Instant::now();
+        while !complete(end)? {
+            if let Some(peer) = self.faults.first_failed().filter(|&peer| peer != self.rank) {
+                return Err(Error::PeerFailed(peer));
+            }
+            if start.elapsed() > self.timeout {
+                return Err(Error::Timeout {
+                    after: self.timeout,
+                    waiting: format!(
+                        "for the oldest of {MAX_ENQUEUED} calls enqueued on caller streams to \
+                         finish: its streams wait for a communication that did not complete, \
+                         or for the caller's own work"
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(())
+    }
+}
+
+/// Gives the rank its own stream 0 back when the call returns or unwinds.
+struct Lent<'a>(&'a CudaDevice);
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Err(error) = self.0.give_back() {
+            self.0.fail("ending a call on the caller's stream", error);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CallerStream, MAX_ENQUEUED};
+    use crate::cuda::{Config, CudaDevice, World, probe};
+    use crate::device::Device;
+    use crate::memref::View;
+    use crate::ops::{Kernel, KernelOp};
+    use cudarc::driver::{result as cu, sys};
+    use hir_abi::{Binary, DType};
+
+    const LEN: usize = 1 << 20;
+
+    fn one_gpu() -> Option<World> {
+        match probe() {
+            Ok(_) => Some(World::new(Config::new(1, 2)).unwrap()),
+            Err(reason) => {
+                println!("skipping: {reason}");
+                None
+            }
+        }
+    }
+
+    /// `c = a + b` in two halves on the pool streams, forked from stream 0
+    /// and left unjoined (the call joins them), then `c += a` over the whole
+    /// on stream 0.
+    fn program(device: &CudaDevice, [a, b, c]: [usize; 3]) {
+        let [a, b, c] = [a, b, c].map(|address| address as *mut u8);
+        let half = |ptr: *mut u8, i: usize| {
+            View::contiguous(DType::F32, ptr.wrapping_add(i * LEN * 2), &[LEN / 2])
+        };
+        let whole = |ptr| View::contiguous(DType::F32, ptr, &[LEN]);
+        for i in 0..2 {
+            let stream = device.stream_from_pool(i as i64);
+            device.set_current_stream(stream).unwrap();
+            device.sync_stream(0).unwrap();
+            let (inputs, output) = (vec![half(a, i), half(b, i)], half(c, i));
+            let op = KernelOp::Binary(Binary::Add);
+            device.compute(Kernel { op, inputs, output }).unwrap();
+        }
+        device.set_current_stream(0).unwrap();
+        device.sync_stream(1).unwrap();
+        device.sync_stream(2).unwrap();
+        let (inputs, output) = (vec![whole(c), whole(a)], whole(c));
+        let op = KernelOp::Binary(Binary::Add);
+        device.compute(Kernel { op, inputs, output }).unwrap();
+    }
+
+    fn floats(device: &CudaDevice, ptr: *mut u8) -> Vec<f32> {
+        let mut bytes = vec![0u8; LEN * 4];
+        device.copy_from_device(ptr, &mut bytes).unwrap();
+        bytes
+            .chunks_exact(4)
+            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+            .collect()
+    }
+
+    fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
+        let bytes: Vec<u8> = (0..LEN).flat_map(|i| value(i).to_le_bytes()).collect();
+        device.copy_to_device(ptr, &bytes).unwrap();
+    }
+
+    /// A call on a caller's stream held back by a flag returns at once with
+    /// the stream still busy (enqueued, not synchronized), runs once the flag
+    /// is set, and the rank's own stream 0 (its later copies) is ordered
+    /// after it.
+    #[test]
+    fn a_call_is_enqueued_on_the_callers_stream() {
+        let Some(world) = one_gpu() else { return };
+        let device = world.device(0);
+        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
+        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
+        fill(&device, a, |i| i as f32);
+        fill(&device, b, |i| 0.5 * i as f32);
+        fill(&device, c, |_| -1.0);
+        let flag = device.buffer(4).unwrap();
+        fill_flag(flag.ptr(), 0);
+        // SAFETY: a stream and a flag wait of the bound context; the stream
+        // is destroyed once idle below.
+        let caller = unsafe {
+            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+            let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
+            sys::cuStreamWaitValue32_v2(stream, flag.ptr() as sys::CUdeviceptr, 1, flags)
+                .result()
+                .unwrap();
+            stream
+        };
+        let addresses = [a, b, c].map(|ptr| ptr as usize);
+        world
+            .run_on(&[caller as CallerStream], |device| {
+                program(device, addresses)
+            })
+            .unwrap();
+        // SAFETY: a live stream.
+        let busy = unsafe { sys::cuStreamQuery(caller) };
+        assert_eq!(busy, sys::CUresult::CUDA_ERROR_NOT_READY);
+        fill_flag(flag.ptr(), 1);
+        let c = floats(&device, c);
+        assert!(c.iter().enumerate().all(|(i, &c)| c == 2.5 * i as f32));
+        // SAFETY: idle once the copy above (ordered after it) returned.
+        unsafe { cu::stream::destroy(caller).unwrap() };
+    }
+
+    /// Sets the flag from the host (a synchronous copy, on no stream of the
+    /// rank's); the rank's context is bound to the test's thread.
+    fn fill_flag(flag: *mut u8, value: u32) {
+        // SAFETY: 4 bytes of device memory.
+        unsafe { cu::memcpy_htod_sync(flag as sys::CUdeviceptr, &[value]).unwrap() };
+    }
+
+    /// Many calls alternating between two caller streams and the legacy
+    /// default stream hold at most `MAX_ENQUEUED` calls and their events,
+    /// leave no request behind, and run in call order: each adds 2 to what
+    /// the one before wrote.
+    #[test]
+    fn calls_on_caller_streams_stay_bounded_and_in_order() {
+        let Some(world) = one_gpu() else { return };
+        let device = world.device(0);
+        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
+        let [one, p, q] = [0, 1, 2].map(|i| buffers[i].ptr());
+        fill(&device, one, |_| 1.0);
+        fill(&device, p, |_| 0.0);
+        fill(&device, q, |_| 0.0);
+        // Streams of the bound context, destroyed once idle.
+        let streams =
+            [0, 1].map(|_| cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap());
+        let callers = [streams[0] as CallerStream, streams[1] as CallerStream, 0];
+        for call in 0..1000 {
+            let (from, to) = if call % 2 == 0 { (p, q) } else { (q, p) };
+            let addresses = [one, from, to].map(|ptr| ptr as usize);
+            world
+                .run_on(&[callers[call % 3]], |device| program(device, addresses))
+                .unwrap();
+            let state = crate::lock(&device.state);
+            assert!(state.enqueued.len() <= MAX_ENQUEUED);
+            assert!(state.requests.is_empty());
+            assert!(state.events.len() <= 2 * MAX_ENQUEUED);
+        }
+        device.synchronize().unwrap();
+        assert_eq!(crate::lock(&device.state).enqueued.len(), 0);
+        assert!(floats(&device, p).iter().all(|&value| value == 2000.0));
+        // SAFETY: idle after the synchronize.
+        unsafe {
+            for stream in streams {
+                cu::stream::destroy(stream).unwrap();
+            }
+        }
+    }
+}
