@@ -18,7 +18,7 @@
 //! backend, as in `tests.rs`: exact ops bit for bit, the transcendental ones
 //! (exp, tanh, gelu, rsqrt) within a per-dtype relative error.
 
-use super::{Config, CudaDevice, World, probe};
+use super::{Config, CudaDevice, World};
 use crate::device::Device;
 use crate::fused::FusedKernel;
 use crate::memref::View;
@@ -32,20 +32,6 @@ use std::sync::Arc;
 /// to bf16 or f16 on the way (where one result one ulp apart weighs most).
 const F32: f64 = 1e-5;
 const BF16: f64 = 1e-2;
-
-fn one_gpu() -> Option<World> {
-    match probe() {
-        Ok(count) if count >= 1 => Some(World::new(Config::new(1, 2)).unwrap()),
-        Ok(_) => {
-            println!("skipping: no GPU");
-            None
-        }
-        Err(reason) => {
-            println!("skipping: {reason}");
-            None
-        }
-    }
-}
 
 /// How closely two runs must match.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -602,7 +588,7 @@ fn the_cases_run_fused_and_unfused_alike_on_the_cpu_backend() {
 
 #[test]
 fn fused_kernels_match_the_unfused_kernels_and_the_cpu_backend() {
-    let Some(world) = one_gpu() else { return };
+    let Some(world) = super::tests::world(1, false) else { return };
     for case in cases() {
         check(&world, &case);
     }
@@ -631,7 +617,7 @@ fn compiled_during(programs: &[&Program], body: impl FnOnce()) -> Vec<usize> {
 /// programs are this test's own: no other test compiles them.)
 #[test]
 fn each_distinct_program_is_compiled_once() {
-    let Some(world) = one_gpu() else { return };
+    let Some(world) = super::tests::world(1, false) else { return };
     let (h, f, bf) = (DType::F16, DType::F32, DType::BF16);
     let casts = |first: DType, second: DType| Case {
         name: "casts",
