@@ -374,11 +374,24 @@ mod tests {
         // SAFETY: a live stream.
         let busy = unsafe { sys::cuStreamQuery(caller) };
         assert_eq!(busy, sys::CUresult::CUDA_ERROR_NOT_READY);
-        fill_flag(flag.ptr(), 1);
+        // Released from the GPU: a host copy into the flag (on the legacy
+        // stream) did not return while the caller's stream waited on it.
+        // SAFETY: a stream of the bound context, writing the live flag;
+        // destroyed once idle below.
+        let release = unsafe {
+            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+            sys::cuStreamWriteValue32_v2(stream, flag.ptr() as sys::CUdeviceptr, 1, 0)
+                .result()
+                .unwrap();
+            stream
+        };
         let c = floats(&device, c);
         assert!(c.iter().enumerate().all(|(i, &c)| c == 2.5 * i as f32));
-        // SAFETY: idle once the copy above (ordered after it) returned.
-        unsafe { cu::stream::destroy(caller).unwrap() };
+        // SAFETY: idle once the copy above (ordered after them) returned.
+        unsafe {
+            cu::stream::destroy(caller).unwrap();
+            cu::stream::destroy(release).unwrap();
+        }
     }
 
     /// Sets the flag from the host (a synchronous copy, on no stream of the
