@@ -286,7 +286,7 @@ mod tests {
     use crate::device::Device;
     use crate::memref::View;
     use crate::ops::{Kernel, KernelOp};
-    use cudarc::driver::{result as cu, sys};
+    use cudarc::driver::result as cu;
     use hir_abi::{Binary, DType};
 
     const LEN: usize = 1 << 20;
@@ -338,67 +338,6 @@ mod tests {
     fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
         let bytes: Vec<u8> = (0..LEN).flat_map(|i| value(i).to_le_bytes()).collect();
         device.copy_to_device(ptr, &bytes).unwrap();
-    }
-
-    /// A call on a caller's stream held back by a flag returns at once with
-    /// the stream still busy (enqueued, not synchronized), runs once the flag
-    /// is set, and the rank's own stream 0 (its later copies) is ordered
-    /// after it.
-    #[test]
-    fn a_call_is_enqueued_on_the_callers_stream() {
-        let Some(world) = one_gpu() else { return };
-        let device = world.device(0);
-        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
-        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
-        fill(&device, a, |i| i as f32);
-        fill(&device, b, |i| 0.5 * i as f32);
-        fill(&device, c, |_| -1.0);
-        let flag = device.buffer(4).unwrap();
-        fill_flag(flag.ptr(), 0);
-        // SAFETY: a stream and a flag wait of the bound context; the stream
-        // is destroyed once idle below.
-        let caller = unsafe {
-            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
-            let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-            sys::cuStreamWaitValue32_v2(stream, flag.ptr() as sys::CUdeviceptr, 1, flags)
-                .result()
-                .unwrap();
-            stream
-        };
-        let addresses = [a, b, c].map(|ptr| ptr as usize);
-        world
-            .run_on(&[caller as CallerStream], |device| {
-                program(device, addresses)
-            })
-            .unwrap();
-        // SAFETY: a live stream.
-        let busy = unsafe { sys::cuStreamQuery(caller) };
-        assert_eq!(busy, sys::CUresult::CUDA_ERROR_NOT_READY);
-        // Released from the GPU: a host copy into the flag (on the legacy
-        // stream) did not return while the caller's stream waited on it.
-        // SAFETY: a stream of the bound context, writing the live flag;
-        // destroyed once idle below.
-        let release = unsafe {
-            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
-            sys::cuStreamWriteValue32_v2(stream, flag.ptr() as sys::CUdeviceptr, 1, 0)
-                .result()
-                .unwrap();
-            stream
-        };
-        let c = floats(&device, c);
-        assert!(c.iter().enumerate().all(|(i, &c)| c == 2.5 * i as f32));
-        // SAFETY: idle once the copy above (ordered after them) returned.
-        unsafe {
-            cu::stream::destroy(caller).unwrap();
-            cu::stream::destroy(release).unwrap();
-        }
-    }
-
-    /// Sets the flag from the host (a synchronous copy, on no stream of the
-    /// rank's); the rank's context is bound to the test's thread.
-    fn fill_flag(flag: *mut u8, value: u32) {
-        // SAFETY: 4 bytes of device memory.
-        unsafe { cu::memcpy_htod_sync(flag as sys::CUdeviceptr, &[value]).unwrap() };
     }
 
     /// Many calls alternating between two caller streams and the legacy
