@@ -588,7 +588,9 @@ fn the_cases_run_fused_and_unfused_alike_on_the_cpu_backend() {
 
 #[test]
 fn fused_kernels_match_the_unfused_kernels_and_the_cpu_backend() {
-    let Some(world) = super::tests::world(1, false) else { return };
+    let Some(world) = super::tests::world(1, false) else {
+        return;
+    };
     for case in cases() {
         check(&world, &case);
     }
@@ -617,7 +619,9 @@ fn compiled_during(programs: &[&Program], body: impl FnOnce()) -> Vec<usize> {
 /// programs are this test's own: no other test compiles them.)
 #[test]
 fn each_distinct_program_is_compiled_once() {
-    let Some(world) = super::tests::world(1, false) else { return };
+    let Some(world) = super::tests::world(1, false) else {
+        return;
+    };
     let (h, f, bf) = (DType::F16, DType::F32, DType::BF16);
     let casts = |first: DType, second: DType| Case {
         name: "casts",
