@@ -282,7 +282,8 @@ impl Drop for Lent<'_> {
 #[cfg(test)]
 mod tests {
     use super::{CallerStream, MAX_ENQUEUED};
-    use crate::cuda::{Config, CudaDevice, World, probe};
+    use crate::cuda::CudaDevice;
+    use crate::cuda::tests::{read_f32, world, write_f32};
     use crate::device::Device;
     use crate::memref::View;
     use crate::ops::{Kernel, KernelOp};
@@ -290,16 +291,6 @@ mod tests {
     use hir_abi::{Binary, DType};
 
     const LEN: usize = 1 << 20;
-
-    fn one_gpu() -> Option<World> {
-        match probe() {
-            Ok(_) => Some(World::new(Config::new(1, 2)).unwrap()),
-            Err(reason) => {
-                println!("skipping: {reason}");
-                None
-            }
-        }
-    }
 
     /// `c = a + b` in two halves on the pool streams, forked from stream 0
     /// and left unjoined (the call joins them), then `c += a` over the whole
@@ -326,33 +317,19 @@ mod tests {
         device.compute(Kernel { op, inputs, output }).unwrap();
     }
 
-    fn floats(device: &CudaDevice, ptr: *mut u8) -> Vec<f32> {
-        let mut bytes = vec![0u8; LEN * 4];
-        device.copy_from_device(ptr, &mut bytes).unwrap();
-        bytes
-            .chunks_exact(4)
-            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
-            .collect()
-    }
-
-    fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
-        let bytes: Vec<u8> = (0..LEN).flat_map(|i| value(i).to_le_bytes()).collect();
-        device.copy_to_device(ptr, &bytes).unwrap();
-    }
-
     /// Many calls alternating between two caller streams and the legacy
     /// default stream hold at most `MAX_ENQUEUED` calls and their events,
     /// leave no request behind, and run in call order: each adds 2 to what
     /// the one before wrote.
     #[test]
     fn calls_on_caller_streams_stay_bounded_and_in_order() {
-        let Some(world) = one_gpu() else { return };
+        let Some(world) = world(1, false) else { return };
         let device = world.device(0);
         let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
         let [one, p, q] = [0, 1, 2].map(|i| buffers[i].ptr());
-        fill(&device, one, |_| 1.0);
-        fill(&device, p, |_| 0.0);
-        fill(&device, q, |_| 0.0);
+        write_f32(&device, one, LEN, |_| 1.0);
+        write_f32(&device, p, LEN, |_| 0.0);
+        write_f32(&device, q, LEN, |_| 0.0);
         // Streams of the bound context, destroyed once idle.
         let streams =
             [0, 1].map(|_| cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap());
@@ -370,7 +347,11 @@ mod tests {
         }
         device.synchronize().unwrap();
         assert_eq!(crate::lock(&device.state).enqueued.len(), 0);
-        assert!(floats(&device, p).iter().all(|&value| value == 2000.0));
+        assert!(
+            read_f32(&device, p, LEN)
+                .iter()
+                .all(|&value| value == 2000.0)
+        );
         // SAFETY: idle after the synchronize.
         unsafe {
             for stream in streams {

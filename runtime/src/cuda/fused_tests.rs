@@ -18,12 +18,12 @@
 //! backend, as in `tests.rs`: exact ops bit for bit, the transcendental ones
 //! (exp, tanh, gelu, rsqrt) within a per-dtype relative error.
 
+use super::tests::{Buffer, decode, random};
 use super::{Config, CudaDevice, World};
 use crate::device::Device;
 use crate::fused::FusedKernel;
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
-use half::{bf16, f16};
 use hir_abi::fused::{Instr, Load, Program};
 use hir_abi::{Binary, DType, Unary};
 use std::sync::Arc;
@@ -89,45 +89,21 @@ fn load(buffer: usize, broadcast: &[usize]) -> Load {
     }
 }
 
-/// Deterministic random values in `[-2, 2)`, rounded to `dtype`, none zero.
-fn random(seed: u64, dtype: DType, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut bytes = Vec::with_capacity(len * dtype.size());
-    for _ in 0..len {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let mut value = (state >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0;
-        if value.abs() < 0.0625 {
-            value += 0.25;
-        }
-        match dtype {
-            DType::F32 => bytes.extend(value.to_le_bytes()),
-            DType::BF16 => bytes.extend(bf16::from_f32(value).to_le_bytes()),
-            DType::F16 => bytes.extend(f16::from_f32(value).to_le_bytes()),
-        }
-    }
-    bytes
-}
-
-fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
-    bytes
-        .chunks(dtype.size())
-        .map(|chunk| match dtype {
-            DType::F32 => f32::from_le_bytes(chunk.try_into().unwrap()) as f64,
-            DType::BF16 => bf16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
-            DType::F16 => f16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
-        })
-        .collect()
-}
-
 /// The initial bytes of every buffer's allocation (outputs too).
 fn initial(case: &Case) -> Vec<Vec<u8>> {
     case.layouts
         .iter()
         .zip(&case.program.dtypes)
         .enumerate()
-        .map(|(i, (layout, &dtype))| random(i as u64 * 104_729 + 17, dtype, layout.len))
+        .map(|(i, (layout, &dtype))| {
+            random(
+                i as u64 * 104_729 + 17,
+                Buffer {
+                    dtype,
+                    len: layout.len,
+                },
+            )
+        })
         .collect()
 }
 

@@ -3,7 +3,7 @@
 //! the call computes directly, bit for bit. Without a GPU they print why and
 //! pass.
 
-use super::tests::world;
+use super::tests::{read_f32, world, write_f32};
 use super::{CudaDevice, nccl_present};
 use crate::device::Device;
 use crate::memref::View;
@@ -13,17 +13,11 @@ use hir_abi::{Backend, Binary, Collective, DType, ReduceKind};
 const LEN: usize = 1 << 16;
 
 fn floats(device: &CudaDevice, ptr: *mut u8) -> Vec<f32> {
-    let mut bytes = vec![0u8; LEN * 4];
-    device.copy_from_device(ptr, &mut bytes).unwrap();
-    bytes
-        .chunks_exact(4)
-        .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
-        .collect()
+    read_f32(device, ptr, LEN)
 }
 
 fn fill(device: &CudaDevice, ptr: *mut u8, value: impl Fn(usize) -> f32) {
-    let bytes: Vec<u8> = (0..LEN).flat_map(|i| value(i).to_le_bytes()).collect();
-    device.copy_to_device(ptr, &bytes).unwrap();
+    write_f32(device, ptr, LEN, value)
 }
 
 /// Four slices on pool streams, forked from stream 0 and joined back:

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.
 #[derive(Clone, Copy)]
-struct Buffer {
-    dtype: DType,
-    len: usize,
+pub(super) struct Buffer {
+    pub dtype: DType,
+    pub len: usize,
 }
 
 /// How closely results must match.
@@ -30,7 +30,7 @@ enum Match {
 }
 
 /// Deterministic random values in `[-2, 2)`, rounded to `dtype`, none zero.
-fn random(seed: u64, buffer: Buffer) -> Vec<u8> {
+pub(super) fn random(seed: u64, buffer: Buffer) -> Vec<u8> {
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut bytes = Vec::with_capacity(buffer.len * buffer.dtype.size());
     for _ in 0..buffer.len {
@@ -51,7 +51,7 @@ fn random(seed: u64, buffer: Buffer) -> Vec<u8> {
     bytes
 }
 
-fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
+pub(super) fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
     bytes
         .chunks(dtype.size())
         .map(|chunk| match dtype {
@@ -68,6 +68,27 @@ fn tolerance(dtype: DType) -> f64 {
         DType::BF16 => 1e-2,
         DType::F16 => 2e-3,
     }
+}
+
+/// The `len` f32 values at device address `ptr`.
+pub(super) fn read_f32(device: &CudaDevice, ptr: *mut u8, len: usize) -> Vec<f32> {
+    let mut bytes = vec![0u8; len * 4];
+    device.copy_from_device(ptr, &mut bytes).unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+        .collect()
+}
+
+/// Writes `value(i)` for `i` in `0..len` as f32 at device address `ptr`.
+pub(super) fn write_f32(
+    device: &CudaDevice,
+    ptr: *mut u8,
+    len: usize,
+    value: impl Fn(usize) -> f32,
+) {
+    let bytes: Vec<u8> = (0..len).flat_map(|i| value(i).to_le_bytes()).collect();
+    device.copy_to_device(ptr, &bytes).unwrap();
 }
 
 /// What a scenario's program gets: its rank's buffers as base pointers.
