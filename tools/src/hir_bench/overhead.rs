@@ -11,6 +11,7 @@
 //! (one f32 addition each).
 
 use crate::cli::Overhead;
+use crate::data;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::OpKind;
@@ -255,12 +256,7 @@ fn time(runtime: &Runtime, iters: usize, body: &(impl Fn(usize) + Sync)) -> Resu
 /// The output must be `a + b` in f32, bit for bit.
 fn check(runtime: &Runtime, call: &mut RankCall, a: &[u8], b: &[u8], how: &str) -> Result<()> {
     runtime.fetch(0, &mut call.buffers[2])?;
-    let floats = |bytes: &[u8]| -> Vec<f32> {
-        bytes
-            .chunks_exact(4)
-            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
-            .collect()
-    };
+    let floats = |bytes: &[u8]| data::load_all(DType::F32, bytes);
     let (a, b, out) = (floats(a), floats(b), floats(call.buffers[2].bytes()));
     let wrong = (0..out.len())
         .filter(|&i| (a[i] + b[i]).to_bits() != out[i].to_bits())

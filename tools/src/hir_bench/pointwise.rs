@@ -10,6 +10,7 @@
 //! speed of memory costs).
 
 use crate::cli::Pointwise;
+use crate::data;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::OpKind;
@@ -176,13 +177,6 @@ struct Agreement {
     relative_error: f64,
 }
 
-fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|chunk| f32::from_le_bytes(chunk.try_into().expect("4 bytes")))
-        .collect()
-}
-
 fn relative_error(actual: impl Iterator<Item = (f64, f64)>) -> f64 {
     let (mut diff, mut norm) = (0.0, 0.0);
     for (got, want) in actual {
@@ -267,7 +261,7 @@ pub fn run(options: &Pointwise) -> Result<()> {
         runtime.upload(0, &mut call.buffers[3], &nans)?;
         runtime.run(body)?;
         runtime.fetch(0, &mut call.buffers[3])?;
-        let output = floats(call.buffers[3].bytes());
+        let output = data::load_all(DType::F32, call.buffers[3].bytes());
         let reference_error =
             relative_error(output.iter().zip(&want).map(|(&x, &y)| (f64::from(x), y)));
         let verdict = if reference_error <= REFERENCE_TOLERANCE {
