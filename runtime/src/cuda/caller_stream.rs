@@ -287,7 +287,7 @@ mod tests {
     use crate::device::Device;
     use crate::memref::View;
     use crate::ops::{Kernel, KernelOp};
-    use cudarc::driver::result as cu;
+    use cudarc::driver::{result as cu, sys};
     use hir_abi::{Binary, DType};
 
     const LEN: usize = 1 << 20;
@@ -315,6 +315,162 @@ mod tests {
         let (inputs, output) = (vec![whole(c), whole(a)], whole(c));
         let op = KernelOp::Binary(Binary::Add);
         device.compute(Kernel { op, inputs, output }).unwrap();
+    }
+
+    /// A flag in pinned host memory mapped into the device: the GPU reads it
+    /// (`cuStreamWaitValue32`), the host sets it with a plain store. Set from
+    /// a stream instead, the release could queue behind the very wait it
+    /// releases: the driver maps streams onto a few hardware queues, and a
+    /// stream blocked on a value blocks every stream that shares its queue.
+    struct HostFlag {
+        host: *mut u32,
+        device: sys::CUdeviceptr,
+    }
+
+    impl HostFlag {
+        fn new() -> Self {
+            let mut host = std::ptr::null_mut();
+            let mut device = 0;
+            // SAFETY: 4 bytes of pinned, mapped memory of the bound context,
+            // freed on drop.
+            unsafe {
+                sys::cuMemHostAlloc(&mut host, 4, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+                    .result()
+                    .unwrap();
+                std::ptr::write_volatile(host.cast::<u32>(), 0);
+                sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
+                    .result()
+                    .unwrap();
+            }
+            Self {
+                host: host.cast(),
+                device,
+            }
+        }
+
+        /// Makes `stream`'s later work wait until the flag is set.
+        fn hold(&self, stream: sys::CUstream) {
+            let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
+            // SAFETY: a live stream and the mapped flag.
+            unsafe {
+                sys::cuStreamWaitValue32_v2(stream, self.device, 1, flags)
+                    .result()
+                    .unwrap()
+            };
+        }
+
+        fn set(&self) {
+            // SAFETY: the live mapped flag; volatile, so the store happens.
+            unsafe { std::ptr::write_volatile(self.host, 1) };
+        }
+    }
+
+    impl Drop for HostFlag {
+        fn drop(&mut self) {
+            // SAFETY: no stream waits on the flag any more (set, then synchronized).
+            unsafe { sys::cuMemFreeHost(self.host.cast()).result().unwrap() };
+        }
+    }
+
+    /// A call on a caller's stream runs there, after the caller's work, and
+    /// the host does not wait for it. The caller's stream is held by a flag,
+    /// then writes the call's input `a`: the call returns with that stream
+    /// still busy (a host synchronize would never return), and its result is
+    /// right only if it ran after the write on the caller's stream (on
+    /// another stream it would read the stale `a`). The rank's own stream 0
+    /// is ordered after the call: the read-back sees its result.
+    #[test]
+    fn a_call_is_enqueued_on_the_callers_stream() {
+        let Some(world) = world(1, false) else { return };
+        let device = world.device(0);
+        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
+        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
+        write_f32(&device, a, LEN, |i| i as f32);
+        write_f32(&device, b, LEN, |i| 0.5 * i as f32);
+        write_f32(&device, c, LEN, |_| -1.0);
+        let flag = HostFlag::new();
+        // SAFETY: a stream of the bound context, destroyed once idle below;
+        // `a` holds LEN f32.
+        let caller = unsafe {
+            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+            flag.hold(stream);
+            let three = 3.0f32.to_bits();
+            sys::cuMemsetD32Async(a as sys::CUdeviceptr, three, LEN, stream)
+                .result()
+                .unwrap();
+            stream
+        };
+        let addresses = [a, b, c].map(|ptr| ptr as usize);
+        world
+            .run_on(&[caller as CallerStream], |device| {
+                program(device, addresses)
+            })
+            .unwrap();
+        // SAFETY: a live stream.
+        let busy = unsafe { sys::cuStreamQuery(caller) };
+        assert_eq!(busy, sys::CUresult::CUDA_ERROR_NOT_READY);
+        flag.set();
+        let c = read_f32(&device, c, LEN);
+        let wrong = (0..LEN).find(|&i| c[i] != 6.0 + 0.5 * i as f32);
+        assert_eq!(
+            wrong, None,
+            "c = a + b + a with a = 3 written on the caller's stream"
+        );
+        // SAFETY: idle once the read-back (ordered after the call) returned.
+        unsafe { cu::stream::destroy(caller).unwrap() };
+    }
+
+    /// A rank's first call, on a caller's stream that waits for work the
+    /// GPU does later on another stream, completes once that work ran: the
+    /// call's first launches load no kernel (a load would wait for the held
+    /// stream, and the releasing work behind the load for the load).
+    #[test]
+    fn a_first_call_behind_a_stream_the_gpu_releases_completes() {
+        let Some(world) = world(1, false) else { return };
+        let device = world.device(0);
+        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
+        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
+        write_f32(&device, a, LEN, |i| i as f32);
+        write_f32(&device, b, LEN, |i| 0.5 * i as f32);
+        let flag = HostFlag::new();
+        let make = || cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+        let caller = make();
+        flag.hold(caller);
+        let addresses = [a, b, c].map(|ptr| ptr as usize);
+        world
+            .run_on(&[caller as CallerStream], |device| {
+                program(device, addresses)
+            })
+            .unwrap();
+        let release = make();
+        // SAFETY: a live stream writing the mapped flag.
+        unsafe {
+            sys::cuStreamWriteValue32_v2(release, flag.device, 1, 0)
+                .result()
+                .unwrap()
+        };
+        let start = std::time::Instant::now();
+        // SAFETY: a live stream.
+        while unsafe { sys::cuStreamQuery(caller) } == sys::CUresult::CUDA_ERROR_NOT_READY
+            && start.elapsed() < std::time::Duration::from_secs(10)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: a live stream.
+        let done = unsafe { sys::cuStreamQuery(caller) } == sys::CUresult::CUDA_SUCCESS;
+        // Lets a stuck GPU go, so that a failure fails instead of hanging.
+        flag.set();
+        assert!(
+            done,
+            "the held call did not complete 10 s after its release"
+        );
+        let c = read_f32(&device, c, LEN);
+        assert!(c.iter().enumerate().all(|(i, &c)| c == 2.5 * i as f32));
+        // SAFETY: idle once the read-back (ordered after both) returned.
+        unsafe {
+            cu::stream::destroy(caller).unwrap();
+            cu::stream::destroy(release).unwrap();
+        }
     }
 
     /// Many calls alternating between two caller streams and the legacy

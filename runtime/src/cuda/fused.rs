@@ -175,6 +175,7 @@ fn function(words: &Arc<[i64]>, program: &Program) -> Result<sys::CUfunction> {
     // SAFETY: NUL-terminated PTX text.
     let module =
         unsafe { cu::module::load_data(ptx.as_ptr().cast()) }.check("loading a fused kernel")?;
+    super::kernels::load_functions(module)?;
     let name = CString::new("hir_fused").expect("no NUL");
     // SAFETY: the module stays loaded for the process.
     let function =

@@ -248,6 +248,32 @@ fn ptx(arch: i32) -> Result<Arc<CString>> {
     Ok(ptx)
 }
 
+/// Loads every function of `module` now, not at its first launch. Under
+/// CUDA's lazy loading (the default) a first launch loads its function, and
+/// that load is ordered after the work in flight in the context, with later
+/// work on every stream ordered after it: a first launch in a call enqueued
+/// behind a stream that waits for later GPU work (a caller's stream held on
+/// a flag) would hold the very work that releases it, and never run.
+pub(crate) fn load_functions(module: sys::CUmodule) -> Result<()> {
+    let mut count = 0;
+    // SAFETY: a loaded module; `functions` holds `count` handles.
+    unsafe {
+        sys::cuModuleGetFunctionCount(&mut count, module)
+            .result()
+            .check("counting the kernels of a module")?;
+        let mut functions = vec![std::ptr::null_mut(); count as usize];
+        sys::cuModuleEnumerateFunctions(functions.as_mut_ptr(), count, module)
+            .result()
+            .check("listing the kernels of a module")?;
+        for function in functions {
+            sys::cuFuncLoad(function)
+                .result()
+                .check("loading a kernel")?;
+        }
+    }
+    Ok(())
+}
+
 /// The kernels loaded into one context.
 pub(crate) struct Kernels {
     module: sys::CUmodule,
@@ -269,6 +295,7 @@ impl Kernels {
         // SAFETY: NUL-terminated PTX text.
         let module = unsafe { cu::module::load_data(ptx.as_ptr().cast()) }
             .check("loading the runtime's kernels")?;
+        load_functions(module)?;
         Ok(Kernels {
             module,
             functions: Mutex::default(),
