@@ -13,6 +13,10 @@
 //! gives the bits the chain of ops gives. Stores write slots to output
 //! buffers, rounding to the buffer's element type.
 //!
+//! Every element type is a float: integer buffers are never fused
+//! (`host-fuse-elementwise` leaves their ops alone), and [`Program::decode`]
+//! refuses them.
+//!
 //! Words: `[VERSION, n, dtype * n, loads, (buffer, axes) * loads, instrs,
 //! (opcode, dtype, a, b, c) * instrs, stores, (buffer, slot) * stores]`,
 //! `axes` a bit mask of the iteration axes a load broadcasts along, unused
@@ -162,11 +166,13 @@ impl Program {
                 .filter(|&count| count <= most)
                 .ok_or_else(|| Invalid(format!("{what} {value} is not in 0..={most}")))
         };
+        // Floats only: a fused program computes in f32.
         let dtype = |code: i64| {
             usize::try_from(code)
                 .ok()
                 .and_then(|code| DType::ALL.get(code).copied())
-                .ok_or_else(|| Invalid(format!("unknown element type code {code}")))
+                .filter(|dtype| dtype.is_float())
+                .ok_or_else(|| Invalid(format!("unknown or integer element type code {code}")))
         };
         let buffers = count(next("buffer count")?, "buffer count", MAX_BUFFERS)?;
         let dtypes = (0..buffers)
@@ -291,6 +297,9 @@ mod tests {
         };
         refused(&words[..words.len() - 1], "ends before");
         refused(&[words.clone(), vec![7]].concat(), "past its end");
+        let mut integer = words.clone();
+        integer[2] = 3;
+        refused(&integer, "integer element type");
         let mut version = words.clone();
         version[0] = 2;
         refused(&version, "version");

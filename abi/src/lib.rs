@@ -22,16 +22,26 @@ use std::fmt;
 
 pub mod fused;
 
-/// An element type of a buffer.
+/// An element type of a buffer. The integers are signless in MLIR and
+/// signed (two's complement) here: their arithmetic wraps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     F32,
     BF16,
     F16,
+    I32,
+    I64,
 }
 
 impl DType {
-    pub const ALL: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+    /// Every element type; its index is the type's code in a fused program.
+    pub const ALL: [DType; 5] = [DType::F32, DType::BF16, DType::F16, DType::I32, DType::I64];
+
+    /// The floating-point types, which every entry takes.
+    pub const FLOATS: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+    /// The integer types, which the entries of [`DType::takes`] take.
+    pub const INTS: [DType; 2] = [DType::I32, DType::I64];
 
     /// The MLIR spelling, also the symbol suffix.
     pub const fn mlir(self) -> &'static str {
@@ -39,7 +49,13 @@ impl DType {
             DType::F32 => "f32",
             DType::BF16 => "bf16",
             DType::F16 => "f16",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
         }
+    }
+
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::BF16 | DType::F16)
     }
 
     /// The type of an MLIR element type spelled `name`.
@@ -49,8 +65,9 @@ impl DType {
 
     pub const fn size(self) -> usize {
         match self {
-            DType::F32 => 4,
+            DType::F32 | DType::I32 => 4,
             DType::BF16 | DType::F16 => 2,
+            DType::I64 => 8,
         }
     }
 }
@@ -142,6 +159,13 @@ impl Unary {
         }
     }
 
+    /// Whether the op is defined on `dtype`: the transcendental ones are
+    /// float only; neg, abs and relu are exact on integers (neg and abs
+    /// wrap: the most negative value is its own negation).
+    pub const fn takes(self, dtype: DType) -> bool {
+        dtype.is_float() || matches!(self, Unary::Neg | Unary::Abs | Unary::Relu)
+    }
+
     /// What the op computes of one element, in f64: the meaning the
     /// backends' kernels implement and `--check`'s reference evaluates.
     pub fn eval(self, x: f64) -> f64 {
@@ -198,6 +222,12 @@ impl Binary {
             Binary::Max => "max",
             Binary::Min => "min",
         }
+    }
+
+    /// Whether the op is defined on `dtype`: every one but division takes
+    /// integers (add, sub and mul wrap).
+    pub const fn takes(self, dtype: DType) -> bool {
+        dtype.is_float() || !matches!(self, Binary::Div)
     }
 }
 
@@ -358,7 +388,7 @@ impl Entry {
             Barrier,
         ];
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
-        for dtype in DType::ALL {
+        for dtype in DType::FLOATS {
             all.extend([
                 Copy(dtype),
                 Where(dtype),
@@ -375,13 +405,58 @@ impl Entry {
                 Recv(dtype),
                 ShareMemHandle(dtype),
             ]);
-            all.extend(DType::ALL.map(|to| Cast(dtype, to)));
+            all.extend(DType::FLOATS.map(|to| Cast(dtype, to)));
             all.extend(self::Unary::ALL.map(|op| Unary(op, dtype)));
             all.extend(self::Binary::ALL.map(|op| Binary(op, dtype)));
             all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
             all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
         }
+        for dtype in DType::INTS {
+            all.extend([
+                Copy(dtype),
+                Where(dtype),
+                Broadcast(dtype),
+                Transpose(dtype),
+                Reshape(dtype),
+                Fill(dtype),
+                Iota(dtype),
+                Send(dtype),
+                Recv(dtype),
+                ShareMemHandle(dtype),
+            ]);
+            all.extend(
+                self::Unary::ALL
+                    .into_iter()
+                    .filter(|op| op.takes(dtype))
+                    .map(|op| Unary(op, dtype)),
+            );
+            all.extend(
+                self::Binary::ALL
+                    .into_iter()
+                    .filter(|op| op.takes(dtype))
+                    .map(|op| Binary(op, dtype)),
+            );
+            all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
+            all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
+        }
         all
+    }
+
+    /// Whether the runtime defines the entry ([`Entry::all`] lists it): the
+    /// integer types have no cast, matmul or linear, and only the unary and
+    /// binary ops that [`Unary::takes`] and [`Binary::takes`] them.
+    pub const fn exists(self) -> bool {
+        use Entry::*;
+        match self {
+            Cast(from, to) => from.is_float() && to.is_float(),
+            Unary(op, dtype) => op.takes(dtype),
+            Binary(op, dtype) => op.takes(dtype),
+            Matmul(dtype) | MatmulAccumulate(dtype) | Linear(dtype) | LinearBias(dtype) => {
+                dtype.is_float()
+            }
+            Fused(n) => n >= 1 && n <= fused::MAX_BUFFERS,
+            _ => true,
+        }
     }
 
     /// Whether the entry takes buffers, so that it is called through
@@ -474,5 +549,51 @@ mod tests {
         assert!(names.contains("hir_rt_get_current_stream"));
         assert!(names.contains("_mlir_ciface_hir_rt_reduce_scatter_f16"));
         assert!(names.contains("_mlir_ciface_hir_rt_fused_8"));
+        assert!(names.contains("_mlir_ciface_hir_rt_allreduce_i64"));
+        assert!(names.contains("_mlir_ciface_hir_rt_iota_i32"));
+    }
+
+    #[test]
+    fn integers_take_the_exact_ops_only() {
+        for dtype in DType::INTS {
+            assert!(Entry::Binary(Binary::Add, dtype).exists());
+            assert!(Entry::Unary(Unary::Abs, dtype).exists());
+            assert!(Entry::Reduction(Reduction::Sum, dtype).exists());
+            assert!(!Entry::Binary(Binary::Div, dtype).exists());
+            assert!(!Entry::Unary(Unary::Exp, dtype).exists());
+            assert!(!Entry::Matmul(dtype).exists());
+            assert!(!Entry::Linear(dtype).exists());
+            assert!(!Entry::Cast(dtype, DType::F32).exists());
+            assert!(!Entry::Cast(DType::F32, dtype).exists());
+        }
+        assert!(Entry::Binary(Binary::Div, DType::BF16).exists());
+        // `exists` says what `all` lists, for every entry of every type.
+        let all = Entry::all();
+        for dtype in DType::ALL {
+            let mut entries = vec![
+                Entry::Copy(dtype),
+                Entry::Where(dtype),
+                Entry::Broadcast(dtype),
+                Entry::Transpose(dtype),
+                Entry::Reshape(dtype),
+                Entry::Fill(dtype),
+                Entry::Iota(dtype),
+                Entry::Matmul(dtype),
+                Entry::MatmulAccumulate(dtype),
+                Entry::Linear(dtype),
+                Entry::LinearBias(dtype),
+                Entry::Send(dtype),
+                Entry::Recv(dtype),
+                Entry::ShareMemHandle(dtype),
+            ];
+            entries.extend(DType::ALL.map(|to| Entry::Cast(dtype, to)));
+            entries.extend(Unary::ALL.map(|op| Entry::Unary(op, dtype)));
+            entries.extend(Binary::ALL.map(|op| Entry::Binary(op, dtype)));
+            entries.extend(Reduction::ALL.map(|op| Entry::Reduction(op, dtype)));
+            entries.extend(Collective::ALL.map(|op| Entry::Collective(op, dtype)));
+            for entry in entries {
+                assert_eq!(entry.exists(), all.contains(&entry), "{entry:?}");
+            }
+        }
     }
 }

@@ -60,7 +60,8 @@ def Comm_ReduceKind : I32EnumAttr<"ReduceKind", "how values are combined", [
   let cppNamespace = "::hir::comm";
 }
 
-def Comm_Buffer : MemRefOf<[F16, BF16, F32]>;
+// Floats or signless integers (i32, i64); `avg` combines floats only.
+def Comm_Buffer : MemRefOf<[F16, BF16, F32, I32, I64]>;
 
 class Comm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Comm_Dialect, mnemonic, !listconcat(traits,

@@ -143,6 +143,15 @@ static LogicalResult verifyCollective(Op op) {
   return success();
 }
 
+/// `avg` divides: it combines floats only.
+template <typename Op>
+static LogicalResult verifyReduceKind(Op op) {
+  Type element = memref(op.getInput()).getElementType();
+  if (op.getKind() == ReduceKind::avg && isa<IntegerType>(element))
+    return op.emitOpError() << "avg of " << element << " is not supported (integer division)";
+  return success();
+}
+
 /// A rooted collective has one team: its root is a rank of that team.
 template <typename Op>
 static LogicalResult verifySingleTeam(Op op) {
@@ -171,7 +180,7 @@ LogicalResult GatherOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyCollective(*this)))
+  if (failed(verifyCollective(*this)) || failed(verifyReduceKind(*this)))
     return failure();
   return verifyConcatenation(*this, memref(getOutput()), "output", memref(getInput()), "input",
                              getAxis(), getTeamSizeOrAll());
@@ -186,7 +195,7 @@ LogicalResult ScatterOp::verify() {
 }
 
 LogicalResult AllreduceOp::verify() {
-  if (failed(verifyCollective(*this)))
+  if (failed(verifyCollective(*this)) || failed(verifyReduceKind(*this)))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");
 }
@@ -200,6 +209,7 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult ReduceOp::verify() {
   if (failed(verifyCollective(*this)) || failed(verifySingleTeam(*this)) ||
+      failed(verifyReduceKind(*this)) ||
       failed(verifyRoot(*this, getTeam(), getRoot(), getDynamicRoot())))
     return failure();
   return verifySameShape(*this, memref(getInput()), "input", memref(getOutput()), "output");

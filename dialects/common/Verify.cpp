@@ -7,6 +7,7 @@
 #include "llvm/ADT/SmallString.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -227,6 +228,17 @@ LogicalResult hir::verifyIotaAxis(Operation *op, ShapedType output, int64_t axis
   if (axis < 0 || axis >= output.getRank())
     return op->emitOpError() << "axis " << axis << " is out of range for rank "
                              << output.getRank();
+  return success();
+}
+
+LogicalResult hir::verifyFillValue(Operation *op, ShapedType output, double value) {
+  auto integer = dyn_cast<IntegerType>(output.getElementType());
+  if (!integer)
+    return success();
+  // The type's range, as doubles: -2^(w-1) is exact, 2^(w-1) the first past it.
+  double bound = std::ldexp(1.0, static_cast<int>(integer.getWidth()) - 1);
+  if (std::trunc(value) != value || value < -bound || value >= bound)
+    return op->emitOpError() << "value " << value << " is not an integer of " << integer;
   return success();
 }
 

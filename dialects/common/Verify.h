@@ -65,6 +65,10 @@ mlir::LogicalResult verifyReshape(mlir::Operation *op, mlir::ShapedType input,
 /// `axis` is in range for a generated value of type `output` (iota).
 mlir::LogicalResult verifyIotaAxis(mlir::Operation *op, mlir::ShapedType output, int64_t axis);
 
+/// A fill `value` of an integer `output` is an integer of its element type
+/// (a float output takes any value, rounded).
+mlir::LogicalResult verifyFillValue(mlir::Operation *op, mlir::ShapedType output, double value);
+
 } // namespace hir
 
 #endif // HIR_COMMON_VERIFY_H

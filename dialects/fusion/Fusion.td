@@ -80,8 +80,11 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Fusion_Float : AnyTypeOf<[F16, BF16, F32]>;
-def Fusion_Tensor : StaticShapeTensorOf<[F16, BF16, F32]>;
+// Tensors hold floats or signless integers (i32, i64: signed, wrapping, in
+// the runtime); the transcendental ops, div, cast, matmul and linear take
+// floats only.
+def Fusion_Tensor : StaticShapeTensorOf<[F16, BF16, F32, I32, I64]>;
+def Fusion_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32]>;
 
 class Fusion_Op<string mnemonic, list<Trait> traits = []>
     : Op<Fusion_Dialect, mnemonic, !listconcat(traits, [HIR_SizesFit])>;
@@ -136,7 +139,7 @@ def Fusion_SetOp : Fusion_Op<"set", [Pure, HIR_Elementwise, HIR_AxisMapOpInterfa
   let hasVerifier = 1;
 }
 
-class Fusion_UnaryOp<string mnemonic, string doc>
+class Fusion_UnaryOp<string mnemonic, string doc, TypeConstraint tensor = Fusion_Tensor>
     : Fusion_Op<mnemonic, [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
@@ -146,8 +149,8 @@ class Fusion_UnaryOp<string mnemonic, string doc>
     %1 = fusion.}] # mnemonic # [{ %0 : tensor<8x16xf32> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins Fusion_Tensor:$input);
-  let results = (outs Fusion_Tensor:$result);
+  let arguments = (ins tensor:$input);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   // One verifier for the class: an op added by its def line needs no C++.
   let hasVerifier = 1;
@@ -157,30 +160,34 @@ class Fusion_UnaryOp<string mnemonic, string doc>
 }
 
 def Fusion_NegOp : Fusion_UnaryOp<"neg", "elementwise negation">;
-def Fusion_ExpOp : Fusion_UnaryOp<"exp", "elementwise exponential">;
-def Fusion_TanhOp : Fusion_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Fusion_ExpOp : Fusion_UnaryOp<"exp", "elementwise exponential", Fusion_FloatTensor>;
+def Fusion_TanhOp : Fusion_UnaryOp<"tanh", "elementwise hyperbolic tangent",
+    Fusion_FloatTensor>;
 def Fusion_AbsOp : Fusion_UnaryOp<"abs", "elementwise absolute value">;
 def Fusion_ReluOp : Fusion_UnaryOp<"relu", "elementwise max(x, 0) (NaN stays NaN)">;
 def Fusion_GeluOp : Fusion_UnaryOp<"gelu",
-    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))">;
-def Fusion_RsqrtOp : Fusion_UnaryOp<"rsqrt", "elementwise reciprocal square root">;
+    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))",
+    Fusion_FloatTensor>;
+def Fusion_RsqrtOp : Fusion_UnaryOp<"rsqrt", "elementwise reciprocal square root",
+    Fusion_FloatTensor>;
 
 def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Shapes match; element types may differ (rounding to nearest even).
+    Float types only.
 
     ```mlir
     %1 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xbf16>
     ```
   }];
-  let arguments = (ins Fusion_Tensor:$input);
-  let results = (outs Fusion_Tensor:$result);
+  let arguments = (ins Fusion_FloatTensor:$input);
+  let results = (outs Fusion_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
-class Fusion_BinaryOp<string mnemonic, string doc>
+class Fusion_BinaryOp<string mnemonic, string doc, TypeConstraint tensor = Fusion_Tensor>
     : Fusion_Op<mnemonic, [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
@@ -190,8 +197,8 @@ class Fusion_BinaryOp<string mnemonic, string doc>
     %2 = fusion.}] # mnemonic # [{ %0, %1 : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);
-  let results = (outs Fusion_Tensor:$result);
+  let arguments = (ins tensor:$lhs, tensor:$rhs);
+  let results = (outs tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
@@ -204,7 +211,7 @@ class Fusion_BinaryOp<string mnemonic, string doc>
 def Fusion_AddOp : Fusion_BinaryOp<"add", "elementwise addition">;
 def Fusion_SubOp : Fusion_BinaryOp<"sub", "elementwise subtraction">;
 def Fusion_MulOp : Fusion_BinaryOp<"mul", "elementwise multiplication">;
-def Fusion_DivOp : Fusion_BinaryOp<"div", "elementwise division">;
+def Fusion_DivOp : Fusion_BinaryOp<"div", "elementwise division", Fusion_FloatTensor>;
 def Fusion_MaxOp : Fusion_BinaryOp<"max", "elementwise maximum">;
 def Fusion_MinOp : Fusion_BinaryOp<"min", "elementwise minimum">;
 
@@ -279,7 +286,8 @@ def Fusion_FillOp : Fusion_Op<"fill", [Pure, HIR_AxisMapOpInterface]> {
   let summary = "a tensor whose every element is one constant";
   let description = [{
     `torch.full(shape, value)`: `value` rounded to the result's element type
-    (`torch.zeros` is `fill 0.0`). The result may be distributed like any
+    (`torch.zeros` is `fill 0.0`); an integer result's value is an integer
+    of its type (`fill 7.0 : tensor<8xi32>`). The result may be distributed like any
     tensor; each device fills its own part.
 
     ```mlir
@@ -295,7 +303,8 @@ def Fusion_FillOp : Fusion_Op<"fill", [Pure, HIR_AxisMapOpInterface]> {
 def Fusion_IotaOp : Fusion_Op<"iota", [Pure, HIR_AxisMapOpInterface]> {
   let summary = "each element's index along one axis";
   let description = [{
-    `result[i0, ..., in] = i_axis`, rounded to the result's element type:
+    `result[i0, ..., in] = i_axis`, rounded to the result's element type
+    (exact, wrapping, in an integer type):
     `torch.arange(E)` along `axis`, repeated along the other axes. The index
     is the global one: where `axis` is split over devices, each device's part
     holds the indices of its slice (device d of D holds d*E/D, ...).
@@ -353,7 +362,7 @@ def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction, HIR_AxisMapOpI
   let summary = "matrix product, batched over leading axes";
   let description = [{
     `lhs` is `[B1..., M, K]`, `rhs` is `[B2..., K, N]` (or `[K, N]`), the
-    result is `[B..., M, N]`; all of one element type (accumulation is in
+    result is `[B..., M, N]`; all of one float type (accumulation is in
     f32). The batch axes broadcast as `torch.matmul`'s: B1 and B2 are aligned
     from the right, each pair is equal or one of them is 1 or missing, and B
     takes the larger extent of each pair. An operand's batch axis of extent 1
@@ -368,8 +377,8 @@ def Fusion_MatmulOp : Fusion_Op<"matmul", [Pure, HIR_Contraction, HIR_AxisMapOpI
                              -> tensor<4x4x64x16xf32>
     ```
   }];
-  let arguments = (ins Fusion_Tensor:$lhs, Fusion_Tensor:$rhs);
-  let results = (outs Fusion_Tensor:$result);
+  let arguments = (ins Fusion_FloatTensor:$lhs, Fusion_FloatTensor:$rhs);
+  let results = (outs Fusion_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
@@ -383,16 +392,17 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction, HIR_AxisMapOpI
   let summary = "input times transposed weight, plus an optional bias";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, the result
-    is `[B..., N]`: `result = input @ weight^T + bias`, as `torch.nn.Linear`.
+    is `[B..., N]`: `result = input @ weight^T + bias`, as `torch.nn.Linear`;
+    float types only.
 
     ```mlir
     %y = fusion.linear %x, %w, %b : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32>
                                  -> tensor<8x32xf32>
     ```
   }];
-  let arguments = (ins Fusion_Tensor:$input, Fusion_Tensor:$weight,
-                       Optional<Fusion_Tensor>:$bias);
-  let results = (outs Fusion_Tensor:$result);
+  let arguments = (ins Fusion_FloatTensor:$input, Fusion_FloatTensor:$weight,
+                       Optional<Fusion_FloatTensor>:$bias);
+  let results = (outs Fusion_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `->` type($result)

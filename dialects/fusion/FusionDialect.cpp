@@ -216,7 +216,11 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-LogicalResult FillOp::verify() { return verifyEncodings(*this); }
+LogicalResult FillOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  return verifyFillValue(*this, shaped(getResult()), getValue().convertToDouble());
+}
 
 LogicalResult IotaOp::verify() {
   if (failed(verifyEncodings(*this)))

@@ -48,8 +48,11 @@ def Host_StreamType : TypeDef<Host_Dialect, "Stream"> {
   }];
 }
 
-def Host_Float : AnyTypeOf<[F16, BF16, F32]>;
-def Host_Buffer : MemRefOf<[F16, BF16, F32]>;
+// Buffers hold floats or signless integers (i32, i64: signed, wrapping, in
+// the runtime); the transcendental ops, div, cast, matmul, linear and fused
+// take floats only.
+def Host_Buffer : MemRefOf<[F16, BF16, F32, I32, I64]>;
+def Host_FloatBuffer : MemRefOf<[F16, BF16, F32]>;
 
 class Host_Op<string mnemonic, list<Trait> traits = []>
     : Op<Host_Dialect, mnemonic, !listconcat(traits, [HIR_SizesFit])>;
@@ -280,7 +283,7 @@ def Host_CopyOp : Host_ComputeOp<"copy", [HIR_Elementwise, HIR_AxisMapOpInterfac
   let hasVerifier = 1;
 }
 
-class Host_UnaryOp<string mnemonic, string doc>
+class Host_UnaryOp<string mnemonic, string doc, TypeConstraint buffer = Host_Buffer>
     : Host_ComputeOp<mnemonic, [HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
@@ -290,8 +293,8 @@ class Host_UnaryOp<string mnemonic, string doc>
     host.}] # mnemonic # [{ ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>)
     ```
   }];
-  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
-                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let arguments = (ins Arg<buffer, "", [MemRead]>:$input,
+                       Arg<buffer, "", [MemWrite]>:$output);
   let assemblyFormat = [{
     `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];
@@ -303,14 +306,16 @@ class Host_UnaryOp<string mnemonic, string doc>
 }
 
 def Host_NegOp : Host_UnaryOp<"neg", "elementwise negation">;
-def Host_ExpOp : Host_UnaryOp<"exp", "elementwise exponential">;
-def Host_TanhOp : Host_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Host_ExpOp : Host_UnaryOp<"exp", "elementwise exponential", Host_FloatBuffer>;
+def Host_TanhOp : Host_UnaryOp<"tanh", "elementwise hyperbolic tangent", Host_FloatBuffer>;
 def Host_AbsOp : Host_UnaryOp<"abs", "elementwise absolute value">;
 def Host_ReluOp : Host_UnaryOp<"relu", "elementwise max(x, 0) (NaN stays NaN)">;
 def Host_GeluOp : Host_UnaryOp<"gelu",
-    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))">;
-def Host_RsqrtOp : Host_UnaryOp<"rsqrt", "elementwise reciprocal square root">;
-def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type"> {
+    "elementwise GELU, tanh approximation (torch's gelu(approximate='tanh'))", Host_FloatBuffer>;
+def Host_RsqrtOp : Host_UnaryOp<"rsqrt", "elementwise reciprocal square root",
+    Host_FloatBuffer>;
+def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type",
+    Host_FloatBuffer> {
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
       return verifyUnary(*this, /*sameElementType=*/false);
@@ -318,7 +323,7 @@ def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's e
   }];
 }
 
-class Host_BinaryOp<string mnemonic, string doc>
+class Host_BinaryOp<string mnemonic, string doc, TypeConstraint buffer = Host_Buffer>
     : Host_ComputeOp<mnemonic, [HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = doc;
   let description = [{
@@ -328,9 +333,9 @@ class Host_BinaryOp<string mnemonic, string doc>
     host.}] # mnemonic # [{ ins(%a, %b : memref<8xf32>, memref<8xf32>) outs(%c : memref<8xf32>)
     ```
   }];
-  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$lhs,
-                       Arg<Host_Buffer, "", [MemRead]>:$rhs,
-                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let arguments = (ins Arg<buffer, "", [MemRead]>:$lhs,
+                       Arg<buffer, "", [MemRead]>:$rhs,
+                       Arg<buffer, "", [MemWrite]>:$output);
   let assemblyFormat = [{
     `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
     `outs` `(` $output `:` type($output) `)` attr-dict
@@ -344,7 +349,7 @@ class Host_BinaryOp<string mnemonic, string doc>
 def Host_AddOp : Host_BinaryOp<"add", "elementwise addition">;
 def Host_SubOp : Host_BinaryOp<"sub", "elementwise subtraction">;
 def Host_MulOp : Host_BinaryOp<"mul", "elementwise multiplication">;
-def Host_DivOp : Host_BinaryOp<"div", "elementwise division">;
+def Host_DivOp : Host_BinaryOp<"div", "elementwise division", Host_FloatBuffer>;
 def Host_MaxOp : Host_BinaryOp<"max", "elementwise maximum">;
 def Host_MinOp : Host_BinaryOp<"min", "elementwise minimum">;
 
@@ -419,7 +424,8 @@ def Host_ReshapeOp : Host_ComputeOp<"reshape", [HIR_AxisMapOpInterface]> {
 def Host_FillOp : Host_ComputeOp<"fill", [HIR_AxisMapOpInterface]> {
   let summary = "write one constant into every element of a buffer";
   let description = [{
-    `value` rounded to the output's element type (as `fusion.fill`).
+    `value` rounded to the output's element type (as `fusion.fill`); an
+    integer output's value is an integer of its type.
 
     ```mlir
     host.fill 0.0 outs(%b : memref<8x16xf32>)
@@ -427,6 +433,7 @@ def Host_FillOp : Host_ComputeOp<"fill", [HIR_AxisMapOpInterface]> {
   }];
   let arguments = (ins F64Attr:$value, Arg<Host_Buffer, "", [MemWrite]>:$output);
   let assemblyFormat = "$value `outs` `(` $output `:` type($output) `)` attr-dict";
+  let hasVerifier = 1;
 }
 
 def Host_IotaOp : Host_ComputeOp<"iota", [HIR_AxisMapOpInterface]> {
@@ -514,9 +521,9 @@ def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction, HIR_AxisMapOpInte
   // The output is read too when `accumulate` is set: declaring the read
   // always keeps the effects correct for both forms (ODS effects cannot
   // depend on an attribute).
-  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$lhs,
-                       Arg<Host_Buffer, "", [MemRead]>:$rhs,
-                       Arg<Host_Buffer, "", [MemRead, MemWrite]>:$output,
+  let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$lhs,
+                       Arg<Host_FloatBuffer, "", [MemRead]>:$rhs,
+                       Arg<Host_FloatBuffer, "", [MemRead, MemWrite]>:$output,
                        UnitAttr:$accumulate);
   let assemblyFormat = [{
     `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
@@ -540,10 +547,10 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
                 outs(%y : memref<8x32xf32>)
     ```
   }];
-  let arguments = (ins Arg<Host_Buffer, "", [MemRead]>:$input,
-                       Arg<Host_Buffer, "", [MemRead]>:$weight,
-                       Arg<Optional<Host_Buffer>, "", [MemRead]>:$bias,
-                       Arg<Host_Buffer, "", [MemWrite]>:$output);
+  let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Host_FloatBuffer, "", [MemRead]>:$weight,
+                       Arg<Optional<Host_FloatBuffer>, "", [MemRead]>:$bias,
+                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
@@ -591,8 +598,8 @@ def Host_FusedOp : Host_Op<"fused", [AttrSizedOperandSegments, SingleBlock, NoTe
     }
     ```
   }];
-  let arguments = (ins Arg<Variadic<Host_Buffer>, "", [MemRead]>:$inputs,
-                       Arg<Variadic<Host_Buffer>, "", [MemWrite]>:$outputs);
+  let arguments = (ins Arg<Variadic<Host_FloatBuffer>, "", [MemRead]>:$inputs,
+                       Arg<Variadic<Host_FloatBuffer>, "", [MemWrite]>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`

@@ -172,6 +172,10 @@ LogicalResult ReshapeOp::verify() {
   return verifyReshape(*this, shaped(getInput()), shaped(getOutput()));
 }
 
+LogicalResult FillOp::verify() {
+  return verifyFillValue(*this, shaped(getOutput()), getValue().convertToDouble());
+}
+
 LogicalResult IotaOp::verify() { return verifyIotaAxis(*this, shaped(getOutput()), getAxis()); }
 
 LogicalResult WhereOp::verify() {

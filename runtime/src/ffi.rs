@@ -597,7 +597,7 @@ use hir_abi::Binary::{Add, Div, Max, Min, Mul, Sub};
 use hir_abi::Collective::{
     Allgather, Allreduce, Alltoall, Broadcast, Gather, Reduce, ReduceScatter, Scatter,
 };
-use hir_abi::DType::{BF16, F16, F32};
+use hir_abi::DType::{BF16, F16, F32, I32, I64};
 use hir_abi::Reduction::{Amax, Sum};
 use hir_abi::Unary::{Abs, Exp, Gelu, Neg, Relu, Rsqrt, Tanh};
 
@@ -722,6 +722,62 @@ entries! {
     share _mlir_ciface_hir_rt_share_mem_handle_f32 = Entry::ShareMemHandle(F32);
     share _mlir_ciface_hir_rt_share_mem_handle_bf16 = Entry::ShareMemHandle(BF16);
     share _mlir_ciface_hir_rt_share_mem_handle_f16 = Entry::ShareMemHandle(F16);
+    unary _mlir_ciface_hir_rt_copy_i32 = Entry::Copy(I32);
+    unary _mlir_ciface_hir_rt_neg_i32 = Entry::Unary(Neg, I32);
+    unary _mlir_ciface_hir_rt_abs_i32 = Entry::Unary(Abs, I32);
+    unary _mlir_ciface_hir_rt_relu_i32 = Entry::Unary(Relu, I32);
+    binary _mlir_ciface_hir_rt_add_i32 = Entry::Binary(Add, I32);
+    binary _mlir_ciface_hir_rt_sub_i32 = Entry::Binary(Sub, I32);
+    binary _mlir_ciface_hir_rt_mul_i32 = Entry::Binary(Mul, I32);
+    binary _mlir_ciface_hir_rt_max_i32 = Entry::Binary(Max, I32);
+    binary _mlir_ciface_hir_rt_min_i32 = Entry::Binary(Min, I32);
+    axes _mlir_ciface_hir_rt_sum_i32 = Entry::Reduction(Sum, I32);
+    axes _mlir_ciface_hir_rt_amax_i32 = Entry::Reduction(Amax, I32);
+    axes _mlir_ciface_hir_rt_broadcast_to_i32 = Entry::Broadcast(I32);
+    unary _mlir_ciface_hir_rt_reshape_i32 = Entry::Reshape(I32);
+    axes _mlir_ciface_hir_rt_transpose_i32 = Entry::Transpose(I32);
+    fill _mlir_ciface_hir_rt_fill_i32 = Entry::Fill(I32);
+    iota _mlir_ciface_hir_rt_iota_i32 = Entry::Iota(I32);
+    ternary _mlir_ciface_hir_rt_where_i32 = Entry::Where(I32);
+    collective _mlir_ciface_hir_rt_allgather_i32 = Entry::Collective(Allgather, I32);
+    collective _mlir_ciface_hir_rt_allreduce_i32 = Entry::Collective(Allreduce, I32);
+    collective _mlir_ciface_hir_rt_reduce_scatter_i32 = Entry::Collective(ReduceScatter, I32);
+    collective _mlir_ciface_hir_rt_broadcast_i32 = Entry::Collective(Broadcast, I32);
+    collective _mlir_ciface_hir_rt_reduce_i32 = Entry::Collective(Reduce, I32);
+    collective _mlir_ciface_hir_rt_gather_i32 = Entry::Collective(Gather, I32);
+    collective _mlir_ciface_hir_rt_scatter_i32 = Entry::Collective(Scatter, I32);
+    collective _mlir_ciface_hir_rt_alltoall_i32 = Entry::Collective(Alltoall, I32);
+    transfer _mlir_ciface_hir_rt_send_i32 = Entry::Send(I32);
+    transfer _mlir_ciface_hir_rt_recv_i32 = Entry::Recv(I32);
+    share _mlir_ciface_hir_rt_share_mem_handle_i32 = Entry::ShareMemHandle(I32);
+    unary _mlir_ciface_hir_rt_copy_i64 = Entry::Copy(I64);
+    unary _mlir_ciface_hir_rt_neg_i64 = Entry::Unary(Neg, I64);
+    unary _mlir_ciface_hir_rt_abs_i64 = Entry::Unary(Abs, I64);
+    unary _mlir_ciface_hir_rt_relu_i64 = Entry::Unary(Relu, I64);
+    binary _mlir_ciface_hir_rt_add_i64 = Entry::Binary(Add, I64);
+    binary _mlir_ciface_hir_rt_sub_i64 = Entry::Binary(Sub, I64);
+    binary _mlir_ciface_hir_rt_mul_i64 = Entry::Binary(Mul, I64);
+    binary _mlir_ciface_hir_rt_max_i64 = Entry::Binary(Max, I64);
+    binary _mlir_ciface_hir_rt_min_i64 = Entry::Binary(Min, I64);
+    axes _mlir_ciface_hir_rt_sum_i64 = Entry::Reduction(Sum, I64);
+    axes _mlir_ciface_hir_rt_amax_i64 = Entry::Reduction(Amax, I64);
+    axes _mlir_ciface_hir_rt_broadcast_to_i64 = Entry::Broadcast(I64);
+    unary _mlir_ciface_hir_rt_reshape_i64 = Entry::Reshape(I64);
+    axes _mlir_ciface_hir_rt_transpose_i64 = Entry::Transpose(I64);
+    fill _mlir_ciface_hir_rt_fill_i64 = Entry::Fill(I64);
+    iota _mlir_ciface_hir_rt_iota_i64 = Entry::Iota(I64);
+    ternary _mlir_ciface_hir_rt_where_i64 = Entry::Where(I64);
+    collective _mlir_ciface_hir_rt_allgather_i64 = Entry::Collective(Allgather, I64);
+    collective _mlir_ciface_hir_rt_allreduce_i64 = Entry::Collective(Allreduce, I64);
+    collective _mlir_ciface_hir_rt_reduce_scatter_i64 = Entry::Collective(ReduceScatter, I64);
+    collective _mlir_ciface_hir_rt_broadcast_i64 = Entry::Collective(Broadcast, I64);
+    collective _mlir_ciface_hir_rt_reduce_i64 = Entry::Collective(Reduce, I64);
+    collective _mlir_ciface_hir_rt_gather_i64 = Entry::Collective(Gather, I64);
+    collective _mlir_ciface_hir_rt_scatter_i64 = Entry::Collective(Scatter, I64);
+    collective _mlir_ciface_hir_rt_alltoall_i64 = Entry::Collective(Alltoall, I64);
+    transfer _mlir_ciface_hir_rt_send_i64 = Entry::Send(I64);
+    transfer _mlir_ciface_hir_rt_recv_i64 = Entry::Recv(I64);
+    share _mlir_ciface_hir_rt_share_mem_handle_i64 = Entry::ShareMemHandle(I64);
 }
 
 #[cfg(test)]

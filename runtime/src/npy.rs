@@ -4,7 +4,8 @@
 //! NumPy has no bf16, so bf16 arrays are written as `<f4` (every bf16 is an
 //! f32: nothing is lost, and any NumPy reads them); reading converts what the
 //! file holds (`<f4`, `<f2`, or `<f8`, rounded) to the type the program wants
-//! with [`Array::cast`]. f16 arrays are `<f2`.
+//! with [`Array::cast`]. f16 arrays are `<f2`; i32 and i64 arrays are `<i4`
+//! and `<i8`, read and written exactly.
 
 use crate::error::{Error, Result};
 use half::{bf16, f16};
@@ -22,10 +23,40 @@ pub struct Array {
 }
 
 impl Array {
-    /// `values` rounded to `dtype`.
+    /// `values` rounded to `dtype`: through f32 to a float type; to an
+    /// integer type truncated toward zero and wrapped (exact for the
+    /// integers of the type).
+    pub fn from_f64(dtype: DType, shape: &[usize], values: &[f64]) -> Array {
+        assert_eq!(shape.iter().product::<usize>(), values.len());
+        let data = match dtype {
+            DType::I32 => values
+                .iter()
+                .flat_map(|&v| (v as i64 as i32).to_le_bytes())
+                .collect(),
+            DType::I64 => values
+                .iter()
+                .flat_map(|&v| (v as i64).to_le_bytes())
+                .collect(),
+            _ => {
+                let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+                return Array::from_f32(dtype, shape, &values);
+            }
+        };
+        Array {
+            dtype,
+            shape: shape.to_vec(),
+            data,
+        }
+    }
+
+    /// `values` rounded to `dtype` (to an integer type as [`Array::from_f64`]).
     pub fn from_f32(dtype: DType, shape: &[usize], values: &[f32]) -> Array {
         assert_eq!(shape.iter().product::<usize>(), values.len());
         let data = match dtype {
+            DType::I32 | DType::I64 => {
+                let values: Vec<f64> = values.iter().map(|&v| v.into()).collect();
+                return Array::from_f64(dtype, shape, &values);
+            }
             DType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             DType::BF16 => values
                 .iter()
@@ -51,22 +82,34 @@ impl Array {
         self.len() == 0
     }
 
+    /// The values, rounded to f32 (integers beyond 2^24 inexactly).
     pub fn to_f32(&self) -> Vec<f32> {
+        self.to_f64().into_iter().map(|v| v as f32).collect()
+    }
+
+    /// The values, exactly (integers beyond 2^53 aside).
+    pub fn to_f64(&self) -> Vec<f64> {
         let size = self.dtype.size();
         self.data
             .chunks_exact(size)
             .map(|bytes| match self.dtype {
-                DType::F32 => f32::from_le_bytes(bytes.try_into().unwrap()),
-                DType::BF16 => bf16::from_le_bytes(bytes.try_into().unwrap()).to_f32(),
-                DType::F16 => f16::from_le_bytes(bytes.try_into().unwrap()).to_f32(),
+                DType::F32 => f32::from_le_bytes(bytes.try_into().unwrap()).into(),
+                DType::BF16 => bf16::from_le_bytes(bytes.try_into().unwrap()).to_f64(),
+                DType::F16 => f16::from_le_bytes(bytes.try_into().unwrap()).to_f64(),
+                DType::I32 => i32::from_le_bytes(bytes.try_into().unwrap()).into(),
+                DType::I64 => i64::from_le_bytes(bytes.try_into().unwrap()) as f64,
             })
             .collect()
     }
 
-    /// The array in `dtype`, rounding to nearest even where it narrows.
+    /// The array in `dtype`, rounding to nearest even where it narrows (to
+    /// an integer type as [`Array::from_f64`]).
     pub fn cast(&self, dtype: DType) -> Array {
         if dtype == self.dtype {
             return self.clone();
+        }
+        if !(dtype.is_float() && self.dtype.is_float()) {
+            return Array::from_f64(dtype, &self.shape, &self.to_f64());
         }
         Array::from_f32(dtype, &self.shape, &self.to_f32())
     }
@@ -77,6 +120,8 @@ impl Array {
             DType::F32 => ("<f4", self.clone()),
             DType::F16 => ("<f2", self.clone()),
             DType::BF16 => ("<f4", self.cast(DType::F32)),
+            DType::I32 => ("<i4", self.clone()),
+            DType::I64 => ("<i8", self.clone()),
         };
         let shape = match self.shape.as_slice() {
             [one] => format!("({one},)"),
@@ -142,9 +187,11 @@ impl Array {
             "<f4" => (DType::F32, 4),
             "<f2" => (DType::F16, 2),
             "<f8" => (DType::F32, 8),
+            "<i4" => (DType::I32, 4),
+            "<i8" => (DType::I64, 8),
             other => {
                 return Err(bad(format!(
-                    "element type '{other}'; supported: '<f4', '<f2', '<f8'"
+                    "element type '{other}'; supported: '<f4', '<f2', '<f8', '<i4', '<i8'"
                 )));
             }
         };
@@ -163,7 +210,7 @@ impl Array {
                 data.len()
             )));
         }
-        let data = if size == 8 {
+        let data = if descr == "<f8" {
             data.chunks_exact(8)
                 .flat_map(|b| (f64::from_le_bytes(b.try_into().unwrap()) as f32).to_le_bytes())
                 .collect()
@@ -229,6 +276,26 @@ mod tests {
     }
 
     #[test]
+    fn integers_round_trip_exactly() {
+        let values = [i64::from(i32::MIN), -1, 0, 7, i64::from(i32::MAX)];
+        let wide: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+        for dtype in DType::INTS {
+            let array = Array::from_f64(dtype, &[5], &wide);
+            let back = Array::from_npy(&array.to_npy()).unwrap();
+            assert_eq!(back, array);
+            assert_eq!(back.to_f64(), wide, "{dtype:?}");
+        }
+        let big = Array::from_f64(DType::I64, &[1], &[(1i64 << 53) as f64]);
+        assert_eq!(big.data, (1i64 << 53).to_le_bytes());
+        // Wider than i32: wrapped, as the kernels wrap.
+        let wrapped = Array::from_f64(DType::I32, &[1], &[2147483648.0]);
+        assert_eq!(wrapped.to_f64(), [f64::from(i32::MIN)]);
+        let header = String::from_utf8_lossy(&Array::from_f64(DType::I64, &[1], &[1.0]).to_npy())
+            .into_owned();
+        assert!(header.contains("'descr': '<i8'"), "{header}");
+    }
+
+    #[test]
     fn a_shape_whose_size_overflows_is_an_error_not_a_wrap() {
         // 2^33 x 2^31 f4 elements: 2^66 bytes, 0 once wrapped, as the data.
         let mut bytes = Array::from_f32(DType::F32, &[0], &[]).to_npy();
@@ -281,8 +348,8 @@ mod tests {
         assert!(error(&file(dict, &[0; 15])).contains("needs 16 bytes of data, the file has 15"));
         let dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }";
         assert!(error(&file(dict, &[0; 16])).contains("only C order"));
-        let dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }";
-        assert!(error(&file(dict, &[0; 16])).contains("element type '<i4'"));
+        let dict = "{'descr': '<u4', 'fortran_order': False, 'shape': (2, 2), }";
+        assert!(error(&file(dict, &[0; 16])).contains("element type '<u4'"));
         let dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }";
         assert!(error(&file(dict, &[0; 16])).contains("element type '>f4'"));
         let missing = read(Path::new("/nonexistent/a.npy")).unwrap_err();

@@ -147,10 +147,19 @@ impl Kernel {
         {
             return Err(invalid("buffers have different element types".into()));
         }
+        if !self.entry().exists() {
+            return Err(invalid(format!(
+                "is not defined on {} (float only)",
+                dtype.mlir()
+            )));
+        }
         // Empty for the ops of no input.
         let input = self.inputs.first().map_or(&[][..], |view| &view.sizes[..]);
         let output = &self.output.sizes;
         match &self.op {
+            KernelOp::Fill(value) if !dtype.is_float() && value.fract() != 0.0 => Err(invalid(
+                format!("value {value} is not an integer of {}", dtype.mlir()),
+            )),
             KernelOp::Fill(_) => Ok(()),
             KernelOp::Iota { axis, .. } if *axis >= output.len() => {
                 Err(axis_out_of_range(*axis, output.len()))
@@ -266,8 +275,8 @@ impl CollectiveOp {
         )
     }
 
-    /// Checks what one rank can check alone: the backend, the root and the
-    /// shapes of its own buffers.
+    /// Checks what one rank can check alone: the backend, the root, the
+    /// reduce kind of an integer type and the shapes of its own buffers.
     pub fn validate(&self) -> Result<()> {
         if self.backend != Backend::Nccl {
             return Err(Error::Invalid(
@@ -281,6 +290,12 @@ impl CollectiveOp {
             return Err(Error::Invalid(
                 "input and output have different element types".into(),
             ));
+        }
+        if self.kind == ReduceKind::Avg && !self.input.dtype.is_float() {
+            return Err(Error::Invalid(format!(
+                "avg of {} is not supported (integer division)",
+                self.input.dtype.mlir()
+            )));
         }
         let (input, output) = (&self.input.sizes, &self.output.sizes);
         let n = self.team.len();

@@ -29,11 +29,10 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// A buffer of `tensor`'s values rounded to `dtype`.
+    /// A buffer of `tensor`'s values rounded to `dtype` (through f32 to a
+    /// float type, exactly to an integer type).
     pub fn try_new(tensor: &Tensor, dtype: DType) -> Result<Self> {
-        let mut values = tensor::reserve(tensor.data.len(), &tensor.shape)?;
-        values.extend(tensor.data.iter().map(|&value| value as f32));
-        let bytes = npy::Array::from_f32(dtype, &tensor.shape, &values).data;
+        let bytes = npy::Array::from_f64(dtype, &tensor.shape, &tensor.data).data;
         Self::try_from_bytes(dtype, tensor.shape.clone(), &bytes)
     }
 
@@ -115,10 +114,7 @@ impl Buffer {
             shape: self.shape.clone(),
             data: self.bytes().to_vec(),
         };
-        Tensor::new(
-            self.shape.clone(),
-            array.to_f32().into_iter().map(f64::from).collect(),
-        )
+        Tensor::new(self.shape.clone(), array.to_f64())
     }
 }
 

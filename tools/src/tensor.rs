@@ -26,11 +26,24 @@ impl Tensor {
     }
 
     /// Uniform in [-1, -0.1] ∪ [0.1, 1], rounded to `dtype`: never zero, so
-    /// that a missing write shows. A shape whose values do not fit in memory
-    /// is an error.
+    /// that a missing write shows; of an integer type, uniform integers in
+    /// [-9, -1] ∪ [1, 9], small enough that sums and short products stay
+    /// exact in f64 and in the type. A shape whose values do not fit in
+    /// memory is an error.
     pub fn try_random(shape: Vec<usize>, dtype: DType, rng: &mut Rng) -> Result<Self> {
         let len = numel(&shape)?;
         let mut data = reserve(len, &shape)?;
+        if !dtype.is_float() {
+            data.extend((0..len).map(|_| {
+                let magnitude = (1 + rng.next_u64() % 9) as f64;
+                if rng.next_u64() & 1 == 0 {
+                    magnitude
+                } else {
+                    -magnitude
+                }
+            }));
+            return Ok(Self::new(shape, data));
+        }
         data.extend((0..len).map(|_| {
             let magnitude = 0.1 + 0.9 * rng.unit();
             let value = if rng.next_u64() & 1 == 0 {
@@ -125,22 +138,28 @@ pub fn strides(shape: &[usize]) -> Vec<usize> {
     strides
 }
 
-/// `value` as the nearest value of `dtype` (ties to even).
+/// `value` as the nearest value of `dtype` (ties to even); of an integer
+/// type, truncated and wrapped as the runtime's two's complement wraps
+/// (exact for integers below 2^53, which the reference's are).
 pub fn round(value: f64, dtype: DType) -> f64 {
     match dtype {
         DType::F32 => value as f32 as f64,
         DType::BF16 => half::bf16::from_f64(value).to_f64(),
         DType::F16 => half::f16::from_f64(value).to_f64(),
+        DType::I32 => f64::from(value as i64 as i32),
+        DType::I64 => value as i64 as f64,
     }
 }
 
 /// The largest relative error of `dtype`'s rounding, times the slack a
-/// short chain of ops on rounded values needs.
+/// short chain of ops on rounded values needs; 0 for an integer type,
+/// which is compared exactly.
 pub fn tolerance(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => 1e-4,
         DType::BF16 => 3e-2,
         DType::F16 => 4e-3,
+        DType::I32 | DType::I64 => 0.0,
     }
 }
 
@@ -228,6 +247,21 @@ mod tests {
             Tensor::filled(vec![2, 0], 1.0).unwrap().data,
             Vec::<f64>::new()
         );
+    }
+
+    #[test]
+    fn integers_are_small_nonzero_and_wrap() {
+        let tensor = Tensor::try_random(vec![1000], DType::I32, &mut Rng::new(3)).unwrap();
+        assert!(
+            tensor
+                .data
+                .iter()
+                .all(|&value| value == value.trunc() && (1.0..=9.0).contains(&value.abs()))
+        );
+        assert!(tensor.data.iter().any(|&value| value < 0.0));
+        assert_eq!(round(2147483648.0, DType::I32), -2147483648.0);
+        assert_eq!(round(-3.0, DType::I64), -3.0);
+        assert_eq!(tolerance(DType::I64), 0.0);
     }
 
     #[test]

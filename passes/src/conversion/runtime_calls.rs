@@ -83,6 +83,8 @@ fn element_type(context: &Context, dtype: DType) -> Type<'_> {
         DType::F32 => Type::float32(context),
         DType::BF16 => Type::bfloat16(context),
         DType::F16 => Type::float16(context),
+        DType::I32 => IntegerType::new(context, 32).into(),
+        DType::I64 => IntegerType::new(context, 64).into(),
     }
 }
 

@@ -20,6 +20,9 @@
 //! only by the chain, becomes a temporary of the body, and its allocation
 //! goes; every other buffer the chain writes is an output.
 //!
+//! Ops on integer buffers are never fused (a fused program computes in f32,
+//! `hir_abi::fused`): they end a chain and run as their own kernels.
+//!
 //! ```mlir
 //! %1 = host.alloc : memref<4x8xf32>
 //! host.broadcast [0] ins(%b : memref<8xf32>) outs(%1 : memref<4x8xf32>)
@@ -48,7 +51,7 @@ use melior::{
         ValueLike,
         attribute::DenseI32ArrayAttribute,
         operation::{OperationBuilder, OperationLike, OperationResult},
-        r#type::{MemRefType, ShapedTypeLike},
+        r#type::{MemRefType, ShapedTypeLike, TypeLike},
     },
 };
 
@@ -114,12 +117,15 @@ fn buffers<'c, 'a>(op: OperationRef<'c, 'a>) -> (Value<'c, 'a>, Vec<Value<'c, 'a
 }
 
 /// Whether `op` can be in a chain: an elementwise host op or broadcast on
-/// statically shaped buffers of at most `MAX_RANK` axes.
+/// statically shaped float buffers of at most `MAX_RANK` axes (a fused
+/// program computes in f32; integer ops stay unfused).
 fn fusable(op: OperationRef) -> bool {
     matches!(OpKind::of(&op), OpKind::Elementwise | OpKind::Broadcast)
         && destination(&op).is_some()
         && op.operands().all(|value| {
             builders::static_shape(value.r#type()).is_some_and(|shape| shape.len() <= MAX_RANK)
+                && MemRefType::try_from(value.r#type())
+                    .is_ok_and(|memref| !memref.element().is_integer())
         })
 }
 

@@ -71,6 +71,7 @@ pub(crate) fn collective(
     match staged? {
         Staged::Nothing => {}
         Staged::Values(values) => store(&op.output, &values),
+        Staged::Ints(values) => super::ints::store(&op.output, &values),
         Staged::Bytes(mut bytes) => copy(
             &View::contiguous(op.dtype(), bytes.as_mut_ptr(), &op.output.sizes),
             &op.output,
@@ -106,8 +107,10 @@ fn consistent(all: &[Contribution], number: u64) -> Result<()> {
 enum Staged {
     /// This rank's output is not written (a non-root of gather or reduce).
     Nothing,
-    /// Row-major values of a reduction.
+    /// Row-major values of a reduction of a float type.
     Values(Vec<f32>),
+    /// Row-major values of a reduction of an integer type.
+    Ints(Vec<i64>),
     /// Row-major elements moved as they are.
     Bytes(Vec<u8>),
 }
@@ -116,7 +119,13 @@ fn stage(op: &CollectiveOp, me: usize, all: &[Contribution], poison: bool) -> Re
     let n = all.len();
     let out = &op.output;
     let root = op.team.position(op.root);
-    let reduce = |views: Vec<View>| combine(op.kind, views).map(Staged::Values);
+    let reduce = |views: Vec<View>| {
+        if out.dtype.is_float() {
+            combine(op.kind, views).map(Staged::Values)
+        } else {
+            super::ints::combine(op.kind, &views).map(Staged::Ints)
+        }
+    };
     let moved = |pieces: &mut dyn FnMut(&View)| {
         let len = out.numel().checked_mul(out.dtype.size()).ok_or_else(|| {
             Error::Invalid(format!("an output of sizes {:?} overflows", out.sizes))

@@ -21,6 +21,7 @@ fn round(dtype: DType, value: f32) -> f32 {
         DType::F32 => value,
         DType::BF16 => bf16::from_f32(value).to_f32(),
         DType::F16 => f16::from_f32(value).to_f32(),
+        DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
     }
 }
 
@@ -40,6 +41,7 @@ unsafe fn read(view: &View, offset: usize) -> f32 {
                 .read_unaligned()
                 .to_f32(),
             DType::F16 => view.ptr.cast::<f16>().add(offset).read_unaligned().to_f32(),
+            DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
         }
     }
 }
@@ -63,6 +65,7 @@ unsafe fn write(view: &View, offset: usize, value: f32) {
                 .cast::<f16>()
                 .add(offset)
                 .write_unaligned(f16::from_f32(value)),
+            DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The cpu backend's compute: every kernel reads its strided inputs into
+//! The cpu backend's float compute (integers are `super::ints`'): every kernel reads its strided inputs into
 //! contiguous f32 (the accumulation type of every dtype), computes, and
 //! writes the output view rounding once to its element type. Temporaries
 //! are allocated fallibly: one the system refuses (a broadcast view of
@@ -56,7 +56,7 @@ pub(crate) fn with_capacity<T>(len: usize) -> Result<Vec<T>> {
 }
 
 /// `len` copies of `value`, or an error naming the size.
-fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>> {
+pub(crate) fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>> {
     let mut values = with_capacity(len)?;
     values.resize(len, value);
     Ok(values)
@@ -81,22 +81,25 @@ fn store_as<T: Element>(view: &View, values: &[f32]) {
     }
 }
 
-/// The view's elements in row-major order, as f32.
+/// The view's elements in row-major order, as f32; a float type's
+/// (integers are computed by `super::ints`).
 pub(crate) fn load(view: &View) -> Result<Vec<f32>> {
     match view.dtype {
         DType::F32 => load_as::<f32>(view),
         DType::BF16 => load_as::<bf16>(view),
         DType::F16 => load_as::<f16>(view),
+        DType::I32 | DType::I64 => unreachable!("integers are not computed through f32"),
     }
 }
 
-/// Writes `values` (row-major) into the view, rounding to its element type.
+/// Writes `values` (row-major) into the view, rounding to its float type.
 pub(crate) fn store(view: &View, values: &[f32]) {
     debug_assert_eq!(values.len(), view.numel());
     match view.dtype {
         DType::F32 => store_as::<f32>(view, values),
         DType::BF16 => store_as::<bf16>(view, values),
         DType::F16 => store_as::<f16>(view, values),
+        DType::I32 | DType::I64 => unreachable!("integers are not computed through f32"),
     }
 }
 
@@ -170,7 +173,7 @@ fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
 
 /// For each element of `full` (row-major), the row-major index of the element
 /// of `sizes` (its axes without `dropped`) it maps to.
-fn projection(full: &[usize], dropped: &[usize]) -> Result<Vec<usize>> {
+pub(crate) fn projection(full: &[usize], dropped: &[usize]) -> Result<Vec<usize>> {
     let kept: Vec<usize> = (0..full.len())
         .filter(|axis| !dropped.contains(axis))
         .collect();
@@ -241,9 +244,22 @@ fn batch_matrices(operand: &[usize], batch: &[usize]) -> Result<Vec<usize>> {
     Ok(matrices)
 }
 
+/// For each element of a row-major shape, its index along `axis`.
+pub(crate) fn iota_indices(sizes: &[usize], axis: usize) -> Result<Vec<usize>> {
+    // The index along `axis` of element `e` is `e / inner % extent`.
+    let inner: usize = sizes[axis + 1..].iter().product();
+    let (extent, numel) = (sizes[axis], sizes.iter().product::<usize>());
+    let mut indices = with_capacity(numel)?;
+    indices.extend((0..numel).map(|element| element / inner % extent));
+    Ok(indices)
+}
+
 /// Runs a validated kernel.
 pub(crate) fn run(kernel: &Kernel) -> Result<()> {
     let out = &kernel.output;
+    if !out.dtype.is_float() {
+        return super::ints::run(kernel);
+    }
     if out.numel() == 0 {
         return Ok(());
     }
@@ -253,14 +269,10 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             return Ok(());
         }
         (&KernelOp::Iota { axis, offset }, _) => {
-            // Row-major: the index along `axis` of element `e` is
-            // `e / inner % extent`.
-            let inner: usize = out.sizes[axis + 1..].iter().product();
-            let extent = out.sizes[axis];
-            let mut values = with_capacity(out.numel())?;
-            values.extend(
-                (0..out.numel()).map(|element| (offset + (element / inner % extent) as i64) as f32),
-            );
+            let values: Vec<f32> = iota_indices(&out.sizes, axis)?
+                .into_iter()
+                .map(|index| (offset + index as i64) as f32)
+                .collect();
             store(out, &values);
             return Ok(());
         }
@@ -371,7 +383,7 @@ mod tests {
     /// `offset` plus the index along its axis, through a strided view.
     #[test]
     fn fill_and_iota_write_every_element_of_their_view() {
-        for dtype in DType::ALL {
+        for dtype in DType::FLOATS {
             let mut bytes = vec![0u8; 12 * dtype.size()];
             // [2, 3] viewed transposed from a [3, 2] buffer, and the buffer.
             let transposed = View {
@@ -407,6 +419,7 @@ mod tests {
                 DType::F32 => 0.1f32,
                 DType::BF16 => bf16::from_f32(0.1).to_f32(),
                 DType::F16 => f16::from_f32(0.1).to_f32(),
+                DType::I32 | DType::I64 => unreachable!("floats only"),
             };
             assert_eq!(load(&whole).unwrap(), [rounded; 6], "{dtype:?}");
             let out_of_range = Kernel {
@@ -425,7 +438,7 @@ mod tests {
         let mask = [1.0, 0.0, -0.0, f32::NAN, -2.0, 0.5];
         let lhs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         let rhs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0];
-        for dtype in DType::ALL {
+        for dtype in DType::FLOATS {
             let mut bytes = vec![0u8; 4 * mask.len() * dtype.size()];
             let views: Vec<View> = bytes
                 .chunks_mut(mask.len() * dtype.size())
@@ -454,11 +467,12 @@ mod tests {
     #[test]
     fn unary_ops_compute_their_abi_meaning() {
         let inputs: Vec<f32> = (0..64).map(|i| (i as f32 - 31.5) / 10.0).collect();
-        for dtype in DType::ALL {
+        for dtype in DType::FLOATS {
             let tolerance = match dtype {
                 DType::F32 => 1e-6,
                 DType::BF16 => 1.0 / 128.0,
                 DType::F16 => 1.0 / 1024.0,
+                DType::I32 | DType::I64 => unreachable!("floats only"),
             };
             let mut input = vec![0u8; inputs.len() * dtype.size()];
             let mut output = vec![0u8; inputs.len() * dtype.size()];

@@ -10,6 +10,7 @@
 mod alloc;
 mod comm;
 mod fused;
+mod ints;
 mod kernels;
 mod queue;
 mod race;

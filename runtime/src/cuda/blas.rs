@@ -121,6 +121,7 @@ fn data_type(dtype: DType) -> sys::cudaDataType {
         DType::F32 => sys::cudaDataType::CUDA_R_32F,
         DType::BF16 => sys::cudaDataType::CUDA_R_16BF,
         DType::F16 => sys::cudaDataType::CUDA_R_16F,
+        DType::I32 | DType::I64 => unreachable!("validated: matmul and linear are float only"),
     }
 }
 

@@ -40,6 +40,7 @@ fn element(dtype: DType) -> &'static str {
         DType::F32 => "F32",
         DType::BF16 => "BF16",
         DType::F16 => "F16",
+        DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
     }
 }
 

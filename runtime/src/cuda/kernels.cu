@@ -2,6 +2,9 @@
 // no CUDA header: bf16 and f16 are 16-bit words converted through f32 by hand
 // and by PTX, every kernel computes in f32 and rounds once to nearest even,
 // exactly as the cpu backend does, so pointwise results match it bit for bit.
+// Integer types (I32, I64) compute in i64 with wrapping (two's complement)
+// arithmetic, done on u64 so that no signed overflow is undefined, and
+// store the low bits, as the cpu backend's `ints` does: bit for bit again.
 // kernels.rs appends one extern "C" entry per (op, element type).
 
 #define HIR_MAX_RANK 8
@@ -44,14 +47,17 @@ struct Reduce {
     View in;  // strides of the kept axes
 };
 
+// An element type: T its storage, C the type it is computed in.
 struct F32 {
     typedef float T;
+    typedef float C;
     static __device__ float load(const T *p) { return *p; }
     static __device__ T round(float x) { return x; }
 };
 
 struct BF16 {
     typedef unsigned short T;
+    typedef float C;
     static __device__ float load(const T *p) { return __uint_as_float(((unsigned)*p) << 16); }
     static __device__ T round(float x) {
         unsigned u = __float_as_uint(x);
@@ -63,6 +69,7 @@ struct BF16 {
 
 struct F16 {
     typedef unsigned short T;
+    typedef float C;
     static __device__ float load(const T *p) {
         float f;
         asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(*p));
@@ -73,6 +80,24 @@ struct F16 {
         asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
         return h;
     }
+};
+
+struct I32 {
+    typedef int T;
+    typedef i64 C;
+    static __device__ C load(const T *p) { return *p; }
+    // The low 32 bits (u64 to unsigned is modular; NVRTC keeps the bits
+    // from unsigned to int).
+    static __device__ T round(C x) { return (T)(unsigned)(u64)x; }
+    static __device__ C lowest() { return -2147483647LL - 1; }
+};
+
+struct I64 {
+    typedef long long T;
+    typedef i64 C;
+    static __device__ C load(const T *p) { return *p; }
+    static __device__ T round(C x) { return x; }
+    static __device__ C lowest() { return -9223372036854775807LL - 1; }
 };
 
 // Sixteen bytes: what one thread moves per access on the wide paths (a
@@ -111,13 +136,33 @@ struct OpDiv { static __device__ float apply(float a, float b) { return a / b; }
 struct OpMax { static __device__ float apply(float a, float b) { return hir_max(a, b); } };
 struct OpMin { static __device__ float apply(float a, float b) { return hir_min(a, b); } };
 
+// The integer ops (`Unary::takes` and `Binary::takes` an integer type).
+__device__ i64 hir_wrap_neg(i64 a) { return (i64)(0ull - (u64)a); }
+struct IntNeg { static __device__ i64 apply(i64 a) { return hir_wrap_neg(a); } };
+struct IntAbs { static __device__ i64 apply(i64 a) { return a < 0 ? hir_wrap_neg(a) : a; } };
+struct IntRelu { static __device__ i64 apply(i64 a) { return a < 0 ? 0 : a; } };
+struct IntAdd { static __device__ i64 apply(i64 a, i64 b) { return (i64)((u64)a + (u64)b); } };
+struct IntSub { static __device__ i64 apply(i64 a, i64 b) { return (i64)((u64)a - (u64)b); } };
+struct IntMul { static __device__ i64 apply(i64 a, i64 b) { return (i64)((u64)a * (u64)b); } };
+struct IntMax { static __device__ i64 apply(i64 a, i64 b) { return a < b ? b : a; } };
+struct IntMin { static __device__ i64 apply(i64 a, i64 b) { return b < a ? b : a; } };
+
+// Reductions: `init<E>()` is the identity in E's compute type.
 struct SumOp {
-    static __device__ float init() { return 0.0f; }
+    template <class E> static __device__ float init() { return 0.0f; }
     static __device__ float combine(float a, float b) { return a + b; }
 };
 struct AmaxOp {
-    static __device__ float init() { return __int_as_float(0xff800000); }
+    template <class E> static __device__ float init() { return __int_as_float(0xff800000); }
     static __device__ float combine(float a, float b) { return hir_max(a, b); }
+};
+struct IntSumOp {
+    template <class E> static __device__ i64 init() { return 0; }
+    static __device__ i64 combine(i64 a, i64 b) { return IntAdd::apply(a, b); }
+};
+struct IntAmaxOp {
+    template <class E> static __device__ i64 init() { return E::lowest(); }
+    static __device__ i64 combine(i64 a, i64 b) { return IntMax::apply(a, b); }
 };
 
 // Element offsets of linear index `i` of the launch shape in out, a and b.
@@ -153,7 +198,7 @@ template <class In, class Out, class Op> __device__ void unary(const Pointwise &
     HIR_GRID_STRIDE(i, p.numel) {
         i64 o, a, b;
         offsets(p, i, o, a, b);
-        float x = In::load((const typename In::T *)p.a.ptr + a);
+        typename In::C x = In::load((const typename In::T *)p.a.ptr + a);
         ((typename Out::T *)p.out.ptr)[o] = Out::round(Op::apply(x));
     }
 }
@@ -162,8 +207,8 @@ template <class E, class Op> __device__ void binary(const Pointwise &p) {
     HIR_GRID_STRIDE(i, p.numel) {
         i64 o, a, b;
         offsets(p, i, o, a, b);
-        float x = E::load((const typename E::T *)p.a.ptr + a);
-        float y = E::load((const typename E::T *)p.b.ptr + b);
+        typename E::C x = E::load((const typename E::T *)p.a.ptr + a);
+        typename E::C y = E::load((const typename E::T *)p.b.ptr + b);
         ((typename E::T *)p.out.ptr)[o] = E::round(Op::apply(x, y));
     }
 }
@@ -205,7 +250,7 @@ template <class E> __device__ void where(const Ternary &t) {
     HIR_GRID_STRIDE(i, p.numel) {
         i64 o, m, a;
         offsets(p, i, o, m, a);
-        const T *source = E::load((const T *)p.a.ptr + m) != 0.0f
+        const T *source = E::load((const T *)p.a.ptr + m) != (typename E::C)0
                               ? (const T *)p.b.ptr + a
                               : (const T *)t.c.ptr + view_offset(p, t.c, i);
         ((T *)p.out.ptr)[o] = *source;
@@ -214,7 +259,8 @@ template <class E> __device__ void where(const Ternary &t) {
 
 // A launch of no input (fill, iota) over `p`'s shape. `p.a` is never read:
 // its strides are 1 along the iota axis and 0 elsewhere, so that its offset
-// at an element is the element's index along that axis.
+// at an element is the element's index along that axis. An integer fill's
+// value is `offset` (exact), a float fill's `value`.
 struct Generate {
     Pointwise p;
     i64 offset;
@@ -240,6 +286,27 @@ template <class E> __device__ void iota(const Generate &g) {
         i64 o, a, b;
         offsets(p, i, o, a, b);
         ((typename E::T *)p.out.ptr)[o] = E::round((float)(g.offset + a));
+    }
+}
+
+// An integer fill: out = offset, wrapped once.
+template <class E> __device__ void fill_int(const Generate &g) {
+    const Pointwise &p = g.p;
+    typename E::T v = E::round(g.offset);
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        ((typename E::T *)p.out.ptr)[o] = v;
+    }
+}
+
+// An integer iota: out = offset + the index along the iota axis, wrapped.
+template <class E> __device__ void iota_int(const Generate &g) {
+    const Pointwise &p = g.p;
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        ((typename E::T *)p.out.ptr)[o] = E::round(IntAdd::apply(g.offset, a));
     }
 }
 
@@ -277,12 +344,13 @@ __device__ i64 reduced_offset(const Reduce &r, i64 j) {
 // threads stride over the reduced elements, then combine by warp shuffles
 // and one shared-memory step.
 template <class E, class Op> __device__ void reduce(const Reduce &r) {
-    __shared__ float partial[32];
+    typedef typename E::C C;
+    __shared__ C partial[32];
     for (i64 out = blockIdx.x; out < r.outputs; out += gridDim.x) {
         i64 o, base;
         kept_offsets(r, out, o, base);
         const typename E::T *in = (const typename E::T *)r.in.ptr + base;
-        float acc = Op::init();
+        C acc = Op::template init<E>();
         for (i64 j = threadIdx.x; j < r.reduced; j += blockDim.x) {
             acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
@@ -293,7 +361,7 @@ template <class E, class Op> __device__ void reduce(const Reduce &r) {
         __syncthreads();
         if (warp == 0) {
             unsigned warps = (blockDim.x + 31) / 32;
-            acc = lane < warps ? partial[lane] : Op::init();
+            acc = lane < warps ? partial[lane] : Op::template init<E>();
             for (int shift = 16; shift > 0; shift /= 2)
                 acc = Op::combine(acc, __shfl_down_sync(0xffffffffu, acc, shift));
             if (lane == 0) ((typename E::T *)r.out.ptr)[o] = E::round(acc);
@@ -310,7 +378,7 @@ template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
         i64 o, base;
         kept_offsets(r, out, o, base);
         const typename E::T *in = (const typename E::T *)r.in.ptr + base;
-        float acc = Op::init();
+        typename E::C acc = Op::template init<E>();
         for (i64 j = 0; j < r.reduced; ++j) {
             acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
@@ -328,8 +396,8 @@ template <class E, class Op> __device__ void reduce_wide(const Reduce &r) {
         i64 o, base;
         kept_offsets(r, out, o, base);
         const T *in = (const T *)r.in.ptr + base;
-        float acc[lanes];
-        for (int l = 0; l < lanes; ++l) acc[l] = Op::init();
+        typename E::C acc[lanes];
+        for (int l = 0; l < lanes; ++l) acc[l] = Op::template init<E>();
         for (i64 j = 0; j < r.reduced; ++j) {
             Lanes<T> x;
             x.word = *(const Word16 *)(in + reduced_offset(r, j));

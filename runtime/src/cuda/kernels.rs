@@ -1,5 +1,7 @@
 //! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, where,
-//! fill, iota, sum/amax over axes and broadcast, all on strided views. The source is
+//! fill, iota, sum/amax over axes and broadcast, all on strided views; on the
+//! integer types only the ops that take them (`Unary::takes`, `Binary::takes`,
+//! no cast), computed exactly with wrapping. The source is
 //! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
 //! here; it is compiled once per process and architecture, and loaded once
 //! per rank's context.
@@ -88,6 +90,8 @@ fn element(dtype: DType) -> &'static str {
         DType::F32 => "F32",
         DType::BF16 => "BF16",
         DType::F16 => "F16",
+        DType::I32 => "I32",
+        DType::I64 => "I64",
     }
 }
 
@@ -95,7 +99,19 @@ fn word(size: usize) -> &'static str {
     match size {
         2 => "unsigned short",
         4 => "unsigned",
+        8 => "u64",
         _ => "Word16",
+    }
+}
+
+/// The `kernels.cu` functor of an op on `dtype`: `OpNeg` for `neg` on a
+/// float type, `IntNeg` on an integer type.
+fn op_functor(name: &str, dtype: DType) -> String {
+    let float = functor(name);
+    if dtype.is_float() {
+        float
+    } else {
+        float.replacen("Op", "Int", 1)
     }
 }
 
@@ -109,7 +125,7 @@ fn source() -> String {
         )
         .expect("writing to a string");
     };
-    for size in [2, 4, WIDE] {
+    for size in [2, 4, 8, WIDE] {
         entry(
             copy_name(size),
             format!("copy<{}>", word(size)),
@@ -118,14 +134,15 @@ fn source() -> String {
     }
     for dtype in DType::ALL {
         let e = element(dtype);
-        for op in Unary::ALL {
+        for op in Unary::ALL.into_iter().filter(|op| op.takes(dtype)) {
             entry(
                 unary_name(op, dtype),
-                format!("unary<{e}, {e}, {}>", functor(op.name())),
+                format!("unary<{e}, {e}, {}>", op_functor(op.name(), dtype)),
                 "Pointwise",
             );
         }
-        for to in DType::ALL {
+        // Casts between the float types only.
+        for to in DType::FLOATS.into_iter().filter(|_| dtype.is_float()) {
             let t = element(to);
             entry(
                 cast_name(dtype, to),
@@ -133,15 +150,8 @@ fn source() -> String {
                 "Pointwise",
             );
         }
-        for op in Binary::ALL {
-            let o = match op {
-                Binary::Add => "OpAdd",
-                Binary::Sub => "OpSub",
-                Binary::Mul => "OpMul",
-                Binary::Div => "OpDiv",
-                Binary::Max => "OpMax",
-                Binary::Min => "OpMin",
-            };
+        for op in Binary::ALL.into_iter().filter(|op| op.takes(dtype)) {
+            let o = op_functor(op.name(), dtype);
             entry(
                 binary_name(op, dtype),
                 format!("binary<{e}, {o}>"),
@@ -155,16 +165,23 @@ fn source() -> String {
         }
         entry(where_name(dtype), format!("where<{e}>"), "Ternary");
         for generator in ["fill", "iota"] {
+            let template = if dtype.is_float() {
+                generator.to_string()
+            } else {
+                format!("{generator}_int")
+            };
             entry(
                 generate_name(generator, dtype),
-                format!("{generator}<{e}>"),
+                format!("{template}<{e}>"),
                 "Generate",
             );
         }
         for op in Reduction::ALL {
-            let o = match op {
-                Reduction::Sum => "SumOp",
-                Reduction::Amax => "AmaxOp",
+            let o = match (op, dtype.is_float()) {
+                (Reduction::Sum, true) => "SumOp",
+                (Reduction::Amax, true) => "AmaxOp",
+                (Reduction::Sum, false) => "IntSumOp",
+                (Reduction::Amax, false) => "IntAmaxOp",
             };
             entry(
                 reduce_name(op, dtype),
@@ -447,11 +464,16 @@ impl Kernels {
         self.pointwise(&where_name(out.dtype), None, out, &[mask, lhs, rhs], stream)
     }
 
-    /// Every element of `out` is `value`, rounded to its element type.
+    /// Every element of `out` is `value`, rounded to its element type (an
+    /// integer type's value is integral, passed exactly as the offset).
     pub fn fill(&self, value: f64, out: &View, stream: Stream) -> Result<()> {
         let index = vec![0; out.rank()];
         let name = generate_name("fill", out.dtype);
-        self.generate(&name, out, &index, 0, value as f32, stream)
+        if out.dtype.is_float() {
+            self.generate(&name, out, &index, 0, value as f32, stream)
+        } else {
+            self.generate(&name, out, &index, value as i64, 0.0, stream)
+        }
     }
 
     /// Every element of `out` is `offset` plus its index along `axis`.
@@ -743,16 +765,22 @@ mod tests {
     fn every_entry_is_generated_once() {
         let source = source();
         let entries = source.matches("extern \"C\" __global__").count();
-        let dtypes = DType::ALL.len();
+        let floats = DType::FLOATS.len();
+        let per_type = 3 + 3 * Reduction::ALL.len();
+        // The integer types: neg, abs, relu; every binary op but div.
         assert_eq!(
             entries,
-            3 + dtypes
-                * (Unary::ALL.len()
-                    + dtypes
-                    + 2 * Binary::ALL.len()
-                    + 3
-                    + 3 * Reduction::ALL.len())
+            4 + floats * (per_type + Unary::ALL.len() + floats + 2 * Binary::ALL.len())
+                + DType::INTS.len() * (per_type + 3 + 2 * (Binary::ALL.len() - 1))
         );
+        assert!(source.contains("void hir_neg_i32(Pointwise p) { unary<I32, I32, IntNeg>(p); }"));
+        assert!(
+            source.contains("void hir_add_i64_wide(Pointwise p) { binary_wide<I64, IntAdd>(p); }")
+        );
+        assert!(source.contains("void hir_sum_i64(Reduce p) { reduce<I64, IntSumOp>(p); }"));
+        assert!(source.contains("void hir_fill_i32(Generate p) { fill_int<I32>(p); }"));
+        assert!(source.contains("void hir_copy_64(Pointwise p) { copy<u64>(p); }"));
+        assert!(!source.contains("hir_exp_i32") && !source.contains("hir_div_i64"));
         assert!(source.contains("void hir_exp_bf16(Pointwise p)"));
         assert!(source.contains("void hir_where_f16(Ternary p)"));
         assert!(source.contains("void hir_iota_bf16(Generate p)"));

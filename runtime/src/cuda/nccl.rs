@@ -196,6 +196,8 @@ pub(crate) fn data_type(dtype: DType) -> sys::ncclDataType_t {
         DType::F32 => sys::ncclDataType_t::ncclFloat32,
         DType::BF16 => sys::ncclDataType_t::ncclBfloat16,
         DType::F16 => sys::ncclDataType_t::ncclFloat16,
+        DType::I32 => sys::ncclDataType_t::ncclInt32,
+        DType::I64 => sys::ncclDataType_t::ncclInt64,
     }
 }
 

@@ -46,6 +46,9 @@ pub(super) fn random(seed: u64, buffer: Buffer) -> Vec<u8> {
             DType::F32 => bytes.extend(value.to_le_bytes()),
             DType::BF16 => bytes.extend(bf16::from_f32(value).to_le_bytes()),
             DType::F16 => bytes.extend(f16::from_f32(value).to_le_bytes()),
+            // Integers of magnitude 62 to 2000: products of two fit i32.
+            DType::I32 => bytes.extend(((value * 1000.0) as i32).to_le_bytes()),
+            DType::I64 => bytes.extend(((value * 1000.0) as i64).to_le_bytes()),
         }
     }
     bytes
@@ -58,6 +61,8 @@ pub(super) fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
             DType::F32 => f32::from_le_bytes(chunk.try_into().unwrap()) as f64,
             DType::BF16 => bf16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
             DType::F16 => f16::from_le_bytes(chunk.try_into().unwrap()).to_f64(),
+            DType::I32 => i32::from_le_bytes(chunk.try_into().unwrap()).into(),
+            DType::I64 => i64::from_le_bytes(chunk.try_into().unwrap()) as f64,
         })
         .collect()
 }
@@ -67,6 +72,7 @@ fn tolerance(dtype: DType) -> f64 {
         DType::F32 => 1e-5,
         DType::BF16 => 1e-2,
         DType::F16 => 2e-3,
+        DType::I32 | DType::I64 => 0.0,
     }
 }
 
@@ -222,7 +228,7 @@ fn run(device: &dyn Device, op: KernelOp, inputs: Vec<View>, output: View) {
 #[test]
 fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
     let Some(world) = world(1, false) else { return };
-    for dtype in DType::ALL {
+    for dtype in DType::FLOATS {
         let b = |len| Buffer { dtype, len };
         // A [4, 8] slice (middle index 1) of a [4, 3, 8] buffer, a transposed
         // [4, 8] view of a [8, 4] buffer, and a [4, 8] output inside a [4, 10].
@@ -311,7 +317,7 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
                 );
             },
         );
-        for to in DType::ALL {
+        for to in DType::FLOATS {
             let buffers = [b(96), Buffer { dtype: to, len: 40 }];
             compare(
                 &format!("cast {dtype:?} -> {to:?}"),
@@ -372,7 +378,7 @@ fn pointwise_casts_and_broadcasts_match_bit_for_bit() {
 #[test]
 fn reductions_match() {
     let Some(world) = world(1, false) else { return };
-    for dtype in DType::ALL {
+    for dtype in DType::FLOATS {
         let b = |len| Buffer { dtype, len };
         for op in Reduction::ALL {
             let how = if op == Reduction::Amax {
@@ -426,7 +432,7 @@ fn reductions_match() {
 #[test]
 fn wide_copies_and_outer_reductions_match() {
     let Some(world) = world(1, false) else { return };
-    for dtype in DType::ALL {
+    for dtype in DType::FLOATS {
         let b = |len| Buffer { dtype, len };
         let (rows, cols) = (64, 2048);
         let buffers = [
@@ -517,7 +523,7 @@ fn wide_copies_and_outer_reductions_match() {
 #[test]
 fn matmuls_and_linears_match() {
     let Some(world) = world(1, false) else { return };
-    for dtype in DType::ALL {
+    for dtype in DType::FLOATS {
         let b = |len| Buffer { dtype, len };
         let (m, k, n) = (64, 96, 80);
         let buffers = [
@@ -846,7 +852,7 @@ fn collective(
 #[test]
 fn nccl_collectives_match() {
     let Some(world) = world(2, true) else { return };
-    for dtype in DType::ALL {
+    for dtype in DType::FLOATS {
         let b = |len| Buffer { dtype, len };
         let buffers = [b(4 * 6 * 8), b(8 * 6 * 8), b(4 * 6 * 8), b(8 * 3 * 8)];
         let post = |device: &dyn Device, op: CollectiveOp| {

@@ -3,10 +3,11 @@
 // One chunk per verifier rule of the comm dialect (CommDialect.cpp) and per
 // ODS constraint.
 
-// ODS: buffers hold f16, bf16 or f32 (not integers).
-func.func @f(%a: memref<8xi32>, %b: memref<8xi32>) {
-  // expected-error @+1 {{'comm.allreduce' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float values, but got 'memref<8xi32>'}}
-  %0 = comm.allreduce %a into %b sum team [0, 1] : memref<8xi32> into memref<8xi32>
+// ODS: buffers hold f16, bf16, f32, i32 or i64 (not i8; integers.mlir and
+// integers-invalid.mlir have the integer rules).
+func.func @f(%a: memref<8xi8>, %b: memref<8xi8>) {
+  // expected-error @+1 {{'comm.allreduce' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'memref<8xi8>'}}
+  %0 = comm.allreduce %a into %b sum team [0, 1] : memref<8xi8> into memref<8xi8>
   return
 }
 

@@ -60,11 +60,12 @@ func.func @f(%a: tensor<8xf32>) -> tensor<8xf32, 7 : i64> {
 
 // -----
 
-// ODS: fusion tensors hold f16, bf16 or f32 (not integers).
-func.func @f(%a: tensor<8xi32>) -> tensor<8xi32> {
-  // expected-error @+1 {{'fusion.neg' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xi32>'}}
-  %0 = fusion.neg %a : tensor<8xi32> -> tensor<8xi32>
-  return %0 : tensor<8xi32>
+// ODS: fusion tensors hold f16, bf16, f32, i32 or i64 (not i8; integers.mlir
+// and integers-invalid.mlir have the integer rules).
+func.func @f(%a: tensor<8xi8>) -> tensor<8xi8> {
+  // expected-error @+1 {{'fusion.neg' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi8>'}}
+  %0 = fusion.neg %a : tensor<8xi8> -> tensor<8xi8>
+  return %0 : tensor<8xi8>
 }
 
 // -----
@@ -152,7 +153,7 @@ func.func @f(%m: tensor<4xf32>, %a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<
 
 // where: the mask has the operands' element type (no i1 mask).
 func.func @f(%m: tensor<8xi1>, %a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'fusion.where' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xi1>'}}
+  // expected-error @+1 {{'fusion.where' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi1>'}}
   %0 = fusion.where %m, %a, %b : tensor<8xi1>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }

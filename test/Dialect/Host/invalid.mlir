@@ -3,10 +3,11 @@
 // One chunk per verifier rule of the host dialect (HostDialect.cpp, the shape
 // rules of common/Verify.cpp) and per ODS constraint.
 
-// ODS: buffers hold f16, bf16 or f32 (not integers).
+// ODS: buffers hold f16, bf16, f32, i32 or i64 (not i16; integers.mlir and
+// integers-invalid.mlir have the integer rules).
 func.func @f() {
-  // expected-error @+1 {{'host.alloc' op result #0 must be memref of 16-bit float or bfloat16 type or 32-bit float values, but got 'memref<8xi32>'}}
-  %0 = host.alloc : memref<8xi32>
+  // expected-error @+1 {{'host.alloc' op result #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'memref<8xi16>'}}
+  %0 = host.alloc : memref<8xi16>
   return
 }
 
@@ -39,9 +40,9 @@ func.func @f() {
 
 // -----
 
-// ODS: dealloc frees a float buffer.
+// ODS: dealloc frees a buffer of an element type HIR takes.
 func.func @f(%a: memref<8xi8>) {
-  // expected-error @+1 {{'host.dealloc' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float values}}
+  // expected-error @+1 {{'host.dealloc' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values}}
   host.dealloc %a : memref<8xi8>
   return
 }

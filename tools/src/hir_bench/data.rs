@@ -23,6 +23,7 @@ fn store(dtype: DType, bytes: &mut [u8], index: usize, value: f64) {
             .copy_from_slice(&half::bf16::from_f64(value).to_bits().to_le_bytes()),
         DType::F16 => bytes[index * 2..index * 2 + 2]
             .copy_from_slice(&half::f16::from_f64(value).to_bits().to_le_bytes()),
+        DType::I32 | DType::I64 => unreachable!("--dtype names float types only"),
     }
 }
 
@@ -38,6 +39,7 @@ pub fn load(dtype: DType, bytes: &[u8], index: usize) -> f32 {
             half::f16::from_bits(u16::from_le_bytes([bytes[index * 2], bytes[index * 2 + 1]]))
                 .to_f32()
         }
+        DType::I32 | DType::I64 => unreachable!("--dtype names float types only"),
     }
 }
 

@@ -455,6 +455,22 @@ fn comparison(name: &str, actual: &Tensor, expected: &Tensor, dtype: DType) -> (
         );
         return (false, line);
     }
+    if !dtype.is_float() {
+        // Integers are exact: every element equal.
+        let differ = actual
+            .data
+            .iter()
+            .zip(&expected.data)
+            .filter(|(a, b)| a != b)
+            .count();
+        let verdict = if differ == 0 { "ok" } else { "MISMATCH" };
+        let line = format!(
+            "{name}: {differ} of {} elements differ (exact for {}): {verdict}",
+            expected.data.len(),
+            dtype.mlir()
+        );
+        return (differ == 0, line);
+    }
     let error = tensor::relative_error(actual, expected);
     let tolerance = tensor::tolerance(dtype);
     let verdict = if error <= tolerance { "ok" } else { "MISMATCH" };
@@ -476,11 +492,8 @@ fn read_expected(dir: &Path, name: &str, shape: &[usize]) -> Result<Tensor> {
             array.shape
         );
     }
-    let values = array.to_f32();
-    Ok(Tensor::new(
-        array.shape,
-        values.into_iter().map(f64::from).collect(),
-    ))
+    let values = array.to_f64();
+    Ok(Tensor::new(array.shape, values))
 }
 
 /// Every mesh of the entry's values must be the ranks of the run.
@@ -555,20 +568,19 @@ fn read_npy(path: &Path, param: &Param, index: usize) -> Result<Tensor> {
             param.shape
         );
     }
-    let values = array.cast(param.dtype).to_f32();
-    Ok(Tensor::new(
-        array.shape,
-        values.into_iter().map(f64::from).collect(),
-    ))
+    let values = array.cast(param.dtype).to_f64();
+    Ok(Tensor::new(array.shape, values))
 }
 
 fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let values: Vec<f32> = tensor.data.iter().map(|&value| value as f32).collect();
-    npy::write(path, &npy::Array::from_f32(dtype, &tensor.shape, &values))
-        .map_err(|error| anyhow!("{error}"))
+    npy::write(
+        path,
+        &npy::Array::from_f64(dtype, &tensor.shape, &tensor.data),
+    )
+    .map_err(|error| anyhow!("{error}"))
 }
 
 /// Rank `rank`'s buffers: the shards of the global inputs and NaN-filled

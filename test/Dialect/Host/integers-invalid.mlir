@@ -1,0 +1,62 @@
+// RUN: hir-opt %s -split-input-file -verify-diagnostics
+
+// The host ops that take floats only refuse integer buffers (their ODS
+// constraint); a fill of an integer buffer takes an integer of its type.
+
+func.func @exp(%a: memref<8xi32>) {
+  // expected-error @+1 {{'host.exp' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float values, but got 'memref<8xi32>'}}
+  host.exp ins(%a : memref<8xi32>) outs(%a : memref<8xi32>)
+  return
+}
+
+// -----
+
+func.func @div(%a: memref<8xi64>) {
+  // expected-error @+1 {{'host.div' op operand #0 must be memref of 16-bit float}}
+  host.div ins(%a, %a : memref<8xi64>, memref<8xi64>) outs(%a : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @cast(%a: memref<8xi32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'host.cast' op operand #0 must be memref of 16-bit float}}
+  host.cast ins(%a : memref<8xi32>) outs(%b : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul(%a: memref<4x4xi32>) {
+  // expected-error @+1 {{'host.matmul' op operand #0 must be memref of 16-bit float}}
+  host.matmul ins(%a, %a : memref<4x4xi32>, memref<4x4xi32>) outs(%a : memref<4x4xi32>)
+  return
+}
+
+// -----
+
+func.func @linear(%a: memref<4x4xi64>) {
+  // expected-error @+1 {{'host.linear' op operand #0 must be memref of 16-bit float}}
+  host.linear ins(%a, %a : memref<4x4xi64>, memref<4x4xi64>) outs(%a : memref<4x4xi64>)
+  return
+}
+
+// -----
+
+// A fused program computes in f32: integer buffers are not fused.
+func.func @fused(%a: memref<8xi32>, %y: memref<8xi32>) {
+  // expected-error @+1 {{'host.fused' op operand #0 must be variadic of memref of 16-bit float}}
+  host.fused ins(%a : memref<8xi32>) outs(%y : memref<8xi32>) {
+  ^bb0(%x: memref<8xi32>, %o: memref<8xi32>):
+    host.neg ins(%x : memref<8xi32>) outs(%o : memref<8xi32>)
+  }
+  return
+}
+
+// -----
+
+func.func @fill_fraction(%a: memref<8xi64>) {
+  // expected-error @+1 {{'host.fill' op value 2.500000e-01 is not an integer of 'i64'}}
+  host.fill 0.25 outs(%a : memref<8xi64>)
+  return
+}
