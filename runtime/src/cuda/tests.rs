@@ -1767,3 +1767,117 @@ fn requests_are_waited_later_and_in_any_order_on_both_backends() {
         },
     );
 }
+
+/// Every integer kernel (`Unary::takes`, `Binary::takes`, where, fill,
+/// iota, sum and amax over outer and inner axes, an i64 copy and broadcast)
+/// on strided views gives the cpu backend's bits. Inputs are integers of
+/// magnitude 62 to 2000 (`random`); `mul` of `mul`'s output and the sums
+/// of products wrap in i32.
+#[test]
+fn integer_kernels_match_the_cpu_backend_bit_for_bit() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::INTS {
+        let b = |len| Buffer { dtype, len };
+        let slice = |base| view(dtype, base, 8, &[4, 8], &[24, 1]);
+        let transposed = |base| view(dtype, base, 0, &[4, 8], &[1, 4]);
+        let out = |base| view(dtype, base, 1, &[4, 8], &[10, 1]);
+        let buffers = [b(96), b(32), b(40), b(8)];
+        let program = |device: &dyn Device, p: &[*mut u8]| {
+            for op in Unary::ALL.into_iter().filter(|op| op.takes(dtype)) {
+                run(
+                    device,
+                    KernelOp::Unary(op),
+                    vec![transposed(p[1])],
+                    out(p[2]),
+                );
+            }
+            for op in Binary::ALL.into_iter().filter(|op| op.takes(dtype)) {
+                run(
+                    device,
+                    KernelOp::Binary(op),
+                    vec![slice(p[0]), transposed(p[1])],
+                    out(p[2]),
+                );
+            }
+            // Products of products: past i32.
+            let product = vec![out(p[2]), out(p[2])];
+            run(device, KernelOp::Binary(Binary::Mul), product, out(p[2]));
+            run(
+                device,
+                KernelOp::Where,
+                vec![transposed(p[1]), slice(p[0]), out(p[2])],
+                out(p[2]),
+            );
+            run(
+                device,
+                KernelOp::Reduce(Reduction::Sum, vec![0]),
+                vec![out(p[2])],
+                dense(dtype, p[3], &[8]),
+            );
+            run(
+                device,
+                KernelOp::Reduce(Reduction::Amax, vec![1]),
+                vec![slice(p[0])],
+                dense(dtype, p[3], &[4]),
+            );
+            run(
+                device,
+                KernelOp::Broadcast(vec![0]),
+                vec![dense(dtype, p[3], &[8])],
+                slice(p[0]),
+            );
+            run(device, KernelOp::Fill(-7.0), Vec::new(), transposed(p[1]));
+            run(
+                device,
+                KernelOp::Iota {
+                    axis: 1,
+                    offset: -3,
+                },
+                Vec::new(),
+                dense(dtype, p[2], &[40]),
+            );
+        };
+        compare(
+            &format!("integers {dtype:?}"),
+            &world,
+            &buffers,
+            Match::Bits,
+            &program,
+        );
+    }
+}
+
+/// An allreduce of each integer type and reduce kind (but avg) through
+/// NCCL's ncclInt32/ncclInt64 gives the cpu backend's bits.
+#[test]
+fn integer_allreduce_matches_the_cpu_backend() {
+    let Some(world) = world(2, true) else { return };
+    for dtype in DType::INTS {
+        let buffers = [Buffer { dtype, len: 48 }, Buffer { dtype, len: 48 }];
+        for kind in [
+            ReduceKind::Sum,
+            ReduceKind::Prod,
+            ReduceKind::Max,
+            ReduceKind::Min,
+        ] {
+            compare(
+                &format!("allreduce {kind:?} {dtype:?}"),
+                &world,
+                &buffers,
+                Match::Bits,
+                &|device, p| {
+                    let op = collective(
+                        Collective::Allreduce,
+                        kind,
+                        0,
+                        0,
+                        dense(dtype, p[0], &[6, 8]),
+                        dense(dtype, p[1], &[6, 8]),
+                    );
+                    let request = device.collective(op).unwrap();
+                    device.wait(request).unwrap();
+                },
+            );
+        }
+    }
+}
