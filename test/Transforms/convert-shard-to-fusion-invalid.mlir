@@ -114,11 +114,13 @@ func.func @partitioned(%a: tensor<2x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-func.func @unknown(%a: tensor<8x4xf32>) -> tensor<4x8xf32> {
-  %e = tensor.empty() : tensor<4x8xf32>
-  // expected-error @+1 {{'linalg.transpose' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
-  %t = linalg.transpose ins(%a : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
-  return %t : tensor<4x8xf32>
+shard.grid @g(shape = 4)
+func.func @unknown(%a: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %a1 = shard.shard %a to %s : tensor<8x4xf32>
+  // expected-error @+1 {{'tensor.extract_slice' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
+  %t = tensor.extract_slice %a1[0, 0] [4, 4] [1, 1] : tensor<8x4xf32> to tensor<4x4xf32>
+  return %t : tensor<4x4xf32>
 }
 
 // -----
@@ -204,7 +206,7 @@ shard.grid @g(shape = 2)
 func.func @nested(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{'scf.for' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
+  // expected-error @+1 {{'scf.for' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a) -> (tensor<8xf32>) {
     %e = tensor.empty() : tensor<8xf32>
     %y = linalg.exp ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
@@ -231,4 +233,120 @@ func.func @elementwise_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tens
          indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>]
          ins(%a, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// linalg.generic, linalg.reduce: forms that are not imported.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0 + d1, d1)>
+func.func @not_a_projection(%x: tensor<24x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{indexing map #0 of a 'linalg.generic' is affine_map<(d0, d1) -> (d0 + d1, d1)>: only maps whose results are loop indices, each once, are imported}}
+  %r = linalg.generic {indexing_maps = [#sum, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<24x16xf32>) outs(%y : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+func.func @transposed_output(%x: tensor<8x16xf32>, %y: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{a 'linalg.generic' is imported when its output's indexing map lists its parallel loops in order (no transposed or broadcast output)}}
+  %r = linalg.generic {indexing_maps = [#id, #tr], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%y : tensor<16x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+func.func @unknown_body_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    // expected-error @+1 {{'math.log' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's SCALAR table, float constants and linalg.yield}}
+    %0 = math.log %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @product_reduction(%x: tensor<8x16xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x16xf32>) outs(%y : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    // expected-error @+1 {{a 'linalg.generic' with reduction loops is imported when its body ends with arith.addf (a sum) or arith.maximumf/maxnumf (a maximum) of the output's argument and one value, yielded}}
+    %0 = arith.mulf %a, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @reduce_into_a_fill_of_one(%x: tensor<8x16xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  // expected-error @+1 {{'linalg.reduce' reduces into a linalg.fill of 1, which is not the identity of its reduction: not imported}}
+  %r = linalg.reduce ins(%x : tensor<8x16xf32>) outs(%f : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %0 = arith.addf %in, %init : f32
+      linalg.yield %0 : f32
+    }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @reduce_by_product(%x: tensor<8x16xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{a 'linalg.reduce' is imported when its body is one arith.addf (a sum) or arith.maximumf/maxnumf (a maximum) of its two arguments}}
+  %r = linalg.reduce ins(%x : tensor<8x16xf32>) outs(%y : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %0 = arith.mulf %in, %init : f32
+      linalg.yield %0 : f32
+    }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+func.func @integer_constant(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    // expected-error @+1 {{a constant in a 'linalg.generic' body is imported when it is a float}}
+    %c = arith.constant 2 : i32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+func.func @reads_an_empty_output(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{operand #1 of 'linalg.generic' is the value of a tensor.empty or linalg.fill, which import only as destinations: fusion has no op that makes a tensor}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %0 = arith.addf %a, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
 }

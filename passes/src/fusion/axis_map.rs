@@ -8,7 +8,8 @@ use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     Context,
     ir::{
-        OperationRef, Type,
+        OperationRef, Type, ValueLike,
+        operation::OperationLike,
         r#type::{DimSize, RankedTensorType, ShapedTypeLike},
     },
 };
@@ -21,6 +22,15 @@ pub fn operand_axes(op: &OperationRef) -> Option<Vec<Vec<Option<usize>>>> {
         return None;
     }
     hir_dialects::axis_map(op)
+}
+
+/// Whether `op` is a fusion op that makes a tensor from no operand
+/// (`fusion.fill`, `fusion.iota`).
+pub fn makes_tensor(op: &OperationRef) -> bool {
+    ir::name(op).starts_with("fusion.")
+        && op.operand_count() == 0
+        && op.result_count() == 1
+        && shape(op.result(0).expect("one result").r#type()).is_some()
 }
 
 /// The axes an operand's map sends nowhere: those the op reduces.

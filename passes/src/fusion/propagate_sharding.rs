@@ -19,6 +19,9 @@
 //!   result axis is tied to nothing: every device reads it whole, so it is
 //!   `serial`, and an operand annotated `didx` or `didy` on it is an error.
 //!
+//! A fusion op that reads no tensor (`fill`, `iota`) left unannotated takes
+//! what its users' constraints imply.
+//!
 //! Annotated values are never changed. A value that two neighbours give
 //! different distributions is an error, as is a value that would get two
 //! `didx` axes. A function with no annotated tensor is all-`serial` on the
@@ -182,9 +185,15 @@ impl<'c, 'a> Graph<'c, 'a> {
                 argument.location(),
             );
         }
+        // A fusion op that reads no tensor (fill, iota) makes an open value
+        // too: its users' constraints infer it.
         let ops: Vec<_> = ir::nested(function)
             .into_iter()
-            .filter_map(|op| axis_map::operand_axes(&op).map(|axes| (op, axes)))
+            .filter_map(|op| {
+                axis_map::operand_axes(&op)
+                    .or_else(|| axis_map::makes_tensor(&op).then(Vec::new))
+                    .map(|axes| (op, axes))
+            })
             .collect();
         for (op, _) in &ops {
             let result = op.result(0).expect("fusion compute ops have one result");

@@ -26,6 +26,9 @@
 //!   `arith` ops on tensors of [`ELEMENTWISE`], and `linalg.elementwise` of
 //!   the kinds of [`ELEMENTWISE_KINDS`], become their fusion ops.
 //!   `tensor.empty` and `linalg.fill` are destinations only, and go.
+//! - `linalg.transpose`, `linalg.broadcast`, `linalg.reduce` and
+//!   `linalg.generic` become short sequences of fusion ops
+//!   ([`structured`]).
 //! - Function signatures follow their arguments and returned values.
 //!
 //! What fusion cannot say is a located error, and the pass changes nothing:
@@ -81,6 +84,7 @@ use melior::{
 use std::collections::{HashMap, HashSet};
 
 mod sharding;
+mod structured;
 
 pub use sharding::grid_axis_type;
 use sharding::{Grids, dists, grid};
@@ -251,7 +255,7 @@ fn key(value: Value) -> usize {
 }
 
 /// What the conversion does with one op of a function.
-enum Step {
+enum Step<'c> {
     /// Kept as is (`func.return`, scalar `arith.constant`).
     Keep,
     /// Erased once its users are converted: `shard.sharding`, destinations
@@ -266,13 +270,15 @@ enum Step {
         inputs: Vec<usize>,
         accumulate: Option<usize>,
     },
+    /// The fusion ops a structured op (`linalg.generic`, ...) becomes.
+    Expand(structured::Expansion<'c>),
 }
 
 /// What the conversion of one function does: the distribution of each
 /// value that has one, and a step for each op of the body.
 struct Plan<'c, 'a> {
     dists: HashMap<usize, Dist>,
-    steps: Vec<(OperationRef<'c, 'a>, Step)>,
+    steps: Vec<(OperationRef<'c, 'a>, Step<'c>)>,
 }
 
 /// Reads a function and says how it converts, or emits why it cannot;
@@ -335,6 +341,7 @@ fn imported(op: &OperationRef) -> bool {
     ]
     .iter()
     .chain(COLLECTIVES)
+    .chain(structured::OPS)
     .chain(ELEMENTWISE.iter().map(|(source, _)| source))
     .any(|&name| is(op, name))
         && (op.result_count() != 1 || is_tensor(op.result(0).expect("one result").r#type()))
@@ -348,16 +355,24 @@ fn imported(op: &OperationRef) -> bool {
 struct Destinations {
     all: HashSet<usize>,
     zero: HashSet<usize>,
+    /// The value of each `linalg.fill` (and its annotations).
+    fills: HashMap<usize, f64>,
 }
 
 /// The step of one op, or an error.
-fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emitted> {
+fn step<'c>(
+    op: &OperationRef<'c, '_>,
+    destinations: &mut Destinations,
+) -> Result<Step<'c>, Emitted> {
     let name = ir::name(op);
-    let result_is_destination = |destinations: &mut Destinations, zero: bool| {
+    let result_is_destination = |destinations: &mut Destinations, zero: bool, fill: Option<f64>| {
         let result = key(op.result(0).expect("one result").into());
         destinations.all.insert(result);
         if zero {
             destinations.zero.insert(result);
+        }
+        if let Some(fill) = fill {
+            destinations.fills.insert(result, fill);
         }
     };
     if is(op, shard::ShardingOperation::name) {
@@ -367,25 +382,26 @@ fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emit
         let input = key(op.operand(0).expect("an input"));
         if destinations.all.contains(&input) {
             let zero = destinations.zero.contains(&input);
-            result_is_destination(destinations, zero);
+            let fill = destinations.fills.get(&input).copied();
+            result_is_destination(destinations, zero, fill);
             return Ok(Step::Drop);
         }
         return Ok(Step::Annotation);
     }
     if is(op, tensor::EmptyOperation::name) {
-        result_is_destination(destinations, true);
+        result_is_destination(destinations, true, None);
         return Ok(Step::Drop);
     }
     if is(op, linalg::FillOperation::name) {
-        let zero = op
+        let fill = op
             .operand(0)
             .ok()
             .and_then(|value| OperationResult::try_from(value).ok())
             .filter(|result| Op::ArithConstant.is(&result.owner()))
             .and_then(|result| result.owner().attribute("value").ok())
             .and_then(|value| FloatAttribute::try_from(value).ok())
-            .is_some_and(|value| value.value() == 0.0);
-        result_is_destination(destinations, zero);
+            .map(|value| value.value());
+        result_is_destination(destinations, fill == Some(0.0), fill);
         return Ok(Step::Drop);
     }
     if COLLECTIVES.iter().any(|&collective| is(op, collective)) {
@@ -454,10 +470,13 @@ fn step(op: &OperationRef, destinations: &mut Destinations) -> Result<Step, Emit
             accumulate: None,
         });
     }
+    if let Some(step) = structured::step(op, destinations)? {
+        return Ok(step);
+    }
     error(
         op.location(),
         format!(
-            "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
+            "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
         ),
     )
 }
@@ -525,7 +544,7 @@ fn reads_no_destination(
 }
 
 /// The step of a `linalg.matmul` or `linalg.batch_matmul`.
-fn matmul(op: &OperationRef, destinations: &Destinations) -> Result<Step, Emitted> {
+fn matmul<'c>(op: &OperationRef<'c, '_>, destinations: &Destinations) -> Result<Step<'c>, Emitted> {
     let name = ir::name(op);
     let context = op.context();
     // SAFETY: the context outlives this call, the only place it is used.
@@ -602,6 +621,44 @@ fn matmul(op: &OperationRef, destinations: &Destinations) -> Result<Step, Emitte
     })
 }
 
+/// Builds the fusion ops of `expansion` before `op`, whose result has type
+/// `result`, and returns the value that replaces it.
+fn expand<'c, 'a>(
+    context: &'c Context,
+    op: OperationRef<'c, 'a>,
+    expansion: structured::Expansion<'c>,
+    result: Type<'c>,
+) -> Value<'c, 'a> {
+    let builder = Builder::before(context, op);
+    let mut built: Vec<Value<'c, 'a>> = Vec::new();
+    let source = |built: &[Value<'c, 'a>], source| match source {
+        structured::Source::Operand(operand) => op.operand(operand).expect("in range"),
+        structured::Source::Emitted(index) => built[index],
+    };
+    for emit in expansion.emits {
+        let operands: Vec<Value> = emit
+            .operands
+            .iter()
+            .map(|&from| source(&built, from))
+            .collect();
+        let r#type = match emit.result {
+            structured::Result_::Final => result,
+            structured::Result_::Plain(shape, element) => {
+                let shape: Vec<u64> = shape.iter().map(|&extent| extent as u64).collect();
+                RankedTensorType::new(&shape, element, None).into()
+            }
+        };
+        built.push(crate::builders::result(builder.op(
+            emit.target,
+            op.location(),
+            &operands,
+            &emit.attributes,
+            &[r#type],
+        )));
+    }
+    source(&built, expansion.value)
+}
+
 fn element(r#type: Type) -> Type {
     RankedTensorType::try_from(r#type)
         .expect("linalg's operands here are tensors")
@@ -626,6 +683,7 @@ fn convert_function<'c>(context: &'c Context, function: OperationRef<'c, '_>, pl
         argument.set_type(typed(argument.into()));
     }
     let mut dropped = Vec::new();
+    let mut dropped_reads = Vec::new();
     for (op, step) in plan.steps {
         match step {
             Step::Keep => {}
@@ -675,17 +733,38 @@ fn convert_function<'c>(context: &'c Context, function: OperationRef<'c, '_>, pl
                 }
                 rewriter.replace_op_with_values(op, &[value]);
             }
+            Step::Expand(expansion) => {
+                // Constants its body read from outside go too, if unused.
+                dropped_reads.extend(
+                    ir::nested(op)
+                        .iter()
+                        .flat_map(|inner| inner.operands())
+                        .filter_map(|value| OperationResult::try_from(value).ok())
+                        .map(|result| result.owner())
+                        .filter(|owner| owner.block() == Some(entry)),
+                );
+                let value = expand(
+                    context,
+                    op,
+                    expansion,
+                    typed(op.result(0).expect("a result").into()),
+                );
+                rewriter.replace_op_with_values(op, &[value]);
+            }
         }
     }
-    // The scalar constants that only the dropped fills read go with them.
+    // The scalar constants that only the dropped fills (or the bodies of
+    // expanded ops) read go with them.
     let mut constants: Vec<OperationRef> = dropped
         .iter()
         .flat_map(|op| op.operands())
         .filter_map(|value| OperationResult::try_from(value).ok())
         .map(|result| result.owner())
+        .chain(dropped_reads)
         .filter(|owner| Op::ArithConstant.is(owner))
         .collect();
-    constants.dedup();
+    constants.sort_by_key(|constant| constant.to_raw().ptr as usize);
+    constants.dedup_by_key(|constant| constant.to_raw().ptr as usize);
     for op in dropped.into_iter().rev() {
         rewriter.erase_op(op);
     }

@@ -1,0 +1,150 @@
+// convert-shard-to-fusion imports linalg's structured ops beyond the matmuls
+// and the named elementwise ops: linalg.transpose, linalg.broadcast,
+// linalg.reduce, and linalg.generic as the tensor program its body describes.
+// RUN: hir-opt %s -split-input-file --convert-shard-to-fusion | FileCheck %s
+// What it makes is a fusion program the sharding passes accept.
+// RUN: hir-opt %s -split-input-file --convert-shard-to-fusion --fusion-propagate-sharding --fusion-verify-sharding -o /dev/null
+
+// The named ones map one to one; a reduction into a fill of its identity
+// (0.0 for a sum, -inf for a maximum) is the reduction alone, into a value
+// it is added; the fills and their constants go.
+// CHECK-LABEL: func.func @named
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>>, %[[V:[^:]+]]: tensor<16xf32>, %[[ACC:[^:]+]]: tensor<8xf32>)
+// CHECK-NOT:   arith.constant
+// CHECK-NEXT:  %[[T:.*]] = fusion.transpose %[[X]] [1, 0] : tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>> -> tensor<16x8xf32>
+// CHECK-NEXT:  %[[B:.*]] = fusion.broadcast %[[V]] [0] : tensor<16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[SUM:.*]] = fusion.sum %[[X]] [1] : {{.*}} -> tensor<8xf32>
+// CHECK-NEXT:  %[[MAX:.*]] = fusion.amax %[[X]] [1] : {{.*}} -> tensor<8xf32>
+// CHECK-NEXT:  %[[PART:.*]] = fusion.sum %[[X]] [1] : {{.*}} -> tensor<8xf32>
+// CHECK-NEXT:  %[[INTO:.*]] = fusion.add %[[ACC]], %[[PART]] : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT:  return %[[T]], %[[B]], %[[SUM]], %[[MAX]], %[[INTO]]
+shard.grid @g(shape = 4)
+func.func @named(%x: tensor<8x16xf32>, %v: tensor<16xf32>, %acc: tensor<8xf32>) -> (tensor<16x8xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %x1 = shard.shard %x to %s : tensor<8x16xf32>
+  %et = tensor.empty() : tensor<16x8xf32>
+  %t = linalg.transpose ins(%x1 : tensor<8x16xf32>) outs(%et : tensor<16x8xf32>) permutation = [1, 0]
+  %eb = tensor.empty() : tensor<8x16xf32>
+  %b = linalg.broadcast ins(%v : tensor<16xf32>) outs(%eb : tensor<8x16xf32>) dimensions = [0]
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.reduce ins(%x1 : tensor<8x16xf32>) outs(%z : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %0 = arith.addf %in, %init : f32
+      linalg.yield %0 : f32
+    }
+  %m = linalg.fill ins(%ninf : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %max = linalg.reduce ins(%x1 : tensor<8x16xf32>) outs(%m : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %0 = arith.maximumf %in, %init : f32
+      linalg.yield %0 : f32
+    }
+  %into = linalg.reduce ins(%x1 : tensor<8x16xf32>) outs(%acc : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %0 = arith.addf %init, %in : f32
+      linalg.yield %0 : f32
+    }
+  return %t, %b, %sum, %max, %into : tensor<16x8xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A generic's inputs are brought to its iteration space (a transpose puts
+// a permuted input's axes in loop order, a broadcast adds the loops it does
+// not index), each body op becomes its fusion op, a float constant a fill;
+// the last op takes the result's type and distribution.
+// CHECK-LABEL: func.func @bias_tanh
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<64x32xf32, #fusion.dist<@g, [didx, serial]>>, %[[BIAS:[^:]+]]: tensor<32xf32>, %[[W:[^:]+]]: tensor<32x64xf32>)
+// CHECK-NOT:   arith.constant
+// CHECK-NEXT:  %[[BB:.*]] = fusion.broadcast %[[BIAS]] [0] : tensor<32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT:  %[[WT:.*]] = fusion.transpose %[[W]] [1, 0] : tensor<32x64xf32> -> tensor<64x32xf32>
+// CHECK-NEXT:  %[[S:.*]] = fusion.add %[[X]], %[[BB]] : tensor<64x32xf32, #fusion.dist<@g, [didx, serial]>>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT:  %[[TH:.*]] = fusion.tanh %[[S]] : tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT:  %[[P:.*]] = fusion.mul %[[TH]], %[[WT]] : tensor<64x32xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT:  %[[HALF:.*]] = fusion.fill 5.000000e-01 : tensor<64x32xf32>
+// CHECK-NEXT:  %[[Y:.*]] = fusion.mul %[[P]], %[[HALF]] : tensor<64x32xf32>, tensor<64x32xf32> -> tensor<64x32xf32, #fusion.dist<@g, [didx, serial]>>
+// CHECK-NEXT:  return %[[Y]]
+shard.grid @g(shape = 4)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @bias_tanh(%x: tensor<64x32xf32>, %bias: tensor<32xf32>, %w: tensor<32x64xf32>) -> tensor<64x32xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %x1 = shard.shard %x to %s : tensor<64x32xf32>
+  %e = tensor.empty() : tensor<64x32xf32>
+  %half = arith.constant 0.5 : f32
+  %y = linalg.generic {indexing_maps = [#id, #row, #tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x1, %bias, %w : tensor<64x32xf32>, tensor<32xf32>, tensor<32x64xf32>) outs(%e : tensor<64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %0 = arith.addf %a, %b : f32
+    %1 = math.tanh %0 : f32
+    %2 = arith.mulf %1, %c : f32
+    %3 = arith.mulf %2, %half : f32
+    linalg.yield %3 : f32
+  } -> tensor<64x32xf32>
+  %y1 = shard.shard %y to %s : tensor<64x32xf32>
+  return %y1 : tensor<64x32xf32>
+}
+
+// -----
+
+// Reading the output's argument reads the init's value; a generic that
+// yields an input as is (here transposed) is that input.
+// CHECK-LABEL: func.func @reads_output
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<8x16xf32>, %[[Y:[^:]+]]: tensor<8x16xf32>)
+// CHECK-NEXT:  %[[D:.*]] = fusion.sub %[[Y]], %[[X]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[E:.*]] = fusion.exp %[[D]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  return %[[E]]
+// CHECK-LABEL: func.func @copy
+// CHECK-NEXT:  %[[T:.*]] = fusion.transpose %{{.*}} [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>>
+// CHECK-NEXT:  return %[[T]]
+// With a reduction loop the body ends with addf (or maximumf) of the output's
+// argument: the expression before it is summed over that loop; a tensor.empty
+// init adds nothing.
+// CHECK-LABEL: func.func @mean_of_squares
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<8x16xf32>)
+// CHECK-NEXT:  %[[C:.*]] = fusion.fill 6.250000e-02 : tensor<8x16xf32>
+// CHECK-NEXT:  %[[SQ:.*]] = fusion.mul %[[X]], %[[X]]
+// CHECK-NEXT:  %[[SC:.*]] = fusion.mul %[[SQ]], %[[C]]
+// CHECK-NEXT:  %[[M:.*]] = fusion.sum %[[SC]] [1] : tensor<8x16xf32> -> tensor<8xf32>
+// CHECK-NEXT:  return %[[M]]
+shard.grid @g(shape = 4)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @reads_output(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%y : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %0 = arith.subf %out, %a : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+func.func @copy(%x: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %e = tensor.empty() : tensor<8x16xf32>
+  %r = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<8x16xf32>
+  %r1 = shard.shard %r to %s : tensor<8x16xf32>
+  return %r1 : tensor<8x16xf32>
+}
+func.func @mean_of_squares(%x: tensor<8x16xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %c = arith.constant 0.0625 : f32
+    %0 = arith.mulf %a, %a : f32
+    %1 = arith.mulf %0, %c : f32
+    %2 = arith.addf %1, %acc : f32
+    linalg.yield %2 : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
