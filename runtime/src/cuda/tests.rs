@@ -1834,7 +1834,7 @@ fn integer_kernels_match_the_cpu_backend_bit_for_bit() {
                     offset: -3,
                 },
                 Vec::new(),
-                dense(dtype, p[2], &[40]),
+                dense(dtype, p[2], &[5, 8]),
             );
         };
         compare(
