@@ -43,6 +43,7 @@ ops! {
     HostAlloc => host::AllocOperation,
     HostDealloc => host::DeallocOperation,
     HostSelect => host::SelectOperation,
+    HostBroadcast => host::BroadcastOperation,
     HostRank => host::RankOperation,
     HostNumDevices => host::NumDevicesOperation,
     HostCopy => host::CopyOperation,
@@ -68,6 +69,9 @@ ops! {
     CommGather => comm::GatherOperation,
     CommScatter => comm::ScatterOperation,
     CommAlltoall => comm::AlltoallOperation,
+    CommSend => comm::SendOperation,
+    CommRecv => comm::RecvOperation,
+    CommBarrier => comm::BarrierOperation,
     CommWait => comm::WaitOperation,
     CommStartCoalescing => comm::StartCoalescingOperation,
     CommEndCoalescing => comm::EndCoalescingOperation,
@@ -107,6 +111,29 @@ impl Op {
         Op::of(op) == Some(self)
     }
 
+    /// The namespace of the op's dialect, e.g. `host`.
+    pub fn dialect(self) -> &'static str {
+        self.name()
+            .split_once('.')
+            .map_or("", |(dialect, _)| dialect)
+    }
+
+    /// The name of the op of this op's dialect spelled `mnemonic`, e.g.
+    /// `host.neg` for `Op::HostCopy.sibling("neg")`: how a pass roots a
+    /// pattern at each op of a family the runtime's ABI enumerates
+    /// (`hir_abi::Unary::ALL`), whose mnemonics are the ABI's names.
+    pub fn sibling(self, mnemonic: &str) -> String {
+        format!("{}.{mnemonic}", self.dialect())
+    }
+
+    /// Whether `op` is of the dialect of this op.
+    pub fn same_dialect(self, op: &OperationRef) -> bool {
+        let name = op.name();
+        let name = name.as_string_ref().as_str().unwrap_or_default();
+        name.split_once('.')
+            .is_some_and(|(dialect, _)| dialect == self.dialect())
+    }
+
     /// Whether `op` is a collective that exchanges slices along an axis
     /// (gathers, scatters or both), rather than combining whole buffers.
     pub fn exchanges(op: &OperationRef) -> bool {
@@ -136,5 +163,7 @@ mod tests {
         assert_eq!(names.len(), Op::ALL.len());
         assert_eq!(Op::FuncFunc.name(), FUNCTION);
         assert_eq!(Op::BuiltinModule.name(), MODULE);
+        assert_eq!(Op::HostCopy.dialect(), "host");
+        assert_eq!(Op::CommWait.sibling("allreduce"), Op::CommAllreduce.name());
     }
 }

@@ -22,7 +22,14 @@
 //! - `comm.share_mem_handles` calls `hir_rt_share_mem_handle_<dtype>` once
 //!   per buffer.
 //!
-//! Every `comm` op is lowered or the pass fails at it: none is left.
+//! The pass is two pattern sets applied by melior's walk driver
+//! ([`crate::patterns`]), one pattern per op or family (the collectives of
+//! the ABI's `Collective`, rooted at the ops its names spell), each
+//! changing the IR only through the rewriter: first the request makers,
+//! each replaced by the `i64` handle its call returns, then the other ops
+//! and the `scf.for`/`scf.if` that carry requests ([`Handles::retype`]).
+//! Then every `comm` op is lowered, or the pass fails at the first left
+//! (`'comm.x' op has no lowering to the runtime`): none is left.
 //!
 //! ```mlir
 //! %r = comm.allreduce %a into %b sum team [0, 1] : memref<8xf32> into memref<8xf32>
@@ -38,17 +45,15 @@
 //! call @hir_rt_wait(%r) : (i64) -> ()
 //! ```
 
-use super::runtime_calls::{Failure, Handles, Result, Runtime, dtype, is_request};
-use crate::HirPass;
-use crate::ir;
+use super::handles::{Handles, is_request};
+use super::runtime_calls::{self, Failure, Result, Runtime, Shared, State, dtype};
+use crate::ops::Op;
+use crate::{HirPass, ir, patterns};
 use hir_abi::{Backend, Collective, Entry, ReduceKind};
-use melior::{
-    Context, IrRewriter,
-    ir::{
-        OperationRef, Value,
-        attribute::{DenseI64ArrayAttribute, IntegerAttribute},
-        operation::OperationLike,
-    },
+use melior::ir::{
+    OperationRef, Value,
+    attribute::{DenseI64ArrayAttribute, IntegerAttribute},
+    operation::OperationLike,
 };
 
 /// The op the pass runs on: it adds declarations to the module.
@@ -64,48 +69,49 @@ struct ConvertCommToLlvm;
 
 impl HirPass for ConvertCommToLlvm {
     fn run(&mut self, module: OperationRef) -> bool {
-        let context = module.context();
-        // SAFETY: `context` lives through the run, the only place the reference is used.
-        let context = unsafe { context.to_ref() };
-        if let Err(failure) = convert(context, module) {
+        let requests = Handles::new(Op::CommWait, "'!comm.request'", is_request).through_scf();
+        if let Err(failure) = requests.check(module, ARGUMENT) {
+            failure.emit();
+            return false;
+        }
+        let state = Shared::default();
+        // Requests are made before they are waited for: their makers go
+        // first, and each request's users then take its `i64` handle.
+        patterns::walk(module, |context, set| {
+            let add = |root: &str, lower| runtime_calls::add(set, context, &state, root, lower);
+            for collective in Collective::ALL {
+                add(&Op::CommWait.sibling(collective.name()), self::collective);
+            }
+            add(Op::CommSend.name(), point_to_point);
+            add(Op::CommRecv.name(), point_to_point);
+            add(Op::CommEndCoalescing.name(), end_coalescing);
+        });
+        if State::failed(&state) {
+            return false;
+        }
+        patterns::walk(module, |context, set| {
+            let add = |root: &str, lower| runtime_calls::add(set, context, &state, root, lower);
+            add(Op::CommWait.name(), wait);
+            add(Op::CommStartCoalescing.name(), start_coalescing);
+            add(Op::CommShareMemHandles.name(), share_mem_handles);
+            add(Op::CommBarrier.name(), barrier);
+            // The `scf` values that carry requests become `i64`s too.
+            for root in [Op::ScfFor, Op::ScfIf] {
+                patterns::add(set, context, root.name(), &[], move |op, rewriter| {
+                    requests.retype(rewriter, op)
+                });
+            }
+        });
+        if State::failed(&state) {
+            return false;
+        }
+        // Every comm op is lowered, or the pass fails at it.
+        if let Err(failure) = runtime_calls::leftover(module, Op::CommWait) {
             failure.emit();
             return false;
         }
         true
     }
-}
-
-fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result<'c, ()> {
-    let ops: Vec<_> = ir::nested(module)
-        .into_iter()
-        .filter(|op| ir::name(op).starts_with("comm."))
-        .collect();
-    let mut requests = Handles::new("comm", "'!comm.request'", is_request).through_scf();
-    requests.check(module, ARGUMENT)?;
-
-    let Some(mut runtime) = Runtime::new(context, module) else {
-        return Ok(());
-    };
-    // Requests are made before they are waited for: lower their makers first.
-    let (makers, others): (Vec<_>, Vec<_>) =
-        ops.into_iter().partition(|op| requests.makes_handle(op));
-    let rewriter = IrRewriter::new(context);
-    let rewriter = rewriter.as_rewriter_base();
-    for &op in &makers {
-        let request = lower(&mut runtime, op)?.expect("a request maker");
-        requests.record(op.result(0).expect("one result").into(), request);
-    }
-    // From here on every request is its `i64`, in the `scf` values that
-    // carry it too: `comm.wait` takes it as it is.
-    requests.carry(&rewriter, module);
-    for op in others {
-        lower(&mut runtime, op)?;
-        rewriter.erase_op(op);
-    }
-    for op in makers {
-        rewriter.erase_op(op);
-    }
-    Ok(())
 }
 
 /// An `i64` attribute of `op`, or `default` where it is absent (a default-valued one).
@@ -152,11 +158,9 @@ fn backend<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
     Ok(backend as i64)
 }
 
-/// `op`'s team as a `memref<*xi64>` constant.
-fn team<'c, 'a>(
-    runtime: &mut Runtime<'c, 'a>,
-    op: OperationRef<'c, 'a>,
-) -> Result<'c, Value<'c, 'a>> {
+/// The op's team as a `memref<*xi64>` constant.
+fn team<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Value<'c, 'a>> {
+    let op = runtime.op();
     let team = op
         .attribute("team")
         .ok()
@@ -172,77 +176,93 @@ fn team<'c, 'a>(
         // the calling rank.
         Some(size) if size > 0 => {
             let shape = [ranks.len() as i64 / size, size];
-            runtime.table(op, "team", &shape, &ranks)
+            runtime.table("team", &shape, &ranks)
         }
-        _ => runtime.list(op, "team", &ranks),
+        _ => runtime.list("team", &ranks),
     }
 }
 
-/// Lowers one comm op (inserting before it) and returns the request that
-/// replaces its result, if it has one.
-fn lower<'c, 'a>(
-    runtime: &mut Runtime<'c, 'a>,
-    op: OperationRef<'c, 'a>,
-) -> Result<'c, Option<Value<'c, 'a>>> {
+/// A collective: `hir_rt_<collective>_<dtype>(in, out, kind, root, axis,
+/// team, backend) -> request`.
+fn collective<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
     let name = ir::name(&op);
-    let operand = |index: usize| op.operand(index).expect("verified operand count");
-    let mnemonic = name.strip_prefix("comm.").unwrap_or_default();
-    match mnemonic {
-        "send" | "recv" => {
-            let element = dtype(&op, operand(0))?;
-            let entry = match mnemonic {
-                "send" => Entry::Send(element),
-                _ => Entry::Recv(element),
-            };
-            let arguments = [
-                runtime.buffer(op, operand(0)),
-                runtime.index_to_i64(op, operand(1)),
-                team(runtime, op)?,
-                runtime.constant(op, backend(&op)?),
-            ];
-            runtime.call(op, entry, &arguments)
-        }
-        "start_coalescing" => runtime.call(op, Entry::StartCoalescing, &[]),
-        "end_coalescing" => runtime.call(op, Entry::EndCoalescing, &[]),
-        "wait" => runtime.call(op, Entry::Wait, &[operand(0)]),
-        "share_mem_handles" => {
-            let team = team(runtime, op)?;
-            for buffer in op.operands() {
-                let entry = Entry::ShareMemHandle(dtype(&op, buffer)?);
-                let buffer = runtime.buffer(op, buffer);
-                runtime.call(op, entry, &[buffer, team])?;
-            }
-            Ok(None)
-        }
-        "barrier" => {
-            let arguments = [team(runtime, op)?, runtime.constant(op, backend(&op)?)];
-            runtime.call(op, Entry::Barrier, &arguments)
-        }
-        collective => {
-            let Some(collective) = Collective::ALL
-                .into_iter()
-                .find(|known| known.name() == collective)
-            else {
-                return Err(Failure::new(
-                    op.location(),
-                    format!("'{name}' op has no lowering to the runtime"),
-                ));
-            };
-            let entry = Entry::Collective(collective, dtype(&op, operand(0))?);
-            let root = match op.operand(2) {
-                Ok(root) => runtime.index_to_i64(op, root),
-                Err(_) => runtime.constant(op, integer(&op, "root", 0)),
-            };
-            let arguments = [
-                runtime.buffer(op, operand(0)),
-                runtime.buffer(op, operand(1)),
-                runtime.constant(op, reduce_kind(&op)?),
-                root,
-                runtime.constant(op, integer(&op, "axis", 0)),
-                team(runtime, op)?,
-                runtime.constant(op, backend(&op)?),
-            ];
-            runtime.call(op, entry, &arguments)
-        }
+    let mnemonic = name.split_once('.').map_or("", |(_, mnemonic)| mnemonic);
+    let collective = Collective::ALL
+        .into_iter()
+        .find(|known| known.name() == mnemonic)
+        .ok_or_else(|| {
+            Failure::new(
+                op.location(),
+                format!("'{name}' op has no lowering to the runtime"),
+            )
+        })?;
+    let entry = Entry::Collective(collective, dtype(&op, runtime.operand(0))?);
+    let root = match op.operand(2) {
+        Ok(root) => runtime.index_to_i64(root),
+        Err(_) => runtime.constant(integer(&op, "root", 0)),
+    };
+    let arguments = [
+        runtime.buffer(runtime.operand(0)),
+        runtime.buffer(runtime.operand(1)),
+        runtime.constant(reduce_kind(&op)?),
+        root,
+        runtime.constant(integer(&op, "axis", 0)),
+        team(runtime)?,
+        runtime.constant(backend(&op)?),
+    ];
+    runtime.call(entry, &arguments)
+}
+
+/// `comm.send`, `comm.recv`: `hir_rt_{send,recv}_<dtype>(buffer, peer, team,
+/// backend) -> request`.
+fn point_to_point<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let element = dtype(&op, runtime.operand(0))?;
+    let entry = match Op::of(&op) {
+        Some(Op::CommSend) => Entry::Send(element),
+        _ => Entry::Recv(element),
+    };
+    let arguments = [
+        runtime.buffer(runtime.operand(0)),
+        runtime.index_to_i64(runtime.operand(1)),
+        team(runtime)?,
+        runtime.constant(backend(&op)?),
+    ];
+    runtime.call(entry, &arguments)
+}
+
+/// `comm.end_coalescing`: `hir_rt_end_coalescing() -> request`.
+fn end_coalescing<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    runtime.call(Entry::EndCoalescing, &[])
+}
+
+/// `comm.start_coalescing`: `hir_rt_start_coalescing()`.
+fn start_coalescing<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    runtime.call(Entry::StartCoalescing, &[])
+}
+
+/// `comm.wait`: `hir_rt_wait(request)`, the request's `i64` as it is.
+fn wait<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    runtime.call(Entry::Wait, &[runtime.operand(0)])
+}
+
+/// `comm.share_mem_handles`: `hir_rt_share_mem_handle_<dtype>(buffer, team)`
+/// once per buffer.
+fn share_mem_handles<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let team = team(runtime)?;
+    for buffer in op.operands() {
+        let entry = Entry::ShareMemHandle(dtype(&op, buffer)?);
+        let buffer = runtime.buffer(buffer);
+        runtime.call(entry, &[buffer, team])?;
     }
+    Ok(None)
+}
+
+/// `comm.barrier`: `hir_rt_barrier(team, backend)`.
+fn barrier<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let arguments = [team(runtime)?, runtime.constant(backend(&op)?)];
+    runtime.call(Entry::Barrier, &arguments)
 }

@@ -21,7 +21,17 @@
 //!   first), and so is a stream that flows through a non-`host` op (a block
 //!   argument, a loop result, a call).
 //!
-//! Every `host` op is lowered or the pass fails at it: none is left.
+//! The pass is two pattern sets applied by melior's walk driver
+//! ([`crate::patterns`]), one pattern per op or family (the elementwise,
+//! reduction and contraction ops; the families the ABI enumerates, `Unary`,
+//! `Binary`, `Reduction`, rooted at the ops its names spell), each changing
+//! the IR only through the rewriter: first the stream makers, each replaced
+//! by the `i64` handle its call returns, then every other op, whose stream
+//! operands are those handles by then. What the patterns share holds no IR
+//! ([`runtime_calls::State`]: the symbols added, the next allocation site,
+//! whether one failed); the module's symbols are looked up again by name.
+//! Then every `host` op is lowered, or the pass fails at the first left
+//! (`'host.x' op has no lowering to the runtime`): none is left.
 //!
 //! ```mlir
 //! %g = host.alloc : memref<8xf32>
@@ -37,23 +47,23 @@
 //! call @hir_rt_neg_f32(%0, %1) : (memref<*xf32>, memref<*xf32>) -> ()
 //! ```
 
+use super::handles::{Handles, is_stream};
 use super::runtime_calls::{
-    EMIT_C_INTERFACE, Failure, Handles, Result, Runtime, dtype, i64_type, is_stream,
+    self, EMIT_C_INTERFACE, Failure, Result, Runtime, Shared, State, dtype, i64_type,
 };
-use crate::HirPass;
-use crate::ir;
 use crate::ops::Op;
+use crate::{HirPass, ir, patterns, rewrite};
 use hir_abi::{Binary, Entry, Reduction, Unary};
 use hir_dialects::OpKind;
 use melior::{
-    Context, IrRewriter,
+    RewriterBase,
     dialect::{arith, llvm, memref},
     ir::{
         Attribute, Identifier, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute, StringAttribute,
         },
-        operation::{OperationBuilder, OperationLike, OperationMutLike},
+        operation::{OperationBuilder, OperationLike},
         r#type::{DimSize, MemRefType, ShapedTypeLike},
     },
 };
@@ -71,10 +81,59 @@ struct ConvertHostToLlvm;
 
 impl HirPass for ConvertHostToLlvm {
     fn run(&mut self, module: OperationRef) -> bool {
-        let context = module.context();
-        // SAFETY: `context` lives through the run, the only place the reference is used.
-        let context = unsafe { context.to_ref() };
-        if let Err(failure) = convert(context, module) {
+        if let Err(failure) = check(module) {
+            failure.emit();
+            return false;
+        }
+        let state = Shared::default();
+        // Streams are made before they are used: their makers go first, and
+        // each stream's users then take its `i64` handle.
+        patterns::walk(module, |context, set| {
+            let add =
+                |root: Op, lower| runtime_calls::add(set, context, &state, root.name(), lower);
+            add(Op::HostGetCurrentStream, get_current_stream);
+            add(Op::HostStreamFromPool, stream_from_pool);
+        });
+        if State::failed(&state) {
+            return false;
+        }
+        patterns::walk(module, |context, set| {
+            let add = |root: &str, lower| runtime_calls::add(set, context, &state, root, lower);
+            add(Op::HostAlloc.name(), alloc);
+            add(Op::HostDealloc.name(), dealloc);
+            add(Op::HostSelect.name(), select);
+            add(Op::HostFused.name(), fused);
+            add(Op::HostSetCurrentStream.name(), use_stream);
+            add(Op::HostSyncStream.name(), use_stream);
+            add(Op::HostRank.name(), query);
+            add(Op::HostNumDevices.name(), query);
+            // The compute ops, one pattern per family; the families the ABI
+            // enumerates are rooted at the ops its names spell.
+            let named = [Op::HostCopy, Op::HostCast, Op::HostWhere].map(|op| op.name().to_owned());
+            let unary = Unary::ALL.map(|unary| Op::HostCopy.sibling(unary.name()));
+            let binary = Binary::ALL.map(|binary| Op::HostCopy.sibling(binary.name()));
+            for root in named.iter().chain(&unary).chain(&binary) {
+                add(root, elementwise);
+            }
+            for reduction in Reduction::ALL {
+                add(&Op::HostCopy.sibling(reduction.name()), over_axes);
+            }
+            add(Op::HostBroadcast.name(), over_axes);
+            add(Op::HostTranspose.name(), transpose);
+            add(Op::HostReshape.name(), reshape);
+            add(Op::HostFill.name(), fill);
+            add(Op::HostIota.name(), iota);
+            add(Op::HostMatmul.name(), contraction);
+            add(Op::HostLinear.name(), contraction);
+            // Only fusion types name meshes.
+            patterns::add(set, context, Op::FusionMesh.name(), &[], erase);
+            patterns::add(set, context, Op::FuncFunc.name(), &[], mark_entry);
+        });
+        if State::failed(&state) {
+            return false;
+        }
+        // Every host op is lowered, or the pass fails at it.
+        if let Err(failure) = runtime_calls::leftover(module, Op::HostAlloc) {
             failure.emit();
             return false;
         }
@@ -82,23 +141,13 @@ impl HirPass for ConvertHostToLlvm {
     }
 }
 
-fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result<'c, ()> {
-    let mut ops = Vec::new();
-    let mut meshes = Vec::new();
-    let mut fusion = None;
-    let mut functions = Vec::new();
-    for op in ir::nested(module) {
-        let name = ir::name(&op);
-        if Op::FusionMesh.is(&op) {
-            meshes.push(op);
-        } else if name.starts_with("fusion.") {
-            fusion.get_or_insert(op);
-        } else if name.starts_with("host.") && !in_fused_body(op) {
-            ops.push(op);
-        } else if Op::FuncFunc.is(&op) {
-            functions.push(op);
-        }
-    }
+/// What the pass checks before it changes anything: no fusion op is left
+/// but meshes, and streams go straight from the host op that makes them to
+/// host ops.
+fn check<'c>(module: OperationRef<'c, '_>) -> Result<'c, ()> {
+    let fusion = ir::nested(module)
+        .into_iter()
+        .find(|op| Op::FusionMesh.same_dialect(op) && !Op::FusionMesh.is(op));
     if let Some(op) = fusion {
         return Err(Failure::new(
             op.location(),
@@ -108,39 +157,18 @@ fn convert<'c, 'a>(context: &'c Context, module: OperationRef<'c, 'a>) -> Result
             ),
         ));
     }
-    let mut streams = Handles::new("host", "'!host.stream'", is_stream);
-    streams.check(module, ARGUMENT)?;
-
-    let Some(mut runtime) = Runtime::new(context, module) else {
-        return Ok(());
-    };
-    // Streams are made before they are used: lower their makers first.
-    let (makers, others): (Vec<_>, Vec<_>) =
-        ops.into_iter().partition(|op| streams.makes_handle(op));
-    let rewriter = IrRewriter::new(context);
-    let rewriter = rewriter.as_rewriter_base();
-    let mut site = 0;
-    for &op in &makers {
-        let stream = lower(&mut runtime, &streams, op, &mut site)?.expect("a stream maker");
-        streams.record(op.result(0).expect("one result").into(), stream);
-    }
-    for op in others {
-        match lower(&mut runtime, &streams, op, &mut site)? {
-            Some(value) => rewriter.replace_op_with_values(op, &[value]),
-            None => rewriter.erase_op(op),
-        }
-    }
-    for op in makers.into_iter().chain(meshes) {
-        rewriter.erase_op(op);
-    }
-    for function in functions {
-        mark_entry(context, function);
-    }
-    Ok(())
+    Handles::new(Op::HostAlloc, "'!host.stream'", is_stream).check(module, ARGUMENT)
 }
 
-/// Marks a public function with a body as an entry point.
-fn mark_entry<'c>(context: &'c Context, function: OperationRef<'c, '_>) {
+/// Erases `op`, which has no uses.
+fn erase<'c>(op: OperationRef<'c, '_>, rewriter: &RewriterBase<'c, '_>) -> bool {
+    rewriter.erase_op(op);
+    true
+}
+
+/// Marks a public function with a body as an entry point; false for any
+/// other function, or one marked already.
+fn mark_entry<'c>(function: OperationRef<'c, '_>, rewriter: &RewriterBase<'c, '_>) -> bool {
     let public = function
         .attribute("sym_visibility")
         .ok()
@@ -149,182 +177,209 @@ fn mark_entry<'c>(context: &'c Context, function: OperationRef<'c, '_>) {
     let has_body = function
         .region(0)
         .is_ok_and(|region| region.first_block().is_some());
-    if public && has_body {
-        // SAFETY: the pass holds the module exclusively.
-        let mut function =
-            unsafe { melior::ir::operation::OperationRefMut::from_raw(function.to_raw()) };
-        function.set_discardable_attribute(EMIT_C_INTERFACE, Attribute::unit(context));
+    if !public || !has_body || function.has_attribute(EMIT_C_INTERFACE) {
+        return false;
     }
+    let context = function.context();
+    // SAFETY: the context outlives the rewrite.
+    let unit = Attribute::unit(unsafe { context.to_ref() });
+    rewrite::set_attribute(rewriter, function, EMIT_C_INTERFACE, unit);
+    true
 }
 
-/// Lowers one host op (inserting before it) and returns the value that
-/// replaces its result, if it has one.
-fn lower<'c, 'a>(
-    runtime: &mut Runtime<'c, 'a>,
-    streams: &Handles<'c, 'a>,
-    op: OperationRef<'c, 'a>,
-    site: &mut i64,
-) -> Result<'c, Option<Value<'c, 'a>>> {
-    let name = ir::name(&op);
-    let operand = |index: usize| op.operand(index).expect("verified operand count");
-    let buffers = |runtime: &Runtime<'c, 'a>| -> Vec<Value<'c, 'a>> {
-        op.operands()
-            .map(|operand| runtime.buffer(op, operand))
-            .collect()
+/// `host.get_current_stream`: `hir_rt_get_current_stream() -> i64`.
+fn get_current_stream<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    runtime.call(Entry::GetCurrentStream, &[])
+}
+
+/// `host.stream_from_pool %i`: `hir_rt_stream_from_pool(i) -> i64`.
+fn stream_from_pool<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let index = runtime.index_to_i64(runtime.operand(0));
+    runtime.call(Entry::StreamFromPool, &[index])
+}
+
+/// `host.set_current_stream`, `host.sync_stream`: the entry of the op, with
+/// the stream's handle (its maker's call, lowered first).
+fn use_stream<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let entry = match Op::of(&runtime.op()) {
+        Some(Op::HostSetCurrentStream) => Entry::SetCurrentStream,
+        _ => Entry::SyncStream,
     };
-    let mnemonic = name.strip_prefix("host.").unwrap_or_default();
-    let no_lowering = || {
-        Failure::new(
-            op.location(),
-            format!("'{name}' op has no lowering to the runtime"),
-        )
+    runtime.call(entry, &[runtime.operand(0)])?;
+    Ok(None)
+}
+
+/// `host.rank`, `host.num_devices`: the `i64` the runtime returns, as an `index`.
+fn query<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let entry = match Op::of(&runtime.op()) {
+        Some(Op::HostRank) => Entry::Rank,
+        _ => Entry::NumDevices,
     };
-    // Compute ops are lowered by their kind (their ODS traits); which runtime
-    // entry of that kind an op calls is the C ABI's, keyed by the op.
-    let kind = OpKind::of(&op);
-    let entry = match (kind, Op::of(&op)) {
-        (_, Some(Op::HostAlloc)) => return alloc(runtime, op, site).map(Some),
-        (_, Some(Op::HostDealloc)) => {
-            let pointer = aligned_pointer(runtime, op, operand(0));
-            runtime.call(op, Entry::Dealloc, &[pointer])?;
-            return Ok(None);
-        }
-        (_, Some(Op::HostSelect)) => return Ok(Some(select(runtime, op))),
-        (_, Some(Op::HostFused)) => {
-            fused(runtime, op)?;
-            return Ok(None);
-        }
-        (_, Some(Op::HostGetCurrentStream)) => {
-            return runtime.call(op, Entry::GetCurrentStream, &[]);
-        }
-        (_, Some(Op::HostStreamFromPool)) => {
-            let index = runtime.index_to_i64(op, operand(0));
-            return runtime.call(op, Entry::StreamFromPool, &[index]);
-        }
-        (_, Some(which @ (Op::HostSetCurrentStream | Op::HostSyncStream))) => {
-            let entry = match which {
-                Op::HostSetCurrentStream => Entry::SetCurrentStream,
-                _ => Entry::SyncStream,
-            };
-            runtime.call(op, entry, &[streams.get(operand(0))])?;
-            return Ok(None);
-        }
-        (_, Some(which @ (Op::HostRank | Op::HostNumDevices))) => {
-            let entry = match which {
-                Op::HostRank => Entry::Rank,
-                _ => Entry::NumDevices,
-            };
-            let value = runtime.call(op, entry, &[])?.expect("an i64 result");
-            return Ok(Some(runtime.i64_to_index(op, value)));
-        }
-        (OpKind::Elementwise, Some(Op::HostCopy)) => Entry::Copy(dtype(&op, operand(0))?),
-        (OpKind::Elementwise, Some(Op::HostCast)) => {
-            Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?)
-        }
-        (OpKind::Elementwise, Some(Op::HostWhere)) => Entry::Where(dtype(&op, operand(0))?),
-        (OpKind::Elementwise, _) => {
+    let value = runtime.call(entry, &[])?.expect("an i64 result");
+    Ok(Some(runtime.i64_to_index(value)))
+}
+
+/// `host.dealloc`: `hir_rt_dealloc` of the buffer's aligned pointer.
+fn dealloc<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let pointer = aligned_pointer(runtime, runtime.operand(0));
+    runtime.call(Entry::Dealloc, &[pointer])?;
+    Ok(None)
+}
+
+/// The error of an op whose kind or name the runtime has no entry for.
+fn no_lowering<'c>(op: &OperationRef<'c, '_>) -> Failure<'c> {
+    Failure::new(
+        op.location(),
+        format!("'{}' op has no lowering to the runtime", ir::name(op)),
+    )
+}
+
+/// The op's mnemonic, e.g. `neg` for `host.neg`: the name of its entry in
+/// the ABI's families (`Unary`, `Binary`, `Reduction`).
+fn mnemonic(op: &OperationRef) -> String {
+    let name = ir::name(op);
+    name.split_once('.')
+        .map_or(name.as_str(), |(_, mnemonic)| mnemonic)
+        .to_owned()
+}
+
+/// An elementwise op (its ODS trait): `host.copy`, `cast`, `where` and the
+/// ABI's unary and binary ops, called with every buffer.
+fn elementwise<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    if OpKind::of(&op) != OpKind::Elementwise {
+        return Err(no_lowering(&op));
+    }
+    let operand = |index| runtime.operand(index);
+    let entry = match Op::of(&op) {
+        Some(Op::HostCopy) => Entry::Copy(dtype(&op, operand(0))?),
+        Some(Op::HostCast) => Entry::Cast(dtype(&op, operand(0))?, dtype(&op, operand(1))?),
+        Some(Op::HostWhere) => Entry::Where(dtype(&op, operand(0))?),
+        _ => {
             let element = dtype(&op, operand(0))?;
+            let mnemonic = mnemonic(&op);
             let unary = Unary::ALL.into_iter().find(|u| u.name() == mnemonic);
             let binary = Binary::ALL.into_iter().find(|b| b.name() == mnemonic);
             match (unary, binary) {
                 (Some(unary), _) => Entry::Unary(unary, element),
                 (_, Some(binary)) => Entry::Binary(binary, element),
-                _ => return Err(no_lowering()),
+                _ => return Err(no_lowering(&op)),
             }
         }
-        (OpKind::Reduction | OpKind::Broadcast, _) => {
-            let element = dtype(&op, operand(0))?;
-            let entry = if kind == OpKind::Broadcast {
-                Entry::Broadcast(element)
-            } else {
-                match Reduction::ALL.into_iter().find(|r| r.name() == mnemonic) {
-                    Some(reduction) => Entry::Reduction(reduction, element),
-                    None => return Err(no_lowering()),
-                }
-            };
-            let axes = op
-                .attribute("axes")
-                .ok()
-                .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
-                .ok_or_else(|| Failure::new(op.location(), format!("'{name}' op has no axes")))?;
-            let axes: Vec<i64> = (0..axes.len())
-                .map(|index| axes.element(index).expect("index in range"))
-                .collect();
-            let mut arguments = buffers(runtime);
-            arguments.push(runtime.list(op, "axes", &axes)?);
-            runtime.call(op, entry, &arguments)?;
-            return Ok(None);
-        }
-        (_, Some(Op::HostTranspose)) => {
-            let entry = Entry::Transpose(dtype(&op, operand(0))?);
-            let permutation =
-                DenseI64ArrayAttribute::try_from(op.attribute("permutation").expect("verified"))
-                    .expect("verified");
-            let permutation: Vec<i64> = (0..permutation.len())
-                .map(|index| permutation.element(index).expect("index in range"))
-                .collect();
-            let mut arguments = buffers(runtime);
-            arguments.push(runtime.list(op, "permutation", &permutation)?);
-            runtime.call(op, entry, &arguments)?;
-            return Ok(None);
-        }
-        (_, Some(Op::HostReshape)) => Entry::Reshape(dtype(&op, operand(0))?),
-        (_, Some(Op::HostFill)) => {
-            let entry = Entry::Fill(dtype(&op, operand(0))?);
-            let value = op.attribute("value").expect("verified");
-            let value = runtime.value(op, arith::constant(runtime.context(), value, op.location()));
-            let arguments = [runtime.buffer(op, operand(0)), value];
-            runtime.call(op, entry, &arguments)?;
-            return Ok(None);
-        }
-        (_, Some(Op::HostIota)) => {
-            let entry = Entry::Iota(dtype(&op, operand(1))?);
-            let axis = IntegerAttribute::try_from(op.attribute("axis").expect("verified"))
-                .expect("verified")
-                .value();
-            let arguments = [
-                runtime.buffer(op, operand(1)),
-                runtime.constant(op, axis),
-                runtime.index_to_i64(op, operand(0)),
-            ];
-            runtime.call(op, entry, &arguments)?;
-            return Ok(None);
-        }
-        (OpKind::Contraction, Some(Op::HostMatmul)) if op.has_attribute("accumulate") => {
-            Entry::MatmulAccumulate(dtype(&op, operand(0))?)
-        }
-        (OpKind::Contraction, Some(Op::HostMatmul)) => Entry::Matmul(dtype(&op, operand(0))?),
-        (OpKind::Contraction, Some(Op::HostLinear)) if op.operand_count() == 4 => {
-            Entry::LinearBias(dtype(&op, operand(0))?)
-        }
-        (OpKind::Contraction, Some(Op::HostLinear)) => Entry::Linear(dtype(&op, operand(0))?),
-        _ => return Err(no_lowering()),
     };
-    runtime.call(op, entry, &buffers(runtime))?;
+    runtime.call(entry, &runtime.buffers())?;
     Ok(None)
 }
 
-/// Whether `op` is in the body of a `host.fused` op, which is lowered whole.
-fn in_fused_body(op: OperationRef) -> bool {
-    op.parent_operation()
-        .is_some_and(|parent| Op::HostFused.is(&parent))
+/// A reduction or broadcast (its ODS trait): the buffers and the op's
+/// `axes` as a constant list.
+fn over_axes<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let element = dtype(&op, runtime.operand(0))?;
+    let entry = match OpKind::of(&op) {
+        OpKind::Broadcast => Entry::Broadcast(element),
+        OpKind::Reduction => {
+            let mnemonic = mnemonic(&op);
+            match Reduction::ALL.into_iter().find(|r| r.name() == mnemonic) {
+                Some(reduction) => Entry::Reduction(reduction, element),
+                None => return Err(no_lowering(&op)),
+            }
+        }
+        _ => return Err(no_lowering(&op)),
+    };
+    let axes = op
+        .attribute("axes")
+        .ok()
+        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
+        .ok_or_else(|| {
+            Failure::new(op.location(), format!("'{}' op has no axes", ir::name(&op)))
+        })?;
+    let axes: Vec<i64> = (0..axes.len())
+        .map(|index| axes.element(index).expect("index in range"))
+        .collect();
+    let mut arguments = runtime.buffers();
+    arguments.push(runtime.list("axes", &axes)?);
+    runtime.call(entry, &arguments)?;
+    Ok(None)
+}
+
+/// `host.transpose`: the buffers and the permutation as a constant list.
+fn transpose<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let entry = Entry::Transpose(dtype(&op, runtime.operand(0))?);
+    let permutation =
+        DenseI64ArrayAttribute::try_from(op.attribute("permutation").expect("verified"))
+            .expect("verified");
+    let permutation: Vec<i64> = (0..permutation.len())
+        .map(|index| permutation.element(index).expect("index in range"))
+        .collect();
+    let mut arguments = runtime.buffers();
+    arguments.push(runtime.list("permutation", &permutation)?);
+    runtime.call(entry, &arguments)?;
+    Ok(None)
+}
+
+/// `host.reshape`: the buffers.
+fn reshape<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let entry = Entry::Reshape(dtype(&runtime.op(), runtime.operand(0))?);
+    runtime.call(entry, &runtime.buffers())?;
+    Ok(None)
+}
+
+/// `host.fill`: the buffer and the `f64` value.
+fn fill<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let entry = Entry::Fill(dtype(&op, runtime.operand(0))?);
+    let value = op.attribute("value").expect("verified");
+    let value = runtime.value(arith::constant(runtime.context(), value, op.location()));
+    let arguments = [runtime.buffer(runtime.operand(0)), value];
+    runtime.call(entry, &arguments)?;
+    Ok(None)
+}
+
+/// `host.iota`: the buffer, the axis and the offset, as `i64`s.
+fn iota<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let entry = Entry::Iota(dtype(&op, runtime.operand(1))?);
+    let axis = IntegerAttribute::try_from(op.attribute("axis").expect("verified"))
+        .expect("verified")
+        .value();
+    let arguments = [
+        runtime.buffer(runtime.operand(1)),
+        runtime.constant(axis),
+        runtime.index_to_i64(runtime.operand(0)),
+    ];
+    runtime.call(entry, &arguments)?;
+    Ok(None)
+}
+
+/// A contraction (its ODS trait): `host.matmul` (`{accumulate}` calls the
+/// accumulating entry) and `host.linear` (with or without a bias).
+fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    if OpKind::of(&op) != OpKind::Contraction {
+        return Err(no_lowering(&op));
+    }
+    let element = dtype(&op, runtime.operand(0))?;
+    let entry = match Op::of(&op) {
+        Some(Op::HostMatmul) if op.has_attribute("accumulate") => Entry::MatmulAccumulate(element),
+        Some(Op::HostMatmul) => Entry::Matmul(element),
+        Some(Op::HostLinear) if op.operand_count() == 4 => Entry::LinearBias(element),
+        Some(Op::HostLinear) => Entry::Linear(element),
+        _ => return Err(no_lowering(&op)),
+    };
+    runtime.call(entry, &runtime.buffers())?;
+    Ok(None)
 }
 
 /// `hir_rt_fused_<n>(program, buffers...)`: the body serialized into its
 /// program's words (a `memref<*xi64>` constant), the buffers as the
 /// `memref<*xf32>` the entry declares (an unrealized cast of the unranked
-/// descriptor, which is the same for every element type).
-fn fused<'c, 'a>(runtime: &mut Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Result<'c, ()> {
+/// descriptor, which is the same for every element type). The body's ops
+/// go with the op.
+fn fused<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
     let program = super::fused_program::program(op)?;
-    let mut arguments = vec![runtime.list(op, "fused", &program.encode())?];
-    let nominal = super::runtime_calls::unranked(Type::float32(runtime.context()));
-    for buffer in op.operands() {
-        let unranked = runtime.buffer(op, buffer);
-        arguments.push(match unranked.r#type() == nominal {
-            true => unranked,
-            false => runtime.cast(op, unranked, nominal),
-        });
-    }
     let count = op.operand_count();
     if count > hir_abi::fused::MAX_BUFFERS {
         return Err(Failure::new(
@@ -335,8 +390,16 @@ fn fused<'c, 'a>(runtime: &mut Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Res
             ),
         ));
     }
-    runtime.call(op, Entry::Fused(count), &arguments)?;
-    Ok(())
+    let mut arguments = vec![runtime.list("fused", &program.encode())?];
+    let nominal = runtime_calls::unranked(Type::float32(runtime.context()));
+    for unranked in runtime.buffers() {
+        arguments.push(match unranked.r#type() == nominal {
+            true => unranked,
+            false => runtime.cast(unranked, nominal),
+        });
+    }
+    runtime.call(Entry::Fused(count), &arguments)?;
+    Ok(None)
 }
 
 fn memref_type<'c>(value: Value<'c, '_>) -> MemRefType<'c> {
@@ -344,12 +407,9 @@ fn memref_type<'c>(value: Value<'c, '_>) -> MemRefType<'c> {
 }
 
 /// `hir_rt_alloc(site, bytes)` and the descriptor of the buffer it returns.
-fn alloc<'c, 'a>(
-    runtime: &mut Runtime<'c, 'a>,
-    op: OperationRef<'c, 'a>,
-    site: &mut i64,
-) -> Result<'c, Value<'c, 'a>> {
+fn alloc<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
     let context = runtime.context();
+    let op = runtime.op();
     let result: Value = op.result(0).expect("one result").into();
     let r#type = memref_type(result);
     let element = dtype(&op, result)?;
@@ -376,10 +436,12 @@ fn alloc<'c, 'a>(
                 ),
             )
         })?;
-    let arguments = [runtime.constant(op, *site), runtime.constant(op, bytes)];
-    *site += 1;
+    let arguments = [
+        runtime.constant(runtime.next_site()),
+        runtime.constant(bytes),
+    ];
     let pointer = runtime
-        .call(op, Entry::Alloc, &arguments)?
+        .call(Entry::Alloc, &arguments)?
         .expect("alloc returns a pointer");
 
     // { allocated, aligned, offset, sizes[rank], strides[rank] }, row-major.
@@ -394,43 +456,40 @@ fn alloc<'c, 'a>(
         fields.extend([array, array]);
     }
     let descriptor_type = llvm::r#type::r#struct(context, &fields, false);
-    let mut descriptor = runtime.value(op, llvm::poison(descriptor_type, op.location()));
-    let offset = runtime.constant(op, 0);
+    let mut descriptor = runtime.value(llvm::poison(descriptor_type, op.location()));
+    let offset = runtime.constant(0);
     let mut insert = |position: &[i64], value: Value<'c, 'a>| {
         let position = DenseI64ArrayAttribute::new(context, position);
         let insert = llvm::insert_value(context, descriptor, position, value, op.location());
-        descriptor = runtime.value(op, insert);
+        descriptor = runtime.value(insert);
     };
     insert(&[0], pointer);
     insert(&[1], pointer);
     insert(&[2], offset);
     for (axis, (&extent, &stride)) in shape.iter().zip(&strides).enumerate() {
-        insert(&[3, axis as i64], runtime.constant(op, extent));
-        insert(&[4, axis as i64], runtime.constant(op, stride));
+        insert(&[3, axis as i64], runtime.constant(extent));
+        insert(&[4, axis as i64], runtime.constant(stride));
     }
-    Ok(runtime.cast(op, descriptor, r#type.into()))
+    Ok(Some(runtime.cast(descriptor, r#type.into())))
 }
 
 /// The aligned pointer of `buffer` as an `!llvm.ptr`.
-fn aligned_pointer<'c, 'a>(
-    runtime: &Runtime<'c, 'a>,
-    op: OperationRef<'c, 'a>,
-    buffer: Value<'c, 'a>,
-) -> Value<'c, 'a> {
+fn aligned_pointer<'c, 'a>(runtime: &Runtime<'c, 'a>, buffer: Value<'c, 'a>) -> Value<'c, 'a> {
     let context = runtime.context();
+    let op = runtime.op();
     let extract = OperationBuilder::new(Op::MemrefExtractAlignedPointer.name(), op.location())
         .add_operands(&[buffer])
         .add_results(&[Type::index(context)])
         .build()
         .expect("a memref's aligned pointer is an index");
-    let address = runtime.value(op, extract);
-    let address = runtime.index_to_i64(op, address);
+    let address = runtime.value(extract);
+    let address = runtime.index_to_i64(address);
     let pointer = OperationBuilder::new(Op::LlvmIntToPtr.name(), op.location())
         .add_operands(&[address])
         .add_results(&[llvm::r#type::pointer(context, 0)])
         .build()
         .expect("an i64 converts to a pointer");
-    runtime.value(op, pointer)
+    runtime.value(pointer)
 }
 
 /// MLIR's marker of a dynamic size or offset in static lists (`ShapedType::kDynamic`).
@@ -438,8 +497,9 @@ const DYNAMIC: i64 = i64::MIN;
 
 /// `host.select %source[axis][%index]` as a rank-reducing `memref.subview`
 /// of extent 1 at `%index` along `axis`.
-fn select<'c, 'a>(runtime: &Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Value<'c, 'a> {
+fn select<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
     let context = runtime.context();
+    let op = runtime.op();
     let source = op.operand(0).expect("a source");
     let index = op.operand(1).expect("an index");
     let axis = op
@@ -458,15 +518,12 @@ fn select<'c, 'a>(runtime: &Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Value<
             DimSize::Static(extent) => sizes.push(extent as i64),
             DimSize::Dynamic => {
                 // Read the extent off the source.
-                let dim = runtime.value(
-                    op,
-                    arith::constant(
-                        context,
-                        IntegerAttribute::new(Type::index(context), dim as i64).into(),
-                        op.location(),
-                    ),
-                );
-                dynamic_sizes.push(runtime.value(op, memref::dim(source, dim, op.location())));
+                let dim = runtime.value(arith::constant(
+                    context,
+                    IntegerAttribute::new(Type::index(context), dim as i64).into(),
+                    op.location(),
+                ));
+                dynamic_sizes.push(runtime.value(memref::dim(source, dim, op.location())));
                 sizes.push(DYNAMIC);
             }
         }
@@ -498,5 +555,5 @@ fn select<'c, 'a>(runtime: &Runtime<'c, 'a>, op: OperationRef<'c, 'a>) -> Value<
         ])
         .build()
         .expect("a select's view is a valid subview");
-    runtime.value(op, subview)
+    Ok(Some(runtime.value(subview)))
 }

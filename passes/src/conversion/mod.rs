@@ -6,6 +6,7 @@
 pub mod comm_to_llvm;
 mod fused_program;
 pub mod fusion_to_host;
+mod handles;
 pub mod host_to_llvm;
 mod runtime_calls;
 pub mod scope_loop_allocas;

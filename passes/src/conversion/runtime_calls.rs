@@ -4,21 +4,28 @@
 //! ABI wants: unranked buffers, `i64` scalars, `memref<*xi64>` constant
 //! lists, and `i64` handles in place of `!host.stream` and `!comm.request`.
 //!
+//! Both passes are pattern sets: [`add`] roots a pattern at an op and gives
+//! its [`Lowering`] a [`Runtime`] that builds the calls before the op through
+//! the pattern's rewriter. A pattern's closure outlives any borrow of the
+//! module, so what the patterns share ([`State`]) holds no IR: the count and
+//! names of the symbols added (each is looked up again in the module by
+//! name), the next allocation site, and whether a pattern failed.
+//!
 //! ```mlir
 //! func.func private @hir_rt_neg_f32(memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 //! memref.global "private" constant @__hir_team_0_1 : memref<2xi64> = dense<[0, 1]>
 //! ```
 
 use crate::diagnostics::emit_error;
-use crate::ir;
 use crate::ops::Op;
+use crate::{ir, patterns};
 use hir_abi::{DType, Entry};
 use melior::{
-    Context,
+    Context, RewritePatternSet, RewriterBase,
     dialect::{arith, func, memref},
     ir::{
-        Attribute, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef, Region,
-        RegionLike, Type, TypeLike, Value, ValueLike,
+        Attribute, BlockRef, Identifier, Location, Operation, OperationRef, Region, RegionLike,
+        Type, TypeLike, Value, ValueLike,
         attribute::{
             DenseElementsAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
             TypeAttribute,
@@ -27,7 +34,9 @@ use melior::{
         r#type::{FunctionType, IntegerType, MemRefType, RankedTensorType},
     },
 };
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
 
 /// The attribute that makes `convert-func-to-llvm` emit `_mlir_ciface_*`
 /// wrappers taking memref descriptors by pointer.
@@ -139,85 +148,225 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
     }
 }
 
-/// Declares runtime entries and constant lists in one module and builds the
-/// ops that call them, each inserted before the op being lowered.
+/// What a conversion carries from one of its patterns to the next. It holds
+/// no IR (a pattern's closure outlives any borrow of the module): the
+/// symbols are looked up again in the module by name.
+#[derive(Default)]
+pub struct State {
+    /// How many symbols the patterns added at the top of the module, in
+    /// order of first use: the next goes after them.
+    added: usize,
+    /// The symbols known to be what the patterns need (added or checked
+    /// before), which need no second look.
+    known: HashSet<String>,
+    /// The next allocation site (`host.alloc`'s, in program order).
+    site: i64,
+    /// Whether a pattern failed (and emitted its error): the others change
+    /// nothing after it, and the pass fails.
+    failed: bool,
+}
+
+/// The state one run of a conversion's patterns shares.
+pub type Shared = Rc<RefCell<State>>;
+
+impl State {
+    /// Whether a pattern of this run failed.
+    pub fn failed(shared: &Shared) -> bool {
+        shared.borrow().failed
+    }
+}
+
+/// How a pattern lowers its op, given the builder of its runtime calls:
+/// the value that replaces the op's one result, or none (the op is erased).
+pub type Lowering = for<'c, 'a> fn(&Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>>;
+
+/// The ops a lowering may create.
+fn generated() -> [&'static str; 14] {
+    use melior::dialect::ods;
+    [
+        ods::func::CallOperation::name(),
+        Op::FuncFunc.name(),
+        Op::MemrefCast.name(),
+        ods::memref::GetGlobalOperation::name(),
+        Op::MemrefGlobal.name(),
+        Op::MemrefSubview.name(),
+        ods::memref::DimOperation::name(),
+        Op::MemrefExtractAlignedPointer.name(),
+        Op::ArithConstant.name(),
+        ods::arith::IndexCastOperation::name(),
+        ods::llvm::PoisonOperation::name(),
+        ods::llvm::InsertValueOperation::name(),
+        Op::LlvmIntToPtr.name(),
+        Op::UnrealizedConversionCast.name(),
+    ]
+}
+
+/// Adds to `set` a pattern rooted at the ops named `root` that replaces
+/// each by what `lower` builds (or erases it), through the rewriter. An op
+/// in the body of a `host.fused` is left: its own pattern lowers the body
+/// whole. A failure is emitted at once and recorded in `state`; no pattern
+/// matches after it.
+pub fn add(
+    set: &RewritePatternSet,
+    context: &Context,
+    state: &Shared,
+    root: &str,
+    lower: Lowering,
+) {
+    let state = Rc::clone(state);
+    patterns::add(set, context, root, &generated(), move |op, rewriter| {
+        let fused_body = op
+            .parent_operation()
+            .is_some_and(|parent| Op::HostFused.is(&parent));
+        if fused_body || State::failed(&state) {
+            return false;
+        }
+        let context = op.context();
+        // SAFETY: the context outlives the rewrite, and `context`, which the
+        // reference points into, outlives `runtime`.
+        let runtime = Runtime {
+            context: unsafe { context.to_ref() },
+            rewriter,
+            op,
+            state: &state,
+        };
+        match lower(&runtime) {
+            Ok(Some(value)) => rewriter.replace_op_with_values(op, &[value]),
+            Ok(None) => rewriter.erase_op(op),
+            Err(failure) => {
+                failure.emit();
+                state.borrow_mut().failed = true;
+                return false;
+            }
+        }
+        true
+    });
+}
+
+/// The first op nested in `module` of the dialect of `dialect`, which no
+/// pattern lowered: an error at it.
+pub fn leftover<'c>(module: OperationRef<'c, '_>, dialect: Op) -> Result<'c, ()> {
+    match ir::nested(module)
+        .into_iter()
+        .find(|op| dialect.same_dialect(op))
+    {
+        Some(op) => Err(Failure::new(
+            op.location(),
+            format!("'{}' op has no lowering to the runtime", ir::name(&op)),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Builds the runtime calls that lower one op, each inserted before it
+/// through the pattern's rewriter, and declares the entries and constant
+/// lists they use at the top of the op's module.
 pub struct Runtime<'c, 'a> {
     context: &'c Context,
-    body: BlockRef<'c, 'a>,
-    /// The module's symbols by name, the ones added here included.
-    symbols: HashMap<String, OperationRef<'c, 'a>>,
-    /// How many ops were added at the top of the module, to keep them in
-    /// order of first use.
-    added: usize,
+    rewriter: &'a RewriterBase<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    state: &'a RefCell<State>,
 }
 
 impl<'c, 'a> Runtime<'c, 'a> {
-    pub fn new(context: &'c Context, module: OperationRef<'c, 'a>) -> Option<Self> {
-        let body = module.region(0).ok()?.first_block()?;
-        let mut symbols = HashMap::new();
-        let mut next = body.first_operation();
-        while let Some(op) = next {
-            if let Some(name) = symbol_name(&op) {
-                symbols.insert(name, op);
-            }
-            next = op.next_in_block();
-        }
-        Some(Self {
-            context,
-            body,
-            symbols,
-            added: 0,
-        })
-    }
-
     pub fn context(&self) -> &'c Context {
         self.context
     }
 
-    /// Inserts `new` before `at`.
-    pub fn insert(&self, at: OperationRef<'c, 'a>, new: Operation<'c>) -> OperationRef<'c, 'a> {
-        at.block()
-            .expect("a lowered op sits in a block")
-            .insert_operation_before(at, new)
+    /// The op being lowered.
+    pub fn op(&self) -> OperationRef<'c, 'a> {
+        self.op
     }
 
-    /// Inserts `new` before `at` and returns its only result.
-    pub fn value(&self, at: OperationRef<'c, 'a>, new: Operation<'c>) -> Value<'c, 'a> {
-        self.insert(at, new)
+    /// Operand `index` of the op, which its verifier guarantees.
+    pub fn operand(&self, index: usize) -> Value<'c, 'a> {
+        self.op.operand(index).expect("verified operand count")
+    }
+
+    /// The next allocation site of the module.
+    pub fn next_site(&self) -> i64 {
+        let mut state = self.state.borrow_mut();
+        state.site += 1;
+        state.site - 1
+    }
+
+    /// Inserts `new` before the op.
+    pub fn insert(&self, new: Operation<'c>) -> OperationRef<'c, 'a> {
+        let rewriter: &'a RewriterBase<'c, 'a> = self.rewriter;
+        rewriter.set_insertion_point_before(self.op);
+        rewriter.insert(new)
+    }
+
+    /// Inserts `new` before the op and returns its only result.
+    pub fn value(&self, new: Operation<'c>) -> Value<'c, 'a> {
+        self.insert(new)
             .result(0)
             .expect("the op has one result")
             .into()
     }
 
-    fn add_symbol(&mut self, name: String, op: Operation<'c>) {
-        let op = self.body.insert_operation(self.added, op);
-        self.added += 1;
-        self.symbols.insert(name, op);
+    /// The body of the module the op is in.
+    fn module_body(&self) -> BlockRef<'c, 'a> {
+        std::iter::successors(self.op.parent_operation(), |op| op.parent_operation())
+            .find(|op| Op::BuiltinModule.is(op))
+            .and_then(|module| module.region(0).ok())
+            .and_then(|region| region.first_block())
+            .expect("a lowered op is in a module")
+    }
+
+    /// Whether the symbol `name` was added or checked before.
+    fn known(&self, name: &str) -> bool {
+        self.state.borrow().known.contains(name)
+    }
+
+    /// The op of the module named `name`, if it defines one.
+    fn symbol(&self, name: &str) -> Option<OperationRef<'c, 'a>> {
+        ir::block_ops(self.module_body()).find(|op| symbol_name(op).as_deref() == Some(name))
+    }
+
+    /// Adds `symbol`, named `name`, after the ones added before.
+    fn add_symbol(&self, name: String, symbol: Operation<'c>) {
+        let body = self.module_body();
+        let mut state = self.state.borrow_mut();
+        let rewriter: &'a RewriterBase<'c, 'a> = self.rewriter;
+        match state.added.checked_sub(1) {
+            Some(last) => rewriter.set_insertion_point_after(
+                ir::block_ops(body).nth(last).expect("the added symbols"),
+            ),
+            None => rewriter.set_insertion_point_to_start(body),
+        }
+        rewriter.insert(symbol);
+        state.added += 1;
+        state.known.insert(name);
     }
 
     /// Declares `entry` unless the module already does; a symbol of that
-    /// name that is not this declaration is an error at `at`, the op that
-    /// needs it.
-    fn declare(&mut self, entry: Entry, at: OperationRef<'c, 'a>) -> Result<'c, ()> {
+    /// name that is not this declaration is an error at the op, which needs
+    /// it.
+    fn declare(&self, entry: Entry) -> Result<'c, ()> {
         let name = entry.name();
+        if self.known(&name) {
+            return Ok(());
+        }
         let (inputs, results) = signature(self.context, entry);
         let r#type = FunctionType::new(self.context, &inputs, &results);
-        if let Some(existing) = self.symbols.get(&name) {
-            let same = Op::FuncFunc.is(existing)
+        if let Some(existing) = self.symbol(&name) {
+            let same = Op::FuncFunc.is(&existing)
                 && existing
                     .attribute("function_type")
                     .ok()
                     .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
                     .is_some_and(|attribute| attribute.value() == r#type.into());
             if same {
+                self.state.borrow_mut().known.insert(name);
                 return Ok(());
             }
             return Err(Failure::new(
-                at.location(),
+                self.op.location(),
                 format!(
                     "'{}' op needs runtime function '@{name}' of type {type}, but the module defines '@{name}' as {}",
-                    ir::name(&at),
-                    describe(existing)
+                    ir::name(&self.op),
+                    describe(&existing)
                 ),
             ));
         }
@@ -244,79 +393,76 @@ impl<'c, 'a> Runtime<'c, 'a> {
         Ok(())
     }
 
-    /// Calls `entry` with `arguments` before `at`; its result, if it has one.
+    /// Calls `entry` with `arguments` before the op; its result, if it has one.
     pub fn call(
-        &mut self,
-        at: OperationRef<'c, 'a>,
+        &self,
         entry: Entry,
         arguments: &[Value<'c, 'a>],
     ) -> Result<'c, Option<Value<'c, 'a>>> {
-        self.declare(entry, at)?;
+        self.declare(entry)?;
         let (_, results) = signature(self.context, entry);
         let call = func::call(
             self.context,
             FlatSymbolRefAttribute::new(self.context, &entry.name()),
             arguments,
             &results,
-            at.location(),
+            self.op.location(),
         );
-        let call = self.insert(at, call);
+        let call = self.insert(call);
         Ok(call.result(0).ok().map(Into::into))
     }
 
     /// `buffer` as the unranked memref the runtime takes.
-    pub fn buffer(&self, at: OperationRef<'c, 'a>, buffer: Value<'c, 'a>) -> Value<'c, 'a> {
+    pub fn buffer(&self, buffer: Value<'c, 'a>) -> Value<'c, 'a> {
         let element = memref_element(buffer.r#type()).expect("HIR buffers are memrefs");
-        let cast = OperationBuilder::new(Op::MemrefCast.name(), at.location())
+        let cast = OperationBuilder::new(Op::MemrefCast.name(), self.op.location())
             .add_operands(&[buffer])
             .add_results(&[unranked(element)])
             .build()
             .expect("a ranked memref casts to the unranked one");
-        self.value(at, cast)
+        self.value(cast)
+    }
+
+    /// Every operand of the op as a buffer, in order.
+    pub fn buffers(&self) -> Vec<Value<'c, 'a>> {
+        self.op
+            .operands()
+            .map(|operand| self.buffer(operand))
+            .collect()
     }
 
     /// An `i64` constant.
-    pub fn constant(&self, at: OperationRef<'c, 'a>, value: i64) -> Value<'c, 'a> {
+    pub fn constant(&self, value: i64) -> Value<'c, 'a> {
         let attribute = IntegerAttribute::new(i64_type(self.context), value);
-        self.value(
-            at,
-            arith::constant(self.context, attribute.into(), at.location()),
-        )
+        self.value(arith::constant(
+            self.context,
+            attribute.into(),
+            self.op.location(),
+        ))
     }
 
     /// `value` (an `index`) as an `i64`.
-    pub fn index_to_i64(&self, at: OperationRef<'c, 'a>, value: Value<'c, 'a>) -> Value<'c, 'a> {
-        let cast = arith::index_cast(value, i64_type(self.context), at.location());
-        self.value(at, cast)
+    pub fn index_to_i64(&self, value: Value<'c, 'a>) -> Value<'c, 'a> {
+        let cast = arith::index_cast(value, i64_type(self.context), self.op.location());
+        self.value(cast)
     }
 
     /// `value` (an `i64`) as an `index`.
-    pub fn i64_to_index(&self, at: OperationRef<'c, 'a>, value: Value<'c, 'a>) -> Value<'c, 'a> {
-        let cast = arith::index_cast(value, Type::index(self.context), at.location());
-        self.value(at, cast)
+    pub fn i64_to_index(&self, value: Value<'c, 'a>) -> Value<'c, 'a> {
+        let cast = arith::index_cast(value, Type::index(self.context), self.op.location());
+        self.value(cast)
     }
 
     /// The list `values` as a `memref<*xi64>` read from a private constant
     /// global named `__hir_<kind>_<values>`, shared by every use.
-    pub fn list(
-        &mut self,
-        at: OperationRef<'c, 'a>,
-        kind: &str,
-        values: &[i64],
-    ) -> Result<'c, Value<'c, 'a>> {
-        self.table(at, kind, &[values.len() as i64], values)
+    pub fn list(&self, kind: &str, values: &[i64]) -> Result<'c, Value<'c, 'a>> {
+        self.table(kind, &[values.len() as i64], values)
     }
 
     /// `values`, row-major of `shape`, as a `memref<*xi64>` read from a
     /// private constant global named `__hir_<kind>[_<extents>]_<values>`
     /// (the extents for more than one axis), shared by every use.
-    pub fn table(
-        &mut self,
-        at: OperationRef<'c, 'a>,
-        kind: &str,
-        shape: &[i64],
-        values: &[i64],
-    ) -> Result<'c, Value<'c, 'a>> {
+    pub fn table(&self, kind: &str, shape: &[i64], values: &[i64]) -> Result<'c, Value<'c, 'a>> {
         let context = self.context;
         let extents = (shape.len() > 1).then(|| {
             shape
@@ -335,55 +481,55 @@ impl<'c, 'a> Runtime<'c, 'a> {
         let dims: Vec<u64> = shape.iter().map(|&extent| extent as u64).collect();
         let tensor = RankedTensorType::new(&dims, i64, None);
         let value: Attribute = DenseElementsAttribute::i64_values(tensor.into(), values).into();
-        match self.symbols.get(&name) {
-            Some(existing) => {
-                let same = Op::MemrefGlobal.is(existing)
-                    && existing.attribute("initial_value").ok() == Some(value);
-                if !same {
-                    return Err(Failure::new(
-                        at.location(),
-                        format!(
-                            "'{}' op needs constant '@{name}' of type {type}, but the module defines '@{name}' as {}",
-                            ir::name(&at),
-                            describe(existing)
-                        ),
-                    ));
+        if !self.known(&name) {
+            match self.symbol(&name) {
+                Some(existing) => {
+                    let same = Op::MemrefGlobal.is(&existing)
+                        && existing.attribute("initial_value").ok() == Some(value);
+                    if !same {
+                        return Err(Failure::new(
+                            self.op.location(),
+                            format!(
+                                "'{}' op needs constant '@{name}' of type {type}, but the module defines '@{name}' as {}",
+                                ir::name(&self.op),
+                                describe(&existing)
+                            ),
+                        ));
+                    }
+                    self.state.borrow_mut().known.insert(name.clone());
+                }
+                None => {
+                    let global = memref::global(
+                        context,
+                        &name,
+                        Some("private"),
+                        r#type,
+                        Some(value),
+                        true,
+                        None,
+                        Location::name(context, &name, Location::unknown(context)),
+                    );
+                    self.add_symbol(name.clone(), global);
                 }
             }
-            None => {
-                let global = memref::global(
-                    context,
-                    &name,
-                    Some("private"),
-                    r#type,
-                    Some(value),
-                    true,
-                    None,
-                    Location::name(context, &name, Location::unknown(context)),
-                );
-                self.add_symbol(name.clone(), global);
-            }
         }
-        let list = self.value(
-            at,
-            memref::get_global(context, &name, r#type, at.location()),
-        );
-        Ok(self.buffer(at, list))
+        let list = self.value(memref::get_global(
+            context,
+            &name,
+            r#type,
+            self.op.location(),
+        ));
+        Ok(self.buffer(list))
     }
 
     /// `builtin.unrealized_conversion_cast` of `value` to `r#type`.
-    pub fn cast(
-        &self,
-        at: OperationRef<'c, 'a>,
-        value: Value<'c, 'a>,
-        r#type: Type<'c>,
-    ) -> Value<'c, 'a> {
-        let cast = OperationBuilder::new(Op::UnrealizedConversionCast.name(), at.location())
+    pub fn cast(&self, value: Value<'c, 'a>, r#type: Type<'c>) -> Value<'c, 'a> {
+        let cast = OperationBuilder::new(Op::UnrealizedConversionCast.name(), self.op.location())
             .add_operands(&[value])
             .add_results(&[r#type])
             .build()
             .expect("a cast of one value to one type is valid");
-        self.value(at, cast)
+        self.value(cast)
     }
 }
 
@@ -403,181 +549,6 @@ fn describe(op: &OperationRef) -> String {
         Some(r#type) => format!("'{}' of type {}", ir::name(op), r#type.value()),
         None => format!("'{}'", op.to_string().trim()),
     }
-}
-
-/// Lowers `!host.stream` or `!comm.request` values, which only flow from the
-/// op that makes them to ops of the same dialect, to `i64` handles.
-pub struct Handles<'c, 'a> {
-    /// The dialect whose ops make and take the handles.
-    dialect: &'static str,
-    /// How diagnostics spell the handle type.
-    spelling: &'static str,
-    is_handle: fn(Type) -> bool,
-    /// Whether handles may flow through `scf.for` iter_args and `scf.if`
-    /// results ([`Handles::through_scf`]).
-    through_scf: bool,
-    /// Each handle value and the `i64` that replaces it.
-    lowered: Vec<(Value<'c, 'a>, Value<'c, 'a>)>,
-}
-
-impl<'c, 'a> Handles<'c, 'a> {
-    pub fn new(dialect: &'static str, spelling: &'static str, is_handle: fn(Type) -> bool) -> Self {
-        Self {
-            dialect,
-            spelling,
-            is_handle,
-            through_scf: false,
-            lowered: Vec::new(),
-        }
-    }
-
-    /// Lets handles flow through `scf.for` iter_args (block arguments, init
-    /// operands, results) and `scf.if` results, their `scf.yield`s included:
-    /// [`Handles::carry`] makes those values `i64`s.
-    pub fn through_scf(mut self) -> Self {
-        self.through_scf = true;
-        self
-    }
-
-    /// Whether `op` may take or give handles without being of the dialect.
-    fn carries(&self, op: &OperationRef) -> bool {
-        self.through_scf
-            && match Op::of(op) {
-                Some(Op::ScfFor | Op::ScfIf) => true,
-                Some(Op::ScfYield) => op
-                    .parent_operation()
-                    .is_some_and(|parent| Op::ScfFor.is(&parent) || Op::ScfIf.is(&parent)),
-                _ => false,
-            }
-    }
-
-    /// Once every maker is lowered: every use of a handle becomes a use of
-    /// its `i64` (the makers are left without uses), and the `scf` values
-    /// that carry handles (`scf.for` block arguments and results, `scf.if`
-    /// results) become `i64`s in place.
-    pub fn carry(&self, rewriter: &melior::RewriterBase, module: OperationRef<'c, 'a>) {
-        for &(handle, lowered) in &self.lowered {
-            rewriter.replace_all_uses_with(handle, lowered);
-        }
-        let Some(i64) = self.lowered.first().map(|(_, lowered)| lowered.r#type()) else {
-            return;
-        };
-        for op in ir::nested(module)
-            .into_iter()
-            .filter(|op| Op::ScfFor.is(op) || Op::ScfIf.is(op))
-        {
-            rewriter.start_op_modification(op);
-            for result in op.results() {
-                if (self.is_handle)(result.r#type()) {
-                    result.set_type(i64);
-                }
-            }
-            for region in op.regions() {
-                if let Some(block) = region.first_block() {
-                    for index in 0..block.argument_count() {
-                        let argument = block.argument(index).expect("index in range");
-                        if (self.is_handle)(argument.r#type()) {
-                            argument.set_type(i64);
-                        }
-                    }
-                }
-            }
-            rewriter.finalize_op_modification(op);
-        }
-    }
-
-    /// Whether `op` makes a handle (its results are replaced once its users
-    /// are lowered).
-    pub fn makes_handle(&self, op: &OperationRef) -> bool {
-        op.results().any(|result| (self.is_handle)(result.r#type()))
-    }
-
-    /// Records that `handle` is now `lowered`.
-    pub fn record(&mut self, handle: Value<'c, 'a>, lowered: Value<'c, 'a>) {
-        self.lowered.push((handle, lowered));
-    }
-
-    /// The `i64` that stands for `handle`, lowered before.
-    pub fn get(&self, handle: Value<'c, 'a>) -> Value<'c, 'a> {
-        self.lowered
-            .iter()
-            .find(|(value, _)| *value == handle)
-            .map(|&(_, lowered)| lowered)
-            .expect("handles are checked to come from ops lowered first")
-    }
-
-    /// Checks, before anything changes, that every handle in `module` is a
-    /// result of an op of the dialect used only by ops of the dialect: not
-    /// a block argument, not in a function type, not through another op
-    /// (but `scf`'s, [`Handles::through_scf`]).
-    pub fn check(&self, module: OperationRef<'c, '_>, pass: &str) -> Result<'c, ()> {
-        ir::nested(module)
-            .iter()
-            .try_for_each(|op| self.check_op(op, pass))
-    }
-
-    fn check_op(&self, op: &OperationRef<'c, '_>, pass: &str) -> Result<'c, ()> {
-        let name = ir::name(op);
-        let fail = |what: String| {
-            Err(Failure::new(
-                op.location(),
-                format!(
-                    "'{name}' op {what}; {pass} lowers {} values only from one {} op to others",
-                    self.spelling, self.dialect
-                ),
-            ))
-        };
-        if let Some(r#type) = op
-            .attribute("function_type")
-            .ok()
-            .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
-            .and_then(|attribute| FunctionType::try_from(attribute.value()).ok())
-        {
-            let inputs = (0..r#type.input_count()).map(|index| r#type.input(index));
-            let results = (0..r#type.result_count()).map(|index| r#type.result(index));
-            if inputs
-                .chain(results)
-                .any(|r#type| r#type.is_ok_and(self.is_handle))
-            {
-                return fail(format!("has a {} in its type", self.spelling));
-            }
-        }
-        for region in op.regions() {
-            let mut block = region.first_block();
-            while let Some(current) = block {
-                for index in 0..current.argument_count() {
-                    let argument = current.argument(index).expect("index in range");
-                    if (self.is_handle)(argument.r#type())
-                        && !(Op::ScfFor.is(op) && self.carries(op))
-                    {
-                        return fail(format!("has a block argument of type {}", self.spelling));
-                    }
-                }
-                block = current.next_in_region();
-            }
-        }
-        if name.split('.').next() != Some(self.dialect) && !self.carries(op) {
-            if op.operands().any(|value| (self.is_handle)(value.r#type())) {
-                return fail(format!("takes a {} operand", self.spelling));
-            }
-            if op.results().any(|value| (self.is_handle)(value.r#type())) {
-                return fail(format!("returns a {}", self.spelling));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether `r#type` is `!host.stream`.
-pub fn is_stream(r#type: Type) -> bool {
-    // SAFETY: `r#type` is a valid type.
-    unsafe { hir_dialects::ffi::hirTypeIsAHostStream(r#type.to_raw()) }
-}
-
-/// Whether `r#type` is `!comm.request`.
-pub fn is_request(r#type: Type) -> bool {
-    // SAFETY: `r#type` is a valid type.
-    unsafe { hir_dialects::ffi::hirTypeIsACommRequest(r#type.to_raw()) }
 }
 
 #[cfg(test)]
