@@ -87,6 +87,8 @@ pub fn compile(source: &str, name: &str, options: &Options) -> Result<Compiled> 
         }
     };
     let mut module = program::parse_source(&context, source, name).map_err(with_diagnostics)?;
+    // A program written with upstream `shard` ops imports first, as hir-run does.
+    program::import(&context, &mut module, false).map_err(with_diagnostics)?;
     let signature = program::entry(&module)
         .and_then(|function| program::signature(&module, &function))
         .map_err(with_diagnostics)?;

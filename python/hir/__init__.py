@@ -10,7 +10,7 @@ A call runs one rank of the program: its arguments are that rank's local
 shards of the inputs (E/D along a `didx` axis of extent E over D devices), then optionally one
 array per output. Arrays come through DLPack: numpy arrays on the cpu
 backend, torch CUDA tensors on the cuda backend. They must be contiguous and
-of the program's element types (float32, float16, bfloat16).
+of the program's element types (float32, float16, bfloat16, int32, int64).
 
 Where the ranks are (see `docs/Python.md`):
 - by default, one rank in this process, on the backend of the first call's
@@ -113,13 +113,19 @@ def _empty_like(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     if module == "torch":
         import torch
 
-        types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+        types = {
+            "f32": torch.float32,
+            "f16": torch.float16,
+            "bf16": torch.bfloat16,
+            "i32": torch.int32,
+            "i64": torch.int64,
+        }
         return torch.empty(shape, dtype=types[dtype], device=like.device)
     import numpy
 
     if dtype == "bf16":
         raise TypeError("numpy has no bfloat16: pass the bf16 outputs as arrays of your own")
-    types = {"f32": numpy.float32, "f16": numpy.float16}
+    types = {"f32": numpy.float32, "f16": numpy.float16, "i32": numpy.int32, "i64": numpy.int64}
     return numpy.empty(shape, dtype=types[dtype])
 
 

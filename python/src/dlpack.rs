@@ -15,6 +15,7 @@ const DL_CPU: i32 = 1;
 const DL_CUDA: i32 = 2;
 
 /// DLPack's type codes.
+const DL_INT: u8 = 0;
 const DL_FLOAT: u8 = 2;
 const DL_BFLOAT: u8 = 4;
 
@@ -126,10 +127,12 @@ pub fn import<'py>(object: &Bound<'py, PyAny>, what: &str) -> PyResult<(Array, B
         (DL_FLOAT, 32, 1) => DType::F32,
         (DL_FLOAT, 16, 1) => DType::F16,
         (DL_BFLOAT, 16, 1) => DType::BF16,
+        (DL_INT, 32, 1) => DType::I32,
+        (DL_INT, 64, 1) => DType::I64,
         (code, bits, lanes) => {
             return Err(PyTypeError::new_err(format!(
                 "{what}: DLPack type (code {code}, {bits} bits, {lanes} lanes) is none of \
-                 HIR's float32, float16 and bfloat16"
+                 HIR's float32, float16, bfloat16, int32 and int64"
             )));
         }
     };

@@ -49,6 +49,43 @@ def test_half_precision():
     np.testing.assert_array_equal(program(a, a), a + a)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integers_exactly_with_wrapping(dtype):
+    mlir = {np.int32: "i32", np.int64: "i64"}[dtype]
+    program = hir.compile(BINARY.replace("fusion.add", "fusion.mul").replace("f32", mlir))
+    a = np.full((4, 8), np.iinfo(dtype).max // 3, dtype=dtype)
+    b = np.arange(32, dtype=dtype).reshape(4, 8)
+    c = program(a, b)
+    assert c.dtype == dtype
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(c, a * b)
+
+
+def test_imports_a_shard_program(examples):
+    # Megatron's MLP with bias and gelu as one linalg.generic, imported as
+    # hir-run imports it, on one rank of a 4-device grid.
+    hir.init(world_size=4, backend="cpu", num_streams=2)
+    program = hir.compile(examples / "shard_generic_mlp.mlir", num_streams=2)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((32, 16), dtype=np.float32)
+    w1 = rng.standard_normal((64, 16), dtype=np.float32) * 0.25
+    b1 = rng.standard_normal(64, dtype=np.float32)
+    w2 = rng.standard_normal((16, 64), dtype=np.float32) * 0.25
+    z = x @ w1.T + b1
+    gelu = 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z**3)))
+    y = gelu @ w2.T
+    ranks = [
+        [
+            np.ascontiguousarray(part)
+            for part in (x[8 * r : 8 * r + 8], w1[16 * r : 16 * r + 16], b1[16 * r : 16 * r + 16], w2[:, 16 * r : 16 * r + 16])
+        ]
+        for r in range(4)
+    ]
+    outputs = program.run_ranks(ranks)
+    for r, (out,) in enumerate(outputs):
+        np.testing.assert_allclose(out, y[8 * r : 8 * r + 8], rtol=1e-4, atol=1e-4)
+
+
 def test_ranks_as_threads_allgather(examples):
     hir.init(world_size=4, backend="cpu", num_streams=2)
     program = hir.compile(examples / "allgather.mlir", num_streams=2)
