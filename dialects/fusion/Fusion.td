@@ -42,7 +42,8 @@ def Fusion_ParallelType : I32EnumAttr<"ParallelType",
       I32EnumAttrCase<"serial", 0>,
       I32EnumAttrCase<"didx", 1>,
       I32EnumAttrCase<"stream", 2>,
-      I32EnumAttrCase<"didy", 3>
+      I32EnumAttrCase<"didy", 3>,
+      I32EnumAttrCase<"didz", 4>
     ]> {
   let cppNamespace = "::hir::fusion";
   let genSpecializedAttr = 0;
@@ -54,10 +55,11 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
   let summary = "distribution of a tensor over a device mesh";
   let description = [{
     A tensor encoding: the mesh the tensor lives on and one parallel type per
-    axis. At most one axis is each of `didx`, `didy` and `stream`. A `didx`
-    axis is split over the mesh's last axis (its only one on a 1-D mesh), a
-    `didy` axis over the axis before: an axis of extent E split over D
-    devices holds E/D contiguous indices per device.
+    axis. At most one axis is each of `didx`, `didy`, `didz` and `stream`.
+    A `didx` axis is split over the mesh's last axis (its only one on a 1-D
+    mesh), a `didy` axis over the axis before, a `didz` axis over the one
+    before that (the first axis of a 3-D mesh): an axis of extent E split
+    over D devices holds E/D contiguous indices per device.
 
     ```mlir
     tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>
@@ -94,18 +96,22 @@ class Fusion_Op<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def Fusion_MeshOp : Fusion_Op<"mesh", [Symbol]> {
-  let summary = "a named, ordered set of devices, of one or two axes";
+  let summary = "a named, ordered set of devices, of one, two or three axes";
   let description = [{
     Declares a mesh: the devices (global ranks) a distributed tensor is spread
     over, in order. Device ids are non-negative and distinct. A 2-D mesh is
     written as its rows; `didx` splits over its columns (within a row, the
     last axis), `didy` over its rows. `[[0, 1, 2, 3], [4, 5, 6, 7]]` is two
     data-parallel replicas of a 4-way tensor-parallel group: a `didx`
-    collective runs within each row, a `didy` one within each column.
+    collective runs within each row, a `didy` one within each column. A 3-D
+    mesh is written as its planes of rows; `didz` splits over its planes. A
+    collective over one mesh axis runs within each team of the devices that
+    differ only along that axis.
 
     ```mlir
     fusion.mesh @tp = [0, 1, 2, 3]
     fusion.mesh @tp_dp = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    fusion.mesh @tp_sp_dp = [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices,

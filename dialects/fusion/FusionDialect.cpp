@@ -1,6 +1,5 @@
 //===- FusionDialect.cpp - the fusion dialect: registration and verifiers -===//
 #include "fusion/FusionDialect.h"
-#include "common/RowsSyntax.h"
 #include "common/Verify.h"
 
 #include "mlir/IR/Builders.h"
@@ -22,24 +21,80 @@ using namespace hir::fusion;
 /// `extraClassDefinition`); defined with the other verifiers below.
 static LogicalResult verifyElementwise(Operation *op, bool sameElementType = true);
 
-/// `[0, 1, 2, 3]` (a 1-D mesh) or `[[0, 1], [2, 3]]` (its rows: a 2-D mesh,
-/// stored flat with its `shape`).
+/// The rest of one bracketed level of a mesh, after its `[`: device ids, or
+/// lists of one shape; appends the ids to `ranks` and the level's shape
+/// (its length, then its elements' shape) to `shape`.
+static ParseResult parseMeshLevel(OpAsmParser &parser, SMLoc start, SmallVectorImpl<int64_t> &ranks,
+                                  SmallVectorImpl<int64_t> &shape) {
+  if (succeeded(parser.parseOptionalRSquare())) {
+    shape.push_back(0);
+    return success();
+  }
+  std::optional<SmallVector<int64_t>> elementShape;
+  int64_t length = 0;
+  do {
+    SmallVector<int64_t> element;
+    if (succeeded(parser.parseOptionalLSquare())) {
+      if (parseMeshLevel(parser, start, ranks, element))
+        return failure();
+    } else {
+      int64_t rank;
+      if (parser.parseInteger(rank))
+        return failure();
+      ranks.push_back(rank);
+    }
+    if (elementShape && *elementShape != element)
+      return parser.emitError(start, "mesh rows differ in size");
+    elementShape = element;
+    ++length;
+  } while (succeeded(parser.parseOptionalComma()));
+  if (parser.parseRSquare())
+    return failure();
+  shape.push_back(length);
+  shape.append(elementShape->begin(), elementShape->end());
+  return success();
+}
+
+/// `[0, 1, 2, 3]` (a 1-D mesh), `[[0, 1], [2, 3]]` (its rows: a 2-D mesh) or
+/// `[[[0, 1], [2, 3]], [[4, 5], [6, 7]]]` (a 3-D mesh), stored flat with its
+/// `shape` when it has more than one axis.
 static ParseResult parseMeshDevices(OpAsmParser &parser, DenseI64ArrayAttr &devices,
                                    DenseI64ArrayAttr &shape) {
-  SmallVector<int64_t> ranks;
-  std::optional<int64_t> columns;
-  if (parseRows(parser, ranks, columns, "mesh rows differ in size"))
+  SMLoc start = parser.getCurrentLocation();
+  SmallVector<int64_t> ranks, dims;
+  if (parser.parseLSquare() || parseMeshLevel(parser, start, ranks, dims))
     return failure();
   devices = DenseI64ArrayAttr::get(parser.getContext(), ranks);
-  if (columns)
-    shape = DenseI64ArrayAttr::get(parser.getContext(),
-                                   {static_cast<int64_t>(ranks.size()) / *columns, *columns});
+  if (dims.size() > 1)
+    shape = DenseI64ArrayAttr::get(parser.getContext(), dims);
   return success();
+}
+
+static void printMeshLevel(OpAsmPrinter &printer, ArrayRef<int64_t> devices,
+                           ArrayRef<int64_t> shape) {
+  printer << "[";
+  if (shape.size() <= 1) {
+    llvm::interleaveComma(devices, printer);
+  } else {
+    int64_t stride = static_cast<int64_t>(devices.size()) / shape.front();
+    for (int64_t index = 0; index < shape.front(); ++index) {
+      if (index)
+        printer << ", ";
+      printMeshLevel(printer, devices.slice(index * stride, stride), shape.drop_front());
+    }
+  }
+  printer << "]";
 }
 
 static void printMeshDevices(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr devices,
                              DenseI64ArrayAttr shape) {
-  printRows(printer, devices.asArrayRef(), shape && shape.size() == 2 ? shape[1] : 0);
+  int64_t size = 1;
+  for (int64_t dim : shape ? shape.asArrayRef() : ArrayRef<int64_t>())
+    size *= dim;
+  if (shape && shape.size() > 1 && size == static_cast<int64_t>(devices.size()) && size > 0)
+    printMeshLevel(printer, devices.asArrayRef(), shape.asArrayRef());
+  else
+    printMeshLevel(printer, devices.asArrayRef(), {});
 }
 
 #define GET_OP_CLASSES
@@ -96,7 +151,8 @@ LogicalResult DistAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
   if (getAxes().size() != shape.size())
     return emitError() << "distribution has " << getAxes().size()
                        << " parallel types for a tensor of rank " << shape.size();
-  for (ParallelType type : {ParallelType::didx, ParallelType::didy, ParallelType::stream})
+  for (ParallelType type :
+       {ParallelType::didx, ParallelType::didy, ParallelType::didz, ParallelType::stream})
     if (llvm::count(getAxes(), type) > 1)
       return emitError() << "distribution has more than one '" << stringifyEnum(type)
                          << "' axis";
@@ -111,8 +167,11 @@ LogicalResult MeshOp::verify() {
   if (getDevices().empty())
     return emitOpError("mesh has no device");
   if (std::optional<ArrayRef<int64_t>> shape = getShape()) {
-    if (shape->size() != 2 || (*shape)[0] * (*shape)[1] != getSize())
-      return emitOpError() << "mesh shape must be [rows, columns] with rows * columns = "
+    int64_t size = 1;
+    for (int64_t dim : *shape)
+      size *= dim;
+    if (shape->size() < 2 || shape->size() > 3 || size != getSize())
+      return emitOpError() << "mesh shape must have 2 or 3 axes whose product is the "
                            << getSize() << " devices";
   }
   llvm::SmallSetVector<int64_t, 8> seen;

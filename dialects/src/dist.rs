@@ -13,6 +13,7 @@ pub enum ParallelType {
     DIDx,
     Stream,
     DIDy,
+    DIDz,
 }
 
 impl ParallelType {
@@ -22,6 +23,7 @@ impl ParallelType {
             1 => Self::DIDx,
             2 => Self::Stream,
             3 => Self::DIDy,
+            4 => Self::DIDz,
             _ => unreachable!("fusion's ParallelType has no case {raw}"),
         }
     }
@@ -32,6 +34,7 @@ impl ParallelType {
             Self::DIDx => 1,
             Self::Stream => 2,
             Self::DIDy => 3,
+            Self::DIDz => 4,
         }
     }
 
@@ -42,16 +45,18 @@ impl ParallelType {
             Self::DIDx => "didx",
             Self::Stream => "stream",
             Self::DIDy => "didy",
+            Self::DIDz => "didz",
         }
     }
 
     /// The parallel types that place an axis over a mesh axis, in the order
     /// a resharding treats them.
-    pub const DEVICE: [ParallelType; 2] = [ParallelType::DIDy, ParallelType::DIDx];
+    pub const DEVICE: [ParallelType; 3] =
+        [ParallelType::DIDz, ParallelType::DIDy, ParallelType::DIDx];
 
-    /// Whether the type splits an axis over devices (`didx`, `didy`).
+    /// Whether the type splits an axis over devices (`didx`, `didy`, `didz`).
     pub const fn is_device(self) -> bool {
-        matches!(self, Self::DIDx | Self::DIDy)
+        matches!(self, Self::DIDx | Self::DIDy | Self::DIDz)
     }
 }
 

@@ -73,34 +73,52 @@ pub struct Param {
 pub struct Placement {
     pub mesh: String,
     pub devices: Vec<usize>,
-    /// `[n]`, or `[rows, columns]` for a 2-D mesh.
+    /// `[n]`, `[rows, columns]` or `[planes, rows, columns]`.
     pub shape: Vec<usize>,
     pub didx: Option<usize>,
-    /// The axis split over the rows of a 2-D mesh, if any.
+    /// The axis split over the rows of a 2- or 3-D mesh, if any.
     pub didy: Option<usize>,
+    /// The axis split over the planes of a 3-D mesh, if any.
+    pub didz: Option<usize>,
 }
 
 impl Placement {
+    /// The tensor axis split over each mesh axis, if any, outermost first:
+    /// `didx` over the last mesh axis, `didy` the one before, `didz` the
+    /// one before that.
+    pub fn split_axes(&self) -> Vec<Option<usize>> {
+        let types = [self.didz, self.didy, self.didx];
+        types[types.len() - self.shape.len()..].to_vec()
+    }
+
+    /// Mesh position `index`'s coordinate along each mesh axis (row-major).
+    pub fn coordinates(&self, index: usize) -> Vec<usize> {
+        let mut rest = index;
+        let mut coordinates = vec![0; self.shape.len()];
+        for (axis, &extent) in self.shape.iter().enumerate().rev() {
+            coordinates[axis] = rest % extent;
+            rest /= extent;
+        }
+        coordinates
+    }
+
     /// Each split axis with its number of parts and the position along
-    /// that mesh axis of mesh position `index`: `didx` over the columns (the
-    /// last mesh axis), `didy` over the rows.
+    /// its mesh axis of mesh position `index`, outermost mesh axis first.
     pub fn splits(&self, index: usize) -> Vec<(usize, usize, usize)> {
-        let columns = *self.shape.last().expect("a mesh has an axis");
-        let rows = self.devices.len() / columns;
-        let mut splits = Vec::new();
-        if let Some(axis) = self.didy {
-            splits.push((axis, rows, index / columns));
-        }
-        if let Some(axis) = self.didx {
-            splits.push((axis, columns, index % columns));
-        }
-        splits
+        let coordinates = self.coordinates(index);
+        self.split_axes()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(mesh_axis, split)| {
+                split.map(|axis| (axis, self.shape[mesh_axis], coordinates[mesh_axis]))
+            })
+            .collect()
     }
 }
 
 impl Param {
     /// What each rank holds: one of its mesh's equal slices of each split
-    /// (`didx`, `didy`) axis.
+    /// (`didx`, `didy`, `didz`) axis.
     pub fn local_shape(&self) -> Vec<usize> {
         let mut shape = self.shape.clone();
         if let Some(placement) = &self.placement {
@@ -350,6 +368,7 @@ pub fn signature(module: &Module, function: &OperationRef) -> Result<Signature> 
                     shape: mesh_shape,
                     didx: dist.find(ParallelType::DIDx),
                     didy: dist.find(ParallelType::DIDy),
+                    didz: dist.find(ParallelType::DIDz),
                 })
             }
             None => None,

@@ -2,8 +2,8 @@
 // say, and ops it does not import.
 // RUN: hir-opt %s -split-input-file -verify-diagnostics --convert-shard-to-fusion
 
-// expected-error @+1 {{grid '@g' has rank 3 (shape 2x2x2); only grids of rank 1 and 2 import, as fusion meshes have one or two axes}}
-shard.grid @g(shape = 2x2x2)
+// expected-error @+1 {{grid '@g' has rank 4 (shape 2x2x2x2); only grids of rank 1 to 3 import, as fusion meshes have one to three axes}}
+shard.grid @g(shape = 2x2x2x2)
 
 // -----
 

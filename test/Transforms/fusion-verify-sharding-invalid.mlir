@@ -105,8 +105,17 @@ func.func @f(%a: tensor<8x4xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<8
 
 // didy splits over the rows of a 2-D mesh; a 1-D mesh has none.
 fusion.mesh @tp = [0, 1]
-// expected-error @+1 {{function argument #0: didy axis 0 needs a 2-D mesh, and mesh '@tp' has one axis}}
+// expected-error @+1 {{function argument #0: didy axis 0 needs a 2-D mesh, and mesh '@tp' has 1 axis}}
 func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp, [didy, serial]>>) {
+  return
+}
+
+// -----
+
+// didz splits over the planes of a 3-D mesh; a 2-D mesh has none.
+fusion.mesh @tp_dp = [[0, 1], [2, 3]]
+// expected-error @+1 {{function argument #0: didz axis 0 needs a 3-D mesh, and mesh '@tp_dp' has 2 axes}}
+func.func @f(%a: tensor<2x8xf32, #fusion.dist<@tp_dp, [didz, serial]>>) {
   return
 }
 

@@ -1,8 +1,9 @@
-//! `fusion.mesh` as the passes read it: the devices in order and the shape,
-//! `[n]` or `[rows, columns]`, and what a device parallel type means on it:
-//! `didx` splits over the last mesh axis (the columns of a 2-D mesh), `didy`
-//! over the one before (its rows). A collective over one of them runs within
-//! each team of devices that differ only along that axis.
+//! `fusion.mesh` as the passes read it: the devices in order (row-major) and
+//! the shape, `[n]`, `[rows, columns]` or `[planes, rows, columns]`, and what
+//! a device parallel type means on it: `didx` splits over the last mesh axis
+//! (the columns), `didy` over the one before (the rows), `didz` over the one
+//! before that (the planes of a 3-D mesh). A collective over one of them runs
+//! within each team of devices that differ only along that axis.
 
 use crate::ir;
 use crate::ops::Op;
@@ -28,6 +29,7 @@ impl Mesh {
         match parallel_type {
             ParallelType::DIDx => Some(last),
             ParallelType::DIDy => last.checked_sub(1),
+            ParallelType::DIDz => last.checked_sub(2),
             ParallelType::Serial | ParallelType::Stream => None,
         }
     }
@@ -41,21 +43,33 @@ impl Mesh {
     /// The teams of a collective over `parallel_type`, one after the other,
     /// and their size when there are several (`None`: the whole mesh, in
     /// order, is the one team).
+    /// The teams are listed in the row-major order of the other axes'
+    /// coordinates, each in the order of its own axis.
     pub fn teams(&self, parallel_type: ParallelType) -> (Vec<i64>, Option<i64>) {
-        match (self.shape.as_slice(), parallel_type) {
-            (&[rows, columns], ParallelType::DIDx) if rows > 1 => {
-                (self.devices.clone(), Some(columns))
-            }
-            (&[rows, columns], ParallelType::DIDy) if columns > 1 => (
-                (0..columns)
-                    .flat_map(|column| {
-                        (0..rows).map(move |row| self.devices[(row * columns + column) as usize])
-                    })
-                    .collect(),
-                Some(rows),
-            ),
-            _ => (self.devices.clone(), None),
+        let Some(axis) = self.axis(parallel_type) else {
+            return (self.devices.clone(), None);
+        };
+        let size = self.shape[axis] as usize;
+        let count = self.devices.len() / size;
+        if count <= 1 {
+            return (self.devices.clone(), None);
         }
+        // Row-major strides: a device's index is the sum of coordinate * stride.
+        let stride = |axis: usize| self.shape[axis + 1..].iter().product::<i64>() as usize;
+        let others: Vec<usize> = (0..self.shape.len()).filter(|&other| other != axis).collect();
+        let mut teams = Vec::with_capacity(self.devices.len());
+        for team in 0..count {
+            // The team's coordinates along the other axes, row-major.
+            let mut rest = team;
+            let mut base = 0;
+            for &other in others.iter().rev() {
+                let extent = self.shape[other] as usize;
+                base += (rest % extent) * stride(other);
+                rest /= extent;
+            }
+            teams.extend((0..size).map(|position| self.devices[base + position * stride(axis)]));
+        }
+        (teams, Some(size as i64))
     }
 }
 
@@ -103,6 +117,32 @@ mod tests {
             mesh.teams(ParallelType::DIDy),
             (vec![0, 4, 1, 5, 2, 6, 3, 7], Some(2))
         );
+    }
+
+    #[test]
+    fn teams_of_a_3d_mesh_vary_along_one_axis() {
+        let mesh = Mesh {
+            devices: (0..8).collect(),
+            shape: vec![2, 2, 2],
+        };
+        assert_eq!(mesh.parts(ParallelType::DIDz), Some(2));
+        assert_eq!(
+            mesh.teams(ParallelType::DIDx),
+            (vec![0, 1, 2, 3, 4, 5, 6, 7], Some(2))
+        );
+        assert_eq!(
+            mesh.teams(ParallelType::DIDy),
+            (vec![0, 2, 1, 3, 4, 6, 5, 7], Some(2))
+        );
+        assert_eq!(
+            mesh.teams(ParallelType::DIDz),
+            (vec![0, 4, 1, 5, 2, 6, 3, 7], Some(2))
+        );
+        let flat = Mesh {
+            devices: (0..4).collect(),
+            shape: vec![1, 1, 4],
+        };
+        assert_eq!(flat.teams(ParallelType::DIDx), ((0..4).collect(), None));
     }
 
     #[test]

@@ -494,8 +494,14 @@ func.func @f(%a: tensor<2305843009213693952x2xbf16>) -> tensor<23058430092136939
 // -----
 
 // A 2-D mesh's shape covers its devices.
-// expected-error @+1 {{'fusion.mesh' op mesh shape must be [rows, columns] with rows * columns = 4 devices}}
+// expected-error @+1 {{'fusion.mesh' op mesh shape must have 2 or 3 axes whose product is the 4 devices}}
 "fusion.mesh"() {sym_name = "m", devices = array<i64: 0, 1, 2, 3>, shape = array<i64: 3, 2>} : () -> ()
+
+// -----
+
+// Meshes have at most three axes (didx, didy, didz).
+// expected-error @+1 {{'fusion.mesh' op mesh shape must have 2 or 3 axes whose product is the 2 devices}}
+fusion.mesh @m4 = [[[[0, 1]]]]
 
 // -----
 

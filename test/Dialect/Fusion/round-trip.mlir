@@ -14,6 +14,12 @@ fusion.mesh @tp_dp = [[0, 1, 2, 3], [4, 5, 6, 7]]
 // CHECK-LABEL: func.func private @didy
 // CHECK-SAME: tensor<2x8x4xf32, #fusion.dist<@tp_dp, [didy, didx, serial]>>
 func.func private @didy(tensor<2x8x4xf32, #fusion.dist<@tp_dp, [didy, didx, serial]>>)
+// A 3-D mesh is written as its planes of rows; didz splits over the planes.
+// CHECK: fusion.mesh @tp_sp_dp = {{\[}}{{\[}}[0, 1], [2, 3]], {{\[}}[4, 5], [6, 7]]]
+fusion.mesh @tp_sp_dp = [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+// CHECK-LABEL: func.func private @didz
+// CHECK-SAME: tensor<2x2x4xf32, #fusion.dist<@tp_sp_dp, [didz, didy, didx]>>
+func.func private @didz(tensor<2x2x4xf32, #fusion.dist<@tp_sp_dp, [didz, didy, didx]>>)
 
 // Every parallel type, in encodings on arguments, results and op types.
 // CHECK-LABEL: func.func @set

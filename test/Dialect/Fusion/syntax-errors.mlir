@@ -5,7 +5,7 @@
 
 // An unknown parallel type.
 fusion.mesh @tp = [0, 1]
-// expected-error @+1 {{expected one of [serial, didx, stream, didy] for how one axis of a tensor is distributed, got: foo}}
+// expected-error @+1 {{expected one of [serial, didx, stream, didy, didz] for how one axis of a tensor is distributed, got: foo}}
 func.func private @f(tensor<2xf32, #fusion.dist<@tp, [foo]>>)
 
 // -----
@@ -79,3 +79,8 @@ func.func @f(%a: memref<2xf32>) {
 // The rows of a 2-D mesh have one length.
 // expected-error @+1 {{mesh rows differ in size}}
 fusion.mesh @m = [[0, 1], [2]]
+
+// -----
+
+// expected-error @+1 {{mesh rows differ in size}}
+fusion.mesh @m3 = [[[0, 1], [2, 3]], [[4, 5]]]

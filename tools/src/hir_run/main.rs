@@ -630,7 +630,7 @@ fn rank_buffers(
 
 /// An output as the ranks left it.
 struct Output {
-    /// Its global value: the split (`didx`, `didy`) slices joined in mesh
+    /// Its global value: the split (`didx`, `didy`, `didz`) slices joined in mesh
     /// order, or the first device's copy.
     value: Tensor,
     /// The other replicas of the value (devices that differ along a mesh
@@ -688,15 +688,13 @@ type Part = (Vec<usize>, Tensor);
 /// Which replica mesh position `position` holds: its coordinates along the
 /// mesh axes the value is not split over.
 fn replica_key(placement: &Placement, position: usize) -> Vec<usize> {
-    let columns = *placement.shape.last().expect("a mesh has an axis");
-    let mut key = Vec::new();
-    if placement.shape.len() > 1 && placement.didy.is_none() {
-        key.push(position / columns);
-    }
-    if placement.didx.is_none() {
-        key.push(position % columns);
-    }
-    key
+    placement
+        .coordinates(position)
+        .into_iter()
+        .zip(placement.split_axes())
+        .filter(|(_, split)| split.is_none())
+        .map(|(coordinate, _)| coordinate)
+        .collect()
 }
 
 /// The parts of one replica joined along each split axis in turn.

@@ -9,8 +9,8 @@
 //!   (shard's linear index is row-major, as fusion's rows are).
 //! - A tensor's sharding becomes its `#fusion.dist` on the grid's mesh: a
 //!   tensor axis split along a grid axis is distributed as
-//!   [`grid_axis_type`] says (`didx` along the only axis of a 1-D grid or
-//!   the columns of a 2-D one, `didy` along the rows), an outer split, device
+//!   [`grid_axis_type`] says (`didx` along the last grid axis, `didy` along
+//!   the one before, `didz` the first of a 3-D grid), an outer split, device
 //!   i along that axis holding slice i of contiguous slices; an axis not
 //!   split is `serial`, so a replicated tensor (`split_axes = [[]]`) is all
 //!   `serial` on the mesh.
@@ -32,7 +32,7 @@
 //! - Function signatures follow their arguments and returned values.
 //!
 //! What fusion cannot say is a located error, and the pass changes nothing:
-//! a grid of rank above 2 (see [`grid_axis_type`]) or of dynamic shape;
+//! a grid of rank above 3 (see [`grid_axis_type`]) or of dynamic shape;
 //! a tensor axis split along several grid axes, or into parts of different
 //! sizes (`sharded_dims_offsets` other than the even split, an extent the
 //! grid does not divide); halos; dynamic shapes; `shard` collectives (a

@@ -19,13 +19,16 @@ use std::collections::HashMap;
 
 /// The parallel type of the tensor axes split along axis `axis` of a grid
 /// of rank `rank`: the one place that says how grid axes become mesh axes.
-/// Fusion meshes have one or two axes: `didx` splits over the last (the
-/// columns of a 2-D mesh), `didy` over the one before (its rows); a grid of
-/// higher rank does not import.
+/// Fusion meshes have one to three axes: `didx` splits over the last (the
+/// columns), `didy` over the one before (the rows), `didz` over the one
+/// before that (the planes of a 3-D mesh); a grid of higher rank does not
+/// import.
 pub fn grid_axis_type(rank: usize, axis: usize) -> Option<ParallelType> {
-    match (rank, axis) {
-        (1, 0) | (2, 1) => Some(ParallelType::DIDx),
-        (2, 0) => Some(ParallelType::DIDy),
+    let from_last = rank.checked_sub(axis + 1)?;
+    match (rank, from_last) {
+        (1..=3, 0) => Some(ParallelType::DIDx),
+        (2..=3, 1) => Some(ParallelType::DIDy),
+        (3, 2) => Some(ParallelType::DIDz),
         _ => None,
     }
 }
@@ -76,7 +79,7 @@ pub(super) fn grid(op: &OperationRef) -> Result<(String, Vec<i64>), Emitted> {
         return error(
             op.location(),
             format!(
-                "grid '@{name}' has rank {} (shape {written}); only grids of rank 1 and 2 import, as fusion meshes have one or two axes",
+                "grid '@{name}' has rank {} (shape {written}); only grids of rank 1 to 3 import, as fusion meshes have one to three axes",
                 shape.len()
             ),
         );
