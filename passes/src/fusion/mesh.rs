@@ -56,7 +56,9 @@ impl Mesh {
         }
         // Row-major strides: a device's index is the sum of coordinate * stride.
         let stride = |axis: usize| self.shape[axis + 1..].iter().product::<i64>() as usize;
-        let others: Vec<usize> = (0..self.shape.len()).filter(|&other| other != axis).collect();
+        let others: Vec<usize> = (0..self.shape.len())
+            .filter(|&other| other != axis)
+            .collect();
         let mut teams = Vec::with_capacity(self.devices.len());
         for team in 0..count {
             // The team's coordinates along the other axes, row-major.

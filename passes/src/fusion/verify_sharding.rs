@@ -100,7 +100,11 @@ fn verify_value_type(r#type: Type, what: &str, location: Location, meshes: &Mesh
         };
         let keyword = parallel_type.keyword();
         let Some(parts) = mesh.parts(parallel_type) else {
-            let needs = if parallel_type == ParallelType::DIDz { 3 } else { 2 };
+            let needs = if parallel_type == ParallelType::DIDz {
+                3
+            } else {
+                2
+            };
             let has = mesh.shape.len();
             let axes = if has == 1 { "axis" } else { "axes" };
             emit_error(
