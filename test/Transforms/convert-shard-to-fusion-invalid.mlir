@@ -272,7 +272,7 @@ func.func @unknown_body_op(%x: tensor<8xf32>) -> tensor<8xf32> {
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
   ^bb0(%a: f32, %out: f32):
-    // expected-error @+1 {{'math.log' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's SCALAR table, float constants and linalg.yield}}
+    // expected-error @+1 {{'math.log' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield}}
     %0 = math.log %a : f32
     linalg.yield %0 : f32
   } -> tensor<8xf32>

@@ -317,6 +317,17 @@ mod tests {
         device.compute(Kernel { op, inputs, output }).unwrap();
     }
 
+    /// `program`'s three buffers of LEN f32 (the handles keep them alive):
+    /// a = i, b = i / 2, c = -1.
+    fn inputs(device: &CudaDevice) -> (Vec<impl Sized>, [*mut u8; 3]) {
+        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
+        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
+        write_f32(device, a, LEN, |i| i as f32);
+        write_f32(device, b, LEN, |i| 0.5 * i as f32);
+        write_f32(device, c, LEN, |_| -1.0);
+        (buffers, [a, b, c])
+    }
+
     /// A flag in pinned host memory mapped into the device: the GPU reads it
     /// (`cuStreamWaitValue32`), the host sets it with a plain store. Set from
     /// a stream instead, the release could queue behind the very wait it
@@ -383,11 +394,7 @@ mod tests {
     fn a_call_is_enqueued_on_the_callers_stream() {
         let Some(world) = world(1, false) else { return };
         let device = world.device(0);
-        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
-        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
-        write_f32(&device, a, LEN, |i| i as f32);
-        write_f32(&device, b, LEN, |i| 0.5 * i as f32);
-        write_f32(&device, c, LEN, |_| -1.0);
+        let (_buffers, [a, b, c]) = inputs(&device);
         let flag = HostFlag::new();
         // SAFETY: a stream of the bound context, destroyed once idle below;
         // `a` holds LEN f32.
@@ -428,10 +435,7 @@ mod tests {
     fn a_first_call_behind_a_stream_the_gpu_releases_completes() {
         let Some(world) = world(1, false) else { return };
         let device = world.device(0);
-        let buffers: Vec<_> = (0..3).map(|_| device.buffer(LEN * 4).unwrap()).collect();
-        let [a, b, c] = [0, 1, 2].map(|i| buffers[i].ptr());
-        write_f32(&device, a, LEN, |i| i as f32);
-        write_f32(&device, b, LEN, |i| 0.5 * i as f32);
+        let (_buffers, [a, b, c]) = inputs(&device);
         let flag = HostFlag::new();
         let make = || cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
         let caller = make();

@@ -23,7 +23,7 @@
 //!   transposed B, `[N, K]`), `linalg.batch_matmul` a batched
 //!   `fusion.matmul`; a matmul into a value (rather than a `tensor.empty`
 //!   or a `linalg.fill` of zero) adds it. The elementwise named ops and
-//!   `arith` ops on tensors of [`ELEMENTWISE`], and `linalg.elementwise` of
+//!   `arith` ops on tensors of [`LINALG_ELEMENTWISE`] and [`ARITH`], and `linalg.elementwise` of
 //!   the kinds of [`ELEMENTWISE_KINDS`], become their fusion ops.
 //!   `tensor.empty` and `linalg.fill` are destinations only, and go.
 //! - `linalg.transpose`, `linalg.broadcast`, `linalg.reduce` and
@@ -101,10 +101,10 @@ pub fn create() -> Box<dyn HirPass> {
 /// An op's name, from its generated wrapper.
 type Name = fn() -> &'static str;
 
-/// The elementwise ops imported one to one: the upstream op and the fusion
-/// op it becomes. linalg's named ops take their inputs and a destination,
-/// whose value they do not read; `arith`'s take tensors directly.
-pub const ELEMENTWISE: &[(Name, Name)] = &[
+/// linalg's named elementwise ops imported one to one, and the fusion op
+/// each becomes; they take their inputs and a destination, whose value they
+/// do not read.
+pub const LINALG_ELEMENTWISE: &[(Name, Name)] = &[
     (linalg::AddOperation::name, fusion::AddOperation::name),
     (linalg::SubOperation::name, fusion::SubOperation::name),
     (linalg::MulOperation::name, fusion::MulOperation::name),
@@ -116,6 +116,11 @@ pub const ELEMENTWISE: &[(Name, Name)] = &[
     (linalg::TanhOperation::name, fusion::TanhOperation::name),
     (linalg::AbsOperation::name, fusion::AbsOperation::name),
     (linalg::RsqrtOperation::name, fusion::RsqrtOperation::name),
+];
+
+/// arith's float ops imported one to one, and the fusion op each becomes:
+/// on tensors in a function body, on scalars in a `linalg.generic` body.
+pub const ARITH: &[(Name, Name)] = &[
     (arith::AddFOperation::name, fusion::AddOperation::name),
     (arith::SubFOperation::name, fusion::SubOperation::name),
     (arith::MulFOperation::name, fusion::MulOperation::name),
@@ -128,6 +133,11 @@ pub const ELEMENTWISE: &[(Name, Name)] = &[
     (arith::TruncFOperation::name, fusion::CastOperation::name),
     (arith::ExtFOperation::name, fusion::CastOperation::name),
 ];
+
+/// The ops imported one to one on tensors.
+fn elementwise() -> impl Iterator<Item = &'static (Name, Name)> {
+    LINALG_ELEMENTWISE.iter().chain(ARITH)
+}
 
 /// The kinds of `linalg.elementwise` imported, and the fusion op each
 /// becomes (`max_signed`/`min_signed` are `maximumf`/`minimumf` on floats).
@@ -342,7 +352,7 @@ fn imported(op: &OperationRef) -> bool {
     .iter()
     .chain(COLLECTIVES)
     .chain(structured::OPS)
-    .chain(ELEMENTWISE.iter().map(|(source, _)| source))
+    .chain(elementwise().map(|(source, _)| source))
     .any(|&name| is(op, name))
         && (op.result_count() != 1 || is_tensor(op.result(0).expect("one result").r#type()))
 }
@@ -443,8 +453,7 @@ fn step<'c>(
     let target = if is(op, linalg::ElementwiseOperation::name) {
         Some(elementwise_kind(op)?)
     } else {
-        ELEMENTWISE
-            .iter()
+        elementwise()
             .find(|(source, _)| is(op, *source))
             .map(|(_, target)| target())
     };

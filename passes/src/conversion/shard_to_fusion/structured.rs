@@ -6,7 +6,7 @@
 //! A `linalg.generic` is read as the tensor program its body describes over
 //! the iteration space: each input is brought to the iteration space's axes
 //! (`fusion.transpose` to put its axes in loop order, `fusion.broadcast` for
-//! the loops it does not index), each body op of [`SCALAR`] becomes its fusion
+//! the loops it does not index), each body op of [`ARITH`] and [`MATH`] becomes its fusion
 //! op on whole tensors, a float constant a `fusion.fill`, and the yielded
 //! value is the result. With reduction loops, the body must yield
 //! `addf(out, e)` (a sum) or `maximumf`/`maxnumf(out, e)` (a maximum) of an
@@ -18,7 +18,7 @@
 //! gives them theirs. Indexing maps must be projected permutations (every
 //! result a loop index), the output's the parallel loops in order.
 
-use super::{Destinations, Name, Step, key, reads_no_destination};
+use super::{ARITH, Destinations, Name, Step, key, reads_no_destination};
 use crate::diagnostics::{Emitted, error};
 use crate::ir;
 use crate::upstream::structured::linalg;
@@ -35,20 +35,9 @@ use melior::{
 };
 use std::collections::HashMap;
 
-/// The scalar ops of a `linalg.generic` body imported one to one, and the
-/// fusion op each becomes on tensors.
-pub const SCALAR: &[(Name, Name)] = &[
-    (arith::AddFOperation::name, fusion::AddOperation::name),
-    (arith::SubFOperation::name, fusion::SubOperation::name),
-    (arith::MulFOperation::name, fusion::MulOperation::name),
-    (arith::DivFOperation::name, fusion::DivOperation::name),
-    (arith::MaximumFOperation::name, fusion::MaxOperation::name),
-    (arith::MaxNumFOperation::name, fusion::MaxOperation::name),
-    (arith::MinimumFOperation::name, fusion::MinOperation::name),
-    (arith::MinNumFOperation::name, fusion::MinOperation::name),
-    (arith::NegFOperation::name, fusion::NegOperation::name),
-    (arith::TruncFOperation::name, fusion::CastOperation::name),
-    (arith::ExtFOperation::name, fusion::CastOperation::name),
+/// The math ops of a `linalg.generic` body imported one to one (besides
+/// [`ARITH`]'s), and the fusion op each becomes on tensors.
+pub const MATH: &[(Name, Name)] = &[
     (math::ExpOperation::name, fusion::ExpOperation::name),
     (math::TanhOperation::name, fusion::TanhOperation::name),
     (math::AbsFOperation::name, fusion::AbsOperation::name),
@@ -479,11 +468,15 @@ fn generic<'c>(
             values.insert(key(result), Scalar::Tensor(source));
             continue;
         }
-        let Some(&(_, target)) = SCALAR.iter().find(|(source, _)| is(body_op, *source)) else {
+        let Some(&(_, target)) = ARITH
+            .iter()
+            .chain(MATH)
+            .find(|(source, _)| is(body_op, *source))
+        else {
             return error(
                 body_op.location(),
                 format!(
-                    "'{}' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's SCALAR table, float constants and linalg.yield",
+                    "'{}' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield",
                     ir::name(body_op)
                 ),
             );
