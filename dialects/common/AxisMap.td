@@ -9,7 +9,7 @@ include "mlir/IR/OpBase.td"
 // result, a host op's destination), in the spirit of upstream MLIR's
 // ShardingInterface and linalg's indexing maps: passes that move
 // distributions or slices through an op (fusion-propagate-sharding,
-// convert-fusion-to-host, host-stream-parallelize) ask the op, through the
+// convert-fusion-to-host and its stream loops) ask the op, through the
 // C API's hirOperandAxisMap and Rust's hir_dialects::axis_map.
 def HIR_AxisMapOpInterface : OpInterface<"AxisMapOpInterface"> {
   let cppNamespace = "::hir";

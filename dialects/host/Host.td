@@ -27,13 +27,10 @@ def Host_Dialect : Dialect {
     (an event record on one, a wait on the other).
   }];
   let useDefaultTypePrinterParser = 1;
+  // The dialect defines no discardable attribute: the verifier rejects any
+  // `host.`-prefixed one (state passes between passes in the IR's structure,
+  // e.g. host.stream_for, not in marks).
   let hasOperationAttrVerify = 1;
-  let extraClassDeclaration = [{
-    /// Set by convert-fusion-to-host on a host or comm op whose output has a
-    /// stream axis: the axis (of the buffer the op writes) that
-    /// host-stream-parallelize loops over. Consumed by that pass.
-    static constexpr ::llvm::StringLiteral kStreamAxisAttrName = "host.stream_axis";
-  }];
 }
 
 def Host_StreamResource : Resource<"::hir::StreamResource">;
@@ -192,7 +189,8 @@ def Host_StreamForOp : Host_Op<"stream_for",
     The op's memory effects are its body's (`RecursiveMemoryEffects`): a
     loop whose iterations do nothing but take views does nothing, since
     every pool stream's work is joined where it was forked.
-    `host-stream-parallelize` makes it, `host-lower-stream-for` lowers it to
+    `convert-fusion-to-host` makes one per stream-parallel op,
+    `host-stream-parallelize` fuses them, `host-lower-stream-for` lowers it to
     two `scf.for` (the fork loop, and the work loop whose iterations end with
     the join).
 

@@ -50,25 +50,7 @@ void HostDialect::initialize() {
 }
 
 LogicalResult HostDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
-  if (attribute.getName() != kStreamAxisAttrName)
-    return op->emitError() << "unknown host attribute '" << attribute.getName().getValue() << "'";
-  auto axis = dyn_cast<IntegerAttr>(attribute.getValue());
-  if (!axis || !axis.getType().isSignlessInteger(64))
-    return op->emitError() << "'" << kStreamAxisAttrName << "' must be an i64 axis";
-  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-  if (dialect != "host" && dialect != "comm")
-    return op->emitError() << "'" << kStreamAxisAttrName << "' is for host and comm ops";
-  // The buffer the op writes is its last buffer operand.
-  MemRefType written;
-  for (Value operand : op->getOperands())
-    if (auto type = dyn_cast<MemRefType>(operand.getType()))
-      written = type;
-  if (!written)
-    return op->emitError() << "'" << kStreamAxisAttrName << "' needs an op that writes a buffer";
-  if (axis.getInt() < 0 || axis.getInt() >= written.getRank())
-    return op->emitError() << "'" << kStreamAxisAttrName << "' " << axis.getInt()
-                           << " is not an axis of the written buffer " << written;
-  return success();
+  return op->emitError() << "unknown host attribute '" << attribute.getName().getValue() << "'";
 }
 
 LogicalResult AllocOp::verify() {

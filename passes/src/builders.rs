@@ -1,9 +1,9 @@
 //! Building the host and comm ops the lowering passes emit, and the buffer
 //! types they work on.
 
-use crate::{ops::Op, rewrite};
+use crate::ops::Op;
 use melior::{
-    Context, RewriterBase,
+    Context,
     dialect::scf,
     ir::{
         Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef,
@@ -16,10 +16,6 @@ use melior::{
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
 };
-
-/// The discardable attribute naming the stream axis of the buffer an op
-/// writes (see the host dialect's `kStreamAxisAttrName`).
-pub const STREAM_AXIS: &str = "host.stream_axis";
 
 /// Where a [`Builder`] inserts: in front of an op, or at the end of a block.
 #[derive(Clone, Copy)]
@@ -363,20 +359,6 @@ pub fn request_type(context: &Context) -> Type<'_> {
 pub fn stream_type(context: &Context) -> Type<'_> {
     // SAFETY: as above.
     unsafe { Type::from_raw(hir_dialects::ffi::hirHostStreamTypeGet(context.to_raw())) }
-}
-
-/// Marks `op` as writing a buffer whose `axis` is stream-parallel.
-pub fn set_stream_axis(context: &Context, rewriter: &RewriterBase, op: OperationRef, axis: usize) {
-    let axis = i64_attribute(context, axis as i64);
-    rewrite::set_attribute(rewriter, op, STREAM_AXIS, axis);
-}
-
-/// The stream axis set on `op`, if any.
-pub fn stream_axis(op: &OperationRef) -> Option<usize> {
-    let attribute = op.discardable_attribute(STREAM_AXIS).ok()?;
-    IntegerAttribute::try_from(attribute)
-        .ok()
-        .map(|axis| axis.value() as usize)
 }
 
 /// A buffer of `shape` and `element` with the identity layout.

@@ -15,6 +15,7 @@ use melior::{
 };
 use mlir_sys::{
     mlirOperationRemoveAttributeByName, mlirOperationSetAttributeByName, mlirOperationSetOperand,
+    mlirOperationSetOperands,
 };
 
 /// A rewriter for a pass to change the IR under `op` with.
@@ -27,6 +28,16 @@ pub fn set_operand(rewriter: &RewriterBase, op: OperationRef, index: usize, valu
     rewriter.start_op_modification(op);
     // SAFETY: `op` and `value` are live, and `index` is one of `op`'s operands.
     unsafe { mlirOperationSetOperand(op.to_raw(), index as isize, value.to_raw()) };
+    rewriter.finalize_op_modification(op);
+}
+
+/// Makes `values` the operands of `op` (their number may change, for an op
+/// whose last operand is optional).
+pub fn set_operands(rewriter: &RewriterBase, op: OperationRef, values: &[Value]) {
+    let values: Vec<_> = values.iter().map(|value| value.to_raw()).collect();
+    rewriter.start_op_modification(op);
+    // SAFETY: `op` and `values` are live through the call.
+    unsafe { mlirOperationSetOperands(op.to_raw(), values.len() as isize, values.as_ptr()) };
     rewriter.finalize_op_modification(op);
 }
 

@@ -1,5 +1,5 @@
 // A lone DIDx -> Stream set (an allgather no loop reads slice by slice) is a
-// ring with p2p: host-stream-parallelize gives the allgather a loop over its
+// ring with p2p: convert-fusion-to-host gives the allgather a loop over its
 // output's slices, host-p2p-pipeline fills it with the ring's receives, and
 // without p2p the loop does nothing and host-lower-stream-for erases it.
 // Checked against the f64 reference at D = 1, 2, 3, 4 and 8, over NCCL and

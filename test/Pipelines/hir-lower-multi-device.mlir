@@ -23,8 +23,17 @@
 
 // ALLGATHER-HOST-LABEL: func.func @allgather(
 // ALLGATHER-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8x1xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<8x4xf32>) {
-// ALLGATHER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] axis 1 team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<8x1xf32> into memref<8x4xf32>
+// ALLGATHER-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// ALLGATHER-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// ALLGATHER-HOST-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
+// ALLGATHER-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// ALLGATHER-HOST-NEXT: host.stream_for [[C0]] to [[C8]] step [[C1]] from [[MAIN]] {
+// ALLGATHER-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// ALLGATHER-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<8x1xf32> to memref<1xf32, strided<[1], offset: ?>>
+// ALLGATHER-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+// ALLGATHER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1xf32, strided<[1], offset: ?>> into memref<4xf32, strided<[1], offset: ?>>
 // ALLGATHER-HOST-NEXT: comm.wait [[REQ]]
+// ALLGATHER-HOST-NEXT: }
 // ALLGATHER-HOST-NEXT: return
 // ALLGATHER-HOST-NEXT: }
 
@@ -56,10 +65,19 @@
 
 // ALLREDUCE-HOST-LABEL: func.func @allreduce(
 // ALLREDUCE-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x16xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x16xf32>) {
+// ALLREDUCE-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // ALLREDUCE-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // ALLREDUCE-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[C0]]{{\]}} : memref<4x1x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
-// ALLREDUCE-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW]] into [[ARG1]] sum team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x16xf32, strided<[16, 1], offset: ?>> into memref<4x16xf32>
+// ALLREDUCE-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// ALLREDUCE-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// ALLREDUCE-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// ALLREDUCE-HOST-NEXT: host.stream_for [[C0_1]] to [[C4]] step [[C1]] from [[MAIN]] {
+// ALLREDUCE-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// ALLREDUCE-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[VIEW]][0]{{\[}}[[I]]{{\]}} : memref<4x16xf32, strided<[16, 1], offset: ?>> to memref<16xf32, strided<[1], offset: ?>>
+// ALLREDUCE-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+// ALLREDUCE-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW_1]] into [[VIEW_2]] sum team [0, 1, 2, 3] : memref<16xf32, strided<[1], offset: ?>> into memref<16xf32, strided<[1], offset: ?>>
 // ALLREDUCE-HOST-NEXT: comm.wait [[REQ]]
+// ALLREDUCE-HOST-NEXT: }
 // ALLREDUCE-HOST-NEXT: return
 // ALLREDUCE-HOST-NEXT: }
 
@@ -93,10 +111,19 @@
 
 // REDUCE-SCATTER-HOST-LABEL: func.func @reduce_scatter(
 // REDUCE-SCATTER-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x4x16xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x1x16xf32>) {
+// REDUCE-SCATTER-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // REDUCE-SCATTER-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // REDUCE-SCATTER-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[C0]]{{\]}} : memref<4x1x4x16xf32> to memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>>
-// REDUCE-SCATTER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW]] into [[ARG1]] sum axis 1 team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>> into memref<4x1x16xf32>
+// REDUCE-SCATTER-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// REDUCE-SCATTER-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// REDUCE-SCATTER-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// REDUCE-SCATTER-HOST-NEXT: host.stream_for [[C0_1]] to [[C4]] step [[C1]] from [[MAIN]] {
+// REDUCE-SCATTER-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// REDUCE-SCATTER-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[VIEW]][0]{{\[}}[[I]]{{\]}} : memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+// REDUCE-SCATTER-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x1x16xf32> to memref<1x16xf32, strided<[16, 1], offset: ?>>
+// REDUCE-SCATTER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_1]] into [[VIEW_2]] sum team [0, 1, 2, 3] : memref<4x16xf32, strided<[16, 1], offset: ?>> into memref<1x16xf32, strided<[16, 1], offset: ?>>
 // REDUCE-SCATTER-HOST-NEXT: comm.wait [[REQ]]
+// REDUCE-SCATTER-HOST-NEXT: }
 // REDUCE-SCATTER-HOST-NEXT: return
 // REDUCE-SCATTER-HOST-NEXT: }
 
@@ -130,10 +157,27 @@
 
 // AG-MATMUL-HOST-LABEL: func.func @ag_matmul(
 // AG-MATMUL-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x4x256x2048xbf16>) {
+// AG-MATMUL-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // AG-MATMUL-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x4x256x1024xbf16>
-// AG-MATMUL-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[BUF]] axis 1 team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x1x256x1024xbf16> into memref<4x4x256x1024xbf16>
+// AG-MATMUL-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-MATMUL-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// AG-MATMUL-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// AG-MATMUL-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x1x256x1024xbf16> to memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
+// AG-MATMUL-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x4x256x1024xbf16> to memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
+// AG-MATMUL-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>> into memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
 // AG-MATMUL-HOST-NEXT: comm.wait [[REQ]]
-// AG-MATMUL-HOST-NEXT: host.matmul ins([[BUF]], [[ARG1]] : memref<4x4x256x1024xbf16>, memref<1024x2048xbf16>) outs([[ARG2]] : memref<4x4x256x2048xbf16>) {host.stream_axis = 0 : i64}
+// AG-MATMUL-HOST-NEXT: }
+// AG-MATMUL-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-MATMUL-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-MATMUL-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-MATMUL-HOST-NEXT: host.stream_for [[C0_1]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// AG-MATMUL-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// AG-MATMUL-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x1024xbf16> to memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
+// AG-MATMUL-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x2048xbf16> to memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>
+// AG-MATMUL-HOST-NEXT: host.matmul ins([[VIEW_2]], [[ARG1]] : memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_3]] : memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>)
+// AG-MATMUL-HOST-NEXT: }
 // AG-MATMUL-HOST-NEXT: return
 // AG-MATMUL-HOST-NEXT: }
 
@@ -170,10 +214,27 @@
 
 // AG-LINEAR-HOST-LABEL: func.func @ag_linear(
 // AG-LINEAR-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x8x32xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<16x32xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<16xbf16>, [[ARG3:%[a-zA-Z0-9_]+]]: memref<4x4x8x16xbf16>) {
+// AG-LINEAR-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // AG-LINEAR-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x4x8x32xbf16>
-// AG-LINEAR-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[BUF]] axis 1 team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x1x8x32xbf16> into memref<4x4x8x32xbf16>
+// AG-LINEAR-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-LINEAR-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-LINEAR-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-LINEAR-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// AG-LINEAR-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// AG-LINEAR-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x1x8x32xbf16> to memref<1x8x32xbf16, strided<[256, 32, 1], offset: ?>>
+// AG-LINEAR-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
+// AG-LINEAR-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
 // AG-LINEAR-HOST-NEXT: comm.wait [[REQ]]
-// AG-LINEAR-HOST-NEXT: host.linear ins([[BUF]], [[ARG1]], [[ARG2]] : memref<4x4x8x32xbf16>, memref<16x32xbf16>, memref<16xbf16>) outs([[ARG3]] : memref<4x4x8x16xbf16>) {host.stream_axis = 0 : i64}
+// AG-LINEAR-HOST-NEXT: }
+// AG-LINEAR-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// AG-LINEAR-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// AG-LINEAR-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// AG-LINEAR-HOST-NEXT: host.stream_for [[C0_1]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// AG-LINEAR-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// AG-LINEAR-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
+// AG-LINEAR-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x16xbf16> to memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>
+// AG-LINEAR-HOST-NEXT: host.linear ins([[VIEW_2]], [[ARG1]], [[ARG2]] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>, memref<16x32xbf16>, memref<16xbf16>) outs([[VIEW_3]] : memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>)
+// AG-LINEAR-HOST-NEXT: }
 // AG-LINEAR-HOST-NEXT: return
 // AG-LINEAR-HOST-NEXT: }
 
@@ -210,14 +271,32 @@
 
 // MATMUL-ALLREDUCE-HOST-LABEL: func.func @matmul_allreduce(
 // MATMUL-ALLREDUCE-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x8x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1x8x16xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x8x16xf32>) {
+// MATMUL-ALLREDUCE-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // MATMUL-ALLREDUCE-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x1x8x16xf32>
 // MATMUL-ALLREDUCE-HOST-NEXT: host.broadcast [0] ins([[ARG1]] : memref<1x8x16xf32>) outs([[BUF]] : memref<4x1x8x16xf32>)
 // MATMUL-ALLREDUCE-HOST-NEXT: [[BUF_1:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x1x8x16xf32>
-// MATMUL-ALLREDUCE-HOST-NEXT: host.matmul ins([[ARG0]], [[BUF]] : memref<4x1x8x8xf32>, memref<4x1x8x16xf32>) outs([[BUF_1]] : memref<4x1x8x16xf32>) {host.stream_axis = 0 : i64}
 // MATMUL-ALLREDUCE-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
-// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][1]{{\[}}[[C0]]{{\]}} : memref<4x1x8x16xf32> to memref<4x8x16xf32, strided<[128, 16, 1], offset: ?>>
-// MATMUL-ALLREDUCE-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW]] into [[ARG2]] sum team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x8x16xf32, strided<[128, 16, 1], offset: ?>> into memref<4x8x16xf32>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// MATMUL-ALLREDUCE-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x1x8x8xf32> to memref<1x8x8xf32, strided<[64, 8, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x1x8x16xf32> to memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][0]{{\[}}[[I]]{{\]}} : memref<4x1x8x16xf32> to memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: host.matmul ins([[VIEW]], [[VIEW_1]] : memref<1x8x8xf32, strided<[64, 8, 1], offset: ?>>, memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>) outs([[VIEW_2]] : memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>)
+// MATMUL-ALLREDUCE-HOST-NEXT: }
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][1]{{\[}}[[C0_1]]{{\]}} : memref<4x1x8x16xf32> to memref<4x8x16xf32, strided<[128, 16, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C0_2:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// MATMUL-ALLREDUCE-HOST-NEXT: host.stream_for [[C0_2]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// MATMUL-ALLREDUCE-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW_4:%[a-zA-Z0-9_]+]] = host.select [[VIEW_3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x16xf32, strided<[128, 16, 1], offset: ?>> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[VIEW_5:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+// MATMUL-ALLREDUCE-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW_4]] into [[VIEW_5]] sum team [0, 1, 2, 3] : memref<8x16xf32, strided<[16, 1], offset: ?>> into memref<8x16xf32, strided<[16, 1], offset: ?>>
 // MATMUL-ALLREDUCE-HOST-NEXT: comm.wait [[REQ]]
+// MATMUL-ALLREDUCE-HOST-NEXT: }
 // MATMUL-ALLREDUCE-HOST-NEXT: return
 // MATMUL-ALLREDUCE-HOST-NEXT: }
 
@@ -260,14 +339,32 @@
 
 // MATMUL-REDUCE-SCATTER-HOST-LABEL: func.func @matmul_reduce_scatter(
 // MATMUL-REDUCE-SCATTER-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x4x4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1x8x16xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x1x4x16xf32>) {
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x1x4x8x16xf32>
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: host.broadcast [0, 2] ins([[ARG1]] : memref<1x8x16xf32>) outs([[BUF]] : memref<4x1x4x8x16xf32>)
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: [[BUF_1:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x1x4x4x16xf32>
-// MATMUL-REDUCE-SCATTER-HOST-NEXT: host.matmul ins([[ARG0]], [[BUF]] : memref<4x1x4x4x8xf32>, memref<4x1x4x8x16xf32>) outs([[BUF_1]] : memref<4x1x4x4x16xf32>) {host.stream_axis = 0 : i64}
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
-// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][1]{{\[}}[[C0]]{{\]}} : memref<4x1x4x4x16xf32> to memref<4x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>>
-// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW]] into [[ARG2]] sum axis 1 team [0, 1, 2, 3] {host.stream_axis = 0 : i64} : memref<4x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>> into memref<4x1x4x16xf32>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x1x4x4x8xf32> to memref<1x4x4x8xf32, strided<[128, 32, 8, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x1x4x8x16xf32> to memref<1x4x8x16xf32, strided<[512, 128, 16, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][0]{{\[}}[[I]]{{\]}} : memref<4x1x4x4x16xf32> to memref<1x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: host.matmul ins([[VIEW]], [[VIEW_1]] : memref<1x4x4x8xf32, strided<[128, 32, 8, 1], offset: ?>>, memref<1x4x8x16xf32, strided<[512, 128, 16, 1], offset: ?>>) outs([[VIEW_2]] : memref<1x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>>)
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: }
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][1]{{\[}}[[C0_1]]{{\]}} : memref<4x1x4x4x16xf32> to memref<4x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C0_2:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: host.stream_for [[C0_2]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW_4:%[a-zA-Z0-9_]+]] = host.select [[VIEW_3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x4x16xf32, strided<[256, 64, 16, 1], offset: ?>> to memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[VIEW_5:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x1x4x16xf32> to memref<1x4x16xf32, strided<[64, 16, 1], offset: ?>>
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_4]] into [[VIEW_5]] sum team [0, 1, 2, 3] : memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>> into memref<1x4x16xf32, strided<[64, 16, 1], offset: ?>>
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: comm.wait [[REQ]]
+// MATMUL-REDUCE-SCATTER-HOST-NEXT: }
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: return
 // MATMUL-REDUCE-SCATTER-HOST-NEXT: }
 

@@ -3,7 +3,7 @@
 // p2p=nccl it is a ring of coalesced send/recv, with p2p=cuda a ring of
 // CUDA-IPC copies, in the parts host-p2p-pipeline chooses or whole steps
 // (ring-chunks=1). A lone allgather (allgather_p2p: a DIDx -> Stream set) is
-// a ring too: host-stream-parallelize gives it a loop over its output's
+// a ring too: convert-fusion-to-host gives it a loop over its output's
 // slices, which the ring fills.
 //
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/allgather_p2p.mlir | FileCheck %s --check-prefix=ALLGATHER-P2P

@@ -23,7 +23,16 @@
 
 // SET-HOST-LABEL: func.func @set(
 // SET-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
-// SET-HOST-NEXT: host.copy ins([[ARG0]] : memref<4x8xf32>) outs([[ARG1]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// SET-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// SET-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// SET-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// SET-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// SET-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// SET-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// SET-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// SET-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// SET-HOST-NEXT: host.copy ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// SET-HOST-NEXT: }
 // SET-HOST-NEXT: return
 // SET-HOST-NEXT: }
 
@@ -54,9 +63,26 @@
 
 // TWO-SETS-HOST-LABEL: func.func @two_sets(
 // TWO-SETS-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
+// TWO-SETS-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // TWO-SETS-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
-// TWO-SETS-HOST-NEXT: host.copy ins([[ARG0]] : memref<4x8xf32>) outs([[BUF]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
-// TWO-SETS-HOST-NEXT: host.copy ins([[BUF]] : memref<4x8xf32>) outs([[ARG1]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// TWO-SETS-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// TWO-SETS-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// TWO-SETS-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// TWO-SETS-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// TWO-SETS-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// TWO-SETS-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// TWO-SETS-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// TWO-SETS-HOST-NEXT: host.copy ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// TWO-SETS-HOST-NEXT: }
+// TWO-SETS-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// TWO-SETS-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// TWO-SETS-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// TWO-SETS-HOST-NEXT: host.stream_for [[C0_1]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// TWO-SETS-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// TWO-SETS-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// TWO-SETS-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// TWO-SETS-HOST-NEXT: host.copy ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// TWO-SETS-HOST-NEXT: }
 // TWO-SETS-HOST-NEXT: return
 // TWO-SETS-HOST-NEXT: }
 
@@ -92,11 +118,28 @@
 
 // THREE-SETS-HOST-LABEL: func.func @three_sets(
 // THREE-SETS-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
+// THREE-SETS-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // THREE-SETS-HOST-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
-// THREE-SETS-HOST-NEXT: host.copy ins([[ARG0]] : memref<4x8xf32>) outs([[BUF]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// THREE-SETS-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// THREE-SETS-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// THREE-SETS-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// THREE-SETS-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// THREE-SETS-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// THREE-SETS-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// THREE-SETS-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// THREE-SETS-HOST-NEXT: host.copy ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// THREE-SETS-HOST-NEXT: }
 // THREE-SETS-HOST-NEXT: [[BUF_1:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
 // THREE-SETS-HOST-NEXT: host.copy ins([[BUF]] : memref<4x8xf32>) outs([[BUF_1]] : memref<4x8xf32>)
-// THREE-SETS-HOST-NEXT: host.copy ins([[BUF_1]] : memref<4x8xf32>) outs([[ARG1]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// THREE-SETS-HOST-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// THREE-SETS-HOST-NEXT: [[C4_1:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// THREE-SETS-HOST-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// THREE-SETS-HOST-NEXT: host.stream_for [[C0_1]] to [[C4_1]] step [[C1_1]] from [[MAIN]] {
+// THREE-SETS-HOST-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// THREE-SETS-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// THREE-SETS-HOST-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// THREE-SETS-HOST-NEXT: host.copy ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// THREE-SETS-HOST-NEXT: }
 // THREE-SETS-HOST-NEXT: return
 // THREE-SETS-HOST-NEXT: }
 
@@ -149,7 +192,16 @@
 
 // INPUTS-NOT-STREAM-HOST-LABEL: func.func @inputs_not_stream(
 // INPUTS-NOT-STREAM-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
-// INPUTS-NOT-STREAM-HOST-NEXT: host.copy ins([[ARG0]] : memref<4x8xf32>) outs([[ARG1]] : memref<4x8xf32>) {host.stream_axis = 1 : i64}
+// INPUTS-NOT-STREAM-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// INPUTS-NOT-STREAM-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// INPUTS-NOT-STREAM-HOST-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
+// INPUTS-NOT-STREAM-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// INPUTS-NOT-STREAM-HOST-NEXT: host.stream_for [[C0]] to [[C8]] step [[C1]] from [[MAIN]] {
+// INPUTS-NOT-STREAM-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// INPUTS-NOT-STREAM-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<4xf32, strided<[8], offset: ?>>
+// INPUTS-NOT-STREAM-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<4xf32, strided<[8], offset: ?>>
+// INPUTS-NOT-STREAM-HOST-NEXT: host.copy ins([[VIEW]] : memref<4xf32, strided<[8], offset: ?>>) outs([[VIEW_1]] : memref<4xf32, strided<[8], offset: ?>>)
+// INPUTS-NOT-STREAM-HOST-NEXT: }
 // INPUTS-NOT-STREAM-HOST-NEXT: return
 // INPUTS-NOT-STREAM-HOST-NEXT: }
 
@@ -180,7 +232,16 @@
 
 // REDUCTION-HOST-LABEL: func.func @reduction(
 // REDUCTION-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8x16xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
-// REDUCTION-HOST-NEXT: host.sum [2] ins([[ARG0]] : memref<4x8x16xf32>) outs([[ARG1]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// REDUCTION-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// REDUCTION-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// REDUCTION-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// REDUCTION-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// REDUCTION-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// REDUCTION-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// REDUCTION-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+// REDUCTION-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// REDUCTION-HOST-NEXT: host.sum [1] ins([[VIEW]] : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// REDUCTION-HOST-NEXT: }
 // REDUCTION-HOST-NEXT: return
 // REDUCTION-HOST-NEXT: }
 
@@ -211,7 +272,17 @@
 
 // BINARY-HOST-LABEL: func.func @binary(
 // BINARY-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x8xf32>) {
-// BINARY-HOST-NEXT: host.add ins([[ARG0]], [[ARG1]] : memref<4x8xf32>, memref<4x8xf32>) outs([[ARG2]] : memref<4x8xf32>) {host.stream_axis = 0 : i64}
+// BINARY-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// BINARY-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// BINARY-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// BINARY-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// BINARY-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// BINARY-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// BINARY-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// BINARY-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// BINARY-HOST-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// BINARY-HOST-NEXT: host.add ins([[VIEW]], [[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>, memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>)
+// BINARY-HOST-NEXT: }
 // BINARY-HOST-NEXT: return
 // BINARY-HOST-NEXT: }
 
@@ -243,7 +314,16 @@
 
 // MATMUL-HOST-LABEL: func.func @matmul(
 // MATMUL-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8x16xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<16x32xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<8x32xf32>) {
-// MATMUL-HOST-NEXT: host.matmul ins([[ARG0]], [[ARG1]] : memref<8x16xf32>, memref<16x32xf32>) outs([[ARG2]] : memref<8x32xf32>) {host.stream_axis = 0 : i64}
+// MATMUL-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// MATMUL-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// MATMUL-HOST-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
+// MATMUL-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// MATMUL-HOST-NEXT: host.stream_for [[C0]] to [[C8]] step [[C1]] from [[MAIN]] {
+// MATMUL-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// MATMUL-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<8x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+// MATMUL-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I]]{{\]}} : memref<8x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+// MATMUL-HOST-NEXT: host.matmul ins([[VIEW]], [[ARG1]] : memref<16xf32, strided<[1], offset: ?>>, memref<16x32xf32>) outs([[VIEW_1]] : memref<32xf32, strided<[1], offset: ?>>)
+// MATMUL-HOST-NEXT: }
 // MATMUL-HOST-NEXT: return
 // MATMUL-HOST-NEXT: }
 
@@ -274,7 +354,16 @@
 
 // LINEAR-HOST-LABEL: func.func @linear(
 // LINEAR-HOST-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8x32xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<16x32xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<16xf32>, [[ARG3:%[a-zA-Z0-9_]+]]: memref<4x8x16xf32>) {
-// LINEAR-HOST-NEXT: host.linear ins([[ARG0]], [[ARG1]], [[ARG2]] : memref<4x8x32xf32>, memref<16x32xf32>, memref<16xf32>) outs([[ARG3]] : memref<4x8x16xf32>) {host.stream_axis = 0 : i64}
+// LINEAR-HOST-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// LINEAR-HOST-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// LINEAR-HOST-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// LINEAR-HOST-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// LINEAR-HOST-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// LINEAR-HOST-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// LINEAR-HOST-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I]]{{\]}} : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+// LINEAR-HOST-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+// LINEAR-HOST-NEXT: host.linear ins([[VIEW]], [[ARG1]], [[ARG2]] : memref<8x32xf32, strided<[32, 1], offset: ?>>, memref<16x32xf32>, memref<16xf32>) outs([[VIEW_1]] : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+// LINEAR-HOST-NEXT: }
 // LINEAR-HOST-NEXT: return
 // LINEAR-HOST-NEXT: }
 

@@ -61,3 +61,39 @@ func.func @blocks(%x: tensor<8xf32, #fusion.dist<@dev, [serial]>>) -> tensor<8xf
 ^next:
   return %x : tensor<8xf32, #fusion.dist<@dev, [serial]>>
 }
+
+// -----
+
+// A matmul cannot be stream-parallel along its output columns: N is the
+// weight's.
+fusion.mesh @dev = [0]
+func.func @matmul_columns(%a: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                          %b: tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>)
+    -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>> {
+  // expected-error @+1 {{the stream axis 1 of the matmul's [..., M, N] output is N; only batch axes, and M with a [K, N] rhs, can be stream-parallel}}
+  %c = fusion.matmul %a, %b : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
+  return %c : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
+}
+
+// -----
+
+// Along M, each iteration's lhs rows meet a different rhs: not a matmul.
+fusion.mesh @dev = [0]
+func.func @matmul_rows_batched_rhs(%a: tensor<2x4x8xf32, #fusion.dist<@dev, [serial, serial, serial]>>,
+                                   %b: tensor<2x8x16xf32, #fusion.dist<@dev, [serial, serial, serial]>>)
+    -> tensor<2x4x16xf32, #fusion.dist<@dev, [serial, stream, serial]>> {
+  // expected-error @+1 {{the stream axis 1 of the matmul's [..., M, N] output is M, with a batched rhs}}
+  %c = fusion.matmul %a, %b : tensor<2x4x8xf32, #fusion.dist<@dev, [serial, serial, serial]>>, tensor<2x8x16xf32, #fusion.dist<@dev, [serial, serial, serial]>> -> tensor<2x4x16xf32, #fusion.dist<@dev, [serial, stream, serial]>>
+  return %c : tensor<2x4x16xf32, #fusion.dist<@dev, [serial, stream, serial]>>
+}
+
+// -----
+
+fusion.mesh @dev = [0]
+func.func @linear_features(%x: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                           %w: tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>>)
+    -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>> {
+  // expected-error @+1 {{the stream axis 1 is the output-feature axis of the linear; only batch axes can be stream-parallel}}
+  %y = fusion.linear %x, %w : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
+  return %y : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
+}

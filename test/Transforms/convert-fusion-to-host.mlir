@@ -4,12 +4,22 @@
 // CHECK-NOT: fusion.
 
 // Pointwise and reduction on one device: destination-passing style into the
-// out-param; the intermediate gets a host.alloc; stream axes are marked.
+// out-param; the intermediate gets a host.alloc; an op with a stream axis
+// runs in a host.stream_for over it, on slices.
 // CHECK-LABEL: func.func @pointwise(
 // CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // CHECK-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
 // CHECK-NEXT: host.add ins([[ARG0]], [[ARG1]] : memref<4x8xf32>, memref<4x8xf32>) outs([[BUF]] : memref<4x8xf32>)
-// CHECK-NEXT: host.sum [1] ins([[BUF]] : memref<4x8xf32>) outs([[ARG2]] : memref<4xf32>) {host.stream_axis = 0 : i64}
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I]]{{\]}} : memref<4xf32> to memref<f32, strided<[], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<f32, strided<[], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-NEXT: }
 fusion.mesh @dev = [0]
@@ -61,20 +71,29 @@ func.func @allgather(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>)
 // team is not 0..D-1, so the rank's position in it is computed.
 // CHECK-LABEL: func.func @local_slice(
 // CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x2x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x1x8xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // CHECK-NEXT: [[RANK:%[a-zA-Z0-9_]+]] = host.rank : index
 // CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // CHECK-NEXT: [[C3:%[a-zA-Z0-9_]+]] = arith.constant 3 : index
-// CHECK-NEXT: [[V1:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C3]] : index
-// CHECK-NEXT: [[C00:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
-// CHECK-NEXT: [[V2:%[a-zA-Z0-9_]+]] = arith.select [[V1]], [[C00]], [[C0]] : index
+// CHECK-NEXT: [[V:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C3]] : index
+// CHECK-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[V_1:%[a-zA-Z0-9_]+]] = arith.select [[V]], [[C0_1]], [[C0]] : index
 // CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
-// CHECK-NEXT: [[V3:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C1]] : index
-// CHECK-NEXT: [[C11:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
-// CHECK-NEXT: [[V4:%[a-zA-Z0-9_]+]] = arith.select [[V3]], [[C11]], [[V2]] : index
-// CHECK-NEXT: [[C02:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
-// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[V4]]{{\]}} : memref<4x2x8xf32> to memref<4x8xf32, strided<[16, 1], offset: ?>>
-// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[C02]]{{\]}} : memref<4x1x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
-// CHECK-NEXT: host.copy ins([[VIEW]] : memref<4x8xf32, strided<[16, 1], offset: ?>>) outs([[VIEW_1]] : memref<4x8xf32, strided<[8, 1], offset: ?>>) {host.stream_axis = 0 : i64}
+// CHECK-NEXT: [[V_2:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[RANK]], [[C1]] : index
+// CHECK-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: [[V_3:%[a-zA-Z0-9_]+]] = arith.select [[V_2]], [[C1_1]], [[V_1]] : index
+// CHECK-NEXT: [[C0_2:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[V_3]]{{\]}} : memref<4x2x8xf32> to memref<4x8xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[C0_2]]{{\]}} : memref<4x1x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: [[C0_3:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1_2:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0_3]] to [[C4]] step [[C1_2]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[VIEW]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32, strided<[16, 1], offset: ?>> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[VIEW_1]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32, strided<[8, 1], offset: ?>> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.copy ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-NEXT: }
 fusion.mesh @tp = [3, 1]
@@ -129,13 +148,22 @@ func.func @mesh_change(%a: tensor<8xf32, #fusion.dist<@first, [serial]>>)
 // allreduce; amax into a didx-sharded result is a max reduce-scatter.
 // CHECK-LABEL: func.func @reductions(
 // CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x4x2xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x2xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x1xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
 // CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0]]{{\]}} : memref<1x4x2xf32> to memref<4x2xf32, strided<[2, 1], offset: ?>>
-// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW]] into [[ARG1]] sum team [0, 1] {host.stream_axis = 0 : i64} : memref<4x2xf32, strided<[2, 1], offset: ?>> into memref<4x2xf32>
+// CHECK-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0_1]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[VIEW]][0]{{\[}}[[I]]{{\]}} : memref<4x2xf32, strided<[2, 1], offset: ?>> to memref<2xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x2xf32> to memref<2xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW_1]] into [[VIEW_2]] sum team [0, 1] : memref<2xf32, strided<[1], offset: ?>> into memref<2xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: comm.wait [[REQ]]
-// CHECK-NEXT: [[C00:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
-// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C00]]{{\]}} : memref<1x4x2xf32> to memref<4x2xf32, strided<[2, 1], offset: ?>>
-// CHECK-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_1]] into [[ARG2]] max axis 1 team [0, 1] : memref<4x2xf32, strided<[2, 1], offset: ?>> into memref<4x1xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: [[C0_2:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[C0_2]]{{\]}} : memref<1x4x2xf32> to memref<4x2xf32, strided<[2, 1], offset: ?>>
+// CHECK-NEXT: [[REQ_1:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_3]] into [[ARG2]] max axis 1 team [0, 1] : memref<4x2xf32, strided<[2, 1], offset: ?>> into memref<4x1xf32>
 // CHECK-NEXT: comm.wait [[REQ_1]]
 // CHECK-NEXT: return
 // CHECK-NEXT: }

@@ -84,7 +84,7 @@ impl HirPass for LowerStreamFor {
 }
 
 /// Erases each `host.stream_for` whose iterations do nothing (its body only
-/// takes views: host-stream-parallelize's loop over the slices of a
+/// takes views: convert-fusion-to-host's loop over the slices of a
 /// collective that stayed whole, when no ring was made of it), and then what
 /// only it used (its bounds, its caller stream), so that no fork and join of
 /// streams is left for nothing. Inner loops go first.
@@ -116,7 +116,10 @@ pub fn expand<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, 
             .expect("verified: host.stream_for has its range and caller")
     };
     let (lower, upper, step, caller) = (operand(0), operand(1), operand(2), operand(3));
-    let streams = stream_for.operand(4).ok();
+    // Counted, not asked for: melior prints the op into the error of an
+    // absent operand, and printing verifies the module, which other threads
+    // rewrite (function passes run in parallel).
+    let streams = (stream_for.operand_count() > 4).then(|| operand(4));
     let body = stream_for
         .region(0)
         .expect("host.stream_for has a body")

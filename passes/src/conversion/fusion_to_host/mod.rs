@@ -27,8 +27,9 @@
 //!   axis when it holds more than extent 1) followed by `comm.allreduce`, or
 //!   `comm.reduce_scatter` along the result's `didx` axis when it has one.
 //!
-//! An op whose result has a `stream` axis is marked `host.stream_axis = k`
-//! (the axis of the buffer it writes) for `host-stream-parallelize`. Meshes
+//! An op whose result has a `stream` axis k goes in its own `host.stream_for`
+//! over axis k of the buffer it writes, on iteration i's slices (`stream`);
+//! `host-stream-parallelize` then fuses adjacent loops. Meshes
 //! become teams; the `fusion.mesh` ops are erased. Anything else, such as
 //! a mesh change of sharded data or a value with no distribution, is a
 //! located error. Expects `fusion-propagate-sharding`, `fusion-verify-sharding`
@@ -37,7 +38,8 @@
 //! This file holds the pass and the lowering of functions and compute;
 //! `tensor` what a fusion tensor is and its local shard, `reshard` the
 //! lowering of `fusion.set`, `reduce` reductions across devices, `teams` a
-//! collective's teams and a rank's position in them.
+//! collective's teams and a rank's position in them, `stream` the stream
+//! loops.
 
 use crate::{
     HirPass,
@@ -55,17 +57,21 @@ use hir_dialects::OpKind;
 use melior::{
     Context, RewriterBase,
     ir::{
-        Attribute, BlockLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
+        Attribute, BlockLike, BlockRef, Location, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{ArrayAttribute, IntegerAttribute, TypeAttribute},
         operation::OperationLike,
         r#type::{FunctionType, RankedTensorType},
     },
 };
-use std::collections::HashMap;
+use std::{
+    cell::{Cell, RefCell},
+    collections::HashMap,
+};
 use tensor::Tensor;
 
 mod reduce;
 mod reshard;
+mod stream;
 mod teams;
 mod tensor;
 
@@ -97,6 +103,9 @@ impl HirPass for ConvertFusionToHost {
                     meshes: &meshes,
                     buffers: HashMap::new(),
                     mappings: HashMap::new(),
+                    entry: None,
+                    main: Cell::new(None),
+                    gathered: RefCell::new(Vec::new()),
                 }
                 .function(function)
                 .is_ok();
@@ -129,6 +138,13 @@ struct Lowering<'c, 'm> {
     buffers: HashMap<usize, (Value<'c, 'm>, Tensor<'c>)>,
     /// Each fusion op's axis map, read before the arguments change type.
     mappings: HashMap<usize, Vec<Vec<Option<usize>>>>,
+    /// The function's body.
+    entry: Option<BlockRef<'c, 'm>>,
+    /// The caller's stream of its stream loops, once one is made.
+    main: Cell<Option<Value<'c, 'm>>>,
+    /// The wait, output and stream axis of each allgather along the stream
+    /// axis (see [`Self::view_loops`]).
+    gathered: RefCell<Vec<(OperationRef<'c, 'm>, Value<'c, 'm>, usize)>>,
 }
 
 impl<'c, 'm> Lowering<'c, 'm> {
@@ -141,6 +157,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         if entry.next_in_region().is_some() {
             return error(location, "functions with several blocks are not supported");
         }
+        self.entry = Some(entry);
         let ops = ir::body(function);
         let returned = *ops.last().expect("a block ends with a terminator");
         let has_tensors = (0..entry.argument_count())
@@ -199,10 +216,11 @@ impl<'c, 'm> Lowering<'c, 'm> {
             if !produced_here {
                 let copy = at_return.copy(self.buffers[&key(value)].0, output, returned.location());
                 if let Some(axis) = tensor.stream() {
-                    builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
+                    self.stream_loop(&[copy], axis)?;
                 }
             }
         }
+        self.view_loops();
         at_return.op(Op::FuncReturn.name(), returned.location(), &[], &[], &[]);
         // In reverse, so that an op's results are no longer used when it
         // goes: their users are fusion ops erased before it, or the old return.
@@ -305,10 +323,10 @@ impl<'c, 'm> Lowering<'c, 'm> {
             );
         }
         let written = self.compute(&builder, op, &operands, destination)?;
-        if let Some(axis) = output.stream() {
-            builders::set_stream_axis(self.context, &self.rewriter, written, axis);
+        match output.stream() {
+            Some(axis) => self.stream_loop(&[written], axis),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The host op computing `op` on local buffers into `output`.
@@ -397,11 +415,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
         communication: OperationRef<'c, 'm>,
         stream: Option<usize>,
         location: Location<'c>,
-    ) {
-        if let Some(axis) = stream {
-            builders::set_stream_axis(self.context, &self.rewriter, communication, axis);
+    ) -> Result<(), Emitted> {
+        let wait = builder.wait(builders::result(communication), location);
+        match stream {
+            Some(axis) => self.stream_communication(communication, wait, axis),
+            None => Ok(()),
         }
-        builder.wait(builders::result(communication), location);
     }
 }
 

@@ -68,7 +68,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     );
                     let local = self.compute(builder, op, operands, partial)?;
                     if let Some(axis) = output.stream() {
-                        builders::set_stream_axis(self.context, &self.rewriter, local, axis);
+                        self.stream_loop(&[local], axis)?;
                     }
                     (partial, kind)
                 }
@@ -82,7 +82,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 );
                 let local = self.compute(builder, op, operands, partial)?;
                 if let Some(axis) = output.stream() {
-                    builders::set_stream_axis(self.context, &self.rewriter, local, axis);
+                    self.stream_loop(&[local], axis)?;
                 }
                 (partial, 0)
             }
@@ -110,8 +110,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 )
             }
         };
-        self.wait(builder, collective, output.stream(), location);
-        Ok(())
+        self.wait(builder, collective, output.stream(), location)
     }
 }
 

@@ -48,8 +48,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 ],
                 &[builders::request_type(self.context)],
             );
-            self.wait(builder, broadcast, stream, location);
-            return Ok(());
+            return self.wait(builder, broadcast, stream, location);
         }
 
         // Each mesh axis on its own: gather what moves off it, then slice
@@ -75,7 +74,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         if steps.is_empty() {
             let copy = builder.copy(source, destination, location);
             if let Some(axis) = stream {
-                builders::set_stream_axis(self.context, &self.rewriter, copy, axis);
+                self.stream_loop(&[copy], axis)?;
             }
             return Ok(());
         }
@@ -101,7 +100,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                         parallel_type,
                         location,
                     );
-                    self.wait(builder, gather, stream, location);
+                    self.wait(builder, gather, stream, location)?;
                 }
                 _ => self.local_slice(
                     builder,
@@ -111,7 +110,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     parallel_type,
                     stream,
                     location,
-                ),
+                )?,
             }
             (current, held) = (target, next);
         }
@@ -153,7 +152,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         parallel_type: ParallelType,
         stream: Option<usize>,
         location: Location<'c>,
-    ) {
+    ) -> Result<(), Emitted> {
         let axis = output
             .device_axis(parallel_type)
             .expect("the output is sharded");
@@ -164,22 +163,18 @@ impl<'c, 'm> Lowering<'c, 'm> {
             let part = builder.part(source, axis, position, parts, location);
             let copy = builder.copy(part, destination, location);
             if let Some(stream) = stream {
-                builders::set_stream_axis(self.context, &self.rewriter, copy, stream);
+                self.stream_loop(&[copy], stream)?;
             }
-            return;
+            return Ok(());
         }
         let zero = builder.index(0, location);
         let slice = builder.select(source, axis, position, location);
         let shard = builder.select(destination, axis, zero, location);
         let copy = builder.copy(slice, shard, location);
-        if let Some(stream) = stream {
+        match stream {
             // The slices have lost `axis`.
-            builders::set_stream_axis(
-                self.context,
-                &self.rewriter,
-                copy,
-                stream - usize::from(stream > axis),
-            );
+            Some(stream) => self.stream_loop(&[copy], stream - usize::from(stream > axis)),
+            None => Ok(()),
         }
     }
 }

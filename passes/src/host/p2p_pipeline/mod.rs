@@ -3,7 +3,7 @@
 //! point-to-point transfers fused into that loop.
 //!
 //! The stream loops come as `host.stream_for` ops from
-//! host-stream-parallelize. The pass first expands those a collective is
+//! convert-fusion-to-host, fused by host-stream-parallelize. The pass first expands those a collective is
 //! sliced by along its communicated axis ([`plan::ring_stream_fors`]) into
 //! their `scf.for` form, with host-lower-stream-for's
 //! [`lower_stream_for::expand`], and rewrites that form.

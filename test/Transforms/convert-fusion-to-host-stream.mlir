@@ -1,0 +1,179 @@
+// RUN: hir-opt --convert-fusion-to-host --split-input-file %s | FileCheck %s
+
+// Each op with a stream axis gets its own host.stream_for over that axis of
+// the buffer it writes, from the caller's stream read once at the entry.
+// A reduction slices the input axis kept as the stream axis and renumbers
+// the reduced axes.
+// CHECK-LABEL: func.func @reductions(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x6x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<6x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x6xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C6:%[a-zA-Z0-9_]+]] = arith.constant 6 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C6]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I]]{{\]}} : memref<4x6x8xf32> to memref<4x8xf32, strided<[48, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<6x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.sum [0] ins([[VIEW]] : memref<4x8xf32, strided<[48, 1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C6_1:%[a-zA-Z0-9_]+]] = arith.constant 6 : index
+// CHECK-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0_1]] to [[C6_1]] step [[C1_1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I_1]]{{\]}} : memref<4x6x8xf32> to memref<4x8xf32, strided<[48, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][1]{{\[}}[[I_1]]{{\]}} : memref<4x6xf32> to memref<4xf32, strided<[6], offset: ?>>
+// CHECK-NEXT: host.amax [1] ins([[VIEW_2]] : memref<4x8xf32, strided<[48, 1], offset: ?>>) outs([[VIEW_3]] : memref<4xf32, strided<[6], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @reductions(%a: tensor<4x6x8xf32, #fusion.dist<@dev, [serial, serial, serial]>>)
+    -> (tensor<6x8xf32, #fusion.dist<@dev, [stream, serial]>>, tensor<4x6xf32, #fusion.dist<@dev, [serial, stream]>>) {
+  %b = fusion.sum %a [0] : tensor<4x6x8xf32, #fusion.dist<@dev, [serial, serial, serial]>> -> tensor<6x8xf32, #fusion.dist<@dev, [stream, serial]>>
+  %c = fusion.amax %a [2] : tensor<4x6x8xf32, #fusion.dist<@dev, [serial, serial, serial]>> -> tensor<4x6xf32, #fusion.dist<@dev, [serial, stream]>>
+  return %b, %c : tensor<6x8xf32, #fusion.dist<@dev, [stream, serial]>>, tensor<4x6xf32, #fusion.dist<@dev, [serial, stream]>>
+}
+
+// -----
+
+// A broadcast's new axes are not sliced: along its only new axis, every
+// iteration copies the whole input into its slice.
+// CHECK-LABEL: func.func @broadcasts(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<8x4xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.copy ins([[ARG0]] : memref<8xf32>) outs([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
+// CHECK-NEXT: [[C1_1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0_1]] to [[C8]] step [[C1_1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I_1:%[a-zA-Z0-9_]+]]: index, [[S_1:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<8xf32> to memref<f32, strided<[], offset: ?>>
+// CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.broadcast [0] ins([[VIEW_1]] : memref<f32, strided<[], offset: ?>>) outs([[VIEW_2]] : memref<4xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @broadcasts(%a: tensor<8xf32, #fusion.dist<@dev, [serial]>>)
+    -> (tensor<4x8xf32, #fusion.dist<@dev, [stream, serial]>>, tensor<8x4xf32, #fusion.dist<@dev, [stream, serial]>>) {
+  %b = fusion.broadcast %a [0] : tensor<8xf32, #fusion.dist<@dev, [serial]>> -> tensor<4x8xf32, #fusion.dist<@dev, [stream, serial]>>
+  %c = fusion.broadcast %a [1] : tensor<8xf32, #fusion.dist<@dev, [serial]>> -> tensor<8x4xf32, #fusion.dist<@dev, [stream, serial]>>
+  return %b, %c : tensor<4x8xf32, #fusion.dist<@dev, [stream, serial]>>, tensor<8x4xf32, #fusion.dist<@dev, [stream, serial]>>
+}
+
+// -----
+
+// A matmul operand's batch axis of extent 1 that the op broadcasts along the
+// stream axis is taken at 0: a view the same in every iteration, which
+// host-stream-parallelize hoists.
+// CHECK-LABEL: func.func @broadcast_batch(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<2x4x8x16xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1x1x16x4xf32>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<2x4x8x4xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I]]{{\]}} : memref<2x4x8x16xf32> to memref<2x8x16xf32, strided<[512, 16, 1], offset: ?>>
+// CHECK-NEXT: [[C0_1:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[C0_1]]{{\]}} : memref<1x1x16x4xf32> to memref<1x16x4xf32, strided<[64, 4, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][1]{{\[}}[[I]]{{\]}} : memref<2x4x8x4xf32> to memref<2x8x4xf32, strided<[128, 4, 1], offset: ?>>
+// CHECK-NEXT: host.matmul ins([[VIEW]], [[VIEW_1]] : memref<2x8x16xf32, strided<[512, 16, 1], offset: ?>>, memref<1x16x4xf32, strided<[64, 4, 1], offset: ?>>) outs([[VIEW_2]] : memref<2x8x4xf32, strided<[128, 4, 1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @broadcast_batch(%a: tensor<2x4x8x16xf32, #fusion.dist<@dev, [serial, serial, serial, serial]>>,
+                           %w: tensor<1x1x16x4xf32, #fusion.dist<@dev, [serial, serial, serial, serial]>>)
+    -> tensor<2x4x8x4xf32, #fusion.dist<@dev, [serial, stream, serial, serial]>> {
+  %c = fusion.matmul %a, %w : tensor<2x4x8x16xf32, #fusion.dist<@dev, [serial, serial, serial, serial]>>, tensor<1x1x16x4xf32, #fusion.dist<@dev, [serial, serial, serial, serial]>> -> tensor<2x4x8x4xf32, #fusion.dist<@dev, [serial, stream, serial, serial]>>
+  return %c : tensor<2x4x8x4xf32, #fusion.dist<@dev, [serial, stream, serial, serial]>>
+}
+
+// -----
+
+// A transpose slices the input axis it moves to the stream axis and
+// renumbers its permutation.
+// CHECK-LABEL: func.func @transpose(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<2x4x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<8x2x4xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I]]{{\]}} : memref<2x4x8xf32> to memref<2x8xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][2]{{\[}}[[I]]{{\]}} : memref<8x2x4xf32> to memref<8x2xf32, strided<[8, 4], offset: ?>>
+// CHECK-NEXT: host.transpose [1, 0] ins([[VIEW]] : memref<2x8xf32, strided<[32, 1], offset: ?>>) outs([[VIEW_1]] : memref<8x2xf32, strided<[8, 4], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @dev = [0]
+func.func @transpose(%a: tensor<2x4x8xf32, #fusion.dist<@dev, [serial, serial, serial]>>)
+    -> tensor<8x2x4xf32, #fusion.dist<@dev, [serial, serial, stream]>> {
+  %b = fusion.transpose %a [2, 0, 1] : tensor<2x4x8xf32, #fusion.dist<@dev, [serial, serial, serial]>> -> tensor<8x2x4xf32, #fusion.dist<@dev, [serial, serial, stream]>>
+  return %b : tensor<8x2x4xf32, #fusion.dist<@dev, [serial, serial, stream]>>
+}
+
+// -----
+
+// A DIDx -> Stream set on one axis is an allgather along the stream axis,
+// which has no per-slice form: it runs whole, and a loop that only takes
+// the slices of its output states the stream axis (host-p2p-pipeline makes
+// a ring of it; otherwise host-lower-stream-for erases it).
+// CHECK-LABEL: func.func @gathered(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<2x8xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[ARG1]] team [0, 1] : memref<1x8xf32> into memref<2x8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C2:%[a-zA-Z0-9_]+]] = arith.constant 2 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C2]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @gathered(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>> {
+  %g = fusion.set %a : tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  return %g : tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
+}
+
+// -----
+
+// When a stream loop reads the gathered output, that loop states it.
+// CHECK-LABEL: func.func @gathered_and_read(
+// CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<1x8xf32>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<2x8xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<2x8xf32>
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[ARG0]] into [[BUF]] team [0, 1] : memref<1x8xf32> into memref<2x8xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C2:%[a-zA-Z0-9_]+]] = arith.constant 2 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C2]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I]]{{\]}} : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I]]{{\]}} : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.neg ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @gathered_and_read(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>> {
+  %g = fusion.set %a : tensor<2x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  %n = fusion.neg %g : tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  return %n : tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
+}
