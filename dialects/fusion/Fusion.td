@@ -180,15 +180,20 @@ def Fusion_RsqrtOp : Fusion_UnaryOp<"rsqrt", "elementwise reciprocal square root
 def Fusion_CastOp : Fusion_Op<"cast", [Pure, HIR_Elementwise, HIR_AxisMapOpInterface]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
-    Shapes match; element types may differ (rounding to nearest even).
-    Float types only.
+    Shapes match; element types may differ, any of f32, f16, bf16, i32 and
+    i64 to any other (torch's `tensor.to(dtype)`): to a float type, rounding
+    to nearest even, once; from a float type to an integer one, truncating
+    toward zero, with NaN giving 0 and values out of the integer's range its
+    smallest or largest value (saturating; torch leaves these undefined);
+    i64 to i32 keeps the low 32 bits (wraps).
 
     ```mlir
     %1 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xbf16>
+    %2 = fusion.cast %0 : tensor<8x16xf32> -> tensor<8x16xi32>
     ```
   }];
-  let arguments = (ins Fusion_FloatTensor:$input);
-  let results = (outs Fusion_FloatTensor:$result);
+  let arguments = (ins Fusion_Tensor:$input);
+  let results = (outs Fusion_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

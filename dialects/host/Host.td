@@ -313,7 +313,7 @@ def Host_GeluOp : Host_UnaryOp<"gelu",
 def Host_RsqrtOp : Host_UnaryOp<"rsqrt", "elementwise reciprocal square root",
     Host_FloatBuffer>;
 def Host_CastOp : Host_UnaryOp<"cast", "elementwise conversion to the output's element type",
-    Host_FloatBuffer> {
+    Host_Buffer> {
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
       return verifyUnary(*this, /*sameElementType=*/false);

@@ -44,19 +44,20 @@ func.func @div(%a: tensor<8xi32>) -> tensor<8xi32> {
 
 // -----
 
-// Casts are between the float types only.
-func.func @cast(%a: tensor<8xi32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'fusion.cast' op operand #0 must be statically shaped tensor of 16-bit float}}
-  %0 = fusion.cast %a : tensor<8xi32> -> tensor<8xf32>
+// Casts take every fusion element type, and no other integer width.
+func.func @cast(%a: tensor<8xi16>) -> tensor<8xf32> {
+  // expected-error @+1 {{'fusion.cast' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi16>'}}
+  %0 = fusion.cast %a : tensor<8xi16> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 
 // -----
 
-func.func @cast_to_int(%a: tensor<8xf32>) -> tensor<8xi64> {
-  // expected-error @+1 {{'fusion.cast' op result #0 must be statically shaped tensor of 16-bit float}}
-  %0 = fusion.cast %a : tensor<8xf32> -> tensor<8xi64>
-  return %0 : tensor<8xi64>
+// A cast between integer and float types keeps the shape.
+func.func @cast_to_int(%a: tensor<8xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{'fusion.cast' op}}
+  %0 = fusion.cast %a : tensor<8xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
 }
 
 // -----

@@ -3,7 +3,8 @@
 
 // The fusion ops that take integer tensors (i32, i64) survive printing and
 // re-parsing: set, neg, abs, relu, add, sub, mul, max, min, where,
-// transpose, reshape, fill, iota, sum, amax and broadcast.
+// transpose, reshape, fill, iota, sum, amax, broadcast and cast (to and from
+// every element type).
 
 fusion.mesh @tp = [0, 1, 2, 3]
 
@@ -65,4 +66,25 @@ func.func @generate_and_reduce() -> (tensor<16xi32>, tensor<16xi64>, tensor<8x16
   %b = fusion.broadcast %m [0] : tensor<16xi64> -> tensor<8x16xi64>
   %t = fusion.add %s, %big : tensor<16xi32>, tensor<16xi32> -> tensor<16xi32>
   return %t, %m, %b : tensor<16xi32>, tensor<16xi64>, tensor<8x16xi64>
+}
+
+// CHECK-LABEL: func.func @casts
+func.func @casts(%ids: tensor<8xi32>, %x: tensor<8xbf16>)
+    -> (tensor<8xf32>, tensor<8xf16>, tensor<8xbf16>, tensor<8xi32>, tensor<8xi64>) {
+  // CHECK: fusion.cast %{{.*}} : tensor<8xi32> -> tensor<8xf32>
+  %0 = fusion.cast %ids : tensor<8xi32> -> tensor<8xf32>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xi32> -> tensor<8xi64>
+  %1 = fusion.cast %ids : tensor<8xi32> -> tensor<8xi64>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xi64> -> tensor<8xf16>
+  %2 = fusion.cast %1 : tensor<8xi64> -> tensor<8xf16>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xi64> -> tensor<8xbf16>
+  %3 = fusion.cast %1 : tensor<8xi64> -> tensor<8xbf16>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xbf16> -> tensor<8xi32>
+  %4 = fusion.cast %x : tensor<8xbf16> -> tensor<8xi32>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xf32> -> tensor<8xi64>
+  %5 = fusion.cast %0 : tensor<8xf32> -> tensor<8xi64>
+  // CHECK: fusion.cast %{{.*}} : tensor<8xi64> -> tensor<8xi32>
+  %6 = fusion.cast %5 : tensor<8xi64> -> tensor<8xi32>
+  %7 = fusion.add %4, %6 : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+  return %0, %2, %3, %7, %5 : tensor<8xf32>, tensor<8xf16>, tensor<8xbf16>, tensor<8xi32>, tensor<8xi64>
 }

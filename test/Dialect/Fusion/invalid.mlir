@@ -70,9 +70,9 @@ func.func @f(%a: tensor<8xi8>) -> tensor<8xi8> {
 
 // -----
 
-// ODS: fusion tensors hold f16, bf16 or f32 (not f64).
+// ODS: fusion tensors hold f16, bf16, f32, i32 or i64 (not f64).
 func.func @f(%a: tensor<8xf32>) -> tensor<8xf64> {
-  // expected-error @+1 {{'fusion.cast' op result #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8xf64>'}}
+  // expected-error @+1 {{'fusion.cast' op result #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf64>'}}
   %0 = fusion.cast %a : tensor<8xf32> -> tensor<8xf64>
   return %0 : tensor<8xf64>
 }

@@ -19,9 +19,19 @@ func.func @div(%a: memref<8xi64>) {
 
 // -----
 
-func.func @cast(%a: memref<8xi32>, %b: memref<8xf32>) {
-  // expected-error @+1 {{'host.cast' op operand #0 must be memref of 16-bit float}}
-  host.cast ins(%a : memref<8xi32>) outs(%b : memref<8xf32>)
+// Casts take every host element type, and no other integer width.
+func.func @cast(%a: memref<8xi16>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'host.cast' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'memref<8xi16>'}}
+  host.cast ins(%a : memref<8xi16>) outs(%b : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A cast between integer and float types keeps the shape.
+func.func @cast_shape(%a: memref<8xi32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'host.cast' op}}
+  host.cast ins(%a : memref<8xi32>) outs(%b : memref<4xf32>)
   return
 }
 

@@ -48,6 +48,15 @@ func.func @compute(%a: memref<4x8xi32>, %b: memref<4x8xi32>, %c: memref<8xi32>,
   host.reshape ins(%u : memref<4x8xi64>) outs(%r : memref<32xi64>)
   // CHECK: host.select %{{.*}}[0][%{{.*}}] : memref<4x8xi64> to memref<8xi64, strided<[1], offset: ?>>
   %row = host.select %u[0][%i] : memref<4x8xi64> to memref<8xi64, strided<[1], offset: ?>>
+  // Casts to and from the float types and between the integer ones.
+  %f = host.alloc : memref<4x8xf32>
+  // CHECK: host.cast ins(%{{.*}} : memref<4x8xi32>) outs(%{{.*}} : memref<4x8xf32>)
+  host.cast ins(%a : memref<4x8xi32>) outs(%f : memref<4x8xf32>)
+  // CHECK: host.cast ins(%{{.*}} : memref<4x8xf32>) outs(%{{.*}} : memref<4x8xi64>)
+  host.cast ins(%f : memref<4x8xf32>) outs(%u : memref<4x8xi64>)
+  // CHECK: host.cast ins(%{{.*}} : memref<4x8xi64>) outs(%{{.*}} : memref<4x8xi32>)
+  host.cast ins(%u : memref<4x8xi64>) outs(%t : memref<4x8xi32>)
+  host.dealloc %f : memref<4x8xf32>
   host.dealloc %r : memref<32xi64>
   host.dealloc %u : memref<4x8xi64>
   host.dealloc %t : memref<4x8xi32>
