@@ -70,6 +70,36 @@ impl DType {
             DType::I64 => 8,
         }
     }
+
+    /// What [`Entry::Cast`] from `from` to `self` computes of a value `x` of
+    /// `from`, in f64 (torch's `tensor.to`), for `--check`'s reference:
+    /// - to a float type: `x`, which the caller rounds to `self` (to nearest
+    ///   even, once from the exact value);
+    /// - from a float to an integer type: `x` truncated toward zero, NaN
+    ///   giving 0 and values beyond the type's range its smallest or largest
+    ///   value (saturating, where torch is undefined; i64's largest,
+    ///   2^63 - 1, is 2^63 in f64);
+    /// - between the integer types: `x`, but i64 to i32 keeps the low 32
+    ///   bits (`x` modulo 2^32 in i32's range; exact for |x| < 2^53).
+    pub fn cast_from(self, from: DType, x: f64) -> f64 {
+        let bits = match self {
+            DType::I32 => 32,
+            DType::I64 => 64,
+            _ => return x,
+        };
+        let (min, max) = (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0);
+        if from.is_float() {
+            if x.is_nan() {
+                0.0
+            } else {
+                x.trunc().clamp(min, max)
+            }
+        } else if self == DType::I32 {
+            (x - min).rem_euclid(2f64.powi(32)) + min
+        } else {
+            x
+        }
+    }
 }
 
 /// How a reduction combines values; the code is the `i64` the entries take.
@@ -313,7 +343,8 @@ pub enum Entry {
     Copy(DType),
     /// `void (buf in, buf out)`.
     Unary(Unary, DType),
-    /// `void (buf in, buf out)`: from the first type to the second.
+    /// `void (buf in, buf out)`: from the first type to the second, as
+    /// [`DType::cast_from`] says.
     Cast(DType, DType),
     /// `void (buf lhs, buf rhs, buf out)`.
     Binary(Binary, DType),
@@ -388,6 +419,9 @@ impl Entry {
             Barrier,
         ];
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
+        for from in DType::ALL {
+            all.extend(DType::ALL.map(|to| Cast(from, to)));
+        }
         for dtype in DType::FLOATS {
             all.extend([
                 Copy(dtype),
@@ -405,7 +439,6 @@ impl Entry {
                 Recv(dtype),
                 ShareMemHandle(dtype),
             ]);
-            all.extend(DType::FLOATS.map(|to| Cast(dtype, to)));
             all.extend(self::Unary::ALL.map(|op| Unary(op, dtype)));
             all.extend(self::Binary::ALL.map(|op| Binary(op, dtype)));
             all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
@@ -443,12 +476,12 @@ impl Entry {
     }
 
     /// Whether the runtime defines the entry ([`Entry::all`] lists it): the
-    /// integer types have no cast, matmul or linear, and only the unary and
-    /// binary ops that [`Unary::takes`] and [`Binary::takes`] them.
+    /// integer types have no matmul or linear, and only the unary and
+    /// binary ops that [`Unary::takes`] and [`Binary::takes`] them; casts
+    /// go from every type to every other.
     pub const fn exists(self) -> bool {
         use Entry::*;
         match self {
-            Cast(from, to) => from.is_float() && to.is_float(),
             Unary(op, dtype) => op.takes(dtype),
             Binary(op, dtype) => op.takes(dtype),
             Matmul(dtype) | MatmulAccumulate(dtype) | Linear(dtype) | LinearBias(dtype) => {
@@ -563,8 +596,8 @@ mod tests {
             assert!(!Entry::Unary(Unary::Exp, dtype).exists());
             assert!(!Entry::Matmul(dtype).exists());
             assert!(!Entry::Linear(dtype).exists());
-            assert!(!Entry::Cast(dtype, DType::F32).exists());
-            assert!(!Entry::Cast(DType::F32, dtype).exists());
+            assert!(Entry::Cast(dtype, DType::F32).exists());
+            assert!(Entry::Cast(DType::F32, dtype).exists());
         }
         assert!(Entry::Binary(Binary::Div, DType::BF16).exists());
         // `exists` says what `all` lists, for every entry of every type.
@@ -595,5 +628,28 @@ mod tests {
                 assert_eq!(entry.exists(), all.contains(&entry), "{entry:?}");
             }
         }
+    }
+
+    #[test]
+    fn casts_to_integers_truncate_saturate_and_wrap() {
+        use DType::*;
+        let cast = |from: DType, to: DType, x: f64| to.cast_from(from, x);
+        assert_eq!(cast(F32, I32, 2.7), 2.0);
+        assert_eq!(cast(BF16, I64, -2.7), -2.0);
+        assert_eq!(cast(F16, I32, -0.5), 0.0);
+        assert_eq!(cast(F32, I32, f64::NAN), 0.0);
+        assert_eq!(cast(F32, I32, f64::INFINITY), 2147483647.0);
+        assert_eq!(cast(F32, I32, -3e9), -2147483648.0);
+        assert_eq!(cast(F32, I64, f64::NEG_INFINITY), -(2f64.powi(63)));
+        assert_eq!(cast(F32, I64, 1e30), 2f64.powi(63));
+        assert_eq!(cast(I64, I32, 2f64.powi(31)), -2147483648.0);
+        assert_eq!(cast(I64, I32, -(2f64.powi(31)) - 1.0), 2147483647.0);
+        assert_eq!(cast(I64, I32, 2f64.powi(32) + 5.0), 5.0);
+        assert_eq!(cast(I64, I32, -7.0), -7.0);
+        assert!(cast(I64, I32, -(2f64.powi(32))).is_sign_positive());
+        assert_eq!(cast(I32, I64, -7.0), -7.0);
+        // To a float type the value is kept, for the caller to round.
+        assert_eq!(cast(I64, BF16, 257.0), 257.0);
+        assert!(cast(F32, F16, f64::NAN).is_nan());
     }
 }

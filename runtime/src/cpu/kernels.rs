@@ -1,4 +1,5 @@
-//! The cpu backend's float compute (integers are `super::ints`'): every kernel reads its strided inputs into
+//! The cpu backend's float compute (integers are `super::ints`', casts to and
+//! from them `super::casts`'): every kernel reads its strided inputs into
 //! contiguous f32 (the accumulation type of every dtype), computes, and
 //! writes the output view rounding once to its element type. Temporaries
 //! are allocated fallibly: one the system refuses (a broadcast view of
@@ -257,6 +258,11 @@ pub(crate) fn iota_indices(sizes: &[usize], axis: usize) -> Result<Vec<usize>> {
 /// Runs a validated kernel.
 pub(crate) fn run(kernel: &Kernel) -> Result<()> {
     let out = &kernel.output;
+    if let (KernelOp::Cast, [input]) = (&kernel.op, &kernel.inputs[..])
+        && !(input.dtype.is_float() && out.dtype.is_float())
+    {
+        return super::casts::run(input, out);
+    }
     if !out.dtype.is_float() {
         return super::ints::run(kernel);
     }

@@ -8,6 +8,7 @@
 //! on different streams really overlaps. See `docs/Runtime.md` for the model.
 
 mod alloc;
+mod casts;
 mod comm;
 mod fused;
 mod ints;

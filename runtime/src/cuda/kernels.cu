@@ -147,6 +147,49 @@ struct IntMul { static __device__ i64 apply(i64 a, i64 b) { return (i64)((u64)a 
 struct IntMax { static __device__ i64 apply(i64 a, i64 b) { return a < b ? b : a; } };
 struct IntMin { static __device__ i64 apply(i64 a, i64 b) { return b < a ? b : a; } };
 
+// Casts to and from the integer types, as the cpu backend's `casts`: a
+// float to an integer truncates toward zero, NaN gives 0 and values beyond
+// the range saturate (by hand, not by the conversion instruction's rules);
+// an integer to a float rounds to nearest even once, to `Bits` significant
+// bits, into an f32 that the output type's `round` then stores exactly (so
+// an integer to bf16 or f16 is not rounded twice through f32); i64 to i32
+// keeps the low bits (I32::round).
+struct OpToI32 {
+    static __device__ i64 apply(float a) {
+        if (a != a) return 0;
+        if (a >= 2147483648.0f) return 2147483647LL;
+        if (a <= -2147483648.0f) return -2147483647LL - 1;
+        return (i64)a;
+    }
+};
+struct OpToI64 {
+    static __device__ i64 apply(float a) {
+        if (a != a) return 0;
+        if (a >= 9223372036854775808.0f) return 9223372036854775807LL;
+        if (a <= -9223372036854775808.0f) return -9223372036854775807LL - 1;
+        return (i64)a;
+    }
+};
+template <int Bits> __device__ float hir_int_to_float(i64 x) {
+    u64 magnitude = x < 0 ? 0ull - (u64)x : (u64)x;
+    int width = 64 - __clzll((long long)magnitude);
+    int shift = width > Bits ? width - Bits : 0;
+    u64 kept = magnitude >> shift;
+    if (shift > 0) {
+        u64 rest = magnitude & ((1ull << shift) - 1);
+        u64 half = 1ull << (shift - 1);
+        if (rest > half || (rest == half && (kept & 1ull))) kept += 1;
+    }
+    // kept <= 2^Bits and 2^shift (shift <= 63) are exact f32s, and so is
+    // their product.
+    float value = (float)kept * __int_as_float((127 + shift) << 23);
+    return x < 0 ? -value : value;
+}
+struct IntToF32 { static __device__ float apply(i64 a) { return hir_int_to_float<24>(a); } };
+struct IntToBF16 { static __device__ float apply(i64 a) { return hir_int_to_float<8>(a); } };
+struct IntToF16 { static __device__ float apply(i64 a) { return hir_int_to_float<11>(a); } };
+struct IntCast { static __device__ i64 apply(i64 a) { return a; } };
+
 // Reductions: `init<E>()` is the identity in E's compute type.
 struct SumOp {
     template <class E> static __device__ float init() { return 0.0f; }

@@ -1,7 +1,8 @@
 //! The NVRTC-compiled kernels: copy, unary (neg...), cast, binary pointwise, where,
 //! fill, iota, sum/amax over axes and broadcast, all on strided views; on the
-//! integer types only the ops that take them (`Unary::takes`, `Binary::takes`,
-//! no cast), computed exactly with wrapping. The source is
+//! integer types only the ops that take them (`Unary::takes`, `Binary::takes`)
+//! and casts to and from every type, computed exactly (wrapping; the cpu
+//! backend's `casts` semantics). The source is
 //! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
 //! here; it is compiled once per process and architecture, and loaded once
 //! per rank's context.
@@ -141,12 +142,19 @@ fn source() -> String {
                 "Pointwise",
             );
         }
-        // Casts between the float types only.
-        for to in DType::FLOATS.into_iter().filter(|_| dtype.is_float()) {
+        // Every cast but an integer type to itself (a copy).
+        for to in DType::ALL {
             let t = element(to);
+            let functor = match (dtype.is_float(), to.is_float()) {
+                (true, true) => "OpCast".to_string(),
+                _ if dtype == to => continue,
+                (true, false) => format!("OpTo{t}"),
+                (false, true) => format!("IntTo{t}"),
+                (false, false) => "IntCast".to_string(),
+            };
             entry(
                 cast_name(dtype, to),
-                format!("unary<{e}, {t}, OpCast>"),
+                format!("unary<{e}, {t}, {functor}>"),
                 "Pointwise",
             );
         }
@@ -767,10 +775,13 @@ mod tests {
         let entries = source.matches("extern \"C\" __global__").count();
         let floats = DType::FLOATS.len();
         let per_type = 3 + 3 * Reduction::ALL.len();
-        // The integer types: neg, abs, relu; every binary op but div.
+        // The integer types: neg, abs, relu; every binary op but div. Casts:
+        // every pair but an integer type to itself.
+        let casts = DType::ALL.len() * DType::ALL.len() - DType::INTS.len();
         assert_eq!(
             entries,
-            4 + floats * (per_type + Unary::ALL.len() + floats + 2 * Binary::ALL.len())
+            4 + casts
+                + floats * (per_type + Unary::ALL.len() + 2 * Binary::ALL.len())
                 + DType::INTS.len() * (per_type + 3 + 2 * (Binary::ALL.len() - 1))
         );
         assert!(source.contains("void hir_neg_i32(Pointwise p) { unary<I32, I32, IntNeg>(p); }"));
@@ -786,6 +797,17 @@ mod tests {
         assert!(source.contains("void hir_iota_bf16(Generate p)"));
         assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
         assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
+        assert!(
+            source
+                .contains("void hir_cast_bf16_i64(Pointwise p) { unary<BF16, I64, OpToI64>(p); }")
+        );
+        assert!(
+            source.contains("void hir_cast_i32_f16(Pointwise p) { unary<I32, F16, IntToF16>(p); }")
+        );
+        assert!(
+            source.contains("void hir_cast_i64_i32(Pointwise p) { unary<I64, I32, IntCast>(p); }")
+        );
+        assert!(!source.contains("hir_cast_i32_i32"));
         assert!(source.contains("void hir_amax_f16(Reduce p)"));
         assert!(source.contains("void hir_sum_f32_wide(Reduce p)"));
         assert!(source.contains("void hir_copy_128(Pointwise p)"));

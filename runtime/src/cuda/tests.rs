@@ -1881,3 +1881,155 @@ fn integer_allreduce_matches_the_cpu_backend() {
         }
     }
 }
+
+/// The edge values of a cast's input, as `dtype`'s bytes: for a float type
+/// zeros of both signs, halfway values of every type (0.5, 2.5, 257, 2049,
+/// 65520, 2^24 + 1), NaN, ±inf, subnormals and values beyond i32 and i64;
+/// for an integer type the halfway integers of bf16, f16 and f32, the
+/// values past f16's range, i32's and i64's extremes, and 2^62 + 2^54 + 1
+/// (rounded twice through f32 it would end on bf16's even neighbour).
+fn cast_inputs(dtype: DType) -> Vec<u8> {
+    let floats = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        2.7,
+        -2.7,
+        257.0,
+        259.0,
+        2049.0,
+        65504.0,
+        65520.0,
+        16_777_217.0,
+        2_147_483_520.0,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        -2_147_483_904.0,
+        3e9,
+        -3e9,
+        9.223_371_5e18,
+        9.223_372_036_854_776e18,
+        -9.223_372_036_854_776e18,
+        1e30,
+        -1e30,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        1e-40,
+        -1e-45,
+    ];
+    let halfway = (1i64 << 62) + (1 << 54) + 1;
+    let ints = [
+        0,
+        1,
+        -1,
+        -7,
+        257,
+        259,
+        -257,
+        2049,
+        2051,
+        65504,
+        65519,
+        65520,
+        65536,
+        16_777_217,
+        16_777_219,
+        -16_777_217,
+        i64::from(i32::MAX),
+        i64::from(i32::MIN),
+        1 << 31,
+        -(1 << 31) - 1,
+        (1 << 32) + 5,
+        (1 << 53) + 1,
+        halfway,
+        -halfway,
+        i64::MAX,
+        i64::MIN,
+    ];
+    match dtype {
+        DType::F32 => floats
+            .iter()
+            .flat_map(|&x| (x as f32).to_le_bytes())
+            .collect(),
+        DType::BF16 => floats
+            .iter()
+            .flat_map(|&x| bf16::from_f64(x).to_le_bytes())
+            .collect(),
+        DType::F16 => floats
+            .iter()
+            .flat_map(|&x| f16::from_f64(x).to_le_bytes())
+            .collect(),
+        DType::I32 => ints
+            .iter()
+            .flat_map(|&x| (x as i32).to_le_bytes())
+            .collect(),
+        DType::I64 => ints.iter().flat_map(|&x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// Every cast, from each element type to each (floats, integers, and
+/// between them), of `cast_inputs` read through a strided view (every other
+/// element) gives the cpu backend's bits, the whole output buffer compared.
+#[test]
+fn casts_match_the_cpu_backend_bit_for_bit() {
+    let Some(world) = world(1, false) else { return };
+    for from in DType::ALL {
+        for to in DType::ALL {
+            let input = cast_inputs(from);
+            let len = input.len() / from.size();
+            // The input twice over, read at the even elements.
+            let doubled: Vec<u8> = input
+                .chunks(from.size())
+                .flat_map(|value| [value, value].concat())
+                .collect();
+            let kernel = |a: *mut u8, b: *mut u8| Kernel {
+                op: KernelOp::Cast,
+                inputs: vec![view(from, a, 0, &[len], &[2])],
+                output: dense(to, b, &[len]),
+            };
+            let want = crate::reference::run(1, |device| {
+                let mut a = doubled.clone();
+                let mut b = vec![0u8; len * to.size()];
+                device
+                    .compute(kernel(a.as_mut_ptr(), b.as_mut_ptr()))
+                    .unwrap();
+                device.synchronize().unwrap();
+                b
+            })
+            .unwrap_or_else(|error| panic!("cpu backend: {error}"));
+            let got = world
+                .run(|device| {
+                    let a = device.alloc(1000, doubled.len()).unwrap().as_ptr();
+                    let b = device.alloc(1001, len * to.size()).unwrap().as_ptr();
+                    device.copy_to_device(a, &doubled).unwrap();
+                    device.compute(kernel(a, b)).unwrap();
+                    device.synchronize().unwrap();
+                    let mut bytes = vec![0u8; len * to.size()];
+                    device.copy_from_device(b, &mut bytes).unwrap();
+                    device.dealloc(a).unwrap();
+                    device.dealloc(b).unwrap();
+                    bytes
+                })
+                .unwrap_or_else(|error| panic!("cuda backend: {error}"));
+            assert_eq!(
+                decode(to, &got[0]).len(),
+                len,
+                "cast {from:?} -> {to:?}: output length"
+            );
+            let first = want[0].iter().zip(&got[0]).position(|(a, b)| a != b);
+            assert!(
+                first.is_none(),
+                "cast {from:?} -> {to:?}: differs from byte {first:?}: cpu {:?}, cuda {:?}",
+                decode(to, &want[0]),
+                decode(to, &got[0])
+            );
+        }
+    }
+    println!("casts: every pair matches the cpu backend");
+}
