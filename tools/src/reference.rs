@@ -96,6 +96,14 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
     // The kind of computation comes from the op's ODS traits; the scalar
     // function each op applies is the op's own.
     match OpKind::of(op) {
+        // From the operand's element type to the result's: what the ABI's
+        // cast means in f64 (truncating and saturating to an integer type),
+        // then rounded to the result's type as every result is.
+        OpKind::Elementwise if name == fusion::CastOperation::name() => {
+            let from = element_dtype(op.operand(0)?.r#type())?;
+            let to = element_dtype(op.result(0)?.r#type())?;
+            unary(Box::new(move |x| to.cast_from(from, x)))
+        }
         OpKind::Elementwise if operands.len() == 1 => {
             unary(unary_function(name).ok_or_else(unsupported)?)
         }
@@ -172,11 +180,11 @@ fn transpose(input: &Tensor, permutation: &[usize], shape: Vec<usize>) -> Result
 /// A table from fusion op names to what each computes.
 type Table<T, const N: usize> = [(&'static str, T); N];
 
-/// What a one-operand elementwise fusion op computes of each element: set
-/// and cast keep the value (the caller rounds to the result's element type),
-/// the others are the C ABI's unary ops, by mnemonic.
+/// What a one-operand elementwise fusion op but cast computes of each
+/// element: set keeps the value, the others are the C ABI's unary ops, by
+/// mnemonic.
 fn unary_function(name: &str) -> Option<Box<dyn Fn(f64) -> f64>> {
-    if name == fusion::SetOperation::name() || name == fusion::CastOperation::name() {
+    if name == fusion::SetOperation::name() {
         return Some(Box::new(|x| x));
     }
     let mnemonic = name.strip_prefix("fusion.")?;
