@@ -272,7 +272,7 @@ func.func @unknown_body_op(%x: tensor<8xf32>) -> tensor<8xf32> {
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
   ^bb0(%a: f32, %out: f32):
-    // expected-error @+1 {{'math.log' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield}}
+    // expected-error @+1 {{'math.log' in a 'linalg.generic' body is not imported: the body may hold the ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield}}
     %0 = math.log %a : f32
     linalg.yield %0 : f32
   } -> tensor<8xf32>
@@ -349,4 +349,17 @@ func.func @reads_an_empty_output(%x: tensor<8xf32>) -> tensor<8xf32> {
     linalg.yield %0 : f32
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
+}
+
+// -----
+
+// Unsigned conversions have no fusion counterpart (fusion's integers are
+// signed).
+shard.grid @g(shape = 4)
+func.func @unsigned(%ids: tensor<8xi32>) -> tensor<8xf32> {
+  %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %ids1 = shard.shard %ids to %rows : tensor<8xi32>
+  // expected-error @+1 {{'arith.uitofp' is not imported}}
+  %f = arith.uitofp %ids1 : tensor<8xi32> to tensor<8xf32>
+  return %f : tensor<8xf32>
 }

@@ -148,3 +148,30 @@ func.func @mean_of_squares(%x: tensor<8x16xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A conversion in a generic body is a cast of the whole tensor: token ids
+// (i32) scaled by weights, then truncated to i64.
+// CHECK-LABEL: func.func @scaled_ids
+// CHECK-SAME:  (%[[IDS:[^:]+]]: tensor<8x4xi32, #fusion.dist<@g, [didx, serial]>>, %[[W:[^:]+]]: tensor<8x4xf32>)
+// CHECK-NEXT:  %[[F:.*]] = fusion.cast %[[IDS]] : tensor<8x4xi32, #fusion.dist<@g, [didx, serial]>> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[M:.*]] = fusion.mul %[[F]], %[[W]] : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[I:.*]] = fusion.cast %[[M]] : tensor<8x4xf32> -> tensor<8x4xi64>
+// CHECK-NEXT:  return %[[I]]
+#map = affine_map<(d0, d1) -> (d0, d1)>
+shard.grid @g(shape = 4)
+func.func @scaled_ids(%ids: tensor<8x4xi32>, %w: tensor<8x4xf32>) -> tensor<8x4xi64> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %ids1 = shard.shard %ids to %s : tensor<8x4xi32>
+  %e = tensor.empty() : tensor<8x4xi64>
+  %r = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%ids1, %w : tensor<8x4xi32>, tensor<8x4xf32>) outs(%e : tensor<8x4xi64>) {
+  ^bb0(%a: i32, %b: f32, %o: i64):
+    %x = arith.sitofp %a : i32 to f32
+    %y = arith.mulf %x, %b : f32
+    %z = arith.fptosi %y : f32 to i64
+    linalg.yield %z : i64
+  } -> tensor<8x4xi64>
+  return %r : tensor<8x4xi64>
+}

@@ -210,3 +210,24 @@ func.func @fusion(%a: tensor<2x4xf32, #fusion.dist<@tp, [didx, serial]>>) -> ten
   %n = fusion.neg %a : tensor<2x4xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x4xf32, #fusion.dist<@tp, [didx, serial]>>
   return %n : tensor<2x4xf32, #fusion.dist<@tp, [didx, serial]>>
 }
+
+// -----
+
+// arith's conversions between signed integer and float tensors are casts.
+// CHECK-LABEL: func.func @int_casts
+// CHECK-SAME:  (%[[IDS:[^:]+]]: tensor<8x4xi32, #fusion.dist<@g, [didx, serial]>>)
+// CHECK-NEXT:  %[[F:.*]] = fusion.cast %[[IDS]] : tensor<8x4xi32, #fusion.dist<@g, [didx, serial]>> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[I:.*]] = fusion.cast %[[F]] : tensor<8x4xf32> -> tensor<8x4xi64>
+// CHECK-NEXT:  %[[T:.*]] = fusion.cast %[[I]] : tensor<8x4xi64> -> tensor<8x4xi32>
+// CHECK-NEXT:  %[[W:.*]] = fusion.cast %[[T]] : tensor<8x4xi32> -> tensor<8x4xi64>
+// CHECK-NEXT:  return %[[F]], %[[W]]
+shard.grid @g(shape = 4)
+func.func @int_casts(%ids: tensor<8x4xi32>) -> (tensor<8x4xf32>, tensor<8x4xi64>) {
+  %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %ids1 = shard.shard %ids to %rows : tensor<8x4xi32>
+  %f = arith.sitofp %ids1 : tensor<8x4xi32> to tensor<8x4xf32>
+  %i = arith.fptosi %f : tensor<8x4xf32> to tensor<8x4xi64>
+  %t = arith.trunci %i : tensor<8x4xi64> to tensor<8x4xi32>
+  %w = arith.extsi %t : tensor<8x4xi32> to tensor<8x4xi64>
+  return %f, %w : tensor<8x4xf32>, tensor<8x4xi64>
+}

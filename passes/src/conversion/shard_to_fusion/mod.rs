@@ -118,8 +118,11 @@ pub const LINALG_ELEMENTWISE: &[(Name, Name)] = &[
     (linalg::RsqrtOperation::name, fusion::RsqrtOperation::name),
 ];
 
-/// arith's float ops imported one to one, and the fusion op each becomes:
-/// on tensors in a function body, on scalars in a `linalg.generic` body.
+/// arith's float ops and conversions imported one to one, and the fusion op
+/// each becomes: on tensors in a function body, on scalars in a
+/// `linalg.generic` body. `fptosi` out of the integer's range (poison in
+/// arith) becomes fusion.cast's saturation; the unsigned conversions have
+/// no counterpart.
 pub const ARITH: &[(Name, Name)] = &[
     (arith::AddFOperation::name, fusion::AddOperation::name),
     (arith::SubFOperation::name, fusion::SubOperation::name),
@@ -132,6 +135,10 @@ pub const ARITH: &[(Name, Name)] = &[
     (arith::NegFOperation::name, fusion::NegOperation::name),
     (arith::TruncFOperation::name, fusion::CastOperation::name),
     (arith::ExtFOperation::name, fusion::CastOperation::name),
+    (arith::SIToFPOperation::name, fusion::CastOperation::name),
+    (arith::FPToSIOperation::name, fusion::CastOperation::name),
+    (arith::ExtSIOperation::name, fusion::CastOperation::name),
+    (arith::TruncIOperation::name, fusion::CastOperation::name),
 ];
 
 /// The ops imported one to one on tensors.

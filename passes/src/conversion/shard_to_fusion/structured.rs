@@ -476,7 +476,7 @@ fn generic<'c>(
             return error(
                 body_op.location(),
                 format!(
-                    "'{}' in a 'linalg.generic' body is not imported: the body may hold the float ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield",
+                    "'{}' in a 'linalg.generic' body is not imported: the body may hold the ops of convert-shard-to-fusion's ARITH and MATH tables, float constants and linalg.yield",
                     ir::name(body_op)
                 ),
             );
