@@ -40,6 +40,19 @@ def test_writes_the_given_tensor_in_place_on_the_gpu():
     assert hir.world()["backend"] == "cuda"
 
 
+def test_integer_tensors_on_the_gpu():
+    # int32 and int64 CUDA tensors, read and written in place, exact with
+    # wrapping (the product passes 2^31 for int32).
+    for dtype, mlir in ((torch.int32, "i32"), (torch.int64, "i64")):
+        program = hir.compile(BINARY.replace("fusion.add", "fusion.mul").replace("f32", mlir))
+        a = torch.full((4, 8), 2**30 + 3, dtype=dtype, device="cuda")
+        b = torch.arange(32, dtype=dtype, device="cuda").reshape(4, 8)
+        out = torch.empty(4, 8, dtype=dtype, device="cuda")
+        program(a, b, out)
+        torch.cuda.current_stream().synchronize()
+        assert torch.equal(out, a * b)
+
+
 def test_runs_after_the_work_on_the_current_stream():
     # The inputs are written on a side stream by a long chain of kernels that
     # the host does not wait for: a program that read them without ordering
