@@ -73,7 +73,7 @@ use crate::upstream::{shard, structured::linalg};
 use hir_dialects::{dist::Dist, fusion};
 use melior::{
     Context,
-    dialect::ods::{arith, tensor},
+    dialect::ods::tensor,
     ir::{
         Attribute, BlockLike, OperationRef, RegionLike, Type, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, FloatAttribute, StringAttribute, TypeAttribute},
@@ -85,9 +85,12 @@ use std::collections::{HashMap, HashSet};
 
 mod sharding;
 mod structured;
+mod tables;
 
 pub use sharding::grid_axis_type;
 use sharding::{Grids, dists, grid};
+pub use tables::{ARITH, ELEMENTWISE_KINDS, LINALG_ELEMENTWISE};
+use tables::{COLLECTIVES, Name, elementwise};
 
 /// The op the pass runs on: grids and meshes are symbols of the module.
 pub const ANCHOR: &str = crate::ops::MODULE;
@@ -97,88 +100,6 @@ pub const ARGUMENT: &str = "convert-shard-to-fusion";
 pub fn create() -> Box<dyn HirPass> {
     Box::new(ConvertShardToFusion)
 }
-
-/// An op's name, from its generated wrapper.
-type Name = fn() -> &'static str;
-
-/// linalg's named elementwise ops imported one to one, and the fusion op
-/// each becomes; they take their inputs and a destination, whose value they
-/// do not read.
-pub const LINALG_ELEMENTWISE: &[(Name, Name)] = &[
-    (linalg::AddOperation::name, fusion::AddOperation::name),
-    (linalg::SubOperation::name, fusion::SubOperation::name),
-    (linalg::MulOperation::name, fusion::MulOperation::name),
-    (linalg::DivOperation::name, fusion::DivOperation::name),
-    (linalg::MaxOperation::name, fusion::MaxOperation::name),
-    (linalg::MinOperation::name, fusion::MinOperation::name),
-    (linalg::NegFOperation::name, fusion::NegOperation::name),
-    (linalg::ExpOperation::name, fusion::ExpOperation::name),
-    (linalg::TanhOperation::name, fusion::TanhOperation::name),
-    (linalg::AbsOperation::name, fusion::AbsOperation::name),
-    (linalg::RsqrtOperation::name, fusion::RsqrtOperation::name),
-];
-
-/// arith's float ops and conversions imported one to one, and the fusion op
-/// each becomes: on tensors in a function body, on scalars in a
-/// `linalg.generic` body. `fptosi` out of the integer's range (poison in
-/// arith) becomes fusion.cast's saturation; the unsigned conversions have
-/// no counterpart.
-pub const ARITH: &[(Name, Name)] = &[
-    (arith::AddFOperation::name, fusion::AddOperation::name),
-    (arith::SubFOperation::name, fusion::SubOperation::name),
-    (arith::MulFOperation::name, fusion::MulOperation::name),
-    (arith::DivFOperation::name, fusion::DivOperation::name),
-    (arith::MaximumFOperation::name, fusion::MaxOperation::name),
-    (arith::MaxNumFOperation::name, fusion::MaxOperation::name),
-    (arith::MinimumFOperation::name, fusion::MinOperation::name),
-    (arith::MinNumFOperation::name, fusion::MinOperation::name),
-    (arith::NegFOperation::name, fusion::NegOperation::name),
-    (arith::TruncFOperation::name, fusion::CastOperation::name),
-    (arith::ExtFOperation::name, fusion::CastOperation::name),
-    (arith::SIToFPOperation::name, fusion::CastOperation::name),
-    (arith::FPToSIOperation::name, fusion::CastOperation::name),
-    (arith::ExtSIOperation::name, fusion::CastOperation::name),
-    (arith::TruncIOperation::name, fusion::CastOperation::name),
-];
-
-/// The ops imported one to one on tensors.
-fn elementwise() -> impl Iterator<Item = &'static (Name, Name)> {
-    LINALG_ELEMENTWISE.iter().chain(ARITH)
-}
-
-/// The kinds of `linalg.elementwise` imported, and the fusion op each
-/// becomes (`max_signed`/`min_signed` are `maximumf`/`minimumf` on floats).
-pub const ELEMENTWISE_KINDS: &[(&str, Name)] = &[
-    ("exp", fusion::ExpOperation::name),
-    ("abs", fusion::AbsOperation::name),
-    ("negf", fusion::NegOperation::name),
-    ("rsqrt", fusion::RsqrtOperation::name),
-    ("tanh", fusion::TanhOperation::name),
-    ("add", fusion::AddOperation::name),
-    ("sub", fusion::SubOperation::name),
-    ("mul", fusion::MulOperation::name),
-    ("div", fusion::DivOperation::name),
-    ("max_signed", fusion::MaxOperation::name),
-    ("min_signed", fusion::MinOperation::name),
-];
-
-/// `shard`'s communication ops: what `shard-partition` makes, which a
-/// program of global tensors does not hold.
-const COLLECTIVES: &[Name] = &[
-    shard::AllGatherOperation::name,
-    shard::AllReduceOperation::name,
-    shard::AllSliceOperation::name,
-    shard::AllToAllOperation::name,
-    shard::BroadcastOperation::name,
-    shard::GatherOperation::name,
-    shard::RecvOperation::name,
-    shard::ReduceOperation::name,
-    shard::ReduceScatterOperation::name,
-    shard::ScatterOperation::name,
-    shard::SendOperation::name,
-    shard::ShiftOperation::name,
-    shard::UpdateHaloOperation::name,
-];
 
 /// Whether `module` holds anything the pass imports: a grid, or a function
 /// with an op it converts (a fusion program and host IR hold none).
