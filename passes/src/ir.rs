@@ -3,13 +3,36 @@
 
 use crate::ops::Op;
 use melior::ir::{
-    BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
+    BlockLike, BlockRef, OperationRef, RegionLike, RegionRef, Value, ValueLike,
     attribute::{DenseI64ArrayAttribute, IntegerAttribute},
     operation::{OperationLike, OperationResult},
 };
 use mlir_sys::{
     mlirOpOperandGetNextUse, mlirOpOperandGetOwner, mlirOpOperandIsNull, mlirValueGetFirstUse,
 };
+
+// The lookups below check the index first: melior's `operand`, `result` and
+// `region` print the op into their out-of-range error, and printing an op
+// reads the module around it, which other threads rewrite while a function
+// pass runs (a crash seen once in a golden run).
+
+/// Operand `index` of `op`, if it has that many.
+pub fn operand<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
+    (index < op.operand_count()).then(|| op.operand(index).expect("in range"))
+}
+
+/// Result `index` of `op`, if it has that many.
+pub fn result<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<OperationResult<'c, 'a>> {
+    (index < op.result_count()).then(|| op.result(index).expect("in range"))
+}
+
+/// Region `index` of `op`, if it has that many.
+pub fn region<'c: 'a, 'a>(
+    op: &impl OperationLike<'c, 'a>,
+    index: usize,
+) -> Option<RegionRef<'c, 'a>> {
+    (index < op.region_count()).then(|| op.region(index).expect("in range"))
+}
 
 /// The op's name, e.g. `host.select`.
 pub fn name(op: &OperationRef) -> String {
@@ -111,14 +134,14 @@ pub fn whole_mesh_size(op: &OperationRef) -> Option<i64> {
 /// Whether a loop (`scf.for` or `host.stream_for`: lower, upper and step
 /// first) runs `steps` iterations from 0 by 1, its bounds constants.
 pub fn runs_from_zero(loop_op: &OperationRef, steps: i64) -> bool {
-    let bound = |position| loop_op.operand(position).ok().and_then(constant);
+    let bound = |position| operand(loop_op, position).and_then(constant);
     (bound(0), bound(1), bound(2)) == (Some(0), Some(steps), Some(1))
 }
 
 /// The one `comm.wait` on the request of `op`, in `op`'s block, if that wait
 /// is the request's only use.
 pub fn sole_wait<'c, 'a>(op: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    match users(op.result(0).ok()?.into())[..] {
+    match users(result(&op, 0)?.into())[..] {
         [wait] if Op::CommWait.is(&wait) && wait.block() == op.block() => Some(wait),
         _ => None,
     }

@@ -53,7 +53,7 @@ pub fn replace_uses<'c: 'a, 'a>(
         .filter(|&user| !kept(user))
     {
         for index in 0..user.operand_count() {
-            if user.operand(index).ok() == Some(from) {
+            if crate::ir::operand(&user, index) == Some(from) {
                 set_operand(rewriter, user, index, to);
             }
         }

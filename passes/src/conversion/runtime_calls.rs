@@ -309,7 +309,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
     fn module_body(&self) -> BlockRef<'c, 'a> {
         std::iter::successors(self.op.parent_operation(), |op| op.parent_operation())
             .find(|op| Op::BuiltinModule.is(op))
-            .and_then(|module| module.region(0).ok())
+            .and_then(|module| ir::region(&module, 0))
             .and_then(|region| region.first_block())
             .expect("a lowered op is in a module")
     }
@@ -409,7 +409,7 @@ impl<'c, 'a> Runtime<'c, 'a> {
             self.op.location(),
         );
         let call = self.insert(call);
-        Ok(call.result(0).ok().map(Into::into))
+        Ok(ir::result(&call, 0).map(Into::into))
     }
 
     /// `buffer` as the unranked memref the runtime takes.

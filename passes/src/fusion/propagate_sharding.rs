@@ -170,7 +170,7 @@ struct Graph<'c, 'a> {
 
 impl<'c, 'a> Graph<'c, 'a> {
     fn build(function: OperationRef<'c, 'a>, symbol: &str) -> Option<Self> {
-        let entry = function.region(0).ok()?.first_block()?;
+        let entry = ir::region(&function, 0)?.first_block()?;
         let mut graph = Self {
             nodes: Vec::new(),
             index: HashMap::new(),

@@ -90,7 +90,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         }
         let devices = ir::whole_mesh_size(&allgather)?;
         let axis = usize::try_from(ir::integer_attribute(&allgather, "axis").unwrap_or(0)).ok()?;
-        let output = allgather.operand(1).ok()?;
+        let output = ir::operand(&allgather, 1)?;
         let wait = ir::sole_wait(allgather)?;
         let next_work = std::iter::successors(wait.next_in_block(), |op| op.next_in_block())
             .find(|op| !does_no_work(op))?;
@@ -100,13 +100,13 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         {
             return None;
         }
-        let body = next_work.region(0).ok()?.first_block()?;
+        let body = ir::region(&next_work, 0)?.first_block()?;
         let index: Value = body.argument(0).ok()?.into();
         // The first op of the body that uses the output takes slice %i of it.
         let first_use =
             ir::block_ops(body).find(|op| op.operands().any(|operand| operand == output))?;
         let slice = (Op::HostSelect.is(&first_use)
-            && first_use.operand(1).ok() == Some(index)
+            && ir::operand(&first_use, 1) == Some(index)
             && ir::integer_attribute(&first_use, "axis") == Some(axis as i64))
         .then_some(first_use)?;
         // Nothing but that slice reads the output in the loop, and nothing

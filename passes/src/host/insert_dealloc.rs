@@ -86,7 +86,7 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
             .filter(|parent| Op::ScfYield.is(&user) && Op::ScfIf.is(parent))
         {
             for index in 0..user.operand_count() {
-                if user.operand(index).ok() == Some(value) {
+                if ir::operand(&user, index) == Some(value) {
                     let result = branch.result(index).expect("scf.if yields its results");
                     users_through_views(result.into(), users);
                 }
@@ -184,14 +184,14 @@ fn leaves_streams_unjoined(op: OperationRef) -> bool {
     let mut pending: Vec<Value> = Vec::new();
     for op in ir::body(op) {
         if Op::HostSyncStream.is(&op) {
-            let synced = op.operand(0).ok();
+            let synced = ir::operand(&op, 0);
             pending.retain(|stream| Some(*stream) != synced);
             continue;
         }
         for op in std::iter::once(op).chain(ir::nested(op)) {
             if let Some(stream) = Op::HostSetCurrentStream
                 .is(&op)
-                .then(|| op.operand(0).ok())
+                .then(|| ir::operand(&op, 0))
                 .flatten()
                 .filter(|&stream| is_pool_stream(stream) && !pending.contains(&stream))
             {

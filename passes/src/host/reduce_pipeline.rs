@@ -102,8 +102,8 @@ impl<'c, 'a> Pipeline<'c, 'a> {
         let devices = ir::whole_mesh_size(&reduce_scatter)?;
         let axis =
             usize::try_from(ir::integer_attribute(&reduce_scatter, "axis").unwrap_or(0)).ok()?;
-        let input = reduce_scatter.operand(0).ok()?;
-        let output = reduce_scatter.operand(1).ok()?;
+        let input = ir::operand(&reduce_scatter, 0)?;
+        let output = ir::operand(&reduce_scatter, 1)?;
         let wait = ir::sole_wait(reduce_scatter)?;
         if static_shape(output.r#type())?.get(axis) != Some(&1)
             || static_shape(input.r#type())?.get(axis) != Some(&devices)
@@ -128,17 +128,17 @@ impl<'c, 'a> Pipeline<'c, 'a> {
             _ => axis,
         };
         // The loop writes slice %i of the base along the scattered axis.
-        let body = stream_for.region(0).ok()?.first_block()?;
+        let body = ir::region(&stream_for, 0)?.first_block()?;
         let index: Value = body.argument(0).ok()?.into();
         let writes_slice = ir::block_ops(body).any(|op| {
             Op::HostSelect.is(&op)
-                && op.operand(0).ok() == Some(base)
-                && op.operand(1).ok() == Some(index)
+                && ir::operand(&op, 0) == Some(base)
+                && ir::operand(&op, 1) == Some(index)
                 && ir::integer_attribute(&op, "axis") == Some(base_axis as i64)
                 && op.result(0).is_ok_and(|slice| {
                     ir::users(slice.into()).iter().any(|user| {
                         hir_dialects::destination(user)
-                            .is_some_and(|at| user.operand(at).ok() == Some(slice.into()))
+                            .is_some_and(|at| ir::operand(user, at) == Some(slice.into()))
                     })
                 })
         });
@@ -206,10 +206,10 @@ impl<'c, 'a> Pipeline<'c, 'a> {
 /// 1: the base and `u`.
 fn whole_view<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, usize)> {
     let select = OperationResult::try_from(value).ok()?.owner();
-    if !Op::HostSelect.is(&select) || select.operand(1).ok().and_then(ir::constant) != Some(0) {
+    if !Op::HostSelect.is(&select) || ir::operand(&select, 1).and_then(ir::constant) != Some(0) {
         return None;
     }
-    let base = select.operand(0).ok()?;
+    let base = ir::operand(&select, 0)?;
     let dropped = usize::try_from(ir::integer_attribute(&select, "axis")?).ok()?;
     (static_shape(base.r#type())?.get(dropped) == Some(&1)).then_some((base, dropped))
 }

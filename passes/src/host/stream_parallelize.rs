@@ -269,7 +269,7 @@ fn accesses<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> Vec<(Value<'c, 'a>, Acc
             }
             let (access, writes) = if Op::HostSelect.is(&op) {
                 let axis = ir::integer_attribute(&op, "axis").expect("verified") as usize;
-                let at_index = op.operand(1).ok() == Some(index);
+                let at_index = ir::operand(&op, 1) == Some(index);
                 (
                     if at_index {
                         Access::Slice(axis)

@@ -167,7 +167,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
 
 /// The buffer an op writes: its destination-passing-style init.
 fn written_buffer<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Value<'c, 'a>> {
-    op.operand(hir_dialects::destination(op)?).ok()
+    ir::operand(op, hir_dialects::destination(op)?)
 }
 
 /// How iteration `i` takes a buffer operand.

@@ -49,10 +49,10 @@ pub(super) struct Part<'c, 'a> {
 fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)> {
     ir::users(stream_loop.index)
         .into_iter()
-        .filter(|user| Op::HostSelect.is(user) && user.operand(1).ok() == Some(stream_loop.index))
+        .filter(|user| Op::HostSelect.is(user) && ir::operand(user, 1) == Some(stream_loop.index))
         .filter_map(|select| {
             Some((
-                select.result(0).ok()?.into(),
+                ir::result(&select, 0)?.into(),
                 integer_attribute(&select, "axis")?,
             ))
         })

@@ -49,7 +49,7 @@ impl<'c, 'a> Join<'c, 'a> {
     /// `%n` where the step's stream is rotated, `stream_from_pool (%i mod %n)`.
     pub(super) fn step_stream_index(&self) -> Option<Value<'c, 'a>> {
         let pool = OperationResult::try_from(self.step_stream).ok()?.owner();
-        rotation(pool.operand(0).ok()?).map(|(_, streams)| streams)
+        rotation(ir::operand(&pool, 0)?).map(|(_, streams)| streams)
     }
 }
 
@@ -240,7 +240,7 @@ pub(super) fn slicing_stream_for<'c, 'a>(
     {
         return None;
     }
-    let index = user.operand(1).ok()?;
+    let index = ir::operand(&user, 1)?;
     std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
         Op::HostStreamFor.is(op)
             && op
@@ -445,9 +445,9 @@ impl<'c, 'a> Sliced<'c, 'a> {
             .map(|result| result.owner())
             .filter(|op| Op::HostSelect.is(op))
             .and_then(|view| {
-                let (buffer, unit) = (view.operand(0).ok()?, integer_attribute(&view, "axis")?);
+                let (buffer, unit) = (ir::operand(&view, 0)?, integer_attribute(&view, "axis")?);
                 let extent = static_shape(buffer.r#type())?.get(unit as usize).copied();
-                (extent == Some(1) && constant(view.operand(1).ok()?) == Some(0))
+                (extent == Some(1) && constant(ir::operand(&view, 1)?) == Some(0))
                     .then_some((view, buffer, unit))
             });
         if let Some((view, buffer, unit)) = whole_view {
@@ -564,9 +564,9 @@ pub(super) fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported>
     let mut result = Ok(());
     for user in ir::users(stream_loop.index) {
         let picks = Op::HostStreamFromPool.is(&user)
-            || (Op::HostSelect.is(&user) && user.operand(1).ok() == Some(stream_loop.index))
+            || (Op::HostSelect.is(&user) && ir::operand(&user, 1) == Some(stream_loop.index))
             || (Op::ArithRemui.is(&user)
-                && user.operand(0).ok() == Some(stream_loop.index)
+                && ir::operand(&user, 0) == Some(stream_loop.index)
                 && ir::users(user.result(0).expect("a remainder").into())
                     .iter()
                     .all(|rotated| Op::HostStreamFromPool.is(rotated)));
@@ -594,7 +594,7 @@ pub(super) fn slicing_loop<'c, 'a>(
     if !Op::HostSelect.is(&user) || integer_attribute(&user, "axis") != Some(axis) {
         return None;
     }
-    let index = user.operand(1).ok()?;
+    let index = ir::operand(&user, 1)?;
     let op =
         std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
             Op::ScfFor.is(op)
@@ -605,13 +605,13 @@ pub(super) fn slicing_loop<'c, 'a>(
                     .and_then(|body| body.argument(0).ok())
                     .is_some_and(|argument| Value::from(argument) == index)
         })?;
-    let body = op.region(0).ok()?.first_block()?;
+    let body = ir::region(&op, 0)?.first_block()?;
     let stream_loop = StreamLoop {
         op,
         body,
         index,
-        lower: op.operand(0).ok()?,
-        upper: op.operand(1).ok()?,
+        lower: ir::operand(&op, 0)?,
+        upper: ir::operand(&op, 1)?,
     };
     ir::block_ops(body)
         .any(|op| is_stream_from_pool(&op, index))
@@ -654,7 +654,7 @@ pub(super) fn rotation<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a
     let op = OperationResult::try_from(value).ok()?.owner();
     Op::ArithRemui
         .is(&op)
-        .then_some((op.operand(0).ok()?, op.operand(1).ok()?))
+        .then_some((ir::operand(&op, 0)?, ir::operand(&op, 1)?))
 }
 
 /// The join the loop body ends with (the two ops before `scf.yield`), if it
@@ -667,8 +667,8 @@ pub(super) fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<
     if !Op::HostSetCurrentStream.is(&set) || !Op::HostSyncStream.is(&sync) {
         return None;
     }
-    let main = set.operand(0).ok()?;
-    let step_stream = sync.operand(0).ok()?;
+    let main = ir::operand(&set, 0)?;
+    let step_stream = ir::operand(&sync, 0)?;
     let step_stream_op = OperationResult::try_from(step_stream).ok()?.owner();
     let main_before_loop = match OperationResult::try_from(main) {
         Ok(result) => !within(result.owner(), stream_loop.op),
@@ -685,7 +685,7 @@ pub(super) fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<
 pub(super) fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {
     Op::HostSelect.is(&op)
         && integer_attribute(&op, "axis") == Some(axis)
-        && op.operand(1).ok() == Some(index)
+        && ir::operand(&op, 1) == Some(index)
 }
 
 /// Whether `op` is `ancestor` or nested in it.

@@ -228,7 +228,7 @@ pub(super) fn compute_in_step_order<'c, 'a>(
         return;
     }
     let Some(switch) = ir::block_ops(stream_loop.body)
-        .find(|op| Op::HostSetCurrentStream.is(op) && op.operand(0).ok() == Some(join.step_stream))
+        .find(|op| Op::HostSetCurrentStream.is(op) && ir::operand(op, 0) == Some(join.step_stream))
     else {
         return;
     };
