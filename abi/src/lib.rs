@@ -419,58 +419,33 @@ impl Entry {
             Barrier,
         ];
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
-        for from in DType::ALL {
-            all.extend(DType::ALL.map(|to| Cast(from, to)));
-        }
-        for dtype in DType::FLOATS {
-            all.extend([
-                Copy(dtype),
-                Where(dtype),
-                Broadcast(dtype),
-                Transpose(dtype),
-                Reshape(dtype),
-                Fill(dtype),
-                Iota(dtype),
-                Matmul(dtype),
-                MatmulAccumulate(dtype),
-                Linear(dtype),
-                LinearBias(dtype),
-                Send(dtype),
-                Recv(dtype),
-                ShareMemHandle(dtype),
-            ]);
-            all.extend(self::Unary::ALL.map(|op| Unary(op, dtype)));
-            all.extend(self::Binary::ALL.map(|op| Binary(op, dtype)));
-            all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
-            all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
-        }
-        for dtype in DType::INTS {
-            all.extend([
-                Copy(dtype),
-                Where(dtype),
-                Broadcast(dtype),
-                Transpose(dtype),
-                Reshape(dtype),
-                Fill(dtype),
-                Iota(dtype),
-                Send(dtype),
-                Recv(dtype),
-                ShareMemHandle(dtype),
-            ]);
-            all.extend(
-                self::Unary::ALL
-                    .into_iter()
-                    .filter(|op| op.takes(dtype))
-                    .map(|op| Unary(op, dtype)),
-            );
-            all.extend(
-                self::Binary::ALL
-                    .into_iter()
-                    .filter(|op| op.takes(dtype))
-                    .map(|op| Binary(op, dtype)),
-            );
-            all.extend(self::Reduction::ALL.map(|op| Reduction(op, dtype)));
-            all.extend(self::Collective::ALL.map(|op| Collective(op, dtype)));
+        // Every typed entry of every type, less those `exists` rules out.
+        for dtype in DType::ALL {
+            let typed: [fn(DType) -> Entry; 14] = [
+                Copy,
+                Where,
+                Broadcast,
+                Transpose,
+                Reshape,
+                Fill,
+                Iota,
+                Matmul,
+                MatmulAccumulate,
+                Linear,
+                LinearBias,
+                Send,
+                Recv,
+                ShareMemHandle,
+            ];
+            let candidates = typed
+                .map(|entry| entry(dtype))
+                .into_iter()
+                .chain(DType::ALL.map(|to| Cast(dtype, to)))
+                .chain(self::Unary::ALL.map(|op| Unary(op, dtype)))
+                .chain(self::Binary::ALL.map(|op| Binary(op, dtype)))
+                .chain(self::Reduction::ALL.map(|op| Reduction(op, dtype)))
+                .chain(self::Collective::ALL.map(|op| Collective(op, dtype)));
+            all.extend(candidates.filter(|entry| entry.exists()));
         }
         all
     }
