@@ -5,61 +5,38 @@
 //! wrap as the low 32 bits of the `i64` ones). The cuda backend's integer
 //! kernels compute the same way, so both agree bit for bit.
 
-use super::kernels::{copy, filled, iota_indices, projection, with_capacity};
+use super::kernels::{
+    Stored, copy, filled, iota_indices, load_as, projection, store_as, with_capacity,
+};
 use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
 use hir_abi::{Binary, DType, ReduceKind, Reduction, Unary};
 
-/// An integer element type, widened to `i64`.
-trait Integer: Copy {
-    fn widen(self) -> i64;
-    /// The low bits of `value`: the wrapping conversion.
-    fn wrap(value: i64) -> Self;
-}
-
-impl Integer for i32 {
+impl Stored<i64> for i32 {
     fn widen(self) -> i64 {
         self.into()
     }
-    fn wrap(value: i64) -> Self {
+    /// The low bits of `value`: the wrapping conversion.
+    fn narrow(value: i64) -> Self {
         value as i32
     }
 }
 
-impl Integer for i64 {
+impl Stored<i64> for i64 {
     fn widen(self) -> i64 {
         self
     }
-    fn wrap(value: i64) -> Self {
+    fn narrow(value: i64) -> Self {
         value
-    }
-}
-
-fn load_as<T: Integer>(view: &View) -> Result<Vec<i64>> {
-    let base = view.ptr.cast::<T>();
-    let mut values = with_capacity(view.numel())?;
-    // SAFETY: the offsets stay inside the view the program passed.
-    values.extend(
-        view.offsets()
-            .map(|offset| unsafe { base.add(offset).read_unaligned() }.widen()),
-    );
-    Ok(values)
-}
-
-fn store_as<T: Integer>(view: &View, values: &[i64]) {
-    let base = view.ptr.cast::<T>();
-    for (offset, &value) in view.offsets().zip(values) {
-        // SAFETY: as in `load_as`.
-        unsafe { base.add(offset).write_unaligned(T::wrap(value)) };
     }
 }
 
 /// The view's elements in row-major order, widened to `i64`.
 pub(crate) fn load(view: &View) -> Result<Vec<i64>> {
     match view.dtype {
-        DType::I32 => load_as::<i32>(view),
-        DType::I64 => load_as::<i64>(view),
+        DType::I32 => load_as::<i32, i64>(view),
+        DType::I64 => load_as::<i64, i64>(view),
         other => unreachable!("{other:?} is not an integer type"),
     }
 }
@@ -68,8 +45,8 @@ pub(crate) fn load(view: &View) -> Result<Vec<i64>> {
 pub(crate) fn store(view: &View, values: &[i64]) {
     debug_assert_eq!(values.len(), view.numel());
     match view.dtype {
-        DType::I32 => store_as::<i32>(view, values),
-        DType::I64 => store_as::<i64>(view, values),
+        DType::I32 => store_as::<i32, i64>(view, values),
+        DType::I64 => store_as::<i64, i64>(view, values),
         other => unreachable!("{other:?} is not an integer type"),
     }
 }

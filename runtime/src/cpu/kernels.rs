@@ -11,35 +11,37 @@ use crate::ops::{Kernel, KernelOp, batch_axes_read, matmul_batch};
 use half::{bf16, f16};
 use hir_abi::{Binary, DType, Reduction, Unary};
 
-/// An element type the runtime computes on, through f32.
-trait Element: Copy {
-    fn to_f32(self) -> f32;
-    fn from_f32(value: f32) -> Self;
+/// An element type as the kernels compute on it: widened to `W` (f32 for
+/// the float types, i64 for the integers in `super::ints`) when read,
+/// narrowed back (rounded once, or wrapped) when written.
+pub(super) trait Stored<W>: Copy {
+    fn widen(self) -> W;
+    fn narrow(value: W) -> Self;
 }
 
-impl Element for f32 {
-    fn to_f32(self) -> f32 {
+impl Stored<f32> for f32 {
+    fn widen(self) -> f32 {
         self
     }
-    fn from_f32(value: f32) -> Self {
+    fn narrow(value: f32) -> Self {
         value
     }
 }
 
-impl Element for bf16 {
-    fn to_f32(self) -> f32 {
+impl Stored<f32> for bf16 {
+    fn widen(self) -> f32 {
         bf16::to_f32(self)
     }
-    fn from_f32(value: f32) -> Self {
+    fn narrow(value: f32) -> Self {
         bf16::from_f32(value)
     }
 }
 
-impl Element for f16 {
-    fn to_f32(self) -> f32 {
+impl Stored<f32> for f16 {
+    fn widen(self) -> f32 {
         f16::to_f32(self)
     }
-    fn from_f32(value: f32) -> Self {
+    fn narrow(value: f32) -> Self {
         f16::from_f32(value)
     }
 }
@@ -63,22 +65,24 @@ pub(crate) fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>> {
     Ok(values)
 }
 
-fn load_as<T: Element>(view: &View) -> Result<Vec<f32>> {
+/// The view's elements in row-major order, widened.
+pub(super) fn load_as<T: Stored<W>, W>(view: &View) -> Result<Vec<W>> {
     let base = view.ptr.cast::<T>();
     let mut values = with_capacity(view.numel())?;
     // SAFETY: the offsets stay inside the view the program passed.
     values.extend(
         view.offsets()
-            .map(|offset| unsafe { base.add(offset).read_unaligned() }.to_f32()),
+            .map(|offset| unsafe { base.add(offset).read_unaligned() }.widen()),
     );
     Ok(values)
 }
 
-fn store_as<T: Element>(view: &View, values: &[f32]) {
+/// Writes `values` (row-major) into the view, narrowed.
+pub(super) fn store_as<T: Stored<W>, W: Copy>(view: &View, values: &[W]) {
     let base = view.ptr.cast::<T>();
     for (offset, &value) in view.offsets().zip(values) {
         // SAFETY: as in `load_as`.
-        unsafe { base.add(offset).write_unaligned(T::from_f32(value)) };
+        unsafe { base.add(offset).write_unaligned(T::narrow(value)) };
     }
 }
 
@@ -86,9 +90,9 @@ fn store_as<T: Element>(view: &View, values: &[f32]) {
 /// (integers are computed by `super::ints`).
 pub(crate) fn load(view: &View) -> Result<Vec<f32>> {
     match view.dtype {
-        DType::F32 => load_as::<f32>(view),
-        DType::BF16 => load_as::<bf16>(view),
-        DType::F16 => load_as::<f16>(view),
+        DType::F32 => load_as::<f32, f32>(view),
+        DType::BF16 => load_as::<bf16, f32>(view),
+        DType::F16 => load_as::<f16, f32>(view),
         DType::I32 | DType::I64 => unreachable!("integers are not computed through f32"),
     }
 }
@@ -97,9 +101,9 @@ pub(crate) fn load(view: &View) -> Result<Vec<f32>> {
 pub(crate) fn store(view: &View, values: &[f32]) {
     debug_assert_eq!(values.len(), view.numel());
     match view.dtype {
-        DType::F32 => store_as::<f32>(view, values),
-        DType::BF16 => store_as::<bf16>(view, values),
-        DType::F16 => store_as::<f16>(view, values),
+        DType::F32 => store_as::<f32, f32>(view, values),
+        DType::BF16 => store_as::<bf16, f32>(view, values),
+        DType::F16 => store_as::<f16, f32>(view, values),
         DType::I32 | DType::I64 => unreachable!("integers are not computed through f32"),
     }
 }
