@@ -27,10 +27,7 @@ pub fn result<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<Operati
 }
 
 /// Region `index` of `op`, if it has that many.
-pub fn region<'c: 'a, 'a>(
-    op: &impl OperationLike<'c, 'a>,
-    index: usize,
-) -> Option<RegionRef<'c, 'a>> {
+pub fn region<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<RegionRef<'c, 'a>> {
     (index < op.region_count()).then(|| op.region(index).expect("in range"))
 }
 
@@ -51,8 +48,7 @@ pub fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> impl Iterator<Item = Operat
 /// The ops of the first block of `op`'s first region (a module's or a
 /// function's body), in order.
 pub fn body<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    op.region(0)
-        .ok()
+    region(&op, 0)
         .and_then(|region| region.first_block())
         .map(|block| block_ops(block).collect())
         .unwrap_or_default()

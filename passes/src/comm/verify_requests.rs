@@ -53,7 +53,7 @@ struct VerifyRequests;
 
 impl HirPass for VerifyRequests {
     fn run(&mut self, function: OperationRef) -> bool {
-        let Ok(region) = function.region(0) else {
+        let Some(region) = ir::region(&function, 0) else {
             return true;
         };
         let Some(body) = region.first_block() else {

@@ -198,9 +198,9 @@ fn collective<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 
             )
         })?;
     let entry = Entry::Collective(collective, dtype(&op, runtime.operand(0))?);
-    let root = match op.operand(2) {
-        Ok(root) => runtime.index_to_i64(root),
-        Err(_) => runtime.constant(integer(&op, "root", 0)),
+    let root = match ir::operand(&op, 2) {
+        Some(root) => runtime.index_to_i64(root),
+        None => runtime.constant(integer(&op, "root", 0)),
     };
     let arguments = [
         runtime.buffer(runtime.operand(0)),

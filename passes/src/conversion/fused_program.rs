@@ -32,9 +32,7 @@ use melior::ir::{
 
 /// The program of `fused`, a verified `host.fused` op.
 pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
-    let body = fused
-        .region(0)
-        .ok()
+    let body = ir::region(&fused, 0)
         .and_then(|region| region.first_block())
         .expect("a verified host.fused has a body");
     let dtypes = fused

@@ -174,9 +174,7 @@ fn mark_entry<'c>(function: OperationRef<'c, '_>, rewriter: &RewriterBase<'c, '_
         .ok()
         .and_then(|attribute| StringAttribute::try_from(attribute).ok())
         .is_none_or(|visibility| visibility.value() == "public");
-    let has_body = function
-        .region(0)
-        .is_ok_and(|region| region.first_block().is_some());
+    let has_body = ir::region(&function, 0).is_some_and(|region| region.first_block().is_some());
     if !public || !has_body || function.has_attribute(EMIT_C_INTERFACE) {
         return false;
     }

@@ -541,9 +541,7 @@ fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>
         .and_then(|attr| TypeAttribute::try_from(attr).ok())
         .and_then(|attr| FunctionType::try_from(attr.value()).ok())
         .expect("a func.func has a function type");
-    let entry = function
-        .region(0)
-        .ok()
+    let entry = ir::region(&function, 0)
         .and_then(|region| region.first_block())
         .expect("a function with a body");
     let inputs: Vec<Type> = (0..entry.argument_count())

@@ -216,10 +216,7 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
         .enumerate()
         .flat_map(|(operand, axes)| axis_map::reduced(axes).map(move |axis| (operand, axis)));
     for (operand, axis) in reduced {
-        let Some(dist) = op
-            .operand(operand)
-            .ok()
-            .and_then(|value| Dist::of_type(value.r#type()))
+        let Some(dist) = ir::operand(op, operand).and_then(|value| Dist::of_type(value.r#type()))
         else {
             continue;
         };
@@ -241,16 +238,14 @@ fn verify_stream_slices(op: &OperationRef, meshes: &Meshes) -> bool {
     let Some(operand_axes) = axis_map::operand_axes(op) else {
         return true;
     };
-    let Some(stream) = op
-        .result(0)
-        .ok()
+    let Some(stream) = ir::result(op, 0)
         .and_then(|result| Dist::of_type(result.r#type()))
         .and_then(|dist| dist.find(ParallelType::Stream))
     else {
         return true;
     };
     for (index, axes) in operand_axes.iter().enumerate() {
-        let Ok(operand) = op.operand(index) else {
+        let Some(operand) = ir::operand(op, index) else {
             continue;
         };
         let Some(dist) = Dist::of_type(operand.r#type()) else {

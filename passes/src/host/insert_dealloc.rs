@@ -105,7 +105,7 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
             }
             _ if ir::name(&user).starts_with("comm.") => {
                 for request in [Some(user), group_end(user)].into_iter().flatten() {
-                    if let Ok(request) = request.result(0) {
+                    if let Some(request) = ir::result(&request, 0) {
                         users.extend(ir::users(request.into()));
                     }
                 }

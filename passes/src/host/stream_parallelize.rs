@@ -298,7 +298,7 @@ fn root<'c: 'a, 'a>(value: Value<'c, 'a>, access: Access) -> (Value<'c, 'a>, Acc
         return (value, access);
     };
     let op = result.owner();
-    let Ok(source) = op.operand(0) else {
+    let Some(source) = ir::operand(&op, 0) else {
         return (value, access);
     };
     match Op::of(&op) {

@@ -226,11 +226,7 @@ fn plan_function<'c, 'a>(
     function: OperationRef<'c, 'a>,
     grids: &Grids,
 ) -> Result<Option<Plan<'c, 'a>>, Emitted> {
-    let Some(entry) = function
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
+    let Some(entry) = ir::region(&function, 0).and_then(|region| region.first_block()) else {
         return Ok(None);
     };
     if !ir::nested(function).iter().any(imported) {
@@ -331,9 +327,7 @@ fn step<'c>(
         return Ok(Step::Drop);
     }
     if is(op, linalg::FillOperation::name) {
-        let fill = op
-            .operand(0)
-            .ok()
+        let fill = ir::operand(op, 0)
             .and_then(|value| OperationResult::try_from(value).ok())
             .filter(|result| Op::ArithConstant.is(&result.owner()))
             .and_then(|result| result.owner().attribute("value").ok())
@@ -610,9 +604,7 @@ fn convert_function<'c>(context: &'c Context, function: OperationRef<'c, '_>, pl
         Some(dist) => axis_map::with_dist(context, value.r#type(), dist),
         None => value.r#type(),
     };
-    let entry = function
-        .region(0)
-        .ok()
+    let entry = ir::region(&function, 0)
         .and_then(|region| region.first_block())
         .expect("a planned function has a body");
     for index in 0..entry.argument_count() {

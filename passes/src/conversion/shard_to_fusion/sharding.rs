@@ -183,9 +183,7 @@ fn sharding_dist(op: &OperationRef, grids: &Grids) -> Result<Dist, Emitted> {
             ),
         );
     };
-    let sharding = op
-        .operand(1)
-        .ok()
+    let sharding = crate::ir::operand(op, 1)
         .and_then(|value| OperationResult::try_from(value).ok())
         .map(|result| result.owner())
         .filter(|owner| is(owner, shard::ShardingOperation::name));

@@ -364,9 +364,7 @@ fn generic<'c>(
             extents[dim] = shape_of(op.operand(operand).expect("in range"))[axis];
         }
     }
-    let body = op
-        .region(0)
-        .ok()
+    let body = ir::region(op, 0)
         .and_then(|region| region.first_block())
         .expect("verified: linalg.generic has a body");
     let mut expansion = Expansion {

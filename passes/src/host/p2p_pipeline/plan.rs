@@ -243,9 +243,7 @@ pub(super) fn slicing_stream_for<'c, 'a>(
     let index = ir::operand(&user, 1)?;
     std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
         Op::HostStreamFor.is(op)
-            && op
-                .region(0)
-                .ok()
+            && ir::region(op, 0)
                 .and_then(|region| region.first_block())
                 .and_then(|body| body.argument(0).ok())
                 .is_some_and(|argument| Value::from(argument) == index)
@@ -598,9 +596,7 @@ pub(super) fn slicing_loop<'c, 'a>(
     let op =
         std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
             Op::ScfFor.is(op)
-                && op
-                    .region(0)
-                    .ok()
+                && ir::region(op, 0)
                     .and_then(|region| region.first_block())
                     .and_then(|body| body.argument(0).ok())
                     .is_some_and(|argument| Value::from(argument) == index)
@@ -625,9 +621,7 @@ pub(super) fn step_segment<'c, 'a>(
 ) -> Option<(OperationRef<'c, 'a>, Option<OperationRef<'c, 'a>>)> {
     let mut ops = ir::block_ops(stream_loop.body).skip_while(|op| {
         !(Op::HostSetCurrentStream.is(op)
-            && op
-                .operand(0)
-                .ok()
+            && ir::operand(op, 0)
                 .and_then(|stream| OperationResult::try_from(stream).ok())
                 .is_some_and(|stream| is_stream_from_pool(&stream.owner(), stream_loop.index)))
     });
