@@ -22,13 +22,13 @@ bool hirAttributeIsAFusionDist(MlirAttribute attr) {
 }
 
 MlirAttribute hirFusionDistAttrGet(MlirContext ctx, MlirStringRef mesh, intptr_t rank,
-                                   const int32_t *axes) {
+                                   const int32_t *axes, int64_t streamChunks) {
   SmallVector<hir::fusion::ParallelType> types;
   for (intptr_t i = 0; i < rank; ++i)
     types.push_back(static_cast<hir::fusion::ParallelType>(axes[i]));
   MLIRContext *context = unwrap(ctx);
   return wrap(hir::fusion::DistAttr::get(context, FlatSymbolRefAttr::get(context, unwrap(mesh)),
-                                         types));
+                                         types, streamChunks));
 }
 
 MlirStringRef hirFusionDistAttrGetMesh(MlirAttribute attr) {
@@ -41,6 +41,10 @@ intptr_t hirFusionDistAttrGetRank(MlirAttribute attr) {
 
 int32_t hirFusionDistAttrGetAxis(MlirAttribute attr, intptr_t axis) {
   return static_cast<int32_t>(cast<hir::fusion::DistAttr>(unwrap(attr)).getAxes()[axis]);
+}
+
+int64_t hirFusionDistAttrGetStreamChunks(MlirAttribute attr) {
+  return cast<hir::fusion::DistAttr>(unwrap(attr)).getStreamChunks();
 }
 
 bool hirTypeIsAHostStream(MlirType type) { return isa<hir::host::StreamType>(unwrap(type)); }

@@ -61,20 +61,39 @@ def Fusion_DistAttr : AttrDef<Fusion_Dialect, "Dist",
     before that (the first axis of a 3-D mesh): an axis of extent E split
     over D devices holds E/D contiguous indices per device.
 
+    A `stream` axis runs its producer as a loop over the axis: `stream` takes
+    one index per iteration, `stream<k>` splits the axis into k chunks of E/k
+    contiguous indices (nvFuser's outer split with the outer part `Stream`),
+    chunk i computed by iteration i.
+
     ```mlir
     tensor<4x4x256x1024xbf16, #fusion.dist<@tp, [serial, didx, serial, serial]>>
     tensor<1024x4096xbf16, #fusion.dist<@tp, [didx, serial]>>
+    tensor<1024x4096xbf16, #fusion.dist<@tp, [stream<4>, serial]>>
     ```
   }];
   let parameters = (ins
     "::mlir::FlatSymbolRefAttr":$mesh,
-    ArrayRefParameter<"::hir::fusion::ParallelType", "parallel type per axis">:$axes
+    ArrayRefParameter<"::hir::fusion::ParallelType", "parallel type per axis">:$axes,
+    DefaultValuedParameter<"int64_t", "0",
+      "chunks of the stream axis; 0 when it takes one index per iteration">:$streamChunks
   );
+  let builders = [
+    AttrBuilderWithInferredContext<(ins "::mlir::FlatSymbolRefAttr":$mesh,
+        "::llvm::ArrayRef<::hir::fusion::ParallelType>":$axes), [{
+      return $_get(mesh.getContext(), mesh, axes, 0);
+    }]>
+  ];
   // Custom so that a rank-0 tensor's empty list `[]` round-trips.
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// The axis of the given parallel type, if any.
     std::optional<unsigned> findAxis(::hir::fusion::ParallelType type) const;
+    /// How many iterations the stream loop over axis `axis` (of extent
+    /// `extent`) runs: its chunk count, or one per index.
+    int64_t streamIterations(int64_t extent) const {
+      return getStreamChunks() ? getStreamChunks() : extent;
+    }
   }];
 }
 

@@ -118,24 +118,37 @@ void FusionDialect::initialize() {
 Attribute DistAttr::parse(AsmParser &parser, Type) {
   FlatSymbolRefAttr mesh;
   SmallVector<ParallelType> axes;
+  int64_t streamChunks = 0;
   auto parseAxis = [&]() -> ParseResult {
     FailureOr<ParallelType> axis = FieldParser<ParallelType>::parse(parser);
     if (failed(axis))
       return failure();
     axes.push_back(*axis);
+    // `stream<k>`: the stream axis in k chunks.
+    if (*axis == ParallelType::stream && succeeded(parser.parseOptionalLess())) {
+      SMLoc at = parser.getCurrentLocation();
+      if (parser.parseInteger(streamChunks) || parser.parseGreater())
+        return failure();
+      if (streamChunks < 1)
+        return parser.emitError(at) << "a stream axis has at least one chunk, not "
+                                    << streamChunks;
+    }
     return success();
   };
   if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis) ||
       parser.parseGreater())
     return {};
-  return DistAttr::get(parser.getContext(), mesh, axes);
+  return DistAttr::get(parser.getContext(), mesh, axes, streamChunks);
 }
 
 void DistAttr::print(AsmPrinter &printer) const {
   printer << "<" << getMesh() << ", [";
-  llvm::interleaveComma(getAxes(), printer,
-                        [&](ParallelType axis) { printer << stringifyEnum(axis); });
+  llvm::interleaveComma(getAxes(), printer, [&](ParallelType axis) {
+    printer << stringifyEnum(axis);
+    if (axis == ParallelType::stream && getStreamChunks())
+      printer << "<" << getStreamChunks() << ">";
+  });
   printer << "]>";
 }
 
@@ -156,6 +169,16 @@ LogicalResult DistAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
     if (llvm::count(getAxes(), type) > 1)
       return emitError() << "distribution has more than one '" << stringifyEnum(type)
                          << "' axis";
+  if (getStreamChunks()) {
+    std::optional<unsigned> stream = findAxis(ParallelType::stream);
+    if (!stream)
+      return emitError() << "distribution has " << getStreamChunks()
+                         << " stream chunks but no 'stream' axis";
+    int64_t extent = shape[*stream];
+    if (getStreamChunks() < 1 || extent % getStreamChunks() != 0)
+      return emitError() << "stream axis " << *stream << " of extent " << extent
+                         << " does not split into " << getStreamChunks() << " equal chunks";
+  }
   return success();
 }
 

@@ -65,6 +65,9 @@ impl ParallelType {
 pub struct Dist {
     pub mesh: String,
     pub axes: Vec<ParallelType>,
+    /// `k` of a `stream<k>` axis (k chunks, one per iteration); `None` when
+    /// the stream axis takes one index per iteration, or there is none.
+    pub stream_chunks: Option<i64>,
 }
 
 impl Dist {
@@ -90,7 +93,12 @@ impl Dist {
             let axes = (0..ffi::hirFusionDistAttrGetRank(raw))
                 .map(|axis| ParallelType::from_raw(ffi::hirFusionDistAttrGetAxis(raw, axis)))
                 .collect();
-            Some(Self { mesh, axes })
+            let stream_chunks = Some(ffi::hirFusionDistAttrGetStreamChunks(raw)).filter(|&k| k > 0);
+            Some(Self {
+                mesh,
+                axes,
+                stream_chunks,
+            })
         }
     }
 
@@ -104,6 +112,7 @@ impl Dist {
                 StringRef::new(&self.mesh).to_raw(),
                 axes.len() as isize,
                 axes.as_ptr(),
+                self.stream_chunks.unwrap_or(0),
             ))
         }
     }
@@ -111,6 +120,13 @@ impl Dist {
     /// The axis of the given parallel type, if any.
     pub fn find(&self, parallel_type: ParallelType) -> Option<usize> {
         self.axes.iter().position(|&axis| axis == parallel_type)
+    }
+
+    /// The stream axis and how many iterations its loop runs, for a tensor
+    /// of this shape: its chunk count, or one per index.
+    pub fn stream(&self, shape: &[i64]) -> Option<(usize, i64)> {
+        let axis = self.find(ParallelType::Stream)?;
+        Some((axis, self.stream_chunks.unwrap_or(shape[axis])))
     }
 }
 
@@ -130,6 +146,7 @@ mod tests {
                 ParallelType::DIDx,
                 ParallelType::Serial,
             ],
+            stream_chunks: None,
         };
         let attribute = dist.to_attribute(&context);
         assert_eq!(
@@ -137,6 +154,29 @@ mod tests {
             "#fusion.dist<@tp, [stream, didx, serial]>"
         );
         assert_eq!(Dist::from_attribute(attribute), Some(dist));
+    }
+
+    #[test]
+    fn a_chunked_stream_axis_round_trips() {
+        let context = Context::new();
+        register_all(&context);
+        let dist = Dist {
+            mesh: "tp".into(),
+            axes: vec![ParallelType::DIDx, ParallelType::Stream],
+            stream_chunks: Some(4),
+        };
+        let attribute = dist.to_attribute(&context);
+        assert_eq!(
+            attribute.to_string(),
+            "#fusion.dist<@tp, [didx, stream<4>]>"
+        );
+        assert_eq!(Dist::from_attribute(attribute), Some(dist.clone()));
+        assert_eq!(dist.stream(&[8, 1024]), Some((1, 4)));
+        let plain = Dist {
+            stream_chunks: None,
+            ..dist
+        };
+        assert_eq!(plain.stream(&[8, 1024]), Some((1, 1024)));
     }
 
     #[test]

@@ -77,10 +77,12 @@ unsafe extern "C" {
         mesh: MlirStringRef,
         rank: isize,
         axes: *const i32,
+        stream_chunks: i64,
     ) -> MlirAttribute;
     pub fn hirFusionDistAttrGetMesh(attr: MlirAttribute) -> MlirStringRef;
     pub fn hirFusionDistAttrGetRank(attr: MlirAttribute) -> isize;
     pub fn hirFusionDistAttrGetAxis(attr: MlirAttribute, axis: isize) -> i32;
+    pub fn hirFusionDistAttrGetStreamChunks(attr: MlirAttribute) -> i64;
 
     pub fn hirOpKindOf(op: MlirOperation) -> i32;
     pub fn hirDestinationOperand(op: MlirOperation) -> isize;

@@ -165,18 +165,42 @@ impl<'c, 'a> Builder<'c, 'a> {
         count: i64,
         location: Location<'c>,
     ) -> Value<'c, 'a> {
+        let size = static_shape(view.r#type()).expect("views have static shapes")[axis] / count;
+        let offset = self.part_offset(index, size, location);
+        self.window(view, axis, offset, size, location)
+    }
+
+    /// Where part `index` of parts of `size` indices starts: `index * size`.
+    pub fn part_offset(
+        &self,
+        index: Value<'c, '_>,
+        size: i64,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        let size = self.index(size, location);
+        result(self.op(
+            Op::ArithMuli.name(),
+            location,
+            &[index, size],
+            &[],
+            &[Type::index(self.context)],
+        ))
+    }
+
+    /// `memref.subview` of `view`: indices `[offset, offset + size)` along
+    /// `axis`, which keeps its place; whole along the others.
+    pub fn window(
+        &self,
+        view: Value<'c, '_>,
+        axis: usize,
+        offset: Value<'c, '_>,
+        size: i64,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
         let context = self.context;
         let r#type = MemRefType::try_from(view.r#type()).expect("a view is a memref");
         let mut sizes = static_shape(view.r#type()).expect("views have static shapes");
-        sizes[axis] /= count;
-        let rows = self.index(sizes[axis], location);
-        let offset = result(self.op(
-            Op::ArithMuli.name(),
-            location,
-            &[index, rows],
-            &[],
-            &[Type::index(context)],
-        ));
+        sizes[axis] = size;
         let strides = strides(view.r#type()).expect("buffers have strided layouts");
         let dynamic = MemRefType::dynamic_stride_or_offset();
         let layout = StridedLayoutAttribute::new(context, dynamic, &strides);

@@ -13,6 +13,8 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/inputs_not_stream.mlir | FileCheck %s --check-prefix=INPUTS_NOT_STREAM
 // RUN: hir-opt --fusion-verify-sharding %examples/linear.mlir | FileCheck %s --check-prefix=LINEAR
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul.mlir | FileCheck %s --check-prefix=MATMUL
+// RUN: hir-opt --fusion-verify-sharding %examples/matmul_columns.mlir | FileCheck %s --check-prefix=MATMUL_COLUMNS
+// RUN: hir-opt --fusion-verify-sharding %examples/ag_matmul_rows.mlir | FileCheck %s --check-prefix=AG_MATMUL_ROWS
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_allreduce.mlir | FileCheck %s --check-prefix=MATMUL_ALLREDUCE
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER
 // RUN: hir-opt --fusion-verify-sharding %examples/matmul_reduce_scatter_rowwise.mlir | FileCheck %s --check-prefix=MATMUL_REDUCE_SCATTER_ROWWISE
@@ -96,6 +98,14 @@
 // MATMUL-LABEL: func.func @matmul
 // MATMUL: fusion.matmul
 // MATMUL: return
+
+// MATMUL_COLUMNS-LABEL: func.func @matmul_columns
+// MATMUL_COLUMNS: fusion.matmul {{.*}} -> tensor<256x2048xbf16, #fusion.dist<@dev, [serial, stream<4>]>>
+// MATMUL_COLUMNS: return
+
+// AG_MATMUL_ROWS-LABEL: func.func @ag_matmul_rows
+// AG_MATMUL_ROWS: fusion.matmul {{.*}} -> tensor<1024x2048xbf16, #fusion.dist<@tp, [stream<4>, serial]>>
+// AG_MATMUL_ROWS: return
 
 // MATMUL_ALLREDUCE: fusion.mesh
 // MATMUL_ALLREDUCE-LABEL: func.func @matmul_allreduce

@@ -5,12 +5,14 @@
 // RUN: hir-run --check -n 1 %examples/inputs_not_stream.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/linear.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/matmul.mlir | FileCheck %s
+// RUN: hir-run --check -n 1 %examples/matmul_columns.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/reduction.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/set.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 %examples/three_sets.mlir | FileCheck %s
 // RUN: hir-run --check -n 1 --num-streams 2 %examples/two_sets.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/ag_linear.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --num-streams 3 %examples/ag_matmul.mlir | FileCheck %s
+// RUN: hir-run --check -n 4 %examples/ag_matmul_rows.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/allgather.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/allreduce.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 %examples/reduce_scatter.mlir | FileCheck %s

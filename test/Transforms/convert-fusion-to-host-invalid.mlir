@@ -70,7 +70,7 @@ fusion.mesh @dev = [0]
 func.func @matmul_columns(%a: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
                           %b: tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>)
     -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>> {
-  // expected-error @+1 {{the stream axis 1 of the matmul's [..., M, N] output is N; only batch axes, and M with a [K, N] rhs, can be stream-parallel}}
+  // expected-error @+1 {{the stream axis 1 of the matmul's [..., M, N] output is N; only batch axes, and M with a [K, N] rhs, can be stream-parallel one index per iteration (stream<k> streams any output axis in k chunks)}}
   %c = fusion.matmul %a, %b : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
   return %c : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
 }
@@ -93,7 +93,7 @@ fusion.mesh @dev = [0]
 func.func @linear_features(%x: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
                            %w: tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>>)
     -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>> {
-  // expected-error @+1 {{the stream axis 1 is the output-feature axis of the linear; only batch axes can be stream-parallel}}
+  // expected-error @+1 {{the stream axis 1 is the output-feature axis of the linear; only batch axes can be stream-parallel one index per iteration (stream<k> streams it in k chunks)}}
   %y = fusion.linear %x, %w : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
   return %y : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
 }

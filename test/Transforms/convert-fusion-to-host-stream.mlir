@@ -177,3 +177,93 @@ func.func @gathered_and_read(%a: tensor<2x8xf32, #fusion.dist<@tp, [didx, serial
   %n = fusion.neg %g : tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
   return %n : tensor<2x8xf32, #fusion.dist<@tp, [stream, serial]>>
 }
+
+// -----
+
+// A stream<k> axis runs k iterations, each on one chunk: every buffer the op
+// maps to the stream axis is taken as a memref.subview part of the same rank
+// at the chunk's first index, computed once. A matmul streams along its
+// output columns N: the rhs's part along N, the lhs whole.
+// CHECK-LABEL: func.func @matmul_columns(
+// CHECK-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[B:%[a-zA-Z0-9_]+]]: memref<8x16xf32>, [[C:%[a-zA-Z0-9_]+]]: memref<4x16xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: host.stream_for [[C0]] to [[C4]] step [[C1]] from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, [[S:%[a-zA-Z0-9_]+]]: !host.stream):
+// CHECK-NEXT: [[SIZE:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
+// CHECK-NEXT: [[FIRST:%[a-zA-Z0-9_]+]] = arith.muli [[I]], [[SIZE]] : index
+// CHECK-NEXT: [[BI:%[a-zA-Z0-9_]+]] = memref.subview [[B]][0, [[FIRST]]] [8, 4] [1, 1] : memref<8x16xf32> to memref<8x4xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT: [[CI:%[a-zA-Z0-9_]+]] = memref.subview [[C]][0, [[FIRST]]] [4, 4] [1, 1] : memref<4x16xf32> to memref<4x4xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT: host.matmul ins([[A]], [[BI]] : memref<4x8xf32>, memref<8x4xf32, strided<[16, 1], offset: ?>>) outs([[CI]] : memref<4x4xf32, strided<[16, 1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+fusion.mesh @dev = [0]
+func.func @matmul_columns(%a: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                          %b: tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>)
+    -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<4>]>> {
+  %c = fusion.matmul %a, %b : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<4>]>>
+  return %c : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<4>]>>
+}
+
+// -----
+
+// A linear streams along its output features: the weight's and the bias's
+// parts along N.
+// CHECK-LABEL: func.func @linear_features(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<4x8xf32>, [[W:%[a-zA-Z0-9_]+]]: memref<16x8xf32>, [[BIAS:%[a-zA-Z0-9_]+]]: memref<16xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<4x16xf32>) {
+// CHECK: host.stream_for
+// CHECK: [[FIRST:%[a-zA-Z0-9_]+]] = arith.muli
+// CHECK-NEXT: [[WI:%[a-zA-Z0-9_]+]] = memref.subview [[W]]{{\[}}[[FIRST]], 0] [8, 8] [1, 1] : memref<16x8xf32> to memref<8x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: [[BI:%[a-zA-Z0-9_]+]] = memref.subview [[BIAS]]{{\[}}[[FIRST]]] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: [[YI:%[a-zA-Z0-9_]+]] = memref.subview [[Y]][0, [[FIRST]]] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT: host.linear ins([[X]], [[WI]], [[BI]] : {{.*}}) outs([[YI]] : {{.*}})
+fusion.mesh @dev = [0]
+func.func @linear_features(%x: tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                           %w: tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>>,
+                           %bias: tensor<16xf32, #fusion.dist<@dev, [serial]>>)
+    -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<2>]>> {
+  %y = fusion.linear %x, %w, %bias : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16xf32, #fusion.dist<@dev, [serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<2>]>>
+  return %y : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream<2>]>>
+}
+
+// -----
+
+// A reduction over chunks of a kept axis keeps its reduced axes: a part
+// drops no axis.
+// CHECK-LABEL: func.func @sum_rows(
+// CHECK: host.stream_for
+// CHECK: memref.subview {{.*}} : memref<8x6xf32> to memref<4x6xf32, strided<[6, 1], offset: ?>>
+// CHECK-NEXT: memref.subview {{.*}} : memref<8xf32> to memref<4xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: host.sum [1] ins
+fusion.mesh @dev = [0]
+func.func @sum_rows(%x: tensor<8x6xf32, #fusion.dist<@dev, [serial, serial]>>)
+    -> tensor<8xf32, #fusion.dist<@dev, [stream<2>]>> {
+  %s = fusion.sum %x [1] : tensor<8x6xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<8xf32, #fusion.dist<@dev, [stream<2>]>>
+  return %s : tensor<8xf32, #fusion.dist<@dev, [stream<2>]>>
+}
+
+// -----
+
+// Natural-shape AG+GEMM: A's rows split over the devices, C's rows in 4
+// chunks. The allgather runs whole before the loop, which takes chunks of
+// the gathered rows.
+// CHECK-LABEL: func.func @ag_matmul_rows(
+// CHECK-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<16x32xf32>, [[B:%[a-zA-Z0-9_]+]]: memref<32x48xf32>, [[C:%[a-zA-Z0-9_]+]]: memref<64x48xf32>) {
+// CHECK: [[G:%[a-zA-Z0-9_]+]] = host.alloc : memref<64x32xf32>
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[A]] into [[G]] team [0, 1, 2, 3] : memref<16x32xf32> into memref<64x32xf32>
+// CHECK-NEXT: comm.wait [[REQ]]
+// CHECK: host.stream_for
+// CHECK: [[FIRST:%[a-zA-Z0-9_]+]] = arith.muli
+// CHECK-NEXT: [[GI:%[a-zA-Z0-9_]+]] = memref.subview [[G]]{{\[}}[[FIRST]], 0] [16, 32] [1, 1]
+// CHECK-NEXT: [[CI:%[a-zA-Z0-9_]+]] = memref.subview [[C]]{{\[}}[[FIRST]], 0] [16, 48] [1, 1]
+// CHECK-NEXT: host.matmul ins([[GI]], [[B]] : {{.*}}) outs([[CI]] : {{.*}})
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @ag_matmul_rows(%a: tensor<64x32xf32, #fusion.dist<@tp, [didx, serial]>>,
+                          %b: tensor<32x48xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> tensor<64x48xf32, #fusion.dist<@tp, [stream<4>, serial]>> {
+  %g = fusion.set %a : tensor<64x32xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<64x32xf32, #fusion.dist<@tp, [stream<4>, serial]>>
+  %c = fusion.matmul %g, %b : tensor<64x32xf32, #fusion.dist<@tp, [stream<4>, serial]>>, tensor<32x48xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<64x48xf32, #fusion.dist<@tp, [stream<4>, serial]>>
+  return %c : tensor<64x48xf32, #fusion.dist<@tp, [stream<4>, serial]>>
+}

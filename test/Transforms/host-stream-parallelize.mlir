@@ -379,3 +379,60 @@ func.func @nested(%a: memref<4x8xf32>, %flag: i1) {
   }
   return
 }
+
+// -----
+
+// stream<k> loops take chunks (memref.subview at index * size): loops that
+// take the same chunks of a buffer one writes and the other reads fuse; the
+// chunks along another axis read what other iterations write, so that loop
+// stays apart.
+// STREAM-FOR-LABEL: func.func @chunks(
+// STREAM-FOR: host.stream_for
+// STREAM-FOR: host.neg
+// STREAM-FOR-NEXT: arith.muli
+// STREAM-FOR: host.exp
+// STREAM-FOR-NEXT: }
+// STREAM-FOR-NOT: host.
+// STREAM-FOR: host.stream_for
+// STREAM-FOR: host.abs
+// STREAM-FOR-NEXT: }
+// STREAM-FOR-NEXT: host.dealloc
+func.func @chunks(%a: memref<8x4xf32>, %out: memref<8x4xf32>, %other: memref<8x4xf32>) {
+  %main = host.get_current_stream : !host.stream
+  %t = host.alloc : memref<8x4xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %c4 = arith.constant 4 : index
+    %o = arith.muli %i, %c4 : index
+    %ai = memref.subview %a[%o, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1], offset: ?>>
+    %ti = memref.subview %t[%o, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1], offset: ?>>
+    host.neg ins(%ai : memref<4x4xf32, strided<[4, 1], offset: ?>>) outs(%ti : memref<4x4xf32, strided<[4, 1], offset: ?>>)
+  }
+  %c0_0 = arith.constant 0 : index
+  %c2_0 = arith.constant 2 : index
+  %c1_0 = arith.constant 1 : index
+  host.stream_for %c0_0 to %c2_0 step %c1_0 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %c4 = arith.constant 4 : index
+    %o = arith.muli %i, %c4 : index
+    %ti = memref.subview %t[%o, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1], offset: ?>>
+    %oi = memref.subview %out[%o, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1], offset: ?>>
+    host.exp ins(%ti : memref<4x4xf32, strided<[4, 1], offset: ?>>) outs(%oi : memref<4x4xf32, strided<[4, 1], offset: ?>>)
+  }
+  %c0_1 = arith.constant 0 : index
+  %c2_1 = arith.constant 2 : index
+  %c1_1 = arith.constant 1 : index
+  host.stream_for %c0_1 to %c2_1 step %c1_1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %c2_2 = arith.constant 2 : index
+    %o = arith.muli %i, %c2_2 : index
+    %ti = memref.subview %t[0, %o] [8, 2] [1, 1] : memref<8x4xf32> to memref<8x2xf32, strided<[4, 1], offset: ?>>
+    %oi = memref.subview %other[0, %o] [8, 2] [1, 1] : memref<8x4xf32> to memref<8x2xf32, strided<[4, 1], offset: ?>>
+    host.abs ins(%ti : memref<8x2xf32, strided<[4, 1], offset: ?>>) outs(%oi : memref<8x2xf32, strided<[4, 1], offset: ?>>)
+  }
+  host.dealloc %t : memref<8x4xf32>
+  return
+}

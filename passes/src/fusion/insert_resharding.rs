@@ -176,20 +176,29 @@ fn isolate<'c, 'a>(
         let Some(dist) = &dists[index] else {
             continue;
         };
+        let axes: Vec<ParallelType> = (0..dist.axes.len())
+            .map(|axis| match mapping[index][axis] {
+                // A broadcast axis is read whole for every index of the
+                // result's axis.
+                Some(_) if broadcast[index][axis] => ParallelType::Serial,
+                // A reduce-scatter shards the result, not the operand.
+                Some(to) if across_devices == Some(result.axes[to]) => ParallelType::Serial,
+                Some(to) => result.axes[to],
+                None if let Some(reduced) = across_devices => reduced,
+                None => dist.axes[axis],
+            })
+            .collect();
+        // The operand streams as the result does (its chunks too), or keeps
+        // its own schedule.
+        let stream_chunks = match axes.iter().position(|&axis| axis == ParallelType::Stream) {
+            Some(axis) if mapping[index][axis].is_some() => result.stream_chunks,
+            Some(_) => dist.stream_chunks,
+            None => None,
+        };
         let needed = Dist {
             mesh: result.mesh.clone(),
-            axes: (0..dist.axes.len())
-                .map(|axis| match mapping[index][axis] {
-                    // A broadcast axis is read whole for every index of the
-                    // result's axis.
-                    Some(_) if broadcast[index][axis] => ParallelType::Serial,
-                    // A reduce-scatter shards the result, not the operand.
-                    Some(to) if across_devices == Some(result.axes[to]) => ParallelType::Serial,
-                    Some(to) => result.axes[to],
-                    None if let Some(reduced) = across_devices => reduced,
-                    None => dist.axes[axis],
-                })
-                .collect(),
+            axes,
+            stream_chunks,
         };
         if placement(&needed) == placement(dist) {
             continue;
@@ -254,6 +263,7 @@ fn placement(dist: &Dist) -> Dist {
                 other => other,
             })
             .collect(),
+        stream_chunks: None,
     }
 }
 
@@ -293,16 +303,20 @@ fn split<'c, 'a>(
     let input_type_of_sharded = Dist::of_type(input_type)
         .expect("a distributed operand")
         .axes[sharded];
+    let partial_axes: Vec<ParallelType> = kept
+        .iter()
+        .map(|&axis| match mapping[axis] {
+            None => input_type_of_sharded,
+            Some(to) if result.axes[to] == input_type_of_sharded => ParallelType::Serial,
+            Some(to) => result.axes[to],
+        })
+        .collect();
     let partial = Dist {
         mesh: result.mesh.clone(),
-        axes: kept
-            .iter()
-            .map(|&axis| match mapping[axis] {
-                None => input_type_of_sharded,
-                Some(to) if result.axes[to] == input_type_of_sharded => ParallelType::Serial,
-                Some(to) => result.axes[to],
-            })
-            .collect(),
+        stream_chunks: result
+            .stream_chunks
+            .filter(|_| partial_axes.contains(&ParallelType::Stream)),
+        axes: partial_axes,
     };
     let element = RankedTensorType::try_from(input_type)
         .expect("a tensor")

@@ -156,6 +156,8 @@ impl Node<'_, '_> {
                 .iter()
                 .map(|axis| axis.expect("every axis is inferred by now"))
                 .collect(),
+            // Never inferred: stream is a schedule the user chose.
+            stream_chunks: None,
         }
     }
 }

@@ -17,7 +17,8 @@
 //!   `didx` axis (extent a multiple > 1 of the mesh size): the stream loop
 //!   slices the axis one index per iteration, which such a shard does not
 //!   hold (a `didx` axis of the mesh's extent, one index per device, is the
-//!   gather-per-iteration pipeline).
+//!   gather-per-iteration pipeline); a `stream<k>` axis takes chunks and
+//!   may map to any split.
 //!
 //! ```mlir
 //! fusion.mesh @tp = [0, 1, 2, 3]
@@ -238,10 +239,12 @@ fn verify_stream_slices(op: &OperationRef, meshes: &Meshes) -> bool {
     let Some(operand_axes) = axis_map::operand_axes(op) else {
         return true;
     };
-    let Some(stream) = ir::result(op, 0)
-        .and_then(|result| Dist::of_type(result.r#type()))
-        .and_then(|dist| dist.find(ParallelType::Stream))
-    else {
+    let Some(result) = ir::result(op, 0).and_then(|result| Dist::of_type(result.r#type())) else {
+        return true;
+    };
+    // A `stream<k>` loop takes chunks of the gathered operand, whatever its
+    // split.
+    let (Some(stream), None) = (result.find(ParallelType::Stream), result.stream_chunks) else {
         return true;
     };
     for (index, axes) in operand_axes.iter().enumerate() {

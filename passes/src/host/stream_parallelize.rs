@@ -13,10 +13,11 @@
 //!
 //! Fusing is legal when every buffer one loop writes and the other touches
 //! is taken, in both, only as slices at the loop index along one same axis
-//! (through `host.select`, also of views made before the loops: a
-//! `host.select` or `memref.subview` part of it along another axis); then
-//! iteration i of the second loop reads only what iteration i of the first
-//! wrote. A buffer both only read is no dependence.
+//! (through `host.select`, or as chunks of one same size: the
+//! `memref.subview` of `stream<k>` loops at `index * size`; also of views
+//! made before the loops: a `host.select` or `memref.subview` part of it
+//! along another axis); then iteration i of the second loop reads only what
+//! iteration i of the first wrote. A buffer both only read is no dependence.
 //!
 //! Then, in each loop left, the views and constants that are the same in
 //! every iteration (a matmul operand's batch axis of extent 1 taken at 0) are
@@ -68,8 +69,9 @@ use melior::{
     RewriterBase,
     ir::{
         BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
+        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationResult},
-        r#type::MemRefType,
+        r#type::{MemRefType, ShapedTypeLike},
     },
 };
 
@@ -144,7 +146,12 @@ fn work<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
 /// Whether the loop only takes views: the slices of a collective that
 /// stayed whole, which is never fused.
 fn takes_views_only(stream_for: OperationRef) -> bool {
-    work(stream_for).iter().all(|op| Op::HostSelect.is(op))
+    work(stream_for).iter().all(|op| {
+        matches!(
+            Op::of(op),
+            Some(Op::HostSelect | Op::MemrefSubview | Op::ArithMuli | Op::ArithConstant)
+        )
+    })
 }
 
 /// Ops that do no work (views, allocations, constants, ranks): they may sit
@@ -250,8 +257,10 @@ fn defined_in(value: Value, stream_for: OperationRef) -> bool {
 /// How a loop takes a buffer defined outside it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Access {
-    /// Only slices at the loop index along this axis.
-    Slice(usize),
+    /// Only slices at the loop index along this axis: the index itself
+    /// (`None`), or the chunk of this many indices that starts at
+    /// `index * size`.
+    Slice(usize, Option<i64>),
     /// Otherwise.
     Whole,
 }
@@ -272,10 +281,17 @@ fn accesses<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> Vec<(Value<'c, 'a>, Acc
                 let at_index = ir::operand(&op, 1) == Some(index);
                 (
                     if at_index {
-                        Access::Slice(axis)
+                        Access::Slice(axis, None)
                     } else {
                         Access::Whole
                     },
+                    view_written(op.result(0).expect("a view").into()),
+                )
+            } else if Op::MemrefSubview.is(&op) {
+                (
+                    chunk_at(&op, index).map_or(Access::Whole, |(axis, size)| {
+                        Access::Slice(axis, Some(size))
+                    }),
                     view_written(op.result(0).expect("a view").into()),
                 )
             } else {
@@ -305,7 +321,7 @@ fn root<'c: 'a, 'a>(value: Value<'c, 'a>, access: Access) -> (Value<'c, 'a>, Acc
         Some(Op::HostSelect) => {
             let axis = ir::integer_attribute(&op, "axis").expect("verified") as usize;
             let access = match access {
-                Access::Slice(k) => Access::Slice(k + usize::from(k >= axis)),
+                Access::Slice(k, size) => Access::Slice(k + usize::from(k >= axis), size),
                 Access::Whole => Access::Whole,
             };
             root(source, access)
@@ -314,17 +330,55 @@ fn root<'c: 'a, 'a>(value: Value<'c, 'a>, access: Access) -> (Value<'c, 'a>, Acc
             let source_shape = crate::builders::static_shape(source.r#type());
             let shape = crate::builders::static_shape(value.r#type());
             let access = match access {
-                Access::Slice(k)
+                Access::Slice(k, size)
                     if source_shape
                         .is_some_and(|source| shape.is_some_and(|shape| source[k] == shape[k])) =>
                 {
-                    Access::Slice(k)
+                    Access::Slice(k, size)
                 }
                 _ => Access::Whole,
             };
             root(source, access)
         }
         _ => (value, access),
+    }
+}
+
+/// The axis and size of the chunk the `memref.subview` `op` takes at the
+/// loop index `index`: indices `[index * size, (index + 1) * size)` of one
+/// axis, all of the others.
+fn chunk_at(op: &OperationRef, index: Value) -> Option<(usize, i64)> {
+    let source = crate::builders::static_shape(ir::operand(op, 0)?.r#type())?;
+    let shape = crate::builders::static_shape(ir::result(op, 0)?.r#type())?;
+    let offset = OperationResult::try_from(ir::operand(op, 1)?).ok()?.owner();
+    if op.operand_count() != 2
+        || !Op::ArithMuli.is(&offset)
+        || ir::operand(&offset, 0) != Some(index)
+    {
+        return None;
+    }
+    let size = ir::constant(ir::operand(&offset, 1)?)?;
+    let differs: Vec<usize> = (0..source.len().min(shape.len()))
+        .filter(|&axis| source[axis] != shape[axis])
+        .collect();
+    let offsets = DenseI64ArrayAttribute::try_from(op.attribute("static_offsets").ok()?).ok()?;
+    let offset_at = |position: usize| offsets.element(position).ok();
+    match differs[..] {
+        [axis]
+            if source.len() == shape.len()
+                && shape[axis] == size
+                && (0..shape.len()).all(|position| {
+                    offset_at(position)
+                        == Some(if position == axis {
+                            MemRefType::dynamic_stride_or_offset()
+                        } else {
+                            0
+                        })
+                }) =>
+        {
+            Some((axis, size))
+        }
+        _ => None,
     }
 }
 
@@ -337,7 +391,7 @@ fn writes(op: &OperationRef, position: usize) -> bool {
 /// Whether an op writes the view `view` (or a view of it).
 fn view_written(view: Value) -> bool {
     ir::users(view).into_iter().any(|user| {
-        if Op::HostSelect.is(&user) {
+        if matches!(Op::of(&user), Some(Op::HostSelect | Op::MemrefSubview)) {
             return view_written(user.result(0).expect("a view").into());
         }
         user.operands()
@@ -366,7 +420,7 @@ fn independent(first: OperationRef, second: OperationRef) -> bool {
             return true;
         }
         let first = in_a[0].0;
-        matches!(first, Access::Slice(_))
+        matches!(first, Access::Slice(..))
             && in_a.iter().chain(&in_b).all(|&(access, _)| access == first)
     })
 }

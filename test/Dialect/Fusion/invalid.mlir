@@ -609,3 +609,17 @@ func.func @f(%a: tensor<32xf32, #fusion.dist<@tp, [serial]>>) -> tensor<4x8xf32,
   %0 = fusion.reshape %a : tensor<32xf32, #fusion.dist<@tp, [serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
   return %0 : tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
 }
+
+// -----
+
+// dist: k chunks split the stream axis evenly.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{stream axis 1 of extent 10 does not split into 4 equal chunks}}
+func.func private @f(tensor<2x10xf32, #fusion.dist<@tp, [didx, stream<4>]>>)
+
+// -----
+
+// dist: more chunks than indices.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{stream axis 0 of extent 2 does not split into 4 equal chunks}}
+func.func private @f(tensor<2x8xf32, #fusion.dist<@tp, [stream<4>, serial]>>)

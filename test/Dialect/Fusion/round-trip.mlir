@@ -248,3 +248,13 @@ func.func @scalar(%a: tensor<8xf32, #fusion.dist<@single, [serial]>>) -> tensor<
   %s = fusion.sum %a [0] : tensor<8xf32, #fusion.dist<@single, [serial]>> -> tensor<f32, #fusion.dist<@single, []>>
   return %s : tensor<f32, #fusion.dist<@single, []>>
 }
+
+// A stream axis in k chunks keeps its chunk count; plain `stream` prints as
+// before.
+// CHECK-LABEL: func.func @stream_chunks
+// CHECK-SAME: tensor<64x128xf32, #fusion.dist<@tp, [didx, stream<4>]>>
+// CHECK-SAME: tensor<64x128xf32, #fusion.dist<@tp, [stream, serial]>>
+func.func @stream_chunks(%a: tensor<64x128xf32, #fusion.dist<@tp, [didx, stream<4>]>>,
+                         %b: tensor<64x128xf32, #fusion.dist<@tp, [stream, serial]>>) {
+  return
+}

@@ -84,3 +84,24 @@ fusion.mesh @m = [[0, 1], [2]]
 
 // expected-error @+1 {{mesh rows differ in size}}
 fusion.mesh @m3 = [[[0, 1], [2, 3]], [[4, 5]]]
+
+// -----
+
+// A stream axis has at least one chunk.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{a stream axis has at least one chunk, not 0}}
+func.func private @f(tensor<2xf32, #fusion.dist<@tp, [stream<0>]>>)
+
+// -----
+
+// The chunk count is an integer.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{expected integer value}}
+func.func private @f(tensor<2xf32, #fusion.dist<@tp, [stream<k>]>>)
+
+// -----
+
+// Only a stream axis has chunks: didx takes the mesh's split.
+fusion.mesh @tp = [0, 1]
+// expected-error @+1 {{expected ']'}}
+func.func private @f(tensor<2xf32, #fusion.dist<@tp, [didx<2>]>>)

@@ -144,7 +144,7 @@ struct Lowering<'c, 'm> {
     main: Cell<Option<Value<'c, 'm>>>,
     /// The wait, output and stream axis of each allgather along the stream
     /// axis (see [`Self::view_loops`]).
-    gathered: RefCell<Vec<(OperationRef<'c, 'm>, Value<'c, 'm>, usize)>>,
+    gathered: RefCell<Vec<(OperationRef<'c, 'm>, Value<'c, 'm>, tensor::Stream)>>,
 }
 
 impl<'c, 'm> Lowering<'c, 'm> {
@@ -413,12 +413,12 @@ impl<'c, 'm> Lowering<'c, 'm> {
         &self,
         builder: &Builder<'c, 'm>,
         communication: OperationRef<'c, 'm>,
-        stream: Option<usize>,
+        stream: Option<tensor::Stream>,
         location: Location<'c>,
     ) -> Result<(), Emitted> {
         let wait = builder.wait(builders::result(communication), location);
         match stream {
-            Some(axis) => self.stream_communication(communication, wait, axis),
+            Some(stream) => self.stream_communication(communication, wait, stream),
             None => Ok(()),
         }
     }

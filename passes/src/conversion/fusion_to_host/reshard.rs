@@ -2,7 +2,7 @@
 //! alike, a broadcast between meshes, otherwise an allgather of each mesh
 //! axis the data leaves, then the local slice of each it moves onto.
 
-use super::{Lowering, Tensor};
+use super::{Lowering, Tensor, tensor::Stream};
 use crate::{
     builders::{self, Builder},
     diagnostics::{Emitted, error},
@@ -150,7 +150,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         destination: Value<'c, 'm>,
         output: &Tensor<'c>,
         parallel_type: ParallelType,
-        stream: Option<usize>,
+        stream: Option<Stream>,
         location: Location<'c>,
     ) -> Result<(), Emitted> {
         let axis = output
@@ -173,7 +173,13 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let copy = builder.copy(slice, shard, location);
         match stream {
             // The slices have lost `axis`.
-            Some(stream) => self.stream_loop(&[copy], stream - usize::from(stream > axis)),
+            Some(stream) => self.stream_loop(
+                &[copy],
+                Stream {
+                    axis: stream.axis - usize::from(stream.axis > axis),
+                    ..stream
+                },
+            ),
             None => Ok(()),
         }
     }

@@ -1,7 +1,12 @@
 //! Stream-parallel ops: an op whose result has a `stream` axis k is emitted
 //! in its own `host.stream_for` over axis k of the buffer it writes, its
-//! body the op on iteration `i`'s slices (`host.select` views), with the
-//! `comm.wait` on a collective's request inside the same iteration.
+//! body the op on iteration `i`'s slices, with the `comm.wait` on a
+//! collective's request inside the same iteration. A `stream` axis takes one
+//! index per iteration: the slices are `host.select` views, which drop the
+//! axis. A `stream<k>` axis takes one of k chunks per iteration: the slices
+//! are `memref.subview` parts of the same rank, so no axis attribute moves,
+//! and a matmul or linear may stream along its output columns N (the
+//! weight's part along N).
 //!
 //! Each buffer operand is sliced along the axis that maps to the stream
 //! axis: identity for pointwise ops, copies and communications; the kept
@@ -25,7 +30,7 @@
 //! slice is where step i receives); without a ring, the loop does nothing
 //! and `host-lower-stream-for` erases it.
 
-use super::Lowering;
+use super::{Lowering, tensor::Stream};
 use crate::{
     builders::{self, Builder},
     diagnostics::{Emitted, error},
@@ -51,7 +56,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
     pub(super) fn stream_loop(
         &self,
         ops: &[OperationRef<'c, 'm>],
-        axis: usize,
+        stream: Stream,
     ) -> Result<(), Emitted> {
         let op = ops[0];
         let Some(written) = written_buffer(&op) else {
@@ -60,13 +65,18 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 format!("'{}' cannot be stream-parallelized", ir::name(&op)),
             );
         };
-        let extent = builders::buffer_shape(written.r#type())[axis];
+        let extent = builders::buffer_shape(written.r#type())[stream.axis];
         let last = *ops.last().expect("a unit has its op");
-        let (terminator, index) = self.new_stream_for(last, extent, op.location());
+        let (terminator, index) = self.new_stream_for(last, stream.iterations, op.location());
         for &moved in ops {
             self.rewriter.move_op_before(moved, terminator);
         }
-        slice(self.context, &self.rewriter, op, axis, extent, index)
+        let loop_axis = LoopAxis {
+            axis: stream.axis,
+            extent,
+            chunks: (stream.iterations != extent).then_some(stream.iterations),
+        };
+        slice(self.context, &self.rewriter, op, loop_axis, index)
     }
 
     /// A communication (with its wait) of a value whose `stream` axis is
@@ -76,14 +86,14 @@ impl<'c, 'm> Lowering<'c, 'm> {
         &self,
         communication: OperationRef<'c, 'm>,
         wait: OperationRef<'c, 'm>,
-        axis: usize,
+        stream: Stream,
     ) -> Result<(), Emitted> {
-        if !(Op::exchanges(&communication) && exchanged_axis(&communication) == axis) {
-            return self.stream_loop(&[communication, wait], axis);
+        if !(Op::exchanges(&communication) && exchanged_axis(&communication) == stream.axis) {
+            return self.stream_loop(&[communication, wait], stream);
         }
         if Op::CommAllgather.is(&communication) {
             let output = written_buffer(&communication).expect("an allgather writes its output");
-            self.gathered.borrow_mut().push((wait, output, axis));
+            self.gathered.borrow_mut().push((wait, output, stream));
         }
         Ok(())
     }
@@ -92,7 +102,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
     /// allgather along the stream axis whose output no stream loop reads,
     /// right after its wait.
     pub(super) fn view_loops(&self) {
-        for (wait, output, axis) in self.gathered.take() {
+        for (wait, output, stream) in self.gathered.take() {
             let read_in_loop = ir::users(output).into_iter().any(|user| {
                 std::iter::successors(user.parent_operation(), |op| op.parent_operation())
                     .any(|ancestor| Op::HostStreamFor.is(&ancestor))
@@ -100,10 +110,15 @@ impl<'c, 'm> Lowering<'c, 'm> {
             if read_in_loop {
                 continue;
             }
-            let extent = builders::buffer_shape(output.r#type())[axis];
+            let extent = builders::buffer_shape(output.r#type())[stream.axis];
             let location = wait.location();
-            let (terminator, index) = self.new_stream_for(wait, extent, location);
-            Builder::before(self.context, terminator).select(output, axis, index, location);
+            let (terminator, index) = self.new_stream_for(wait, stream.iterations, location);
+            let body = Builder::before(self.context, terminator);
+            if stream.iterations == extent {
+                body.select(output, stream.axis, index, location);
+            } else {
+                body.part(output, stream.axis, index, stream.iterations, location);
+            }
         }
     }
 
@@ -183,9 +198,20 @@ enum Slicing {
     Broadcast(usize),
 }
 
+/// The axis a stream loop runs over, in the buffer an op writes.
+#[derive(Clone, Copy)]
+struct LoopAxis {
+    axis: usize,
+    extent: i64,
+    /// The chunk count of a `stream<k>` loop; `None` for one index per
+    /// iteration.
+    chunks: Option<i64>,
+}
+
 /// For each buffer operand of `op`, how each iteration of a loop over the
-/// stream axis `axis` of its output takes it.
-fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Slicing>, String> {
+/// stream axis `axis` of its output takes it (`chunked`: in parts of the
+/// same rank).
+fn operand_axes(op: &OperationRef, axis: usize, chunked: bool) -> Result<Vec<Slicing>, String> {
     let name = ir::name(op);
     let buffers = op
         .operands()
@@ -204,13 +230,15 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Slicing>, String> 
     let written = written_buffer(op).ok_or("the op writes no buffer")?;
     let output_rank = builders::buffer_shape(written.r#type()).len();
     // A contraction's slice along M, or a batch axis, must still be one: a
-    // batched rhs has no M to slice, and N is the weight's.
-    if name == host::MatmulOperation::name() {
+    // batched rhs has no M to slice, and N is the weight's. A chunk keeps
+    // every axis, so any output axis can be chunked.
+    if name == host::MatmulOperation::name() && !chunked {
         let shared_rhs = maps[1].len() == 2;
         if axis + 1 == output_rank || (axis + 2 == output_rank && !shared_rhs) {
             return Err(format!(
                 "the stream axis {axis} of the matmul's [..., M, N] output is {}; \
-                 only batch axes, and M with a [K, N] rhs, can be stream-parallel",
+                 only batch axes, and M with a [K, N] rhs, can be stream-parallel one index \
+                 per iteration (stream<k> streams any output axis in k chunks)",
                 if axis + 1 == output_rank {
                     "N"
                 } else {
@@ -219,14 +247,16 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Slicing>, String> 
             ));
         }
     }
-    if name == host::LinearOperation::name() && axis + 1 >= output_rank {
+    if name == host::LinearOperation::name() && axis + 1 >= output_rank && !chunked {
         return Err(format!(
             "the stream axis {axis} is the output-feature axis of the linear; \
-             only batch axes can be stream-parallel"
+             only batch axes can be stream-parallel one index per iteration \
+             (stream<k> streams it in k chunks)"
         ));
     }
     // Each operand is sliced along the axis the op maps to the stream axis,
-    // at 0 where the op broadcasts that axis.
+    // at 0 where the op broadcasts that axis (whole when chunked: its
+    // extent-1 axis is the same for every chunk).
     let broadcast = hir_dialects::broadcast_axes(op).expect("an op with an axis map");
     Ok(maps
         .iter()
@@ -234,6 +264,7 @@ fn operand_axes(op: &OperationRef, axis: usize) -> Result<Vec<Slicing>, String> 
         .map(
             |(map, broadcast)| match map.iter().position(|&mapped| mapped == Some(axis)) {
                 None => Slicing::Shared,
+                Some(operand_axis) if broadcast[operand_axis] && chunked => Slicing::Shared,
                 Some(operand_axis) if broadcast[operand_axis] => Slicing::Broadcast(operand_axis),
                 Some(operand_axis) => Slicing::Along(operand_axis),
             },
@@ -247,16 +278,25 @@ fn slice<'c, 'a>(
     context: &'c Context,
     rewriter: &RewriterBase,
     op: OperationRef<'c, 'a>,
-    axis: usize,
-    extent: i64,
+    loop_axis: LoopAxis,
     index: Value<'c, 'a>,
 ) -> Result<(), Emitted> {
+    let LoopAxis {
+        axis,
+        extent,
+        chunks,
+    } = loop_axis;
     let location = op.location();
-    let operand_axes = match operand_axes(&op, axis) {
+    let operand_axes = match operand_axes(&op, axis, chunks.is_some()) {
         Ok(axes) => axes,
         Err(message) => return error(location, message),
     };
     let at_op = Builder::before(context, op);
+    // Every chunk starts at the same index of its axis.
+    let chunk = chunks.map(|chunks| {
+        let size = extent / chunks;
+        (at_op.part_offset(index, size, location), size)
+    });
     let buffers: Vec<(usize, Value)> = op
         .operands()
         .enumerate()
@@ -284,8 +324,15 @@ fn slice<'c, 'a>(
                 ),
             );
         }
-        let slice = at_op.select(buffer, operand_axis, index, location);
+        let slice = match chunk {
+            Some((offset, size)) => at_op.window(buffer, operand_axis, offset, size, location),
+            None => at_op.select(buffer, operand_axis, index, location),
+        };
         rewrite::set_operand(rewriter, op, position, slice);
+    }
+    if chunk.is_some() {
+        // Parts keep every axis: the op's axis attributes stand.
+        return Ok(());
     }
     match OpKind::of(&op) {
         OpKind::Reduction => {

@@ -93,7 +93,18 @@ impl<'c> Tensor<'c> {
         self.dist.axes.iter().any(|axis| axis.is_device())
     }
 
-    pub(super) fn stream(&self) -> Option<usize> {
-        self.dist.find(ParallelType::Stream)
+    pub(super) fn stream(&self) -> Option<Stream> {
+        let (axis, iterations) = self.dist.stream(&self.shape)?;
+        Some(Stream { axis, iterations })
     }
+}
+
+/// The stream axis of an op's output and how many iterations its loop runs:
+/// one per index (`stream`; each iteration takes a rank-reducing
+/// `host.select`), or one per chunk (`stream<k>`; a `memref.subview` part
+/// of the same rank).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stream {
+    pub axis: usize,
+    pub iterations: i64,
 }

@@ -278,5 +278,9 @@ fn sharding_dist(op: &OperationRef, grids: &Grids) -> Result<Dist, Emitted> {
             );
         }
     }
-    Ok(Dist { mesh: grid, axes })
+    Ok(Dist {
+        mesh: grid,
+        axes,
+        stream_chunks: None,
+    })
 }
