@@ -35,7 +35,19 @@
 //! located error. Expects `fusion-propagate-sharding`, `fusion-verify-sharding`
 //! and `fusion-insert-resharding` to have run.
 //!
-//! This file holds the pass and the lowering of functions and compute;
+//! Each function is lowered in three steps, the IR changing only through
+//! the rewriter: the signature step (`signature`: arguments become their
+//! local shards in place, results trailing out-arguments), then a set of
+//! typed patterns, one per op family (`rewrites`: compute, reductions,
+//! resharding, fill/iota, `func.return`), applied in program order by one
+//! walk of the body, then the check that no fusion op is left, a located
+//! error (`'fusion.x' op has no lowering to host ops`). Until its op is
+//! lowered, a tensor stands as an `unrealized_conversion_cast` of its
+//! buffer, so that the patterns read distributions and axis maps from the
+//! IR and share no typed state; the casts are erased at the end.
+//!
+//! This file holds the pass, the function's three steps and the host op of
+//! a compute op; `signature` the signature step, `rewrites` the patterns,
 //! `tensor` what a fusion tensor is and its local shard, `reshard` the
 //! lowering of `fusion.set`, `reduce` reductions across devices, `teams` a
 //! collective's teams and a rank's position in them, `stream` the stream
@@ -45,32 +57,30 @@ use crate::{
     HirPass,
     builders::{self, Builder},
     diagnostics::{Emitted, error},
-    fusion::{
-        axis_map,
-        mesh::{self, Mesh},
-    },
+    fusion::mesh::{self, Mesh},
     ir,
     ops::Op,
-    rewrite,
+    patterns, rewrite,
 };
 use hir_dialects::OpKind;
 use melior::{
     Context, RewriterBase,
     ir::{
-        Attribute, BlockLike, BlockRef, Location, OperationRef, RegionLike, Type, Value, ValueLike,
-        attribute::{ArrayAttribute, IntegerAttribute, TypeAttribute},
-        operation::OperationLike,
-        r#type::{FunctionType, RankedTensorType},
+        Attribute, BlockRef, Location, OperationRef, Type, Value, ValueLike,
+        attribute::IntegerAttribute, operation::OperationLike, r#type::RankedTensorType,
     },
 };
 use std::{
     cell::{Cell, RefCell},
     collections::HashMap,
+    rc::Rc,
 };
 use tensor::Tensor;
 
 mod reduce;
 mod reshard;
+mod rewrites;
+mod signature;
 mod stream;
 mod teams;
 mod tensor;
@@ -91,24 +101,13 @@ impl HirPass for ConvertFusionToHost {
         let context = module.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
-        let meshes = mesh::meshes(module);
+        let meshes = Rc::new(mesh::meshes(module));
         let rewriter = rewrite::rewriter(module);
         let rewriter = rewriter.as_rewriter_base();
         let mut ok = true;
         for function in ir::body(module) {
             if Op::FuncFunc.is(&function) {
-                ok &= Lowering {
-                    context,
-                    rewriter,
-                    meshes: &meshes,
-                    buffers: HashMap::new(),
-                    mappings: HashMap::new(),
-                    entry: None,
-                    main: Cell::new(None),
-                    gathered: RefCell::new(Vec::new()),
-                }
-                .function(function)
-                .is_ok();
+                ok &= lower(context, &rewriter, function, &meshes).is_ok();
             }
         }
         if !ok {
@@ -124,211 +123,64 @@ impl HirPass for ConvertFusionToHost {
     }
 }
 
-/// A key for a value in maps (values are compared by identity).
-fn key(value: Value) -> usize {
-    value.to_raw().ptr as usize
+/// The meshes of the module by name, shared by the patterns.
+type Meshes = Rc<HashMap<String, Mesh>>;
+
+/// The stream axis of an op's result, as its stream loop takes it.
+type StreamAxis = tensor::Stream;
+
+/// Lowers `function`: its signature, then its body by the patterns, then the
+/// check that no fusion op is left.
+fn lower<'c>(
+    context: &'c Context,
+    rewriter: &RewriterBase<'c, '_>,
+    function: OperationRef<'c, '_>,
+    meshes: &Meshes,
+) -> Result<(), Emitted> {
+    if !signature::bufferize(context, rewriter, function, meshes)? {
+        return Ok(());
+    }
+    let state = rewrites::Shared::default();
+    patterns::walk(function, |context, set| {
+        rewrites::add(set, context, &state, meshes);
+    });
+    if state.borrow().failed {
+        return Err(Emitted);
+    }
+    let leftover = ir::nested(function)
+        .into_iter()
+        .find(|op| Op::FusionSet.same_dialect(op));
+    if let Some(op) = leftover {
+        return error(
+            op.location(),
+            format!("'{}' op has no lowering to host ops", ir::name(&op)),
+        );
+    }
+    // The casts that stood for tensors (the only ops left with a tensor
+    // result) are used no more; users first.
+    for op in ir::body(function).into_iter().rev() {
+        let stands_for_tensor = ir::result(&op, 0).is_some_and(|result| is_tensor(result.r#type()));
+        if Op::UnrealizedConversionCast.is(&op) && stands_for_tensor {
+            rewriter.erase_op(op);
+        }
+    }
+    Ok(())
 }
 
 struct Lowering<'c, 'm> {
     context: &'c Context,
     rewriter: RewriterBase<'c, 'm>,
-    meshes: &'m HashMap<String, Mesh>,
-    /// Tensor value to the buffer holding it and what the tensor was (the
-    /// arguments' types change in place).
-    buffers: HashMap<usize, (Value<'c, 'm>, Tensor<'c>)>,
-    /// Each fusion op's axis map, read before the arguments change type.
-    mappings: HashMap<usize, Vec<Vec<Option<usize>>>>,
+    meshes: Meshes,
     /// The function's body.
     entry: Option<BlockRef<'c, 'm>>,
     /// The caller's stream of its stream loops, once one is made.
     main: Cell<Option<Value<'c, 'm>>>,
     /// The wait, output and stream axis of each allgather along the stream
     /// axis (see [`Self::view_loops`]).
-    gathered: RefCell<Vec<(OperationRef<'c, 'm>, Value<'c, 'm>, tensor::Stream)>>,
+    gathered: RefCell<Vec<(OperationRef<'c, 'm>, Value<'c, 'm>, StreamAxis)>>,
 }
 
 impl<'c, 'm> Lowering<'c, 'm> {
-    fn function(&mut self, function: OperationRef<'c, 'm>) -> Result<(), Emitted> {
-        let location = function.location();
-        let region = function.region(0).expect("a function has a body");
-        let Some(entry) = region.first_block() else {
-            return Ok(()); // a declaration
-        };
-        if entry.next_in_region().is_some() {
-            return error(location, "functions with several blocks are not supported");
-        }
-        self.entry = Some(entry);
-        let ops = ir::body(function);
-        let returned = *ops.last().expect("a block ends with a terminator");
-        let has_tensors = (0..entry.argument_count())
-            .any(|index| is_tensor(entry.argument(index).expect("in range").r#type()))
-            || returned.operands().any(|value| is_tensor(value.r#type()));
-        if !has_tensors && ops.iter().all(|op| !ir::name(op).starts_with("fusion.")) {
-            return Ok(());
-        }
-
-        for op in &ops {
-            if let Some(mapping) = axis_map::operand_axes(op) {
-                self.mappings.insert(op.to_raw().ptr as usize, mapping);
-            }
-        }
-        // Arguments hold their local shard in place; results become out-params.
-        for index in 0..entry.argument_count() {
-            let argument = entry.argument(index).expect("in range");
-            let tensor = Tensor::of(argument.into(), location, self.meshes)?;
-            argument.set_type(tensor.buffer_type());
-            self.buffers
-                .insert(key(argument.into()), (argument.into(), tensor));
-        }
-        let mut outputs = Vec::new();
-        let mut destinations: HashMap<usize, Value<'c, 'm>> = HashMap::new();
-        for value in returned.operands() {
-            let tensor = match self.buffers.get(&key(value)) {
-                Some((_, argument)) => argument.clone(),
-                None => Tensor::of(value, returned.location(), self.meshes)?,
-            };
-            let output = entry.add_argument(tensor.buffer_type(), location);
-            let produced_here =
-                value.is_operation_result() && !destinations.contains_key(&key(value));
-            if produced_here {
-                destinations.insert(key(value), output);
-            }
-            outputs.push((value, output, tensor, produced_here));
-        }
-
-        for &op in &ops[..ops.len() - 1] {
-            let name = ir::name(&op);
-            if name.starts_with("fusion.") {
-                self.op(op, &destinations)?;
-            } else if op.operands().any(|value| is_tensor(value.r#type()))
-                || op.results().any(|value| is_tensor(value.r#type()))
-            {
-                return error(
-                    op.location(),
-                    format!("'{name}' on tensors cannot be bufferized: only fusion ops can"),
-                );
-            }
-        }
-
-        // Results not written in place (arguments, values returned twice) are copied.
-        let at_return = Builder::before(self.context, returned);
-        for (value, output, tensor, produced_here) in outputs {
-            if !produced_here {
-                let copy = at_return.copy(self.buffers[&key(value)].0, output, returned.location());
-                if let Some(axis) = tensor.stream() {
-                    self.stream_loop(&[copy], axis)?;
-                }
-            }
-        }
-        self.view_loops();
-        at_return.op(Op::FuncReturn.name(), returned.location(), &[], &[], &[]);
-        // In reverse, so that an op's results are no longer used when it
-        // goes: their users are fusion ops erased before it, or the old return.
-        for op in ops.into_iter().rev() {
-            if op == returned || ir::name(&op).starts_with("fusion.") {
-                self.rewriter.erase_op(op);
-            }
-        }
-
-        let inputs: Vec<Type> = (0..entry.argument_count())
-            .map(|index| entry.argument(index).expect("in range").r#type())
-            .collect();
-        let function_type = FunctionType::new(self.context, &inputs, &[]);
-        rewrite::set_attribute(
-            &self.rewriter,
-            function,
-            "function_type",
-            TypeAttribute::new(function_type.into()).into(),
-        );
-        // Result attributes described results that are now arguments.
-        rewrite::remove_attribute(&self.rewriter, function, "res_attrs");
-        if function.has_attribute("arg_attrs") {
-            let mut attrs: Vec<Attribute> = Vec::new();
-            let existing = ArrayAttribute::try_from(function.attribute("arg_attrs").expect("has"))
-                .expect("arg_attrs is an array");
-            for index in 0..existing.len() {
-                attrs.push(existing.element(index).expect("in range"));
-            }
-            let empty = Attribute::parse(self.context, "{}").expect("an empty dictionary");
-            attrs.resize(inputs.len(), empty);
-            rewrite::set_attribute(
-                &self.rewriter,
-                function,
-                "arg_attrs",
-                ArrayAttribute::new(self.context, &attrs).into(),
-            );
-        }
-        Ok(())
-    }
-
-    /// Lowers one fusion op in front of it.
-    fn op(
-        &mut self,
-        op: OperationRef<'c, 'm>,
-        destinations: &HashMap<usize, Value<'c, 'm>>,
-    ) -> Result<(), Emitted> {
-        let location = op.location();
-        if Op::FusionMesh.is(&op) {
-            return Ok(());
-        }
-        let builder = Builder::before(self.context, op);
-        let result: Value = op
-            .result(0)
-            .expect("fusion compute ops have a result")
-            .into();
-        let output = Tensor::of(result, location, self.meshes)?;
-        let mut inputs = Vec::new();
-        let mut operands = Vec::new();
-        for operand in op.operands() {
-            let (buffer, tensor) = &self.buffers[&key(operand)];
-            inputs.push(tensor.clone());
-            operands.push(*buffer);
-        }
-        let destination = match destinations.get(&key(result)) {
-            Some(&output) => output,
-            None => builder.alloc(output.buffer_type(), location),
-        };
-        self.buffers
-            .insert(key(result), (destination, output.clone()));
-
-        let mapping = self.mappings.get(&(op.to_raw().ptr as usize));
-        // The device type of an axis the op reduces: a reduction across the
-        // devices of that mesh axis.
-        let across_devices = mapping.and_then(|mapping| {
-            axis_map::reduced_across(inputs.iter().map(|input| Some(&input.dist)), mapping)
-        });
-        if Op::FusionSet.is(&op) {
-            return self.set(
-                &builder,
-                location,
-                operands[0],
-                &inputs[0],
-                destination,
-                &output,
-            );
-        }
-        if Op::FusionFill.is(&op) || Op::FusionIota.is(&op) {
-            self.generate(&builder, op, destination, &output);
-            return Ok(());
-        }
-        if let Some(parallel_type) = across_devices {
-            return self.across_devices(
-                &builder,
-                op,
-                &operands,
-                &inputs,
-                destination,
-                &output,
-                parallel_type,
-            );
-        }
-        let written = self.compute(&builder, op, &operands, destination)?;
-        match output.stream() {
-            Some(axis) => self.stream_loop(&[written], axis),
-            None => Ok(()),
-        }
-    }
-
     /// The host op computing `op` on local buffers into `output`.
     fn compute(
         &self,
@@ -413,7 +265,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         &self,
         builder: &Builder<'c, 'm>,
         communication: OperationRef<'c, 'm>,
-        stream: Option<tensor::Stream>,
+        stream: Option<StreamAxis>,
         location: Location<'c>,
     ) -> Result<(), Emitted> {
         let wait = builder.wait(builders::result(communication), location);
