@@ -189,8 +189,10 @@ impl<'c, 'm> Lowering<'c, 'm> {
         operands: &[Value<'c, 'm>],
         output: Value<'c, 'm>,
     ) -> Result<OperationRef<'c, 'm>, Emitted> {
+        // The host op of the same mnemonic.
         let name = ir::name(&op);
-        let host_name = name.replacen("fusion.", "host.", 1);
+        let mnemonic = name.split_once('.').map_or("", |(_, mnemonic)| mnemonic);
+        let host_name = Op::HostCopy.sibling(mnemonic);
         let mut buffers = operands.to_vec();
         buffers.push(output);
         let attributes: Vec<(&str, Attribute)> = match OpKind::of(&op) {
