@@ -188,7 +188,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         op: OperationRef<'c, 'm>,
         operands: &[Value<'c, 'm>],
         output: Value<'c, 'm>,
-    ) -> Result<OperationRef<'c, 'm>, Emitted> {
+    ) -> OperationRef<'c, 'm> {
         // The host op of the same mnemonic.
         let name = ir::name(&op);
         let mnemonic = name.split_once('.').map_or("", |(_, mnemonic)| mnemonic);
@@ -207,7 +207,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 .map(|permutation| vec![("permutation", permutation)])
                 .unwrap_or_default(),
         };
-        Ok(builder.op(&host_name, op.location(), &buffers, &attributes, &[]))
+        builder.op(&host_name, op.location(), &buffers, &attributes, &[])
     }
 
     /// A `fill` or `iota` into `destination`, the rank's part of `output`:

@@ -66,7 +66,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                         ),
                         location,
                     );
-                    let local = self.compute(builder, op, operands, partial)?;
+                    let local = self.compute(builder, op, operands, partial);
                     if let Some(axis) = output.stream() {
                         self.stream_loop(&[local], axis)?;
                     }
@@ -80,7 +80,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
                     builders::buffer_type(&partial_shape(output, parallel_type), output.element),
                     location,
                 );
-                let local = self.compute(builder, op, operands, partial)?;
+                let local = self.compute(builder, op, operands, partial);
                 if let Some(axis) = output.stream() {
                     self.stream_loop(&[local], axis)?;
                 }

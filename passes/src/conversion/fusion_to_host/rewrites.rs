@@ -247,7 +247,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             op,
             &operands.buffers,
             operands.destination,
-        )?;
+        );
         match operands.output.stream() {
             Some(stream) => self.stream_loop(&[written], stream),
             None => Ok(()),
