@@ -98,11 +98,6 @@ pub(super) fn add(set: &RewritePatternSet, context: &Context, state: &Shared, me
     add(Op::FusionFill.name(), generator);
     add(Op::FusionIota.name(), generator);
     add(Op::FuncReturn.name(), finish);
-    // A mesh in a function body: a team now, where used.
-    patterns::add(set, context, Op::FusionMesh.name(), &[], |op, rewriter| {
-        rewriter.erase_op(op);
-        true
-    });
 }
 
 /// Runs `lower` on `op` with the function's shared state, unless a pattern
