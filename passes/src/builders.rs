@@ -1,7 +1,7 @@
 //! Building the host and comm ops the lowering passes emit, and the buffer
 //! types they work on.
 
-use crate::ops::Op;
+use crate::{ir, ops::Op};
 use melior::{
     Context,
     dialect::scf,
@@ -12,7 +12,7 @@ use melior::{
             DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute,
             StridedLayoutAttribute,
         },
-        operation::{OperationBuilder, OperationLike},
+        operation::{OperationBuilder, OperationLike, OperationResult},
         r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike},
     },
 };
@@ -168,6 +168,48 @@ impl<'c, 'a> Builder<'c, 'a> {
         let size = static_shape(view.r#type()).expect("views have static shapes")[axis] / count;
         let offset = self.part_offset(index, size, location);
         self.window(view, axis, offset, size, location)
+    }
+
+    /// `memref.expand_shape` of the contiguous `view`: its axis `axis`, of
+    /// extent E, as two axes `[parts, E / parts]` (the pre-split layout of
+    /// `parts` contiguous parts).
+    pub fn presplit(
+        &self,
+        view: Value<'c, '_>,
+        axis: usize,
+        parts: i64,
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        let context = self.context;
+        let r#type = MemRefType::try_from(view.r#type()).expect("a view is a memref");
+        let shape = buffer_shape(view.r#type());
+        let mut expanded = shape.clone();
+        expanded[axis] = shape[axis] / parts;
+        expanded.insert(axis, parts);
+        // Axes before `axis` map to themselves, `axis` to two, later ones shift.
+        let groups: Vec<String> = (0..shape.len())
+            .map(|source| match source.cmp(&axis) {
+                std::cmp::Ordering::Less => format!("[{source}]"),
+                std::cmp::Ordering::Equal => format!("[{source}, {}]", source + 1),
+                std::cmp::Ordering::Greater => format!("[{}]", source + 1),
+            })
+            .collect();
+        let reassociation = Attribute::parse(context, &format!("[{}]", groups.join(", ")))
+            .expect("a list of index lists parses");
+        let result_type = MemRefType::new(r#type.element(), &expanded, None, r#type.memory_space());
+        result(self.op(
+            Op::MemrefExpandShape.name(),
+            location,
+            &[view],
+            &[
+                ("reassociation", reassociation),
+                (
+                    "static_output_shape",
+                    DenseI64ArrayAttribute::new(context, &expanded).into(),
+                ),
+            ],
+            &[result_type.into()],
+        ))
     }
 
     /// Where part `index` of parts of `size` indices starts: `index * size`.
@@ -388,6 +430,65 @@ pub fn stream_type(context: &Context) -> Type<'_> {
 /// A buffer of `shape` and `element` with the identity layout.
 pub fn buffer_type<'c>(shape: &[i64], element: Type<'c>) -> Type<'c> {
     MemRefType::new(element, shape, None, None).into()
+}
+
+/// The axis and size of the chunk the `memref.subview` `op` takes at the
+/// loop index `index` (what [`Builder::window`] at [`Builder::part_offset`]
+/// builds): indices `[index * size, (index + 1) * size)` of one
+/// axis, all of the others.
+pub fn chunk_at(op: &OperationRef, index: Value) -> Option<(usize, i64)> {
+    let source = static_shape(ir::operand(op, 0)?.r#type())?;
+    let shape = static_shape(ir::result(op, 0)?.r#type())?;
+    let offset = OperationResult::try_from(ir::operand(op, 1)?).ok()?.owner();
+    if op.operand_count() != 2
+        || !Op::ArithMuli.is(&offset)
+        || ir::operand(&offset, 0) != Some(index)
+    {
+        return None;
+    }
+    let size = ir::constant(ir::operand(&offset, 1)?)?;
+    let differs: Vec<usize> = (0..source.len().min(shape.len()))
+        .filter(|&axis| source[axis] != shape[axis])
+        .collect();
+    let offsets = DenseI64ArrayAttribute::try_from(op.attribute("static_offsets").ok()?).ok()?;
+    let offset_at = |position: usize| offsets.element(position).ok();
+    match differs[..] {
+        [axis]
+            if source.len() == shape.len()
+                && shape[axis] == size
+                && (0..shape.len()).all(|position| {
+                    offset_at(position)
+                        == Some(if position == axis {
+                            MemRefType::dynamic_stride_or_offset()
+                        } else {
+                            0
+                        })
+                }) =>
+        {
+            Some((axis, size))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a memref type is laid out row-major from offset 0, as a
+/// `host.alloc` or a function argument is.
+pub fn is_contiguous(r#type: Type) -> bool {
+    let (Some(shape), Ok(memref)) = (static_shape(r#type), MemRefType::try_from(r#type)) else {
+        return false;
+    };
+    let mut strides = vec![0; shape.len()];
+    let mut offset = 0;
+    // SAFETY: `strides` has one element per axis.
+    let strided = unsafe {
+        mlir_sys::mlirMemRefTypeGetStridesAndOffset(
+            memref.to_raw(),
+            strides.as_mut_ptr(),
+            &mut offset,
+        )
+    };
+    let row_major = (0..shape.len()).map(|axis| shape[axis + 1..].iter().product::<i64>());
+    strided.value != 0 && offset == 0 && strides.into_iter().eq(row_major)
 }
 
 /// The static shape of a memref type.

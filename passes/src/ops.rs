@@ -82,6 +82,7 @@ ops! {
     ArithRemui => arith::RemUIOperation,
     ArithMuli => arith::MulIOperation,
     MemrefSubview => memref::SubViewOperation,
+    MemrefExpandShape => memref::ExpandShapeOperation,
     ScfYield => scf::YieldOperation,
     ScfIf => scf::IfOperation,
     ScfFor => scf::ForOperation,

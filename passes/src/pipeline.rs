@@ -106,6 +106,9 @@ fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
         "fusion-insert-resharding".to_owned(),
         "convert-fusion-to-host".to_owned(),
         format!("func.func(host-stream-parallelize{{num-streams={num_streams}}})"),
+        // The natural-shape chunks of a gathered buffer in the pre-split
+        // form the pipelines recognise.
+        "func.func(host-presplit-chunks)".to_owned(),
     ];
     if allgather == "broadcast" {
         passes.push("func.func(host-broadcast-pipeline)".to_owned());

@@ -177,6 +177,13 @@ pub const PASSES: &[PassInfo] = &[
         },
     },
     PassInfo {
+        argument: host::presplit_chunks::ARGUMENT,
+        description: "View an allgather whose stream loop takes one chunk per team member in the pre-split layout",
+        anchor: host::presplit_chunks::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::presplit_chunks::create()),
+    },
+    PassInfo {
         argument: host::p2p_pipeline::ARGUMENT,
         description: "Turn collectives over a stream loop's axis into P2P ring pipelines",
         anchor: host::p2p_pipeline::ANCHOR,

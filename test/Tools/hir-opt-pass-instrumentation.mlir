@@ -33,6 +33,7 @@
 // TIMING-NEXT: {{%\) +}}convert-fusion-to-host{{$}}
 // TIMING-NEXT: {{%\) +}}'func.func' Pipeline{{$}}
 // TIMING-NEXT: {{%\) +}}host-stream-parallelize{{$}}
+// TIMING-NEXT: {{%\) +}}host-presplit-chunks{{$}}
 // TIMING-NEXT: {{%\) +}}host-p2p-pipeline{{$}}
 // TIMING-NEXT: {{%\) +}}host-insert-dealloc{{$}}
 // TIMING-NEXT: {{%\) +}}host-lower-stream-for{{$}}
@@ -48,6 +49,7 @@
 // IR-COUNT-1: IR Dump After fusion-insert-resharding (fusion-insert-resharding)
 // IR-COUNT-1: IR Dump After convert-fusion-to-host (convert-fusion-to-host)
 // IR-COUNT-1: IR Dump After host-stream-parallelize (host-stream-parallelize)
+// IR-COUNT-1: IR Dump After host-presplit-chunks (host-presplit-chunks)
 // IR-COUNT-1: IR Dump After host-p2p-pipeline (host-p2p-pipeline)
 // IR-COUNT-1: IR Dump After host-insert-dealloc (host-insert-dealloc)
 // IR-COUNT-1: IR Dump After host-lower-stream-for (host-lower-stream-for)

@@ -161,7 +161,13 @@ impl<'c, 'a> Pipeline<'c, 'a> {
 fn does_no_work(op: &OperationRef) -> bool {
     matches!(
         Op::of(op),
-        Some(Op::ArithConstant | Op::HostGetCurrentStream | Op::HostAlloc | Op::HostSelect)
+        Some(
+            Op::ArithConstant
+                | Op::HostGetCurrentStream
+                | Op::HostAlloc
+                | Op::HostSelect
+                | Op::MemrefExpandShape
+        )
     )
 }
 

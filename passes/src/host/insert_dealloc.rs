@@ -1,7 +1,8 @@
 //! `host-insert-dealloc`: frees every `host.alloc` after its last use.
 //!
-//! A use is a use of the buffer or of any view of it (`host.select`, or the
-//! `memref.subview` of a ring step's part, taken transitively). A communication posted on the buffer runs until it is
+//! A use is a use of the buffer or of any view of it (`host.select`, the
+//! `memref.subview` of a ring step's part or of a `stream<k>` chunk, the
+//! `memref.expand_shape` of host-presplit-chunks, taken transitively). A communication posted on the buffer runs until it is
 //! waited for, so the `comm.wait` of its request (of its coalescing group's
 //! request, for a send or receive inside a group) is a use too. The last use
 //! is found among the ops of the allocation's block: a use nested in a loop
@@ -75,8 +76,8 @@ impl HirPass for InsertDealloc {
     }
 }
 
-/// Every op that uses `value` or a view of it (a `host.select` or
-/// `memref.subview`, or an
+/// Every op that uses `value` or a view of it (a `host.select`,
+/// `memref.subview` or `memref.expand_shape`, or an
 /// `scf.if` or `arith.select` result it may be), and the users of the requests that complete
 /// the communications among them.
 fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRef<'c, 'a>>) {
@@ -100,7 +101,7 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
         }
         users.push(user);
         match Op::of(&user) {
-            Some(Op::HostSelect | Op::MemrefSubview) => {
+            Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape) => {
                 users_through_views(user.result(0).expect("a view has a result").into(), users)
             }
             _ if ir::name(&user).starts_with("comm.") => {
@@ -139,8 +140,12 @@ fn insert_dealloc(alloc: OperationRef) {
     let mut last = alloc;
     for user in users {
         let name = ir::name(&user);
-        let hir =
-            name.starts_with("host.") || name.starts_with("comm.") || Op::MemrefSubview.is(&user);
+        let hir = name.starts_with("host.")
+            || name.starts_with("comm.")
+            || matches!(
+                Op::of(&user),
+                Some(Op::MemrefSubview | Op::MemrefExpandShape)
+            );
         if Op::HostDealloc.is(&user) || !hir {
             return;
         }

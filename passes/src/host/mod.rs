@@ -5,5 +5,6 @@ pub mod fuse_elementwise;
 pub mod insert_dealloc;
 pub mod lower_stream_for;
 pub mod p2p_pipeline;
+pub mod presplit_chunks;
 pub mod reduce_pipeline;
 pub mod stream_parallelize;

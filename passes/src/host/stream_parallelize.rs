@@ -69,9 +69,8 @@ use melior::{
     RewriterBase,
     ir::{
         BlockLike, BlockRef, OperationRef, RegionLike, Value, ValueLike,
-        attribute::DenseI64ArrayAttribute,
         operation::{OperationLike, OperationResult},
-        r#type::{MemRefType, ShapedTypeLike},
+        r#type::MemRefType,
     },
 };
 
@@ -289,7 +288,7 @@ fn accesses<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> Vec<(Value<'c, 'a>, Acc
                 )
             } else if Op::MemrefSubview.is(&op) {
                 (
-                    chunk_at(&op, index).map_or(Access::Whole, |(axis, size)| {
+                    crate::builders::chunk_at(&op, index).map_or(Access::Whole, |(axis, size)| {
                         Access::Slice(axis, Some(size))
                     }),
                     view_written(op.result(0).expect("a view").into()),
@@ -341,44 +340,6 @@ fn root<'c: 'a, 'a>(value: Value<'c, 'a>, access: Access) -> (Value<'c, 'a>, Acc
             root(source, access)
         }
         _ => (value, access),
-    }
-}
-
-/// The axis and size of the chunk the `memref.subview` `op` takes at the
-/// loop index `index`: indices `[index * size, (index + 1) * size)` of one
-/// axis, all of the others.
-fn chunk_at(op: &OperationRef, index: Value) -> Option<(usize, i64)> {
-    let source = crate::builders::static_shape(ir::operand(op, 0)?.r#type())?;
-    let shape = crate::builders::static_shape(ir::result(op, 0)?.r#type())?;
-    let offset = OperationResult::try_from(ir::operand(op, 1)?).ok()?.owner();
-    if op.operand_count() != 2
-        || !Op::ArithMuli.is(&offset)
-        || ir::operand(&offset, 0) != Some(index)
-    {
-        return None;
-    }
-    let size = ir::constant(ir::operand(&offset, 1)?)?;
-    let differs: Vec<usize> = (0..source.len().min(shape.len()))
-        .filter(|&axis| source[axis] != shape[axis])
-        .collect();
-    let offsets = DenseI64ArrayAttribute::try_from(op.attribute("static_offsets").ok()?).ok()?;
-    let offset_at = |position: usize| offsets.element(position).ok();
-    match differs[..] {
-        [axis]
-            if source.len() == shape.len()
-                && shape[axis] == size
-                && (0..shape.len()).all(|position| {
-                    offset_at(position)
-                        == Some(if position == axis {
-                            MemRefType::dynamic_stride_or_offset()
-                        } else {
-                            0
-                        })
-                }) =>
-        {
-            Some((axis, size))
-        }
-        _ => None,
     }
 }
 
