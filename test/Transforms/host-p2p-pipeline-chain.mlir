@@ -104,15 +104,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
@@ -154,16 +151,12 @@ func.func @whole_view(%a: memref<1x4x8x16xbf16>, %b: memref<16x32xbf16>, %c: mem
   %c4 = arith.constant 4 : index
   %main = host.get_current_stream : !host.stream
   %p = host.alloc : memref<1x4x8x32xbf16>
-  scf.for %i = %c0 to %c4 step %c1 {
-    %n = arith.remui %i, %c3 : index
-    %s = host.stream_from_pool %n : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c3 {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[1][%i] : memref<1x4x8x16xbf16> to memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>
     %pi = host.select %p[1][%i] : memref<1x4x8x32xbf16> to memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>, memref<16x32xbf16>)
                 outs(%pi : memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %all = host.select %p[0][%c0] : memref<1x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
   %r = comm.reduce_scatter %all into %c sum team [0, 1, 2, 3] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xbf16>
@@ -186,16 +179,12 @@ func.func @two_streams(%a: memref<1x4x8x16xbf16>, %b: memref<16x32xbf16>, %c: me
   %c4 = arith.constant 4 : index
   %main = host.get_current_stream : !host.stream
   %p = host.alloc : memref<1x4x8x32xbf16>
-  scf.for %i = %c0 to %c4 step %c1 {
-    %n = arith.remui %i, %c2 : index
-    %s = host.stream_from_pool %n : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c2 {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[1][%i] : memref<1x4x8x16xbf16> to memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>
     %pi = host.select %p[1][%i] : memref<1x4x8x32xbf16> to memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<1x8x16xbf16, strided<[512, 16, 1], offset: ?>>, memref<16x32xbf16>)
                 outs(%pi : memref<1x8x32xbf16, strided<[1024, 32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %all = host.select %p[0][%c0] : memref<1x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
   %r = comm.reduce_scatter %all into %c sum team [0, 1, 2, 3] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xbf16>
@@ -220,15 +209,12 @@ func.func @max(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: memref<1x8x32x
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c max team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
@@ -246,16 +232,13 @@ func.func @read_after_gemm(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: me
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
     host.neg ins(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>) outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
@@ -272,15 +255,12 @@ func.func @accumulating_gemm(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, %c: 
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>) {accumulate}
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
@@ -298,15 +278,12 @@ func.func @output_after_loop(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>) -> m
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %c = host.alloc : memref<1x8x32xf32>
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>

@@ -20,14 +20,11 @@ func.func @odd_rows(%in: memref<1x3x8xf32>, %out: memref<4x3x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %out team [0, 1, 2, 3] : memref<1x3x8xf32> into memref<4x3x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     // expected-error @+1 {{chunks=2 splits each ring step along axis 0 of its slices, but this slice has 3 rows there}}
     %oi = host.select %out[0][%i] : memref<4x3x8xf32> to memref<3x8xf32, strided<[8, 1], offset: ?>>
     host.neg ins(%oi : memref<3x8xf32, strided<[8, 1], offset: ?>>) outs(%oi : memref<3x8xf32, strided<[8, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -48,15 +45,12 @@ func.func @sum_over_rows(%in: memref<1x4x8xf32>, %out: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x4x8xf32> into memref<4x4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     // expected-error @+1 {{'host.sum' cannot be split into the chunks=2 parts of a ring step: only elementwise ops over slices, and host.matmul or host.linear whose first operand and output are slices along the same rows, compute each row of a slice from the same rows}}
     host.sum [0] ins(%gi : memref<4x8xf32, strided<[8, 1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -72,16 +66,13 @@ func.func @slice_as_weights(%in: memref<1x16x32xbf16>, %x: memref<8x16xbf16>, %o
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x16x32xbf16> into memref<4x16x32xbf16>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x16x32xbf16> to memref<16x32xbf16, strided<[32, 1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
     // expected-error @+1 {{'host.matmul' cannot be split into the chunks=2 parts of a ring step}}
     host.matmul ins(%x, %gi : memref<8x16xbf16>, memref<16x32xbf16, strided<[32, 1], offset: ?>>)
                 outs(%oi : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }

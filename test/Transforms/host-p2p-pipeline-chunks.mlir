@@ -73,15 +73,12 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8x16xbf16> into memref<4x8x16xbf16>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
     %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
     host.matmul ins(%gi, %b : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<16x32xbf16>)
                 outs(%ci : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -109,16 +106,12 @@ func.func @ag_matmul_one_stream(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>,
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8x16xbf16> into memref<4x8x16xbf16>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %n = arith.remui %i, %c1 : index
-    %s = host.stream_from_pool %n : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c1 {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
     %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
     host.matmul ins(%gi, %b : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<16x32xbf16>)
                 outs(%ci : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -151,15 +144,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c max team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r

@@ -9,14 +9,14 @@
 // A rooted collective has no ring.
 func.func @gather(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{'comm.gather' communicates along axis 0, the axis a stream loop runs over; host-p2p-pipeline makes rings of comm.allgather and comm.reduce_scatter only}}
   %r = comm.gather %a into %g root 0 team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -28,11 +28,11 @@ func.func @gather(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
 // A reduction the host cannot combine partial blocks with.
 func.func @reduce_kind(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %pi = host.select %p[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%pi : memref<8xf32, strided<[1], offset: ?>>) outs(%pi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -47,14 +47,14 @@ func.func @reduce_kind(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
 // Positions in the team are ranks only when the team is the whole mesh in order.
 func.func @sub_team(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   // expected-error @+1 {{team [2, 3] is not the whole mesh in order, ranks 0 to 1: the ring takes position r in the team to be rank r}}
   %r = comm.allgather %a into %g team [2, 3] : memref<1x8xf32> into memref<2x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c2 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -65,14 +65,14 @@ func.func @sub_team(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
 
 func.func @permuted_team(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   // expected-error @+1 {{team [1, 0] is not the whole mesh in order, ranks 0 to 1}}
   %r = comm.allgather %a into %g team [1, 0] : memref<1x8xf32> into memref<2x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c2 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -84,14 +84,14 @@ func.func @permuted_team(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
 // One step per rank: a loop of 8 steps over a team of 4.
 func.func @extent(%a: memref<2x8xf32>, %g: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
   // expected-error @+1 {{the stream loop must run from 0 to 4 step 1, one step per rank of the team}}
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<2x8xf32> into memref<8x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c8 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c8 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -103,14 +103,14 @@ func.func @extent(%a: memref<2x8xf32>, %g: memref<8x8xf32>) {
 // One slice per rank: two rows per rank, and a loop over only four.
 func.func @slices_per_rank(%a: memref<2x8xf32>, %g: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{axis 0 of the output must have extent 4, one slice per rank of the team}}
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<2x8xf32> into memref<8x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -122,11 +122,11 @@ func.func @slices_per_rank(%a: memref<2x8xf32>, %g: memref<8x8xf32>) {
 // An allgather after the loop that reads it is not what the loop reads.
 func.func @allgather_after_loop(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -141,20 +141,19 @@ func.func @allgather_after_loop(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
 // Two stream loops slice one gathered buffer.
 func.func @two_loops(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{'comm.allgather' is sliced along axis 0 by 2 stream loops; a ring runs in one}}
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -166,14 +165,14 @@ func.func @two_loops(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
 // The request is the ring's to complete: waited for once, used nowhere else.
 func.func @request_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>) -> !comm.request {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{the request of 'comm.allgather' must be waited for by one comm.wait in its block and used nowhere else}}
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -185,15 +184,15 @@ func.func @request_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>) -> !comm.reque
 // Between the allgather and the loop, the gathered buffer is not filled yet.
 func.func @used_between(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
   // expected-error @+1 {{'host.copy' uses a buffer of 'comm.allgather' between it and its stream loop, where the ring moves it}}
   host.copy ins(%g : memref<4x8xf32>) outs(%h : memref<4x8xf32>)
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
@@ -205,13 +204,13 @@ func.func @used_between(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<4x8
 // The ring sends the allgather's input during the loop; the loop may not use it.
 func.func @input_in_loop(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     // expected-error @+1 {{'host.neg' uses a buffer of 'comm.allgather' in its stream loop, where the ring moves it}}
     host.neg ins(%a : memref<1x8xf32>) outs(%a : memref<1x8xf32>)
@@ -224,13 +223,13 @@ func.func @input_in_loop(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
 // In the loop, the gathered buffer is only read through slices at the loop index.
 func.func @whole_buffer_in_loop(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     // expected-error @+1 {{'host.neg' uses the output of 'comm.allgather' in its stream loop otherwise than as a host.select along axis 0 at the loop index in the loop body; the ring moves those slices}}
     host.neg ins(%g : memref<4x8xf32>) outs(%g : memref<4x8xf32>)
@@ -249,23 +248,20 @@ func.func @index_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<8x8xf
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     // expected-error @+1 {{'arith.muli' uses the index of a stream loop that becomes a ring, where the index is a step and no longer a slice; only host.stream_from_pool (of the index or of arith.remui of it) and host.select may use it}}
     %j = arith.muli %i, %c2 : index
     %hj = host.select %h[0][%j] : memref<8x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%hj : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
 
 // -----
 
-// A remainder of the index may pick the stream (streams rotated), nothing else.
+// The index picks nothing but the slices, even rotated as the streams are.
 func.func @rotated_index_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memref<2x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -274,36 +270,13 @@ func.func @rotated_index_used(%a: memref<1x8xf32>, %g: memref<4x8xf32>, %h: memr
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c2 {
+  ^bb0(%i: index, %s: !host.stream):
     // expected-error @+1 {{'arith.remui' uses the index of a stream loop that becomes a ring}}
     %p = arith.remui %i, %c2 : index
-    %s = host.stream_from_pool %p : !host.stream
-    host.set_current_stream %s
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %hp = host.select %h[0][%p] : memref<2x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%hp : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
-  }
-  return
-}
-
-// -----
-
-// The ring's transfers run on the stream the steps join into: a loop that
-// does not join has none to give them.
-func.func @no_join(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
-  comm.wait %r
-  // expected-error @+1 {{the stream loop of a ring must end each step by joining the step's stream into a stream defined before the loop (host.set_current_stream %main, then host.sync_stream of the step's stream): the ring's transfers run on that stream}}
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
-    host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
   }
   return
 }
@@ -318,32 +291,13 @@ func.func @off_stream(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.set_current_stream %main
     // expected-error @+1 {{'host.neg' uses a slice of the output of 'comm.allgather' off the step's stream: slices must be taken and used between host.set_current_stream to host.stream_from_pool of the loop index and the next stream switch}}
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
-  }
-  return
-}
-
-// -----
-
-// A stream loop that never runs on the step's stream.
-func.func @no_switch(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
-  comm.wait %r
-  // expected-error @+1 {{the stream loop never switches to host.stream_from_pool of its index, the stream a ring step runs on}}
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.sync_stream %s
-    %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
-    host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%gi : memref<8xf32, strided<[1], offset: ?>>)
+    host.set_current_stream %s
   }
   return
 }
@@ -353,11 +307,11 @@ func.func @no_switch(%a: memref<1x8xf32>, %g: memref<4x8xf32>) {
 // The reduce-scatter's output is written after the loop: the loop may not use it.
 func.func @output_in_loop(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %pi = host.select %p[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     // expected-error @+1 {{'host.neg' uses a buffer of 'comm.reduce_scatter' in its stream loop, where the ring moves it}}
     host.neg ins(%c : memref<1x8xf32>) outs(%c : memref<1x8xf32>)
@@ -373,11 +327,11 @@ func.func @output_in_loop(%p: memref<4x8xf32>, %c: memref<1x8xf32>) {
 // is the collective's, and no other op may use it before the ring has run.
 func.func @view_used_between(%p: memref<1x4x8xf32>, %c: memref<1x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %pi = host.select %p[1][%i] : memref<1x4x8xf32> to memref<1x8xf32, strided<[32, 1], offset: ?>>
     host.neg ins(%pi : memref<1x8xf32, strided<[32, 1], offset: ?>>) outs(%pi : memref<1x8xf32, strided<[32, 1], offset: ?>>)
   }
@@ -395,11 +349,11 @@ func.func @view_used_between(%p: memref<1x4x8xf32>, %c: memref<1x8xf32>) {
 // view's axis 0: it may use that buffer only through those slices.
 func.func @viewed_buffer_in_loop(%p: memref<1x4x8xf32>, %c: memref<1x8xf32>) {
   %c0 = arith.constant 0 : index
+  %main = host.get_current_stream : !host.stream
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %pi = host.select %p[1][%i] : memref<1x4x8xf32> to memref<1x8xf32, strided<[32, 1], offset: ?>>
     // expected-error @+1 {{'host.neg' uses the input of 'comm.reduce_scatter' in its stream loop otherwise than as a host.select along axis 1 at the loop index in the loop body; the ring moves those slices}}
     host.neg ins(%p : memref<1x4x8xf32>) outs(%p : memref<1x4x8xf32>)

@@ -70,19 +70,11 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -114,21 +106,11 @@ func.func @allgather_rotated(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %c2 : index
-    %s = host.stream_from_pool %k : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %c2 : index
-    %s = host.stream_from_pool %k : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c2 {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -158,20 +140,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r

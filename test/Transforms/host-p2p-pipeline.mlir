@@ -80,19 +80,11 @@ func.func @allgather(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.copy ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -163,20 +155,12 @@ func.func @ag_matmul(%a: memref<1x8x16xbf16>, %b: memref<16x32xbf16>, %c: memref
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %a into %g team [0, 1, 2, 3] : memref<1x8x16xbf16> into memref<4x8x16xbf16>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
     %ci = host.select %c[0][%i] : memref<4x8x32xbf16> to memref<8x32xbf16, strided<[32, 1], offset: ?>>
     host.matmul ins(%gi, %b : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<16x32xbf16>)
                 outs(%ci : memref<8x32xbf16, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -256,20 +240,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<8x32xf32, strided<[32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32> into memref<1x8x32xf32>
   comm.wait %r
@@ -344,20 +320,12 @@ func.func @matmul_reduce_scatter_of_view(%a: memref<1x4x8x16xf32>, %b: memref<16
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<1x4x8x32xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
-    host.sync_stream %main
-  }
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[1][%i] : memref<1x4x8x16xf32> to memref<1x8x16xf32, strided<[512, 16, 1], offset: ?>>
     %pi = host.select %p[1][%i] : memref<1x4x8x32xf32> to memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>
     host.matmul ins(%ai, %b : memref<1x8x16xf32, strided<[512, 16, 1], offset: ?>>, memref<16x32xf32>)
                 outs(%pi : memref<1x8x32xf32, strided<[1024, 32, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %whole = host.select %p[0][%c0] : memref<1x4x8x32xf32> to memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>>
   %r = comm.reduce_scatter %whole into %c sum team [0, 1, 2, 3] : memref<4x8x32xf32, strided<[256, 32, 1], offset: ?>> into memref<1x8x32xf32>
@@ -393,14 +361,11 @@ func.func @reduce_scatter_into_later_buffer(%a: memref<4x8xf32>) {
   %c4 = arith.constant 4 : index
   %p = host.alloc : memref<4x8xf32>
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %pi = host.select %p[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%ai : memref<8xf32, strided<[1], offset: ?>>) outs(%pi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %c = host.alloc : memref<1x8xf32>
   %r = comm.reduce_scatter %p into %c sum team [0, 1, 2, 3] : memref<4x8xf32> into memref<1x8xf32>
@@ -441,13 +406,10 @@ func.func @allgather_into_view(%in: memref<1x8xf32>) {
   %whole = host.select %g[1][%c0] : memref<2x1x8xf32> to memref<2x8xf32, strided<[8, 1], offset: ?>>
   %r = comm.allgather %in into %whole team [0, 1] : memref<1x8xf32> into memref<2x8xf32, strided<[8, 1], offset: ?>>
   comm.wait %r
-  scf.for %i = %c0 to %c2 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<2x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
     host.neg ins(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%gi : memref<1x8xf32, strided<[8, 1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -464,6 +426,11 @@ func.func @allgather_into_view(%in: memref<1x8xf32>) {
 // CHECK-NEXT: %[[G:.*]] = host.alloc : memref<8x2xf16>
 // CHECK-NEXT: %[[P:.*]] = host.alloc : memref<8x2xf16>
 // CHECK-NEXT: %[[MAIN:.*]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[C2]] step
+// CHECK-NEXT: %[[PS:.*]] = host.stream_from_pool %[[J]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[PS]]
+// CHECK-NEXT: host.sync_stream %[[MAIN]]
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[RANK:.*]] = host.rank : index
 // CHECK-NEXT: %[[OWN:.*]] = host.select %[[IN]][1][%[[C0]]] : memref<8x1xf16> to memref<8xf16, strided<[1], offset: ?>>
 // CUDA-NEXT: comm.share_mem_handles %[[IN]], %[[G]] team [0, 1]
@@ -509,14 +476,11 @@ func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g axis 1 team [0, 1] : memref<8x1xf16> into memref<8x2xf16>
   comm.wait %r
-  scf.for %i = %c0 to %c2 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[1][%i] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
     %pi = host.select %p[1][%i] : memref<8x2xf16> to memref<8xf16, strided<[2], offset: ?>>
     host.neg ins(%gi : memref<8xf16, strided<[2], offset: ?>>) outs(%pi : memref<8xf16, strided<[2], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   %q = comm.reduce_scatter %p into %out max axis 1 team [0, 1] : memref<8x2xf16> into memref<8x1xf16>
   comm.wait %q
@@ -531,7 +495,13 @@ func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
 // CHECK-LABEL: func.func @rotated_streams
 // CHECK: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[MAIN:.*]] = host.get_current_stream : !host.stream
-// CHECK: scf.for %[[I:.*]] = %[[C0:.*]] to %[[C4:.*]] step
+// CHECK: scf.for %[[J:.*]] = %[[C0:.*]] to %[[C4:.*]] step
+// CHECK-NEXT: %[[JP:.*]] = arith.remui %[[J]], %[[C2]] : index
+// CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool %[[JP]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[JS]]
+// CHECK-NEXT: host.sync_stream %[[MAIN]]
+// CHECK-NEXT: }
+// CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[C4]] step
 // CHECK: %[[P:.*]] = arith.remui %[[I]], %[[C2]] : index
 // CHECK-NEXT: %[[S:.*]] = host.stream_from_pool %[[P]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[S]]
@@ -564,15 +534,11 @@ func.func @rotated_streams(%in: memref<1x8xf32>, %out: memref<4x8xf32>) {
   %main = host.get_current_stream : !host.stream
   %r = comm.allgather %in into %g team [0, 1, 2, 3] : memref<1x8xf32> into memref<4x8xf32>
   comm.wait %r
-  scf.for %i = %c0 to %c4 step %c1 {
-    %p = arith.remui %i, %c2 : index
-    %s = host.stream_from_pool %p : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main streams %c2 {
+  ^bb0(%i: index, %s: !host.stream):
     %gi = host.select %g[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     %oi = host.select %out[0][%i] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
     host.neg ins(%gi : memref<8xf32, strided<[1], offset: ?>>) outs(%oi : memref<8xf32, strided<[1], offset: ?>>)
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
@@ -593,16 +559,13 @@ func.func @collective_pipeline(%a: memref<4x1x8xf32>, %g: memref<4x4x8xf32>) {
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %main = host.get_current_stream : !host.stream
-  scf.for %i = %c0 to %c4 step %c1 {
-    %s = host.stream_from_pool %i : !host.stream
-    host.set_current_stream %s
+  host.stream_for %c0 to %c4 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
     %ai = host.select %a[0][%i] : memref<4x1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
     %gi = host.select %g[0][%i] : memref<4x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
     %r = comm.allgather %ai into %gi team [0, 1, 2, 3]
         : memref<1x8xf32, strided<[8, 1], offset: ?>> into memref<4x8xf32, strided<[8, 1], offset: ?>>
     comm.wait %r
-    host.set_current_stream %main
-    host.sync_stream %s
   }
   return
 }
