@@ -102,10 +102,24 @@ fn erase_loops_that_do_nothing(function: OperationRef) {
     }
 }
 
+/// What [`expand`] made of a `host.stream_for`: its work loop, the
+/// iteration's stream there, and the join: the switch back to the caller's
+/// stream, then the `host.sync_stream` of the iteration's.
+pub struct Expanded<'c, 'a> {
+    pub work: OperationRef<'c, 'a>,
+    pub stream: Value<'c, 'a>,
+    pub join: OperationRef<'c, 'a>,
+    pub sync: OperationRef<'c, 'a>,
+}
+
 /// Replaces `stream_for` (a `host.stream_for`) by its fork loop and its work
 /// loop, through `rewriter`: the body's ops move into the work loop, between
-/// the switch to the iteration's stream and the join.
-pub fn expand<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, '_>) {
+/// the switch to the iteration's stream and the join. Returns the work loop's
+/// parts that host-p2p-pipeline rewrites.
+pub fn expand<'c, 'a>(
+    rewriter: &RewriterBase<'c, '_>,
+    stream_for: OperationRef<'c, 'a>,
+) -> Expanded<'c, 'a> {
     let context = rewriter.context();
     // SAFETY: the context outlives the rewrite.
     let context = unsafe { context.to_ref() };
@@ -141,7 +155,11 @@ pub fn expand<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, 
         block.append_operation(set_current_stream(context, caller, location));
         block.append_operation(sync_stream(context, stream, location));
     });
-    let work = rewriter.insert(work);
+    rewriter.insert(work);
+    let work = ir::block_ops(stream_for.block().expect("host.stream_for is in a block"))
+        .take_while(|op| *op != stream_for)
+        .last()
+        .expect("the work loop was inserted before the op");
     let work_body = work
         .region(0)
         .expect("a loop has a body")
@@ -159,6 +177,12 @@ pub fn expand<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, 
     rewriter.inline_block_before(body, join, &[index, stream]);
     rewriter.erase_op(host_yield);
     rewriter.erase_op(stream_for);
+    Expanded {
+        work,
+        stream,
+        join,
+        sync,
+    }
 }
 
 /// `scf.for` over `[lower, upper, step]` whose body `fill` builds (before its

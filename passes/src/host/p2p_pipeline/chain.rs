@@ -68,7 +68,7 @@ pub(super) fn gemm<'c, 'a>(
     let Collective::ReduceScatter(Combine::Sum) = ring.collective else {
         return None;
     };
-    let streams = ring.join.step_stream_index().map(constant);
+    let streams = ring.join.streams.map(constant);
     if parts < 2
         || streams.is_some_and(|streams| streams.is_none_or(|streams| streams <= parts))
         || constant(stream_loop.upper)? < 2
@@ -278,7 +278,7 @@ pub(super) fn rewrite<'c, 'a>(
     ));
     let later = at(iterations.index).add(at(ahead)).value;
     let later_stream =
-        Builder::before(context, first).pool_stream(later, ring.join.step_stream_index(), location);
+        Builder::before(context, first).pool_stream(later, ring.join.streams, location);
     let transfers = exchange(
         context,
         backend,

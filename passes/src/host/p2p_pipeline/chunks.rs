@@ -44,12 +44,13 @@ pub(super) struct Part<'c, 'a> {
     pub count: i64,
 }
 
-/// The loop's slices (`host.select` at the index), with the axis a part
-/// narrows in each: the one after the sliced axis, where the view keeps it.
+/// The loop's slices (`host.select` at the index), in program order, with
+/// the axis a part narrows in each: the one after the sliced axis, where the
+/// view keeps it.
 fn slices<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Vec<(Value<'c, 'a>, i64)> {
-    ir::users(stream_loop.index)
+    ir::nested(stream_loop.op)
         .into_iter()
-        .filter(|user| Op::HostSelect.is(user) && ir::operand(user, 1) == Some(stream_loop.index))
+        .filter(|op| Op::HostSelect.is(op) && ir::operand(op, 1) == Some(stream_loop.index))
         .filter_map(|select| {
             Some((
                 ir::result(&select, 0)?.into(),

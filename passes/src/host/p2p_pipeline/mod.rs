@@ -3,13 +3,18 @@
 //! point-to-point transfers fused into that loop.
 //!
 //! The stream loops come as `host.stream_for` ops from
-//! convert-fusion-to-host, fused by host-stream-parallelize. The pass first expands those a collective is
-//! sliced by along its communicated axis ([`plan::ring_stream_fors`]) into
-//! their `scf.for` form, with host-lower-stream-for's
-//! [`lower_stream_for::expand`], and rewrites that form.
+//! convert-fusion-to-host, fused by host-stream-parallelize. The pass reads
+//! each loop a collective is sliced by along its communicated axis from the
+//! op itself ([`plan`]): its range, its caller stream, its `streams`
+//! rotation, its body's index and stream arguments, selects and compute, as
+//! the op's verifier guarantees them. It then expands the loops with a ring
+//! with host-lower-stream-for's [`lower_stream_for::expand`], which returns
+//! the work loop, the step's stream and the join it made, and builds the
+//! ring's loops from those (the joins move out of the loop, so the ring's
+//! output is `scf.for` loops with explicit stream ops). Nothing recognises
+//! the expanded form.
 //!
-//! A stream loop (`scf.for %i` whose body takes `host.stream_from_pool %i`
-//! and switches to it) cannot run a collective slice by slice along the axis
+//! A stream loop cannot run a collective slice by slice along the axis
 //! the collective communicates over: slice `j` of an allgather's output is
 //! rank `j`'s shard, and slice `j` of a reduce-scatter's input goes to rank
 //! `j` alone. Such a collective therefore stays whole next to the loop, on
@@ -68,10 +73,9 @@
 //!
 //! # Streams
 //!
-//! The loop must end each step by joining the step's stream into a stream
-//! defined before it (`host.set_current_stream %main`, `host.sync_stream
-//! %step`), as host-stream-parallelize leaves it. The ring's transfers run on
-//! `%main`, one step after the other, so that step `i`'s data arrives after
+//! Each step of a `host.stream_for` joins the step's stream back into the
+//! caller's, `%main` (expanded: `host.set_current_stream %main`,
+//! `host.sync_stream %step`). The ring's transfers run on `%main`, one step after the other, so that step `i`'s data arrives after
 //! `i` transfers' time instead of all steps' data arriving together; the
 //! step's stream waits only for what it computes on (the allgather's
 //! received slice), and a reduce-scatter's transfer waits for the partial
@@ -110,17 +114,15 @@
 //! reduce-scatter kind with no host combination (`prod`, `min`, `avg`), a
 //! collective not next to its loop or whose request is used otherwise than
 //! by one `comm.wait`, buffers used between the two, a loop that uses the
-//! index for anything but the stream and slices, slices used off the
-//! step's stream, or a loop whose steps do not end by joining into a stream
-//! defined before it.
+//! index for anything but the stream and slices, or slices used off the
+//! step's stream.
 //!
 //! ```mlir
 //! %r = comm.allgather %a into %g team [0, 1, 2, 3]
 //!     : memref<1x128x64xbf16> into memref<4x128x64xbf16>
 //! comm.wait %r
-//! scf.for %i = %c0 to %c4 step %c1 {                  // the stream loop
-//!   %s = host.stream_from_pool %i : !host.stream
-//!   host.set_current_stream %s
+//! host.stream_for %c0 to %c4 step %c1 from %main {    // the stream loop
+//! ^bb0(%i: index, %s: !host.stream):
 //!   %gi = host.select %g[0][%i] : ...
 //!   host.matmul ins(%gi, %b : ...) outs(...)
 //!   ...
@@ -128,6 +130,7 @@
 //! ```
 //! becomes, with `backend=nccl`,
 //! ```mlir
+//! scf.for %i = %c0 to %c4 step %c1 { ... }            // the fork: each pool stream syncs %main
 //! %rank = host.rank : index
 //! %own = host.select %a[0][%c0] : ...
 //! scf.for %i = %c0 to %c4 step %c1 {
@@ -166,8 +169,9 @@
 //!
 //! - [`schedule`]: the ring formulas (`ring_step`, `slice`, `partner`) over
 //!   `RingArith`, emitted as `arith` ops or evaluated by the schedule tests;
-//! - [`plan`]: recognising the stream loops and their collectives (`Ring`,
-//!   `match_collective`), and the IR queries the others share;
+//! - [`plan`]: reading the stream loops from their `host.stream_for` and
+//!   finding their collectives (`Ring`, `match_collective`), and the IR
+//!   queries the others share;
 //! - [`chunks`]: steps in parts (uses `plan`);
 //! - [`exchange`]: the backends and the point-to-point transfers (`plan`);
 //! - [`receive_ahead`]: the receives posted a part ahead (`schedule`,
@@ -193,7 +197,7 @@ pub use exchange::Backend;
 
 use crate::{HirPass, host::lower_stream_for};
 use melior::{
-    IrRewriter,
+    IrRewriter, RewriterBase,
     ir::{OperationRef, operation::OperationLike},
 };
 use plan::{Collective, Reported, Ring, StreamLoop};
@@ -296,15 +300,14 @@ impl HirPass for P2pPipeline {
         {
             return false;
         }
-        // The loops a ring may run in, in the scf.for form the rewrite works on.
         let rewriter = IrRewriter::from_op(function);
-        for stream_for in plan::ring_stream_fors(function) {
-            lower_stream_for::expand(&rewriter.as_rewriter_base(), stream_for);
-        }
         match plan(function, self.chunks, self.sync) {
             Ok(loops) => {
-                for (stream_loop, rings, chunks) in loops {
-                    match chain::gemm(&stream_loop, &rings, chunks) {
+                for (stream_for, rings, chunks) in loops {
+                    let gemm = chain::gemm(&stream_for, &rings, chunks);
+                    let (stream_loop, rings) =
+                        expand(&rewriter.as_rewriter_base(), &stream_for, rings);
+                    match gemm {
                         Some(gemm) => chain::rewrite(
                             context,
                             self.backend,
@@ -328,6 +331,31 @@ impl HirPass for P2pPipeline {
             Err(Reported) => false,
         }
     }
+}
+
+/// Expands the `host.stream_for` of `stream_loop` into its fork loop and
+/// its work loop, the scf.for form the ring's loops are made of; returns the
+/// work loop and the rings in it.
+fn expand<'c, 'a>(
+    rewriter: &RewriterBase<'c, '_>,
+    stream_loop: &StreamLoop<'c, 'a>,
+    rings: Vec<Ring<'c, 'a>>,
+) -> (StreamLoop<'c, 'a>, Vec<Ring<'c, 'a>>) {
+    let expanded = lower_stream_for::expand(rewriter, stream_loop.op);
+    let rings = rings
+        .into_iter()
+        .map(|ring| Ring {
+            // A step that went at the body's end goes before the join.
+            at: if ring.at == ring.join.sync {
+                expanded.join
+            } else {
+                ring.at
+            },
+            join: ring.join.expanded(&expanded),
+            ..ring
+        })
+        .collect();
+    (StreamLoop::expanded(&expanded), rings)
 }
 
 /// Every stream loop with a ring, its rings, and the parts of its steps.

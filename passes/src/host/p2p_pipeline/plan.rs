@@ -1,4 +1,5 @@
-//! Recognising the rings: the stream loops, the collectives they slice
+//! Finding the rings: the stream loops, read from their `host.stream_for`
+//! ([`StreamLoop`], [`Join`]), the collectives they slice
 //! along the communicated axis ([`match_collective`]), and the located
 //! errors for those that cannot become a ring. Also the small IR queries the
 //! other modules share ([`constant`], [`integer_attribute`], [`within`],
@@ -8,6 +9,7 @@ pub(super) use crate::ir::{constant, integer_attribute};
 use crate::{
     builders::{static_shape, view_type},
     diagnostics::emit_error,
+    host::lower_stream_for,
     ir,
     ops::Op,
 };
@@ -25,7 +27,9 @@ use melior::{
 /// An error was emitted.
 pub(super) struct Reported;
 
-/// A loop over a stream axis, `scf.for %i = %c0 to %cD step %c1`.
+/// A loop over a stream axis: a `host.stream_for %c0 to %cD step %c1`,
+/// whose body's first argument is the index; once expanded (see
+/// [`StreamLoop::expanded`]), the work loop `scf.for` that stands for it.
 #[derive(Clone, Copy)]
 pub(super) struct StreamLoop<'c, 'a> {
     pub(super) op: OperationRef<'c, 'a>,
@@ -35,21 +39,72 @@ pub(super) struct StreamLoop<'c, 'a> {
     pub(super) upper: Value<'c, 'a>,
 }
 
-/// How a stream loop's step ends: `host.set_current_stream %main` then
-/// `host.sync_stream %step`, `%main` defined before the loop. The ring's
-/// transfers run on `%main`, and the joins move after the loop.
+/// The streams of a stream loop's steps, from the `host.stream_for`'s
+/// operands and body: each step forks from the caller's stream `main` and
+/// joins back into it. The ring's transfers run on `main`, and the joins
+/// move after the loop.
 #[derive(Clone, Copy)]
 pub(super) struct Join<'c, 'a> {
+    /// The caller's stream, the op's `from`.
     pub(super) main: Value<'c, 'a>,
+    /// The step's stream: the body's second argument; once expanded, the
+    /// work loop's `host.stream_from_pool`.
     pub(super) step_stream: Value<'c, 'a>,
+    /// `%n` where the steps rotate over `%n` pool streams (the op's `streams`).
+    pub(super) streams: Option<Value<'c, 'a>>,
+    /// Where the step joins: the body's `host.yield`; once expanded, the
+    /// work loop's `host.sync_stream` of the step's stream.
     pub(super) sync: OperationRef<'c, 'a>,
 }
 
 impl<'c, 'a> Join<'c, 'a> {
-    /// `%n` where the step's stream is rotated, `stream_from_pool (%i mod %n)`.
-    pub(super) fn step_stream_index(&self) -> Option<Value<'c, 'a>> {
-        let pool = OperationResult::try_from(self.step_stream).ok()?.owner();
-        rotation(ir::operand(&pool, 0)?).map(|(_, streams)| streams)
+    /// The join of the `host.stream_for` `stream_loop` stands for.
+    fn of(stream_loop: &StreamLoop<'c, 'a>) -> Self {
+        let operand = |position| ir::operand(&stream_loop.op, position);
+        Join {
+            main: operand(3).expect("verified: host.stream_for has its caller stream"),
+            step_stream: stream_loop
+                .body
+                .argument(1)
+                .expect("verified: the body takes the step's stream")
+                .into(),
+            // Counted, not asked for (see `lower_stream_for::expand`).
+            streams: (stream_loop.op.operand_count() > 4)
+                .then(|| operand(4))
+                .flatten(),
+            sync: stream_loop
+                .body
+                .terminator()
+                .expect("verified: the body ends with host.yield"),
+        }
+    }
+
+    /// The join once host-lower-stream-for's `expand` made `expanded` of
+    /// the loop: the work loop's step's stream and join.
+    pub(super) fn expanded(self, expanded: &lower_stream_for::Expanded<'c, 'a>) -> Self {
+        Join {
+            step_stream: expanded.stream,
+            sync: expanded.sync,
+            ..self
+        }
+    }
+}
+
+impl<'c, 'a> StreamLoop<'c, 'a> {
+    /// The work loop of `expanded`, the loop once host-lower-stream-for's
+    /// `expand` made it.
+    pub(super) fn expanded(expanded: &lower_stream_for::Expanded<'c, 'a>) -> Self {
+        let work = expanded.work;
+        let body = ir::region(&work, 0)
+            .and_then(|region| region.first_block())
+            .expect("scf.for has a body");
+        StreamLoop {
+            op: work,
+            body,
+            index: body.argument(0).expect("the loop index").into(),
+            lower: ir::operand(&work, 0).expect("scf.for has a lower bound"),
+            upper: ir::operand(&work, 1).expect("scf.for has an upper bound"),
+        }
     }
 }
 
@@ -200,35 +255,6 @@ fn communicated_operands(op: &OperationRef) -> Option<&'static [usize]> {
     }
 }
 
-/// The `host.stream_for` ops of `function` that slice a collective's
-/// communicated operand along its communicated axis: the loops a ring may
-/// run in, which the pass expands into their `scf.for` form before
-/// recognising the rings.
-pub(super) fn ring_stream_fors<'c, 'a>(
-    function: OperationRef<'c, 'a>,
-) -> Vec<OperationRef<'c, 'a>> {
-    let mut found = Vec::new();
-    for op in ir::nested(function) {
-        let Some(operands) = communicated_operands(&op) else {
-            continue;
-        };
-        let axis = integer_attribute(&op, "axis").unwrap_or(0);
-        for &operand in operands {
-            let operand = op.operand(operand).expect("a collective has two operands");
-            for sliced in Sliced::forms(operand, axis) {
-                for user in ir::users(sliced.buffer) {
-                    if let Some(stream_for) = slicing_stream_for(user, sliced.axis)
-                        && !found.contains(&stream_for)
-                    {
-                        found.push(stream_for);
-                    }
-                }
-            }
-        }
-    }
-    found
-}
-
 /// The `host.stream_for` that `user` is a select of at its index along
 /// `axis`, if any.
 pub(super) fn slicing_stream_for<'c, 'a>(
@@ -266,7 +292,7 @@ pub(super) fn match_collective<'c, 'a>(
         let operand = op.operand(operand).expect("a collective has two operands");
         for sliced in Sliced::forms(operand, axis) {
             for user in ir::users(sliced.buffer) {
-                if let Some(stream_loop) = slicing_loop(user, sliced.axis)
+                if let Some(stream_loop) = slicing_stream_for(user, sliced.axis).map(stream_loop)
                     && !loops.iter().any(|(known, _)| known.op == stream_loop.op)
                 {
                     loops.push((stream_loop, sliced));
@@ -382,15 +408,7 @@ pub(super) fn match_collective<'c, 'a>(
         .filter(|op| views.contains(op))
         .collect();
     let at = step_position(&stream_loop, &views, collective, &op_name)?;
-    let join = trailing_join(&stream_loop).ok_or_else(|| {
-        emit_error(
-            stream_loop.op.location(),
-            "the stream loop of a ring must end each step by joining the step's stream into a \
-             stream defined before the loop (host.set_current_stream %main, then \
-             host.sync_stream of the step's stream): the ring's transfers run on that stream",
-        );
-        Reported
-    })?;
+    let join = Join::of(&stream_loop);
 
     Ok(Some((
         stream_loop,
@@ -508,27 +526,19 @@ pub(super) fn whole_mesh(op: &OperationRef) -> Result<i64, String> {
 /// after the first select, before anything reads it; the reduce-scatter's
 /// partial leaves after the last use of any select, once everything has
 /// written it. The selects and their uses must all run on the step's stream,
-/// the one the ring moves data on.
+/// the one the ring moves data on: before the body's first stream switch.
 pub(super) fn step_position<'c, 'a>(
     stream_loop: &StreamLoop<'c, 'a>,
     views: &[OperationRef<'c, 'a>],
     collective: Collective,
     op_name: &str,
 ) -> Result<OperationRef<'c, 'a>, Reported> {
-    let Some((start, end)) = step_segment(stream_loop) else {
-        emit_error(
-            stream_loop.op.location(),
-            "the stream loop never switches to host.stream_from_pool of its index, the stream \
-             a ring step runs on",
-        );
-        return Err(Reported);
-    };
+    let end = ir::block_ops(stream_loop.body).find(|op| Op::HostSetCurrentStream.is(op));
     let mut last_use = views[0];
     for &view in views {
         for user in std::iter::once(view).chain(ir::users(view.result(0).expect("a view").into())) {
             let at = ir::ancestor_in(user, stream_loop.body).expect("a view is used where it is");
-            let on_step_stream =
-                start.is_before_in_block(at) && end.is_none_or(|end| at.is_before_in_block(end));
+            let on_step_stream = end.is_none_or(|end| at.is_before_in_block(end));
             if !on_step_stream {
                 emit_error(
                     user.location(),
@@ -553,7 +563,7 @@ pub(super) fn step_position<'c, 'a>(
     };
     Ok(after
         .next_in_block()
-        .expect("a loop body ends with scf.yield"))
+        .expect("a loop body ends with host.yield"))
 }
 
 /// The loop index only picks the step's stream and the slices: any other use
@@ -584,96 +594,22 @@ pub(super) fn check_index_uses(stream_loop: &StreamLoop) -> Result<(), Reported>
     result
 }
 
-/// The stream loop `user` is a select of at its index along `axis`, if any.
-pub(super) fn slicing_loop<'c, 'a>(
-    user: OperationRef<'c, 'a>,
-    axis: i64,
-) -> Option<StreamLoop<'c, 'a>> {
-    if !Op::HostSelect.is(&user) || integer_attribute(&user, "axis") != Some(axis) {
-        return None;
-    }
-    let index = ir::operand(&user, 1)?;
-    let op =
-        std::iter::successors(user.parent_operation(), |op| op.parent_operation()).find(|op| {
-            Op::ScfFor.is(op)
-                && ir::region(op, 0)
-                    .and_then(|region| region.first_block())
-                    .and_then(|body| body.argument(0).ok())
-                    .is_some_and(|argument| Value::from(argument) == index)
-        })?;
-    let body = ir::region(&op, 0)?.first_block()?;
-    let stream_loop = StreamLoop {
-        op,
+/// The stream loop `stream_for` (a `host.stream_for`) runs.
+fn stream_loop<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> StreamLoop<'c, 'a> {
+    let body = ir::region(&stream_for, 0)
+        .and_then(|region| region.first_block())
+        .expect("verified: host.stream_for has a body");
+    let operand = |position| ir::operand(&stream_for, position).expect("verified: its range");
+    StreamLoop {
+        op: stream_for,
         body,
-        index,
-        lower: ir::operand(&op, 0)?,
-        upper: ir::operand(&op, 1)?,
-    };
-    ir::block_ops(body)
-        .any(|op| is_stream_from_pool(&op, index))
-        .then_some(stream_loop)
-}
-
-/// The `host.set_current_stream` to the step's stream, and the next switch
-/// if any: the part of the body that runs on the step's stream.
-pub(super) fn step_segment<'c, 'a>(
-    stream_loop: &StreamLoop<'c, 'a>,
-) -> Option<(OperationRef<'c, 'a>, Option<OperationRef<'c, 'a>>)> {
-    let mut ops = ir::block_ops(stream_loop.body).skip_while(|op| {
-        !(Op::HostSetCurrentStream.is(op)
-            && ir::operand(op, 0)
-                .and_then(|stream| OperationResult::try_from(stream).ok())
-                .is_some_and(|stream| is_stream_from_pool(&stream.owner(), stream_loop.index)))
-    });
-    let start = ops.next()?;
-    Some((start, ops.find(|op| Op::HostSetCurrentStream.is(op))))
-}
-
-/// Whether `op` is the step's stream: `host.stream_from_pool` of the loop
-/// index, or of the index rotated over fewer streams (`arith.remui %i, %n`).
-pub(super) fn is_stream_from_pool(op: &OperationRef, index: Value) -> bool {
-    Op::HostStreamFromPool.is(op)
-        && op
-            .operand(0)
-            .is_ok_and(|operand| operand == index || is_rotation_of(operand, index))
-}
-
-/// Whether `value` is `arith.remui %index, %n`.
-pub(super) fn is_rotation_of(value: Value, index: Value) -> bool {
-    rotation(value).is_some_and(|(rotated, _)| rotated == index)
-}
-
-/// `(%i, %n)` where `value` is `arith.remui %i, %n`.
-pub(super) fn rotation<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, Value<'c, 'a>)> {
-    let op = OperationResult::try_from(value).ok()?.owner();
-    Op::ArithRemui
-        .is(&op)
-        .then_some((ir::operand(&op, 0)?, ir::operand(&op, 1)?))
-}
-
-/// The join the loop body ends with (the two ops before `scf.yield`), if it
-/// has one.
-pub(super) fn trailing_join<'c, 'a>(stream_loop: &StreamLoop<'c, 'a>) -> Option<Join<'c, 'a>> {
-    let ops: Vec<_> = ir::block_ops(stream_loop.body).collect();
-    let [.., set, sync, _yield] = ops[..] else {
-        return None;
-    };
-    if !Op::HostSetCurrentStream.is(&set) || !Op::HostSyncStream.is(&sync) {
-        return None;
+        index: body
+            .argument(0)
+            .expect("verified: the body takes the index")
+            .into(),
+        lower: operand(0),
+        upper: operand(1),
     }
-    let main = ir::operand(&set, 0)?;
-    let step_stream = ir::operand(&sync, 0)?;
-    let step_stream_op = OperationResult::try_from(step_stream).ok()?.owner();
-    let main_before_loop = match OperationResult::try_from(main) {
-        Ok(result) => !within(result.owner(), stream_loop.op),
-        // A block argument: the function's (the loop body's only one is the index).
-        Err(_) => true,
-    };
-    (main_before_loop && is_stream_from_pool(&step_stream_op, stream_loop.index)).then_some(Join {
-        main,
-        step_stream,
-        sync,
-    })
 }
 
 pub(super) fn is_select_of(op: OperationRef, axis: i64, index: Value) -> bool {

@@ -65,7 +65,7 @@ pub(super) fn plan<'c, 'a>(
     ring: &Ring<'c, 'a>,
 ) -> Option<Ahead<'c, 'a>> {
     let part = part?;
-    let streams = ring.join.step_stream_index().unwrap_or(stream_loop.upper);
+    let streams = ring.join.streams.unwrap_or(stream_loop.upper);
     if constant(streams)? < 2 {
         return None;
     }

@@ -202,9 +202,7 @@ pub(super) fn move_joins_after<'c, 'a>(
         stream_loop.op.operand(2).expect("scf.for has a step"),
         location,
     );
-    let stream = joins
-        .body
-        .pool_stream(joins.index, join.step_stream_index(), location);
+    let stream = joins.body.pool_stream(joins.index, join.streams, location);
     joins.body.sync_stream(stream, location);
     rewrite::rewriter(join.sync)
         .as_rewriter_base()
@@ -223,7 +221,7 @@ pub(super) fn compute_in_step_order<'c, 'a>(
     join: Join<'c, 'a>,
     one: Value<'c, 'a>,
 ) {
-    let streams = join.step_stream_index().unwrap_or(stream_loop.upper);
+    let streams = join.streams.unwrap_or(stream_loop.upper);
     if constant(streams) == Some(1) {
         return;
     }
@@ -273,7 +271,7 @@ pub(super) fn sync_next_after_transfers<'c, 'a>(
     one: Value<'c, 'a>,
     after: OperationRef<'c, 'a>,
 ) {
-    let streams = join.step_stream_index().unwrap_or(stream_loop.upper);
+    let streams = join.streams.unwrap_or(stream_loop.upper);
     if constant(streams) == Some(1) {
         return;
     }
