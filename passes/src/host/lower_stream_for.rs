@@ -102,12 +102,16 @@ fn erase_loops_that_do_nothing(function: OperationRef) {
     }
 }
 
-/// What [`expand`] made of a `host.stream_for`: its work loop, the
-/// iteration's stream there, and the join: the switch back to the caller's
-/// stream, then the `host.sync_stream` of the iteration's.
+/// What [`expand`] made of a `host.stream_for`: its work loop; the op that
+/// takes the loop index to pick the iteration's pool stream (the
+/// `arith.remui` where the streams rotate, else the `host.stream_from_pool`),
+/// that stream and the switch to it; and the join: the switch back to the
+/// caller's stream, then the `host.sync_stream` of the iteration's.
 pub struct Expanded<'c, 'a> {
     pub work: OperationRef<'c, 'a>,
+    pub pick: OperationRef<'c, 'a>,
     pub stream: Value<'c, 'a>,
+    pub switch: OperationRef<'c, 'a>,
     pub join: OperationRef<'c, 'a>,
     pub sync: OperationRef<'c, 'a>,
 }
@@ -168,6 +172,7 @@ pub fn expand<'c, 'a>(
     // [remui,] stream_from_pool, set_current_stream, the join's
     // set_current_stream and sync_stream, scf.yield.
     let ops: Vec<OperationRef> = ir::block_ops(work_body).collect();
+    let (pick, switch) = (ops[0], ops[ops.len() - 4]);
     let (join, sync) = (ops[ops.len() - 3], ops[ops.len() - 2]);
     let index: Value = work_body.argument(0).expect("the loop index").into();
     let stream = sync.operand(0).expect("sync_stream has its stream");
@@ -179,7 +184,9 @@ pub fn expand<'c, 'a>(
     rewriter.erase_op(stream_for);
     Expanded {
         work,
+        pick,
         stream,
+        switch,
         join,
         sync,
     }

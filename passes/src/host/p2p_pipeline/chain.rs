@@ -131,7 +131,7 @@ pub(super) fn rewrite<'c, 'a>(
             .expect("scf.for has an upper bound"),
         ..*stream_loop
     };
-    per_iteration_streams(ring, steps.index, iterations.index);
+    per_iteration_streams(ring, iterations.index);
     move_joins_after(context, &iterations, ring.join);
     compute_in_step_order(context, &iterations, ring.join, one);
 
@@ -305,25 +305,14 @@ pub(super) fn rewrite<'c, 'a>(
 
 /// Points the step's pool stream at the iteration instead of the step that
 /// [`chunks::split_loop`] made it: each part computes on its own stream.
-fn per_iteration_streams<'c, 'a>(
-    ring: &Ring<'c, 'a>,
-    step: Value<'c, 'a>,
-    iteration: Value<'c, 'a>,
-) {
-    let pool = OperationResult::try_from(ring.join.step_stream)
-        .expect("a pool stream")
-        .owner();
-    let operand = pool.operand(0).expect("stream_from_pool has an index");
-    let picks = if operand == step {
-        pool
-    } else {
-        OperationResult::try_from(operand)
-            .expect("a rotation of the step")
-            .owner()
-    };
+fn per_iteration_streams<'c, 'a>(ring: &Ring<'c, 'a>, iteration: Value<'c, 'a>) {
+    let pick = ring
+        .join
+        .pick
+        .expect("the chain rewrites the expanded loop");
     rewrite::set_operand(
-        &rewrite::rewriter(picks).as_rewriter_base(),
-        picks,
+        &rewrite::rewriter(pick).as_rewriter_base(),
+        pick,
         0,
         iteration,
     );

@@ -55,6 +55,11 @@ pub(super) struct Join<'c, 'a> {
     /// Where the step joins: the body's `host.yield`; once expanded, the
     /// work loop's `host.sync_stream` of the step's stream.
     pub(super) sync: OperationRef<'c, 'a>,
+    /// Once expanded, the work loop's switch to the step's stream and the op
+    /// that takes the loop index to pick that stream (see
+    /// [`lower_stream_for::Expanded`]); `None` on the `host.stream_for`.
+    pub(super) switch: Option<OperationRef<'c, 'a>>,
+    pub(super) pick: Option<OperationRef<'c, 'a>>,
 }
 
 impl<'c, 'a> Join<'c, 'a> {
@@ -76,6 +81,8 @@ impl<'c, 'a> Join<'c, 'a> {
                 .body
                 .terminator()
                 .expect("verified: the body ends with host.yield"),
+            switch: None,
+            pick: None,
         }
     }
 
@@ -85,6 +92,8 @@ impl<'c, 'a> Join<'c, 'a> {
         Join {
             step_stream: expanded.stream,
             sync: expanded.sync,
+            switch: Some(expanded.switch),
+            pick: Some(expanded.pick),
             ..self
         }
     }

@@ -225,11 +225,7 @@ pub(super) fn compute_in_step_order<'c, 'a>(
     if constant(streams) == Some(1) {
         return;
     }
-    let Some(switch) = ir::block_ops(stream_loop.body)
-        .find(|op| Op::HostSetCurrentStream.is(op) && ir::operand(op, 0) == Some(join.step_stream))
-    else {
-        return;
-    };
+    let switch = join.switch.expect("the ring rewrites the expanded loop");
     let after = switch.next_in_block().expect("a terminator follows");
     let location = switch.location();
     let cursor = Builder::before(context, after).located(location);
