@@ -32,7 +32,8 @@
 //! with the bounds and caller stream only it used.
 //! A `host.stream_for` nested in another one's body is expanded first. The
 //! pass cannot fail: what it needs is what the op's verifier checks.
-//! [`expand`] is the rewrite, which host-p2p-pipeline uses too.
+//! [`expand`] is the rewrite, which host-p2p-pipeline uses too: it returns
+//! what it made ([`Expanded`]), so that nothing need recognise it.
 
 use crate::{HirPass, ir, ops::Op, patterns, rewrite};
 use hir_dialects::host;
