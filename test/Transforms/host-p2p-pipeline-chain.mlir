@@ -127,6 +127,12 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // CHECK-SAME: %[[C:[^:]*]]: memref<1x8x32xbf16>)
 // CHECK: %[[N:.*]] = arith.constant 3 : index
 // CHECK: %[[P:.*]] = host.alloc : memref<1x4x8x32xbf16>
+// CHECK-NEXT: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[FR:.*]] = arith.remui %[[F]], %[[N]] : index
+// CHECK-NEXT: %[[FS:.*]] = host.stream_from_pool %[[FR]] : !host.stream
+// CHECK-NEXT: host.set_current_stream %[[FS]]
+// CHECK-NEXT: host.sync_stream
+// CHECK-NEXT: }
 // CUDA: comm.share_mem_handles %[[P]], %[[C]] team [0, 1, 2, 3] : memref<1x4x8x32xbf16>, memref<1x8x32xbf16>
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[LATER:.*]] = arith.addi %[[J]], %{{.*}} : index
