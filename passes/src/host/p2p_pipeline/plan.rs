@@ -87,7 +87,8 @@ impl<'c, 'a> Join<'c, 'a> {
     }
 
     /// The join once host-lower-stream-for's `expand` made `expanded` of
-    /// the loop: the work loop's step's stream and join.
+    /// the loop: the work loop's step's stream, its join, its switch to the
+    /// step's stream and the op that picks that stream.
     pub(super) fn expanded(self, expanded: &lower_stream_for::Expanded<'c, 'a>) -> Self {
         Join {
             step_stream: expanded.stream,
