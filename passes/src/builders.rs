@@ -474,21 +474,12 @@ pub fn chunk_at(op: &OperationRef, index: Value) -> Option<(usize, i64)> {
 /// Whether a memref type is laid out row-major from offset 0, as a
 /// `host.alloc` or a function argument is.
 pub fn is_contiguous(r#type: Type) -> bool {
-    let (Some(shape), Ok(memref)) = (static_shape(r#type), MemRefType::try_from(r#type)) else {
+    let (Some(shape), Some((strides, offset))) = (static_shape(r#type), strides_and_offset(r#type))
+    else {
         return false;
     };
-    let mut strides = vec![0; shape.len()];
-    let mut offset = 0;
-    // SAFETY: `strides` has one element per axis.
-    let strided = unsafe {
-        mlir_sys::mlirMemRefTypeGetStridesAndOffset(
-            memref.to_raw(),
-            strides.as_mut_ptr(),
-            &mut offset,
-        )
-    };
     let row_major = (0..shape.len()).map(|axis| shape[axis + 1..].iter().product::<i64>());
-    strided.value != 0 && offset == 0 && strides.into_iter().eq(row_major)
+    offset == 0 && strides.into_iter().eq(row_major)
 }
 
 /// The static shape of a memref type.
@@ -498,6 +489,11 @@ pub fn buffer_shape(r#type: Type) -> Vec<i64> {
 
 /// The strides of a memref type with a strided layout.
 pub fn strides(r#type: Type) -> Option<Vec<i64>> {
+    strides_and_offset(r#type).map(|(strides, _)| strides)
+}
+
+/// The strides and the offset of a memref type with a strided layout.
+fn strides_and_offset(r#type: Type) -> Option<(Vec<i64>, i64)> {
     let r#type = MemRefType::try_from(r#type).ok()?;
     let mut strides = vec![0; r#type.rank()];
     let mut offset = 0;
@@ -509,7 +505,7 @@ pub fn strides(r#type: Type) -> Option<Vec<i64>> {
             &mut offset,
         )
     };
-    (strided.value != 0).then_some(strides)
+    (strided.value != 0).then_some((strides, offset))
 }
 
 /// The shape of a memref type whose extents are all static.

@@ -108,34 +108,33 @@ fn presplit_loop<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'
         return false;
     };
     let index: Value = body.argument(0).expect("the iteration's index").into();
-    // The chunks of the loop's count, of buffers that have a split view.
-    let chunks: Vec<(OperationRef, usize, Value)> = ir::block_ops(body)
+    // The chunks of the loop's count, of buffers that have a split view, and
+    // the allgather that writes each, if any.
+    let chunks: Vec<(OperationRef, usize, Value, Option<Gathering>)> = ir::block_ops(body)
         .filter_map(|op| {
             let (axis, size) = builders::chunk_at(&op, index)?;
             let source = ir::operand(&op, 0)?;
             let extent = builders::static_shape(source.r#type())?[axis];
             (extent == iterations * size && builders::is_contiguous(source.r#type()))
-                .then_some((op, axis, source))
+                .then(|| (op, axis, source, gathering(source, axis, iterations)))
         })
         .collect();
-    if !chunks
-        .iter()
-        .any(|&(_, axis, source)| gathering(source, axis, iterations).is_some())
-    {
+    if chunks.iter().all(|(.., gathered)| gathered.is_none()) {
         return false;
     }
     // Every chunk the loop takes, gathered or not, becomes a select, so that
     // the index only picks slices (what the ring rewrites).
     let mut views: Vec<(Value, usize, Value)> = Vec::new();
-    for (chunk, axis, source) in chunks {
+    for (chunk, axis, source, gathered) in chunks {
         let known = views
             .iter()
             .find(|&&(buffer, at, _)| buffer == source && at == axis)
             .map(|&(_, _, view)| view);
+        // A buffer met before has its view (its allgather, if any, is split).
         let view = match known {
             Some(view) => view,
             None => {
-                let view = match gathering(source, axis, iterations) {
+                let view = match gathered {
                     Some(Gathering::Presplit(view)) => view,
                     Some(Gathering::Whole(allgather)) => {
                         presplit_allgather(context, rewriter, allgather, axis, iterations)
