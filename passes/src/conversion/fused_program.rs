@@ -17,17 +17,15 @@
 //! is `loads [x, b broadcast along 0], add(0, 1): f32, convert(2): bf16,
 //! store y <- 3`.
 
-use super::runtime_calls::{Failure, Result, dtype};
+use super::runtime_calls::{self, Failure, Result, dtype};
 use crate::ir;
 use crate::ops::Op;
 use hir_abi::fused::{Instr, Load, Program};
 use hir_abi::{Binary, Unary};
 use hir_dialects::{OpKind, destination};
 use melior::ir::{
-    BlockLike, OperationRef, RegionLike, Value,
-    attribute::{DenseI32ArrayAttribute, DenseI64ArrayAttribute},
-    block::BlockArgument,
-    operation::OperationLike,
+    BlockLike, OperationRef, RegionLike, Value, attribute::DenseI32ArrayAttribute,
+    block::BlockArgument, operation::OperationLike,
 };
 
 /// The program of `fused`, a verified `host.fused` op.
@@ -159,14 +157,8 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
 
 /// The new axes of a broadcast.
 fn axes<'c>(op: OperationRef<'c, '_>) -> Result<'c, Vec<usize>> {
-    let axes = op
-        .attribute("axes")
-        .ok()
-        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
-        .ok_or_else(|| {
-            Failure::new(op.location(), format!("'{}' op has no axes", ir::name(&op)))
-        })?;
-    Ok((0..axes.len())
-        .map(|index| axes.element(index).expect("index in range") as usize)
+    Ok(runtime_calls::axes(&op)?
+        .into_iter()
+        .map(|axis| axis as usize)
         .collect())
 }

@@ -285,16 +285,7 @@ fn over_axes<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, '
         }
         _ => return Err(no_lowering(&op)),
     };
-    let axes = op
-        .attribute("axes")
-        .ok()
-        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
-        .ok_or_else(|| {
-            Failure::new(op.location(), format!("'{}' op has no axes", ir::name(&op)))
-        })?;
-    let axes: Vec<i64> = (0..axes.len())
-        .map(|index| axes.element(index).expect("index in range"))
-        .collect();
+    let axes = runtime_calls::axes(&op)?;
     let mut arguments = runtime.buffers();
     arguments.push(runtime.list("axes", &axes)?);
     runtime.call(entry, &arguments)?;

@@ -27,8 +27,8 @@ use melior::{
         Attribute, BlockRef, Identifier, Location, Operation, OperationRef, Region, RegionLike,
         Type, TypeLike, Value, ValueLike,
         attribute::{
-            DenseElementsAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
-            TypeAttribute,
+            DenseElementsAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute,
+            IntegerAttribute, StringAttribute, TypeAttribute,
         },
         operation::{OperationBuilder, OperationLike},
         r#type::{FunctionType, IntegerType, MemRefType, RankedTensorType},
@@ -59,6 +59,18 @@ impl<'c> Failure<'c> {
 }
 
 pub type Result<'c, T> = std::result::Result<T, Failure<'c>>;
+
+/// The `axes` list of `op` (a reduction's or a broadcast's).
+pub fn axes<'c>(op: &OperationRef<'c, '_>) -> Result<'c, Vec<i64>> {
+    let axes = op
+        .attribute("axes")
+        .ok()
+        .and_then(|axes| DenseI64ArrayAttribute::try_from(axes).ok())
+        .ok_or_else(|| Failure::new(op.location(), format!("'{}' op has no axes", ir::name(op))))?;
+    Ok((0..axes.len())
+        .map(|index| axes.element(index).expect("index in range"))
+        .collect())
+}
 
 /// The element type of buffer `value`, operand of `op`, as the runtime knows it.
 pub fn dtype<'c>(op: &OperationRef<'c, '_>, value: Value<'c, '_>) -> Result<'c, DType> {
