@@ -15,7 +15,7 @@
 //! - Streams and requests are `i64` handles (stream 0 is the caller's).
 //! - Teams and axis lists are `memref<*xi64>` constants.
 //! - Attributes are `i64`: reduce kinds and backends by their [`ReduceKind`]
-//!   and [`Backend`] codes.
+//!   and [`Transport`] codes.
 //! - The calling thread's rank is set by the launcher; no entry takes it.
 
 use std::fmt;
@@ -128,28 +128,36 @@ impl ReduceKind {
     }
 }
 
-/// How data moves between ranks; the code is the `i64` the entries take.
+/// How data moves between ranks (`comm`'s `on nccl`/`on cuda`, the
+/// `p2p` option of `hir-lower`); the code is the `i64` the entries take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i64)]
-pub enum Backend {
+pub enum Transport {
     Nccl = 0,
     Cuda = 1,
 }
 
-impl Backend {
-    /// The spelling of the `comm` dialect (`on cuda`).
+impl Transport {
+    pub const ALL: [Transport; 2] = [Transport::Nccl, Transport::Cuda];
+
+    /// The spelling of the `comm` dialect (`on cuda`) and of the options.
     pub const fn name(self) -> &'static str {
         match self {
-            Backend::Nccl => "nccl",
-            Backend::Cuda => "cuda",
+            Transport::Nccl => "nccl",
+            Transport::Cuda => "cuda",
         }
     }
 
-    /// The backend an entry's `i64` argument names.
+    /// The transport spelled `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|transport| transport.name() == name)
+    }
+
+    /// The transport an entry's `i64` argument names.
     pub fn from_code(code: i64) -> Option<Self> {
-        [Backend::Nccl, Backend::Cuda]
+        Self::ALL
             .into_iter()
-            .find(|backend| *backend as i64 == code)
+            .find(|transport| *transport as i64 == code)
     }
 }
 

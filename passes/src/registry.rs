@@ -206,8 +206,8 @@ pub const PASSES: &[PassInfo] = &[
             },
         ],
         create: |options| {
-            let backend = options.choice("backend", &host::p2p_pipeline::Backend::NAMES)?;
-            let backend = host::p2p_pipeline::Backend::from_name(backend)
+            let backend = options.choice("backend", &host::p2p_pipeline::Transport::NAMES)?;
+            let backend = host::p2p_pipeline::Transport::from_name(backend)
                 .expect("the choice is one of the names");
             let chunks = options.count(CHUNKS.name)?;
             let allreduce = options.choice("allreduce", &host::p2p_pipeline::Allreduce::NAMES)?;

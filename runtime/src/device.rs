@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::fused::FusedKernel;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
-use hir_abi::Backend;
+use hir_abi::Transport;
 use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
@@ -68,7 +68,7 @@ pub trait Device: Send + Sync {
     /// per buffer and team).
     fn share_mem_handle(&self, buffer: View, team: Team) -> Result<()>;
     /// The host waits until every rank of the team reaches the barrier.
-    fn barrier(&self, team: Team, backend: Backend) -> Result<()>;
+    fn barrier(&self, team: Team, backend: Transport) -> Result<()>;
 
     /// The host waits until all work enqueued on this rank is done.
     fn synchronize(&self) -> Result<()>;

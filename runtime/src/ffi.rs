@@ -20,7 +20,7 @@ use crate::fused::FusedKernel;
 use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use hir_abi::fused::Program;
-use hir_abi::{Backend, Collective, DType, Entry, ReduceKind};
+use hir_abi::{Transport, Collective, DType, Entry, ReduceKind};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -125,8 +125,8 @@ fn non_negative(value: i64, what: &str) -> Result<usize> {
     usize::try_from(value).map_err(|_| Error::Invalid(format!("{what} {value} is negative")))
 }
 
-fn backend(code: i64) -> Result<Backend> {
-    Backend::from_code(code).ok_or_else(|| Error::Invalid(format!("unknown backend code {code}")))
+fn backend(code: i64) -> Result<Transport> {
+    Transport::from_code(code).ok_or_else(|| Error::Invalid(format!("unknown backend code {code}")))
 }
 
 /// The compute entries: `bufs` are the inputs then the output.

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::memref::View;
-use hir_abi::{Backend, Binary, Collective, DType, Entry, ReduceKind, Reduction, Unary};
+use hir_abi::{Transport, Binary, Collective, DType, Entry, ReduceKind, Reduction, Unary};
 use std::fmt;
 use std::sync::Arc;
 
@@ -253,7 +253,7 @@ pub struct CollectiveOp {
     /// For the gathering and scattering collectives; 0 otherwise.
     pub axis: usize,
     pub team: Team,
-    pub backend: Backend,
+    pub backend: Transport,
     pub input: View,
     pub output: View,
 }
@@ -278,7 +278,7 @@ impl CollectiveOp {
     /// Checks what one rank can check alone: the backend, the root, the
     /// reduce kind of an integer type and the shapes of its own buffers.
     pub fn validate(&self) -> Result<()> {
-        if self.backend != Backend::Nccl {
+        if self.backend != Transport::Nccl {
             return Err(Error::Invalid(
                 "backend 'cuda' moves point-to-point transfers only; collectives use 'nccl'".into(),
             ));
@@ -331,7 +331,7 @@ pub struct Transfer {
     /// Global rank.
     pub peer: usize,
     pub team: Team,
-    pub backend: Backend,
+    pub backend: Transport,
 }
 
 /// The batch axes of a matmul of an lhs with batch axes `lhs` and an rhs

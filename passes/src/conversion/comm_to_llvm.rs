@@ -11,7 +11,7 @@
 //!   `memref<*xi64>` constants (`memref.global`; several teams of one
 //!   size, `team [[0, 1], [2, 3]]`, are a 2-D constant, one team a row, of
 //!   which the runtime takes the row that holds the calling rank), reduce kinds and backends
-//!   their `i64` codes ([`ReduceKind`], [`Backend`]).
+//!   their `i64` codes ([`ReduceKind`], [`Transport`]).
 //! - `!comm.request` values become `i64` handles, also where they flow
 //!   through `scf.for` iter_args (so a wait can be posted one iteration
 //!   later) and `scf.if` results: those block arguments and results are
@@ -49,7 +49,7 @@ use super::handles::{Handles, is_request};
 use super::runtime_calls::{self, Failure, Result, Runtime, Shared, State, dtype};
 use crate::ops::Op;
 use crate::{HirPass, ir, patterns};
-use hir_abi::{Backend, Collective, Entry, ReduceKind};
+use hir_abi::{Transport, Collective, Entry, ReduceKind};
 use melior::ir::{
     OperationRef, Value,
     attribute::{DenseI64ArrayAttribute, IntegerAttribute},
@@ -143,11 +143,11 @@ fn reduce_kind<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
     Ok(kind as i64)
 }
 
-/// The code of `op`'s backend (`comm.Backend`, an `i32` enum, `nccl` by default).
+/// The code of `op`'s backend (`comm.Transport`, an `i32` enum, `nccl` by default).
 fn backend<'c>(op: &OperationRef<'c, '_>) -> Result<'c, i64> {
     let backend = match integer(op, "backend", 0) {
-        0 => Backend::Nccl,
-        1 => Backend::Cuda,
+        0 => Transport::Nccl,
+        1 => Transport::Cuda,
         other => {
             return Err(Failure::new(
                 op.location(),

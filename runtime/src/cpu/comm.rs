@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
-use hir_abi::{Backend, Collective, Entry, ReduceKind};
+use hir_abi::{Transport, Collective, Entry, ReduceKind};
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 
@@ -210,7 +210,7 @@ pub(crate) type Region = (usize, usize);
 
 /// Which transfer: backend, team, sender, receiver and the number of earlier
 /// transfers between the two in that direction.
-pub(crate) type SlotKey = (Backend, Team, usize, usize, u64);
+pub(crate) type SlotKey = (Transport, Team, usize, usize, u64);
 
 /// One side of a transfer, as a task posts it.
 pub(crate) struct Post {
@@ -270,7 +270,7 @@ impl Mailbox {
     fn complete(&self, post: &Post, waiter: &Waiter) -> Result<()> {
         let key = &post.key;
         // With `cuda` only the sender copies: it owns the copy engine work.
-        let may_copy = key.0 == Backend::Nccl || post.send;
+        let may_copy = key.0 == Transport::Nccl || post.send;
         let slots = waiter.until(
             &self.slots,
             &self.changed,
@@ -366,7 +366,7 @@ fn move_data(key: &SlotKey, from: &View, to: &View, mapped: &[Region]) -> Result
             describe_slot(key)
         )));
     }
-    if key.0 == Backend::Cuda {
+    if key.0 == Transport::Cuda {
         let target = to.footprint();
         let inside = |&(start, end): &Region| start <= target.start && target.end <= end;
         if target.end > target.start && !mapped.iter().any(inside) {

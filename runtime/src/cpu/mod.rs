@@ -28,7 +28,7 @@ use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
 use comm::{Contribution, Mailbox, Post, Region};
-use hir_abi::{Backend, Collective};
+use hir_abi::{Transport, Collective};
 use queue::Queue;
 pub use race::Races;
 use race::{Access, Clock, Tracker};
@@ -246,7 +246,7 @@ struct Host {
     /// Per (backend, team, sender, receiver, whether this rank sends), the
     /// transfers posted so far: a rank that sends to itself counts its sends
     /// and its receives apart, so the `k`-th of each match.
-    transfers: HashMap<(Backend, Team, usize, usize, bool), u64>,
+    transfers: HashMap<(Transport, Team, usize, usize, bool), u64>,
     /// The IPC handle cache: buffers already shared with a team.
     shared: HashSet<(Region, Team)>,
     /// This rank's buffers shared with some team, and the members' (its own
@@ -571,7 +571,7 @@ impl CpuDevice {
         };
         let mut host = lock(&self.host);
         let host = &mut *host;
-        if backend == Backend::Cuda {
+        if backend == Transport::Cuda {
             let region = buffer.footprint();
             let inside = |&(start, end): &Region| start <= region.start && region.end <= end;
             if region.end > region.start && !host.exported.iter().any(inside) {
@@ -593,7 +593,7 @@ impl CpuDevice {
             send,
             buffer,
             mapped: match (backend, send) {
-                (Backend::Cuda, true) => host.mapped.get(&peer).cloned().unwrap_or_default(),
+                (Transport::Cuda, true) => host.mapped.get(&peer).cloned().unwrap_or_default(),
                 _ => Vec::new(),
             },
         };
@@ -616,7 +616,7 @@ impl CpuDevice {
             // hold the stream (the sends after it would wait behind it, and a
             // ring of such ranks would deadlock): it runs on the team's queue,
             // and `comm.wait` is what orders the stream after it.
-            (Backend::Cuda, true) => host.current,
+            (Transport::Cuda, true) => host.current,
             _ => self.comm_queue(host, &team)?,
         };
         let event = self.post_transfers(host, queue, entry.name(), vec![access], vec![post])?;
@@ -860,8 +860,8 @@ impl Device for CpuDevice {
         Ok(())
     }
 
-    fn barrier(&self, team: Team, backend: Backend) -> Result<()> {
-        if backend != Backend::Nccl {
+    fn barrier(&self, team: Team, backend: Transport) -> Result<()> {
+        if backend != Transport::Nccl {
             return Err(Error::Invalid(
                 "a barrier runs on the 'nccl' backend".into(),
             ));

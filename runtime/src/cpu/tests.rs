@@ -251,7 +251,7 @@ fn an_allreduce_may_be_in_place() {
                 root: 0,
                 axis: 0,
                 team: team(&[0, 1, 2]),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
                 input: view(&mut buffer),
                 output: view(&mut buffer),
             };
@@ -278,7 +278,7 @@ fn mismatched_collectives_fail_naming_rank_and_op() {
                 root: 0,
                 axis: 0,
                 team: team(&[0, 1]),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
                 input: view(&mut input),
                 output: view(&mut output),
             };
@@ -308,7 +308,7 @@ fn a_recv_with_no_sender_times_out_naming_rank_and_op() {
                         buffer: view(&mut buffer),
                         peer: 0,
                         team: team(&[0, 1]),
-                        backend: Backend::Nccl,
+                        backend: Transport::Nccl,
                     })
                     .unwrap();
                 device.wait(request).unwrap();
@@ -364,7 +364,7 @@ fn ring(world: &World, sends_first: bool, via_c_abi: bool) {
                     buffer: buffer.clone(),
                     peer,
                     team: team(&members),
-                    backend: Backend::Nccl,
+                    backend: Transport::Nccl,
                 };
                 device.start_coalescing().unwrap();
                 if sends_first {
@@ -405,7 +405,7 @@ fn a_rank_sends_to_itself_on_both_transfer_backends() {
     // Rank r of 2 sends to itself and to its peer in each group, twice, so
     // that the k-th send to itself must match its k-th receive from itself.
     let world = world_with(2, 1, Duration::from_secs(5));
-    for backend in [Backend::Nccl, Backend::Cuda] {
+    for backend in [Transport::Nccl, Transport::Cuda] {
         let received = world
             .run(|device| {
                 let rank = device.rank();
@@ -414,7 +414,7 @@ fn a_rank_sends_to_itself_on_both_transfer_backends() {
                 let mut got = array(DType::F32, &[2, 2, 4], |_| -1.0);
                 let _known = known(device, &[&mine, &got]);
                 let (mine, got_view) = (view(&mut mine), view(&mut got));
-                if backend == Backend::Cuda {
+                if backend == Transport::Cuda {
                     device
                         .share_mem_handle(mine.clone(), team(&members))
                         .unwrap();
@@ -468,7 +468,7 @@ fn an_uncoalesced_ring_of_sends_deadlocks_like_nccl_and_times_out() {
                 buffer,
                 peer,
                 team: team(&[0, 1]),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
             };
             let sent = device.send(transfer(view(&mut a))).unwrap();
             let received = device.recv(transfer(view(&mut b))).unwrap();
@@ -511,9 +511,9 @@ fn cuda_transfers_write_the_mapped_peer_buffer() {
                 // Transfers run on the current stream: send on stream 1,
                 // receive on stream 2, and join both on stream 0.
                 crate::ffi::hir_rt_set_current_stream(1);
-                let sent = send(o.ptr(), peer as i64, team.ptr(), Backend::Cuda as i64);
+                let sent = send(o.ptr(), peer as i64, team.ptr(), Transport::Cuda as i64);
                 crate::ffi::hir_rt_set_current_stream(2);
-                let got = recv(i.ptr(), peer as i64, team.ptr(), Backend::Cuda as i64);
+                let got = recv(i.ptr(), peer as i64, team.ptr(), Transport::Cuda as i64);
                 crate::ffi::hir_rt_set_current_stream(0);
                 crate::ffi::hir_rt_wait(sent);
                 crate::ffi::hir_rt_wait(got);
@@ -545,7 +545,7 @@ fn a_cuda_transfer_needs_the_peer_buffer_mapped() {
                 buffer,
                 peer: 1 - rank,
                 team: team(&[0, 1]),
-                backend: Backend::Cuda,
+                backend: Transport::Cuda,
             };
             let request = if rank == 0 {
                 device.send(transfer)
@@ -575,7 +575,7 @@ fn a_cuda_transfer_needs_its_own_buffer_shared() {
                 buffer: view(&mut buffer),
                 peer: 0,
                 team: team(&[0]),
-                backend: Backend::Cuda,
+                backend: Transport::Cuda,
             };
             let error = device.send(transfer).unwrap_err().to_string();
             assert!(
@@ -607,7 +607,7 @@ fn one_stream_runs_in_order_and_streams_run_concurrently() {
                     root: 0,
                     axis: 0,
                     team: team(&[0, 1]),
-                    backend: Backend::Nccl,
+                    backend: Transport::Nccl,
                     input: view(&mut mine),
                     output: view(&mut gathered),
                 };
@@ -637,7 +637,7 @@ fn one_stream_runs_in_order_and_streams_run_concurrently() {
                     root: 0,
                     axis: 0,
                     team: team(&[0, 1]),
-                    backend: Backend::Nccl,
+                    backend: Transport::Nccl,
                     input: view(&mut mine),
                     output: view(&mut gathered),
                 };
@@ -726,7 +726,7 @@ fn allgather_then_matmul(with_wait: bool) -> Result<Vec<Vec<f32>>, RunError> {
             root: 0,
             axis: 0,
             team: team(&[0, 1]),
-            backend: Backend::Nccl,
+            backend: Transport::Nccl,
             input: view(&mut a),
             output: view(&mut gathered),
         };
@@ -1219,7 +1219,7 @@ fn the_trace_has_a_track_per_rank_and_stream() {
                 root: 0,
                 axis: 0,
                 team: team(&[0, 1]),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
                 input: view(&mut a),
                 output: view(&mut b),
             };
@@ -1496,7 +1496,7 @@ fn requests_are_waited_later_and_in_any_order() {
                 root: 0,
                 axis: 0,
                 team: team(&[0, 1]),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
                 input: view(a).slice(0, row, 1),
                 output: view(b).slice(0, row, 1),
             };

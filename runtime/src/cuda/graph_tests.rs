@@ -8,7 +8,7 @@ use super::{CudaDevice, nccl_present};
 use crate::device::Device;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
-use hir_abi::{Backend, Binary, Collective, DType, ReduceKind};
+use hir_abi::{Transport, Binary, Collective, DType, ReduceKind};
 
 const LEN: usize = 1 << 16;
 
@@ -63,7 +63,7 @@ fn program(device: &CudaDevice, p: &[*mut u8], nccl: bool) {
                 root: 0,
                 axis: 0,
                 team: Team::new(&[0], 1).unwrap(),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
                 input: View::contiguous(DType::F32, p[3], &[LEN]),
                 output: View::contiguous(DType::F32, p[4], &[LEN]),
             })
@@ -141,11 +141,11 @@ fn a_cuda_transfer_or_a_barrier_in_a_capture_is_refused() {
                             buffer: View::contiguous(DType::F32, ptr, &[LEN]),
                             peer: 0,
                             team: team.clone(),
-                            backend: Backend::Cuda,
+                            backend: Transport::Cuda,
                         })
                         .map(drop),
                 );
-                errors.push(device.barrier(team.clone(), Backend::Nccl));
+                errors.push(device.barrier(team.clone(), Transport::Nccl));
             });
             assert!(captured.is_ok(), "a refusal leaves the capture usable");
             for error in errors {

@@ -54,7 +54,7 @@ use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
 use cudarc::driver::{CudaContext, result as cu, sys};
-use hir_abi::{Backend, Collective, Entry};
+use hir_abi::{Transport, Collective, Entry};
 use ipc::Ipc;
 use kernels::Kernels;
 use nccl::{Comm, CommCell};
@@ -801,7 +801,7 @@ impl CudaDevice {
         team.require(self.rank, "rank")?;
         let mut guard = self.state()?;
         let state = &mut *guard;
-        if backend == Backend::Cuda {
+        if backend == Transport::Cuda {
             Self::refuse_in_capture(
                 state.capturing,
                 "a `cuda` (CUDA-IPC) transfer",
@@ -1345,8 +1345,8 @@ impl Device for CudaDevice {
         state.ipc.share(&self.me(), &team, &buffer, number)
     }
 
-    fn barrier(&self, team: Team, backend: Backend) -> Result<()> {
-        if backend != Backend::Nccl {
+    fn barrier(&self, team: Team, backend: Transport) -> Result<()> {
+        if backend != Transport::Nccl {
             return Err(Error::Invalid(
                 "a barrier runs on the 'nccl' backend".into(),
             ));

@@ -11,7 +11,7 @@ use crate::memref::View;
 use crate::memref::tests::Descriptor;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
-use hir_abi::{Backend, Binary, Collective, DType, ReduceKind, Reduction, Unary};
+use hir_abi::{Transport, Binary, Collective, DType, ReduceKind, Reduction, Unary};
 use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.
@@ -843,7 +843,7 @@ fn collective(
         root,
         axis,
         team: Team::new(&[0, 1], 2).unwrap(),
-        backend: Backend::Nccl,
+        backend: Transport::Nccl,
         input,
         output,
     }
@@ -980,7 +980,7 @@ fn nccl_send_recv_in_a_group_match() {
                 buffer,
                 peer,
                 team: team.clone(),
-                backend: Backend::Nccl,
+                backend: Transport::Nccl,
             };
             // Send a contiguous block, receive into a strided slice (staged).
             device.start_coalescing().unwrap();
@@ -1110,7 +1110,7 @@ fn cuda_ipc_ring_matches_and_reuses_its_shares() {
             buffer,
             peer,
             team: team.clone(),
-            backend: Backend::Cuda,
+            backend: Transport::Cuda,
         };
         let main = device.current_stream();
         for round in 0..rounds {
@@ -1183,7 +1183,7 @@ fn a_cuda_transfer_of_an_unshared_buffer_says_so() {
                 buffer: dense(DType::F32, ptr, &[64]),
                 peer,
                 team: team.clone(),
-                backend: Backend::Cuda,
+                backend: Transport::Cuda,
             };
             let shared = device.alloc(1, 256).unwrap().as_ptr();
             let other = device.alloc(2, 256).unwrap().as_ptr();
@@ -1238,7 +1238,7 @@ fn reshare_after_free(device: &CudaDevice) -> Reshared {
         buffer: whole(ptr),
         peer,
         team: team.clone(),
-        backend: Backend::Cuda,
+        backend: Transport::Cuda,
     };
     let first = device.buffer(4 * len).unwrap();
     let freed_at = first.ptr();
@@ -1405,7 +1405,7 @@ fn a_receive_without_its_send_times_out_instead_of_hanging() {
                 buffer,
                 peer: 1,
                 team,
-                backend: Backend::Cuda,
+                backend: Transport::Cuda,
             };
             let request = device.recv(transfer).unwrap();
             device.wait(request).unwrap();

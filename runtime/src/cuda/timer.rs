@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
 use cudarc::driver::{CudaContext, result as cu, sys};
-use hir_abi::{Backend, Collective, DType, ReduceKind};
+use hir_abi::{Transport, Collective, DType, ReduceKind};
 use std::sync::Arc;
 
 /// A timing event recorded on stream 0 of one rank.
@@ -45,7 +45,7 @@ impl CudaDevice {
             root: 0,
             axis: 0,
             team: Team::new(&ranks, world)?,
-            backend: Backend::Nccl,
+            backend: Transport::Nccl,
             input: view.clone(),
             output: view,
         })?;

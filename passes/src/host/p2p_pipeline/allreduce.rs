@@ -58,7 +58,7 @@
 //! `comm.wait`. The reduce-scatter then meets the rules of its ring.
 
 use super::{
-    exchange::{Backend, Direction, Transfer, point_to_point, request_of},
+    exchange::{Transport, Direction, Transfer, point_to_point, request_of},
     plan::{Reported, Sliced, defined_before, integer_attribute, slicing_stream_for, whole_mesh},
     schedule::{Emitted, partner, slice},
 };
@@ -92,7 +92,7 @@ struct Candidate<'c, 'a> {
 /// Nothing changes where an error was emitted.
 pub(super) fn split<'c, 'a>(
     context: &'c Context,
-    backend: Backend,
+    backend: Transport,
     function: OperationRef<'c, 'a>,
 ) -> Result<(), Reported> {
     let mut candidates = Vec::new();
@@ -204,7 +204,7 @@ fn candidate<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Option<Candidate<'c, 'a
 
 /// Replaces the allreduce of `found` by the reduce-scatter into the rank's
 /// block and the allgather ring after it.
-fn rewrite_candidate<'c, 'a>(context: &'c Context, backend: Backend, found: &Candidate<'c, 'a>) {
+fn rewrite_candidate<'c, 'a>(context: &'c Context, backend: Transport, found: &Candidate<'c, 'a>) {
     let Candidate {
         op,
         wait,
@@ -219,7 +219,7 @@ fn rewrite_candidate<'c, 'a>(context: &'c Context, backend: Backend, found: &Can
     let before_loop = Builder::before(context, stream_for).located(location);
     let rank = before_loop.rank(location);
     let own = before_loop.part(output, axis as usize, rank, size, location);
-    if backend == Backend::Cuda {
+    if backend == Transport::Cuda {
         before_loop.share_mem_handles(&[output], team, location);
     }
 
@@ -270,7 +270,7 @@ fn rewrite_candidate<'c, 'a>(context: &'c Context, backend: Backend, found: &Can
         );
         match backend {
             // One group: NCCL matches the pair whatever order the peers post it in.
-            Backend::Nccl => {
+            Transport::Nccl => {
                 cursor.insert(comm::StartCoalescingOperation::builder(context, location).build());
                 cursor.insert(receive);
                 cursor.insert(send);
@@ -284,7 +284,7 @@ fn rewrite_candidate<'c, 'a>(context: &'c Context, backend: Backend, found: &Can
                 cursor.wait(group, location);
             }
             // The receive frees its slot before the send waits for the peer's.
-            Backend::Cuda => {
+            Transport::Cuda => {
                 let received = request_of(cursor.insert(receive));
                 let sent = request_of(cursor.insert(send));
                 cursor.wait(sent, location);

@@ -25,7 +25,7 @@
 
 use super::{
     chunks,
-    exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
     plan::{Collective, Combine, Ring, StreamLoop, constant, defined_before, integer_attribute},
     rewrite::{compute_in_step_order, erase_collective, move_joins_after},
     schedule::{Emitted, RingArith, partner, ring_step, slice},
@@ -108,7 +108,7 @@ fn output_as_view<'c>(ring: &Ring<'c, '_>) -> Type<'c> {
 /// `gemm` is what [`gemm`] found for them.
 pub(super) fn rewrite<'c, 'a>(
     context: &'c Context,
-    backend: Backend,
+    backend: Transport,
     parts: i64,
     stream_loop: &StreamLoop<'c, 'a>,
     ring: &Ring<'c, 'a>,
@@ -157,7 +157,7 @@ pub(super) fn rewrite<'c, 'a>(
             before_loop.location,
         ),
     };
-    if backend == Backend::Cuda {
+    if backend == Transport::Cuda {
         before_loop.share_mem_handles(&[ring.sliced, ring.output], ring.team, before_loop.location);
     }
 
@@ -323,7 +323,7 @@ fn per_iteration_streams<'c, 'a>(ring: &Ring<'c, 'a>, iteration: Value<'c, 'a>) 
 /// accumulates onto what is received waits for it.
 fn exchange<'c, 'a>(
     context: &'c Context,
-    backend: Backend,
+    backend: Transport,
     ring: &Ring<'c, 'a>,
     receive: Transfer<'c, 'a>,
     send: Transfer<'c, 'a>,
@@ -357,14 +357,14 @@ fn exchange<'c, 'a>(
     let arrived = match backend {
         // The receive first frees its slot for the sender as early as the
         // main stream allows; the send waits for the step's GEMM.
-        Backend::Cuda => {
+        Transport::Cuda => {
             let received = request_of(ops.insert(recv()));
             ops.sync_stream(ring.join.step_stream, location);
             let sent = request_of(ops.insert(send()));
             ops.wait(sent, location);
             received
         }
-        Backend::Nccl => {
+        Transport::Nccl => {
             ops.sync_stream(ring.join.step_stream, location);
             ops.insert(comm::StartCoalescingOperation::builder(context, location).build());
             ops.insert(recv());

@@ -3,6 +3,7 @@
 //! move ([`as_operand_slice`]).
 
 use super::plan::Ring;
+pub use hir_abi::Transport;
 use crate::builders::{self, Builder, view_type};
 use hir_dialects::comm;
 use melior::{
@@ -12,37 +13,6 @@ use melior::{
         attribute::IntegerAttribute, r#type::IntegerType,
     },
 };
-
-/// How the ring's transfers move data (the `backend` option).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// NCCL send/recv, coalesced per step.
-    Nccl,
-    /// CUDA-IPC copies between buffers shared before the loop.
-    Cuda,
-}
-
-impl Backend {
-    /// The option's values, as the option and `comm`'s `on` spell them.
-    pub const NAMES: [&'static str; 2] = ["nccl", "cuda"];
-
-    /// The backend the option spells `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "nccl" => Some(Backend::Nccl),
-            "cuda" => Some(Backend::Cuda),
-            _ => None,
-        }
-    }
-
-    /// The value of `comm`'s `Comm_Backend` enum attribute.
-    pub(super) const fn code(self) -> i64 {
-        match self {
-            Backend::Nccl => 0,
-            Backend::Cuda => 1,
-        }
-    }
-}
 
 /// A buffer and the rank it goes to or comes from.
 pub(super) struct Transfer<'c, 'a> {
@@ -61,7 +31,7 @@ pub(super) enum Direction {
 pub(super) fn point_to_point<'c>(
     context: &'c Context,
     location: Location<'c>,
-    backend: Backend,
+    backend: Transport,
     team: Attribute<'c>,
     direction: Direction,
     transfer: &Transfer<'c, '_>,

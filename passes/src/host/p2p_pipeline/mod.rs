@@ -193,7 +193,7 @@ mod receive_ahead;
 mod rewrite;
 mod schedule;
 
-pub use exchange::Backend;
+pub use exchange::Transport;
 
 use crate::{HirPass, host::lower_stream_for};
 use melior::{
@@ -269,7 +269,7 @@ impl StreamSync {
 /// [`StreamSync::Comm`], `chunks` is 0 or 1 (the caller checks it): the
 /// allgather rings it applies to run whole steps.
 pub fn create(
-    backend: Backend,
+    backend: Transport,
     chunks: usize,
     allreduce: Allreduce,
     sync: StreamSync,
@@ -283,7 +283,7 @@ pub fn create(
 }
 
 struct P2pPipeline {
-    backend: Backend,
+    backend: Transport,
     chunks: i64,
     allreduce: Allreduce,
     sync: StreamSync,

@@ -27,7 +27,7 @@
 
 use super::{
     chunks,
-    exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
     plan::{Ring, StreamLoop, constant, integer_attribute},
     schedule::{Emitted, RingArith},
 };
@@ -149,7 +149,7 @@ pub(super) fn receives<'c>(
         let received = request_of(ops.insert(point_to_point(
             context,
             location,
-            Backend::Cuda,
+            Transport::Cuda,
             ring.team,
             Direction::Receive,
             transfer,

@@ -8,7 +8,7 @@
 
 use super::{
     StreamSync, chunks,
-    exchange::{Backend, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
     plan::{
         Collective, Combine, Join, Ring, StreamLoop, constant, defined_before, local_step_last,
         within,
@@ -80,7 +80,7 @@ impl<'c, 'a> Step<'c, 'a> {
 
 pub(super) fn rewrite<'c, 'a>(
     context: &'c Context,
-    backend: Backend,
+    backend: Transport,
     chunks: i64,
     sync: StreamSync,
     stream_loop: &StreamLoop<'c, 'a>,
@@ -304,7 +304,7 @@ pub(super) fn sync_next_after_transfers<'c, 'a>(
 /// transfers touch are shared once before the loop. Returns the exchange.
 pub(super) fn ring_steps<'c, 'a>(
     context: &'c Context,
-    backend: Backend,
+    backend: Transport,
     stream_loop: &StreamLoop<'c, 'a>,
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
@@ -363,11 +363,11 @@ pub(super) fn ring_steps<'c, 'a>(
             )
         }
     };
-    if backend == Backend::Cuda {
+    if backend == Transport::Cuda {
         before_loop.share_mem_handles(&shared, ring.team, before_loop.location);
     }
     let ahead = match (backend, ring.collective) {
-        (Backend::Cuda, Collective::Allgather) => receive_ahead::plan(
+        (Transport::Cuda, Collective::Allgather) => receive_ahead::plan(
             at_step,
             stream_loop,
             step.parts.as_ref().map(|&(part, _)| part),
@@ -538,7 +538,7 @@ pub(super) struct Exchange<'c, 'a> {
 /// step the sent buffer is the received one's content.
 pub(super) fn exchange<'c, 'a>(
     cursor: Builder<'c, 'a>,
-    backend: Backend,
+    backend: Transport,
     step: &Step<'c, 'a>,
     ring: &Ring<'c, 'a>,
     transfers_of: Exchange<'c, 'a>,
@@ -590,7 +590,7 @@ pub(super) fn exchange<'c, 'a>(
         // The partial the step sends was computed on the step's stream.
         ops.sync_stream(ring.join.step_stream, location);
     }
-    if backend == Backend::Nccl {
+    if backend == Transport::Nccl {
         ops.insert(comm::StartCoalescingOperation::builder(context, location).build());
     }
     let received = match &ahead {
@@ -618,16 +618,16 @@ pub(super) fn exchange<'c, 'a>(
         &send,
     )));
     let received = match backend {
-        Backend::Nccl => Some(request_of(
+        Transport::Nccl => Some(request_of(
             ops.insert(
                 comm::EndCoalescingOperation::builder(context, location)
                     .request(request)
                     .build(),
             ),
         )),
-        Backend::Cuda => received,
+        Transport::Cuda => received,
     };
-    if backend == Backend::Cuda {
+    if backend == Transport::Cuda {
         ops.wait(sent, location);
     }
     match ring.collective {
