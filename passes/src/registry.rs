@@ -206,7 +206,10 @@ pub const PASSES: &[PassInfo] = &[
             },
         ],
         create: |options| {
-            let backend = options.choice("backend", &host::p2p_pipeline::Transport::NAMES)?;
+            let backend = options.choice(
+                "backend",
+                &hir_abi::Transport::ALL.map(hir_abi::Transport::name),
+            )?;
             let backend = host::p2p_pipeline::Transport::from_name(backend)
                 .expect("the choice is one of the names");
             let chunks = options.count(CHUNKS.name)?;
