@@ -150,7 +150,9 @@ impl Transport {
 
     /// The transport spelled `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|transport| transport.name() == name)
+        Self::ALL
+            .into_iter()
+            .find(|transport| transport.name() == name)
     }
 
     /// The transport an entry's `i64` argument names.

@@ -49,7 +49,7 @@ use super::handles::{Handles, is_request};
 use super::runtime_calls::{self, Failure, Result, Runtime, Shared, State, dtype};
 use crate::ops::Op;
 use crate::{HirPass, ir, patterns};
-use hir_abi::{Transport, Collective, Entry, ReduceKind};
+use hir_abi::{Collective, Entry, ReduceKind, Transport};
 use melior::ir::{
     OperationRef, Value,
     attribute::{DenseI64ArrayAttribute, IntegerAttribute},

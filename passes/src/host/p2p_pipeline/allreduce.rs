@@ -58,7 +58,7 @@
 //! `comm.wait`. The reduce-scatter then meets the rules of its ring.
 
 use super::{
-    exchange::{Transport, Direction, Transfer, point_to_point, request_of},
+    exchange::{Direction, Transfer, Transport, point_to_point, request_of},
     plan::{Reported, Sliced, defined_before, integer_attribute, slicing_stream_for, whole_mesh},
     schedule::{Emitted, partner, slice},
 };

@@ -25,7 +25,7 @@
 
 use super::{
     chunks,
-    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Direction, Transfer, Transport, as_operand_slice, point_to_point, request_of},
     plan::{Collective, Combine, Ring, StreamLoop, constant, defined_before, integer_attribute},
     rewrite::{compute_in_step_order, erase_collective, move_joins_after},
     schedule::{Emitted, RingArith, partner, ring_step, slice},

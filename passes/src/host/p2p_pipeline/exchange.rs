@@ -3,8 +3,8 @@
 //! move ([`as_operand_slice`]).
 
 use super::plan::Ring;
-pub use hir_abi::Transport;
 use crate::builders::{self, Builder, view_type};
+pub use hir_abi::Transport;
 use hir_dialects::comm;
 use melior::{
     Context,

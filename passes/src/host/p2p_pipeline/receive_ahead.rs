@@ -27,7 +27,7 @@
 
 use super::{
     chunks,
-    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Direction, Transfer, Transport, as_operand_slice, point_to_point, request_of},
     plan::{Ring, StreamLoop, constant, integer_attribute},
     schedule::{Emitted, RingArith},
 };

@@ -8,7 +8,7 @@
 
 use super::{
     StreamSync, chunks,
-    exchange::{Transport, Direction, Transfer, as_operand_slice, point_to_point, request_of},
+    exchange::{Direction, Transfer, Transport, as_operand_slice, point_to_point, request_of},
     plan::{
         Collective, Combine, Join, Ring, StreamLoop, constant, defined_before, local_step_last,
         within,
