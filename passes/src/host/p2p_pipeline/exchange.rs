@@ -38,7 +38,7 @@ pub(super) fn point_to_point<'c>(
 ) -> Operation<'c> {
     let request = builders::request_type(context);
     let on: Attribute =
-        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend.code()).into();
+        IntegerAttribute::new(IntegerType::new(context, 32).into(), backend as i64).into();
     match direction {
         Direction::Receive => comm::RecvOperation::builder(context, location)
             .request(request)
