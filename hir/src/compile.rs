@@ -5,10 +5,10 @@
 //! zero-copy.
 //!
 //! ```no_run
-//! use hir::compile::{Array, Options, compile};
-//! use hir::runtime::cpu;
-//! let program = compile(&std::fs::read_to_string("sum.mlir")?, "sum.mlir", &Options::default())?;
-//! let world = cpu::World::new(cpu::Config::new(4, program.num_streams))?;
+//! use hir::compile::{Array, LowerOptions, compile};
+//! use hir::runtime::{Backend, World, world::Config};
+//! let program = compile(&std::fs::read_to_string("sum.mlir")?, "sum.mlir", &LowerOptions::default())?;
+//! let world = World::start(&Config::new(Backend::Cpu, 4, program.pool_streams()))?;
 //! // Per rank: each input's local shard, then one array per output.
 //! let mut data: Vec<Vec<Vec<f32>>> = /* ... */ vec![];
 //! let arrays: Vec<Vec<Array>> = data.iter_mut().map(|rank| {
@@ -24,11 +24,14 @@ use crate::jit::{Engine, Packed};
 use crate::program::{self, Param, Signature};
 use anyhow::{Context as _, Result, anyhow};
 pub use hir_abi::DType;
+pub use hir_passes::LowerOptions;
 use hir_runtime::bounds::Registration;
-use hir_runtime::{Device, RunError, cpu, cuda};
+use hir_runtime::{Device, RunError, cuda};
 use std::cell::RefCell;
 use std::ffi::c_void;
+use std::path::Path;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// A program ready to run on any rank of a world.
 pub struct Compiled {
@@ -36,7 +39,10 @@ pub struct Compiled {
     _engine: Engine,
     pub entry: Packed,
     pub signature: Signature,
-    pub num_streams: usize,
+    /// How it was lowered.
+    pub options: LowerOptions,
+    /// How long each step of its compilation took, in order.
+    pub stages: Vec<Stage>,
 }
 
 // SAFETY: the engine is only destroyed (on drop), never changed, once
@@ -46,36 +52,96 @@ unsafe impl Send for Compiled {}
 // SAFETY: as above: nothing of it is mutated after construction.
 unsafe impl Sync for Compiled {}
 
-/// How a program is lowered: `hir-lower`'s options.
-pub struct Options {
-    /// Pool streams the stream loops rotate over; the world's ranks need a
-    /// pool of at least this many.
-    pub num_streams: usize,
-    /// `none`, or ring pipelines over `nccl` or `cuda` (CUDA-IPC).
-    pub p2p: String,
-    /// Parts each ring step is split into (0: the pass chooses).
-    pub ring_chunks: usize,
+/// The streams of a pool a world makes for a program that does not say
+/// (`num-streams=0`: its loops rotate over all the pool has).
+pub const DEFAULT_POOL_STREAMS: usize = 4;
+
+/// A program's text, and the name its diagnostics' locations use.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// Text named `name` (a file name, or `<string>`).
+    Text { text: &'a str, name: &'a str },
+    /// A `.mlir` file, read and parsed by MLIR (locations name the file).
+    File(&'a Path),
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            num_streams: 4,
-            p2p: "none".into(),
-            ring_chunks: 0,
+/// What compiling shows as it goes; by default nothing: MLIR's diagnostics
+/// are collected into the error.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// Diagnostics printed on stderr as MLIR emits them (a command-line
+    /// tool), instead of collected into the error.
+    pub print_diagnostics: bool,
+    /// The IR printed on stdout after each lowering step.
+    pub print_ir: bool,
+}
+
+/// One step of a compilation and how long it took.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    pub name: &'static str,
+    pub time: Duration,
+}
+
+/// Times each step of a compilation, logging each as its own duration.
+struct Stages {
+    last: Instant,
+    done: Vec<Stage>,
+}
+
+impl Stages {
+    fn start() -> Stages {
+        Stages {
+            last: Instant::now(),
+            done: Vec::new(),
         }
+    }
+
+    /// Ends step `name`, begun when the previous one ended.
+    fn end(&mut self, name: &'static str) {
+        let now = Instant::now();
+        let time = now - self.last;
+        self.last = now;
+        tracing::debug!(
+            stage = name,
+            ms = %format!("{:.3}", time.as_secs_f64() * 1e3),
+            "compile"
+        );
+        self.done.push(Stage { name, time });
     }
 }
 
-/// Compiles `source` (named `name` in diagnostics) for a world whose ranks'
-/// pools have `options.num_streams` streams.
-pub fn compile(source: &str, name: &str, options: &Options) -> Result<Compiled> {
+/// Compiles `source` (named `name` in diagnostics) lowered with `options`.
+pub fn compile(source: &str, name: &str, options: &LowerOptions) -> Result<Compiled> {
+    compile_source(
+        Source::Text { text: source, name },
+        options,
+        Report::default(),
+    )
+}
+
+/// Parses, imports (a program of upstream `shard` ops), lowers with
+/// `options` and JIT-compiles `source`: the one road from a program's text
+/// to an entry every rank can call, which `hir-run`, `hir-bench` and the
+/// Python package all take.
+pub fn compile_source(
+    source: Source<'_>,
+    options: &LowerOptions,
+    report: Report,
+) -> Result<Compiled> {
+    options.check().map_err(|error| anyhow!("{error}"))?;
+    let mut stages = Stages::start();
     let context = crate::context::registered_context();
     let diagnostics = Rc::new(RefCell::new(String::new()));
     let sink = diagnostics.clone();
+    let print = report.print_diagnostics;
     context.attach_diagnostic_handler(move |diagnostic| {
-        sink.borrow_mut()
-            .push_str(&crate::context::format_diagnostic(&diagnostic));
+        let text = crate::context::format_diagnostic(&diagnostic);
+        if print {
+            eprint!("{text}");
+        } else {
+            sink.borrow_mut().push_str(&text);
+        }
         true
     });
     let with_diagnostics = |error: anyhow::Error| {
@@ -86,32 +152,55 @@ pub fn compile(source: &str, name: &str, options: &Options) -> Result<Compiled> 
             anyhow!("{error:#}\n{}", text.trim_end())
         }
     };
-    let mut module = program::parse_source(&context, source, name).map_err(with_diagnostics)?;
-    // A program written with upstream `shard` ops imports first, as hir-run does.
-    program::import(&context, &mut module, false).map_err(with_diagnostics)?;
+    let (module, name) = match source {
+        Source::Text { text, name } => {
+            (program::parse_source(&context, text, name), name.to_owned())
+        }
+        Source::File(path) => (program::parse(&context, path), path.display().to_string()),
+    };
+    let mut module = module.map_err(with_diagnostics)?;
+    stages.end("parse");
+    if program::import(&context, &mut module, report.print_ir).map_err(with_diagnostics)? {
+        tracing::debug!("imported the shard program into fusion");
+    }
+    stages.end("import");
     let signature = program::entry(&module)
         .and_then(|function| program::signature(&module, &function))
         .map_err(with_diagnostics)?;
-    let hir_lower = format!(
-        "num-streams={} p2p={} ring-chunks={}",
-        options.num_streams, options.p2p, options.ring_chunks
-    );
-    program::lower(&context, &mut module, &signature, &hir_lower, false)
-        .map_err(with_diagnostics)?;
+    if report.print_ir {
+        println!("// ----- input\n{}", module.as_operation());
+    }
+    if signature.fusion {
+        program::lower_to_host(&context, &mut module, &signature, options, report.print_ir)
+            .map_err(with_diagnostics)?;
+        stages.end("hir-lower");
+    }
+    program::lower_to_llvm(&context, &mut module, report.print_ir).map_err(with_diagnostics)?;
+    stages.end("llvm");
     let engine = Engine::new(&module, &hir_runtime::symbols()).map_err(with_diagnostics)?;
     let symbol = format!("_mlir_ciface_{}", &signature.name[1..]);
     let entry = engine
         .lookup(&symbol)
         .with_context(|| format!("compiling {name}"))?;
+    stages.end("jit");
     Ok(Compiled {
         _engine: engine,
         entry,
         signature,
-        num_streams: options.num_streams,
+        options: options.clone(),
+        stages: stages.done,
     })
 }
 
 impl Compiled {
+    /// The streams of the pool a world made for this program has.
+    pub fn pool_streams(&self) -> usize {
+        match self.options.num_streams {
+            0 => DEFAULT_POOL_STREAMS,
+            streams => streams,
+        }
+    }
+
     /// What one rank passes, in order: each input's local shard, then one
     /// buffer per output (a fusion program), or every argument (host IR).
     pub fn parameters(&self) -> Vec<(String, Vec<usize>)> {
@@ -190,33 +279,6 @@ impl Array {
 pub type Body<'a> =
     dyn Fn(&dyn Device) -> hir_runtime::error::Result<Vec<Registration>> + Sync + 'a;
 
-/// A runtime world: runs a body once on each of the ranks this process
-/// holds, each on its own thread, and waits for the work they enqueued.
-pub trait World {
-    fn run_ranks(
-        &self,
-        body: &Body<'_>,
-    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError>;
-}
-
-impl World for cpu::World {
-    fn run_ranks(
-        &self,
-        body: &Body<'_>,
-    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
-        self.run(|device| body(device))
-    }
-}
-
-impl World for cuda::World {
-    fn run_ranks(
-        &self,
-        body: &Body<'_>,
-    ) -> Result<Vec<hir_runtime::error::Result<Vec<Registration>>>, RunError> {
-        self.run(|device| body(device))
-    }
-}
-
 impl Compiled {
     /// Runs the program on every rank `world` holds in this process, rank
     /// `ranks[i]` on `arrays[i]` (its [`Compiled::parameters`], in order),
@@ -225,11 +287,11 @@ impl Compiled {
     /// or types are an error before anything runs.
     pub fn run(
         &self,
-        world: &dyn World,
+        world: &hir_runtime::World,
         ranks: &[usize],
         arrays: &[Vec<Array>],
     ) -> Result<(), Failure> {
-        self.call(ranks, arrays, |body| world.run_ranks(body))
+        self.call(ranks, arrays, |body| world.run(body))
     }
 
     /// Enqueues the program on every rank `world` holds in this process,

@@ -3,7 +3,7 @@
 //! lowering to LLVM.
 
 use crate::dialects::dist::{Dist, ParallelType};
-use crate::passes::ir;
+use crate::passes::{LowerOptions, ir};
 use anyhow::{Context as _, Result, bail};
 use hir_abi::DType;
 use melior::{
@@ -441,36 +441,34 @@ pub fn import(context: &Context, module: &mut Module, print: bool) -> Result<boo
     Ok(true)
 }
 
-/// Lowers `module` in place: a fusion program to host IR (`hir-lower`),
-/// then host IR to the LLVM dialect, checking that nothing else is left.
-/// `hir_lower` holds the pipeline's options, e.g. `p2p=nccl num-streams=2`.
+/// Lowers `module` in place: a fusion program to host IR (`hir-lower`
+/// with `options`), then host IR to the LLVM dialect.
 pub fn lower(
     context: &Context,
     module: &mut Module,
     signature: &Signature,
-    hir_lower: &str,
+    options: &LowerOptions,
     print: bool,
 ) -> Result<()> {
     if print {
         println!("// ----- input\n{}", module.as_operation());
     }
     if signature.fusion {
-        lower_to_host(context, module, signature, hir_lower, print)?;
+        lower_to_host(context, module, signature, options, print)?;
     }
     lower_to_llvm(context, module, print)
 }
 
-/// Lowers a fusion program to the host program (`hir-lower{hir_lower}`)
-/// and checks the signature it gives the entry.
+/// Lowers a fusion program to the host program (`hir-lower` with
+/// `options`) and checks the signature it gives the entry.
 pub fn lower_to_host(
     context: &Context,
     module: &mut Module,
     signature: &Signature,
-    hir_lower: &str,
+    options: &LowerOptions,
     print: bool,
 ) -> Result<()> {
-    let pipeline = format!("hir-lower{{{hir_lower}}}");
-    run_pipeline(context, module, &pipeline, "hir-lower", print)?;
+    run_pipeline(context, module, &options.pipeline(), "hir-lower", print)?;
     check_host_signature(module, signature)
 }
 

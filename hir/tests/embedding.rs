@@ -33,8 +33,8 @@ fn upstream_and_hir_passes_share_one_pipeline() {
 /// checked against the sum computed here; a wrong shape is refused first.
 #[test]
 fn a_program_compiles_from_text_and_runs_on_the_callers_arrays() {
-    use hir::compile::{Array, DType, Failure, Options, compile};
-    use hir::runtime::cpu;
+    use hir::compile::{Array, DType, Failure, LowerOptions, compile};
+    use hir::runtime::{Backend, World, world::Config};
     let source = r#"
 fusion.mesh @tp = [0, 1, 2, 3]
 func.func @sum(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
@@ -43,14 +43,14 @@ func.func @sum(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
                         -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
   return %y : tensor<8xf32, #fusion.dist<@tp, [serial]>>
 }"#;
-    let program = compile(source, "sum.mlir", &Options::default()).expect("it compiles");
+    let program = compile(source, "sum.mlir", &LowerOptions::default()).expect("it compiles");
     let shapes: Vec<Vec<usize>> = program
         .parameters()
         .into_iter()
         .map(|(_, shape)| shape)
         .collect();
     assert_eq!(shapes, vec![vec![1, 8], vec![8]], "a row of x in, y out");
-    let world = cpu::World::new(cpu::Config::new(4, program.num_streams)).unwrap();
+    let world = World::start(&Config::new(Backend::Cpu, 4, program.pool_streams())).unwrap();
     let mut rows: Vec<Vec<f32>> = (0..4)
         .map(|rank| (0..8).map(|i| (rank * 8 + i) as f32 * 0.5).collect())
         .collect();

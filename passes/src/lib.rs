@@ -10,12 +10,16 @@ pub mod fusion;
 pub mod host;
 pub mod ir;
 mod ops;
+pub mod options;
 mod patterns;
-mod pipeline;
+pub mod pipeline;
 mod registry;
 mod rewrite;
 mod upstream;
 
+pub use host::p2p_pipeline::{Allreduce, StreamSync};
+pub use options::Choice;
+pub use pipeline::{Allgather, Fuse, LowerOptions, P2p, ReduceScatter};
 pub use registry::{
     HirPass, OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,
 };

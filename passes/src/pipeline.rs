@@ -1,135 +1,394 @@
 //! `hir-lower`: the named pipeline from a `fusion` program to the host
-//! program, with its options passed through to the passes that take them.
+//! program, and its options as one typed value, [`LowerOptions`].
+//!
+//! Every road from a program's text to running ranks (`hir-opt
+//! --hir-lower{...}`, `hir-run`'s flags, `hir::compile`, Python's keyword
+//! arguments) makes a [`LowerOptions`] and lowers with the pipeline it
+//! renders, so the same options lower a program the same way on every road.
+//! The rules between options live in [`LowerOptions::check`], and only
+//! there.
 
+use crate::host::p2p_pipeline::{self, Allreduce, StreamSync};
+use crate::options::Choice;
 use crate::registry::{NUM_STREAMS, OptionInfo, PassOptions, PipelineInfo};
+use hir_abi::Transport;
 
-/// Whether and how stream-sliced collectives along the stream axis become rings.
+crate::choice! {
+    /// Whether and how stream-sliced collectives along the stream axis
+    /// become rings (the `p2p` option).
+    pub enum P2p {
+        /// No rings: collectives run whole or as the pipelines the
+        /// `allgather` and `reduce-scatter` options choose.
+        None = "none",
+        /// Rings of NCCL send/recv.
+        Nccl = "nccl",
+        /// Rings of CUDA-IPC copies.
+        Cuda = "cuda",
+    }
+}
+
+impl P2p {
+    /// How the rings move data, if there are rings.
+    pub fn transport(self) -> Option<Transport> {
+        match self {
+            P2p::None => None,
+            P2p::Nccl => Some(Transport::Nccl),
+            P2p::Cuda => Some(Transport::Cuda),
+        }
+    }
+}
+
+crate::choice! {
+    /// How an allgather along the stream axis runs without rings.
+    pub enum Allgather {
+        /// Whole, before its loop.
+        Whole = "whole",
+        /// One broadcast rooted at each iteration (host-broadcast-pipeline).
+        Broadcast = "broadcast",
+    }
+}
+
+crate::choice! {
+    /// How a reduce-scatter along the stream axis runs without rings.
+    pub enum ReduceScatter {
+        /// Whole, after its loop.
+        Whole = "whole",
+        /// One reduce rooted at each iteration (host-reduce-pipeline).
+        Reduce = "reduce",
+    }
+}
+
+crate::choice! {
+    /// Pointwise fusion.
+    pub enum Fuse {
+        /// One kernel per op.
+        None = "none",
+        /// Each chain of elementwise ops one kernel (host-fuse-elementwise).
+        Elementwise = "elementwise",
+    }
+}
+
 const P2P: OptionInfo = OptionInfo {
     name: "p2p",
     description: "Ring pipelines for collectives along the stream axis: none, nccl or cuda",
     default: "none",
 };
 
-/// Parts each ring step is split into (host-p2p-pipeline's `chunks`).
 const RING_CHUNKS: OptionInfo = OptionInfo {
     name: "ring-chunks",
     description: "Parts each ring step's transfer and compute are split into (0: host-p2p-pipeline chooses, 1: whole steps)",
     default: "0",
 };
 
-/// How an allgather along the stream axis runs without rings.
 const ALLGATHER: OptionInfo = OptionInfo {
     name: "allgather",
     description: "With p2p=none, an allgather along the stream axis runs whole before its loop (whole) or as one broadcast rooted at each iteration (broadcast)",
     default: "whole",
 };
 
-/// How a reduce-scatter along the stream axis runs without rings.
 const REDUCE_SCATTER: OptionInfo = OptionInfo {
     name: "reduce-scatter",
     description: "With p2p=none, a reduce-scatter along the stream axis runs whole after its loop (whole) or as one reduce rooted at each iteration (reduce)",
     default: "whole",
 };
 
-/// Whether GEMM+AR's allreduce becomes rings (host-p2p-pipeline's `allreduce`).
 const ALLREDUCE: OptionInfo = OptionInfo {
     name: "allreduce",
     description: "With p2p=nccl|cuda, an allreduce after the stream loop that writes its input block by block runs whole (whole) or as a reduce-scatter ring then an allgather ring (ring)",
     default: "whole",
 };
 
-/// How a ring step's stream waits for the previous step's
-/// (host-p2p-pipeline's `stream-sync`).
 const RING_SYNC: OptionInfo = OptionInfo {
     name: "ring-sync",
     description: "With p2p=nccl|cuda, how a ring step's stream waits for the previous step's: step (all of it) or comm (allgather rings: only its transfers, guarded at the wrap, as nvFuser's inter_stream_synchronization)",
     default: "step",
 };
 
-/// Whether chains of elementwise ops become one fused kernel.
 const FUSE: OptionInfo = OptionInfo {
     name: "fuse",
     description: "Pointwise fusion: none (one kernel per op) or elementwise (host-fuse-elementwise: each chain of elementwise ops one kernel)",
     default: "none",
 };
 
+/// `hir-lower`'s options, in the order `--help` lists them.
+const OPTIONS: &[OptionInfo] = &[
+    NUM_STREAMS,
+    P2P,
+    RING_CHUNKS,
+    ALLGATHER,
+    REDUCE_SCATTER,
+    ALLREDUCE,
+    RING_SYNC,
+    FUSE,
+];
+
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
     argument: "hir-lower",
     description: "Lower a fusion program to the host program every rank runs",
-    options: &[
-        NUM_STREAMS,
-        P2P,
-        RING_CHUNKS,
-        ALLGATHER,
-        REDUCE_SCATTER,
-        ALLREDUCE,
-        RING_SYNC,
-        FUSE,
-    ],
-    build: build_hir_lower,
+    options: OPTIONS,
+    build: |options| LowerOptions::from_pass_options(options).map(|options| options.passes()),
 };
 
-fn build_hir_lower(options: &PassOptions) -> Result<String, String> {
-    let num_streams = options.count(NUM_STREAMS.name)?;
-    let p2p = options.choice(P2P.name, &["none", "nccl", "cuda"])?;
-    let chunks = options.count(RING_CHUNKS.name)?;
-    let allgather = options.choice(ALLGATHER.name, &["whole", "broadcast"])?;
-    let reduce_scatter = options.choice(REDUCE_SCATTER.name, &["whole", "reduce"])?;
-    let fuse = options.choice(FUSE.name, &["none", "elementwise"])?;
-    let allreduce = options.choice(ALLREDUCE.name, &["whole", "ring"])?;
-    let ring_sync = options.choice(RING_SYNC.name, &["step", "comm"])?;
-    if allgather == "broadcast" && p2p != "none" {
-        return Err(format!(
-            "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
-        ));
+/// How `hir-lower` lowers a program: each option typed, with the defaults
+/// [`OPTIONS`] declares.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LowerOptions {
+    /// Pool streams a stream loop rotates over; 0 for all the pool has.
+    pub num_streams: usize,
+    pub p2p: P2p,
+    /// Parts each ring step is split into (0: host-p2p-pipeline chooses).
+    pub ring_chunks: usize,
+    pub allgather: Allgather,
+    pub reduce_scatter: ReduceScatter,
+    pub allreduce: Allreduce,
+    pub ring_sync: StreamSync,
+    pub fuse: Fuse,
+}
+
+impl Default for LowerOptions {
+    fn default() -> Self {
+        LowerOptions {
+            num_streams: 0,
+            p2p: P2p::None,
+            ring_chunks: 0,
+            allgather: Allgather::Whole,
+            reduce_scatter: ReduceScatter::Whole,
+            allreduce: Allreduce::Whole,
+            ring_sync: StreamSync::Step,
+            fuse: Fuse::None,
+        }
     }
-    if reduce_scatter == "reduce" && p2p != "none" {
-        return Err(format!(
-            "reduce-scatter=reduce is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
-        ));
+}
+
+impl LowerOptions {
+    /// The option names, as `hir-lower{...}`, `hir-run`'s flags and
+    /// Python's keywords (with `_` for `-`) spell them.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        OPTIONS.iter().map(|option| option.name)
     }
-    if allreduce == "ring" && p2p == "none" {
-        return Err(
-            "allreduce=ring makes rings of point-to-point transfers; it needs p2p=nccl or p2p=cuda, not p2p=none"
-                .to_owned(),
+
+    /// Sets option `name` from its text `value`: the one parser of every
+    /// option. The rules between options are [`LowerOptions::check`]'s.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let count = || {
+            value.parse::<usize>().map_err(|_| {
+                format!("option '{name}' must be a non-negative integer, not '{value}'")
+            })
+        };
+        match name {
+            "num-streams" => self.num_streams = count()?,
+            "p2p" => self.p2p = Choice::parse(name, value)?,
+            "ring-chunks" => self.ring_chunks = count()?,
+            "allgather" => self.allgather = Choice::parse(name, value)?,
+            "reduce-scatter" => self.reduce_scatter = Choice::parse(name, value)?,
+            "allreduce" => self.allreduce = Choice::parse(name, value)?,
+            "ring-sync" => self.ring_sync = Choice::parse(name, value)?,
+            "fuse" => self.fuse = Choice::parse(name, value)?,
+            _ => {
+                let names: Vec<&str> = Self::names().collect();
+                return Err(format!(
+                    "hir-lower has no option '{name}'; its options are {}",
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Options from `name=value` pairs separated by spaces, as between the
+    /// braces of `hir-lower{...}`; the rest default.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut options = LowerOptions::default();
+        for pair in text.split_whitespace() {
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("'{pair}' is no name=value option"))?;
+            options.set(name, value)?;
+        }
+        options.check()?;
+        Ok(options)
+    }
+
+    /// The options a registered pipeline was created with.
+    fn from_pass_options(given: &PassOptions) -> Result<Self, String> {
+        let mut options = LowerOptions::default();
+        for name in Self::names() {
+            options.set(name, given.text(name))?;
+        }
+        options.check()?;
+        Ok(options)
+    }
+
+    /// The rules between options.
+    pub fn check(&self) -> Result<(), String> {
+        let p2p = self.p2p.name();
+        if self.allgather == Allgather::Broadcast && self.p2p != P2p::None {
+            return Err(format!(
+                "allgather=broadcast is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
+            ));
+        }
+        if self.reduce_scatter == ReduceScatter::Reduce && self.p2p != P2p::None {
+            return Err(format!(
+                "reduce-scatter=reduce is a pipeline without rings; it needs p2p=none, not p2p={p2p}"
+            ));
+        }
+        if self.allreduce == Allreduce::Ring && self.p2p == P2p::None {
+            return Err(
+                "allreduce=ring makes rings of point-to-point transfers; it needs p2p=nccl or p2p=cuda, not p2p=none"
+                    .to_owned(),
+            );
+        }
+        if self.ring_sync == StreamSync::Comm && self.p2p == P2p::None {
+            return Err(
+                "ring-sync=comm synchronizes the steps of rings; it needs p2p=nccl or p2p=cuda, not p2p=none"
+                    .to_owned(),
+            );
+        }
+        p2p_pipeline::check_chunks(
+            self.ring_sync,
+            self.ring_chunks,
+            RING_SYNC.name,
+            RING_CHUNKS.name,
+        )
+    }
+
+    /// Every option as `name=value`, space-separated: what goes between the
+    /// braces of `hir-lower{...}`, and what [`LowerOptions::parse`] reads.
+    pub fn render(&self) -> String {
+        format!(
+            "num-streams={} p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} ring-sync={} fuse={}",
+            self.num_streams,
+            self.p2p.name(),
+            self.ring_chunks,
+            self.allgather.name(),
+            self.reduce_scatter.name(),
+            self.allreduce.name(),
+            self.ring_sync.name(),
+            self.fuse.name()
+        )
+    }
+
+    /// The pipeline these options make: `hir-lower{...}` with every option.
+    pub fn pipeline(&self) -> String {
+        format!("hir-lower{{{}}}", self.render())
+    }
+
+    /// The passes `hir-lower` runs with these options, as a textual pipeline.
+    fn passes(&self) -> String {
+        let mut passes = vec![
+            "fusion-propagate-sharding".to_owned(),
+            "fusion-verify-sharding".to_owned(),
+            "fusion-insert-resharding".to_owned(),
+            "convert-fusion-to-host".to_owned(),
+            format!(
+                "func.func(host-stream-parallelize{{num-streams={}}})",
+                self.num_streams
+            ),
+            // The natural-shape chunks of a gathered buffer in the pre-split
+            // form the pipelines recognise.
+            "func.func(host-presplit-chunks)".to_owned(),
+        ];
+        if self.allgather == Allgather::Broadcast {
+            passes.push("func.func(host-broadcast-pipeline)".to_owned());
+        }
+        if self.reduce_scatter == ReduceScatter::Reduce {
+            passes.push("func.func(host-reduce-pipeline)".to_owned());
+        }
+        if let Some(transport) = self.p2p.transport() {
+            passes.push(format!(
+                "func.func(host-p2p-pipeline{{backend={} chunks={} allreduce={} stream-sync={}}})",
+                transport.name(),
+                self.ring_chunks,
+                self.allreduce.name(),
+                self.ring_sync.name()
+            ));
+        }
+        if self.fuse == Fuse::Elementwise {
+            // After the pipelines, which rewrite the stream loops around the
+            // chains, and before the deallocs, so that the allocations fusion
+            // makes temporaries go.
+            passes.push("func.func(host-fuse-elementwise)".to_owned());
+        }
+        passes.push("func.func(host-insert-dealloc)".to_owned());
+        // Last: the passes above work on host.stream_for, whose fork and join
+        // are its semantics.
+        passes.push("func.func(host-lower-stream-for)".to_owned());
+        passes.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_defaults_are_the_default_value() {
+        let declared = LowerOptions::from_pass_options(&PassOptions::defaults(OPTIONS)).unwrap();
+        assert_eq!(declared, LowerOptions::default());
+    }
+
+    #[test]
+    fn every_option_parses_and_renders_back() {
+        let text = "num-streams=2 p2p=cuda ring-chunks=3 allgather=whole reduce-scatter=whole allreduce=ring ring-sync=step fuse=elementwise";
+        let options = LowerOptions::parse(text).unwrap();
+        assert_eq!(options.num_streams, 2);
+        assert_eq!(options.p2p, P2p::Cuda);
+        assert_eq!(options.ring_chunks, 3);
+        assert_eq!(options.allreduce, Allreduce::Ring);
+        assert_eq!(options.fuse, Fuse::Elementwise);
+        assert_eq!(options.render(), text);
+        assert_eq!(LowerOptions::parse(&options.render()).unwrap(), options);
+        let broadcast = LowerOptions::parse("allgather=broadcast reduce-scatter=reduce").unwrap();
+        assert_eq!(broadcast.allgather, Allgather::Broadcast);
+        assert_eq!(broadcast.reduce_scatter, ReduceScatter::Reduce);
+        let comm = LowerOptions::parse("p2p=nccl ring-sync=comm ring-chunks=1").unwrap();
+        assert_eq!(comm.ring_sync, StreamSync::Comm);
+        assert_eq!(comm.p2p.transport(), Some(Transport::Nccl));
+    }
+
+    #[test]
+    fn bad_values_and_names_are_errors() {
+        let error = |text| LowerOptions::parse(text).unwrap_err();
+        assert_eq!(
+            error("p2p=ucx"),
+            "option 'p2p' must be one of none|nccl|cuda, not 'ucx'"
+        );
+        assert_eq!(
+            error("ring-chunks=-1"),
+            "option 'ring-chunks' must be a non-negative integer, not '-1'"
+        );
+        assert!(error("rings=2").starts_with("hir-lower has no option 'rings'"));
+        assert_eq!(error("p2p"), "'p2p' is no name=value option");
+    }
+
+    #[test]
+    fn rules_between_options() {
+        let error = |text| LowerOptions::parse(text).unwrap_err();
+        assert!(error("p2p=nccl allgather=broadcast").contains("needs p2p=none, not p2p=nccl"));
+        assert!(error("p2p=cuda reduce-scatter=reduce").contains("needs p2p=none, not p2p=cuda"));
+        assert!(error("allreduce=ring").contains("needs p2p=nccl or p2p=cuda"));
+        assert!(error("ring-sync=comm").contains("needs p2p=nccl or p2p=cuda"));
+        assert_eq!(
+            error("p2p=nccl ring-sync=comm ring-chunks=2"),
+            "ring-sync=comm runs whole ring steps; it needs ring-chunks=0 or ring-chunks=1, not ring-chunks=2"
         );
     }
-    if ring_sync == "comm" && p2p == "none" {
-        return Err(
-            "ring-sync=comm synchronizes the steps of rings; it needs p2p=nccl or p2p=cuda, not p2p=none"
-                .to_owned(),
+
+    #[test]
+    fn passes_follow_the_options() {
+        let passes = |text| LowerOptions::parse(text).unwrap().passes();
+        let plain = passes("");
+        assert!(plain.starts_with("fusion-propagate-sharding,"));
+        assert!(plain.ends_with("func.func(host-insert-dealloc),func.func(host-lower-stream-for)"));
+        assert!(!plain.contains("p2p-pipeline") && !plain.contains("fuse-elementwise"));
+        assert!(
+            passes("p2p=cuda ring-chunks=2 allreduce=ring").contains(
+                "host-p2p-pipeline{backend=cuda chunks=2 allreduce=ring stream-sync=step}"
+            )
         );
+        assert!(passes("allgather=broadcast").contains("host-broadcast-pipeline"));
+        assert!(passes("reduce-scatter=reduce").contains("host-reduce-pipeline"));
+        assert!(passes("fuse=elementwise").contains("host-fuse-elementwise"));
+        assert!(passes("num-streams=3").contains("host-stream-parallelize{num-streams=3}"));
     }
-    let mut passes = vec![
-        "fusion-propagate-sharding".to_owned(),
-        "fusion-verify-sharding".to_owned(),
-        "fusion-insert-resharding".to_owned(),
-        "convert-fusion-to-host".to_owned(),
-        format!("func.func(host-stream-parallelize{{num-streams={num_streams}}})"),
-        // The natural-shape chunks of a gathered buffer in the pre-split
-        // form the pipelines recognise.
-        "func.func(host-presplit-chunks)".to_owned(),
-    ];
-    if allgather == "broadcast" {
-        passes.push("func.func(host-broadcast-pipeline)".to_owned());
-    }
-    if reduce_scatter == "reduce" {
-        passes.push("func.func(host-reduce-pipeline)".to_owned());
-    }
-    if p2p != "none" {
-        passes.push(format!(
-            "func.func(host-p2p-pipeline{{backend={p2p} chunks={chunks} allreduce={allreduce} stream-sync={ring_sync}}})"
-        ));
-    }
-    if fuse == "elementwise" {
-        // After the pipelines, which rewrite the stream loops around the
-        // chains, and before the deallocs, so that the allocations fusion
-        // makes temporaries go.
-        passes.push("func.func(host-fuse-elementwise)".to_owned());
-    }
-    passes.push("func.func(host-insert-dealloc)".to_owned());
-    // Last: the passes above work on host.stream_for, whose fork and join
-    // are its semantics.
-    passes.push("func.func(host-lower-stream-for)".to_owned());
-    Ok(passes.join(","))
 }

@@ -8,6 +8,7 @@
 //! (so that `arg{opt=value}` parses and `--help` lists them) and are parsed
 //! and checked here, once for all passes, by [`PassOptions`].
 
+use crate::options::Choice;
 use crate::{comm, conversion, fusion, host, pipeline};
 use melior::{StringRef, ir::OperationRef};
 use mlir_sys::{MlirOpPassManager, MlirOperation, MlirStringCallback, MlirStringRef};
@@ -49,7 +50,8 @@ impl<'a> PassOptions<'a> {
         }
     }
 
-    fn value(&self, name: &str) -> &'a str {
+    /// The text option `name` was given, or its default.
+    pub(crate) fn text(&self, name: &str) -> &'a str {
         let index = self
             .declared
             .iter()
@@ -60,7 +62,7 @@ impl<'a> PassOptions<'a> {
 
     /// A positive integer option.
     pub fn positive(&self, name: &str) -> Result<usize, String> {
-        let value = self.value(name);
+        let value = self.text(name);
         match value.parse::<usize>() {
             Ok(number) if number > 0 => Ok(number),
             _ => Err(format!(
@@ -71,25 +73,15 @@ impl<'a> PassOptions<'a> {
 
     /// A non-negative integer option.
     pub fn count(&self, name: &str) -> Result<usize, String> {
-        let value = self.value(name);
+        let value = self.text(name);
         value
             .parse::<usize>()
             .map_err(|_| format!("option '{name}' must be a non-negative integer, not '{value}'"))
     }
 
-    /// An option that takes one of `choices`.
-    pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, String> {
-        let value = self.value(name);
-        choices
-            .iter()
-            .find(|&&choice| choice == value)
-            .copied()
-            .ok_or_else(|| {
-                format!(
-                    "option '{name}' must be one of {}, not '{value}'",
-                    choices.join("|")
-                )
-            })
+    /// An option that takes one of a [`Choice`]'s values.
+    pub fn choice<T: Choice>(&self, name: &str) -> Result<T, String> {
+        T::parse(name, self.text(name))
     }
 }
 
@@ -206,24 +198,11 @@ pub const PASSES: &[PassInfo] = &[
             },
         ],
         create: |options| {
-            let backend = options.choice(
-                "backend",
-                &hir_abi::Transport::ALL.map(hir_abi::Transport::name),
-            )?;
-            let backend = host::p2p_pipeline::Transport::from_name(backend)
-                .expect("the choice is one of the names");
+            let backend = options.choice("backend")?;
             let chunks = options.count(CHUNKS.name)?;
-            let allreduce = options.choice("allreduce", &host::p2p_pipeline::Allreduce::NAMES)?;
-            let allreduce = host::p2p_pipeline::Allreduce::from_name(allreduce)
-                .expect("the choice is one of the names");
-            let sync = options.choice("stream-sync", &host::p2p_pipeline::StreamSync::NAMES)?;
-            let sync = host::p2p_pipeline::StreamSync::from_name(sync)
-                .expect("the choice is one of the names");
-            if sync == host::p2p_pipeline::StreamSync::Comm && chunks > 1 {
-                return Err(format!(
-                    "stream-sync=comm runs whole ring steps; it needs chunks=0 or chunks=1, not chunks={chunks}"
-                ));
-            }
+            let allreduce = options.choice("allreduce")?;
+            let sync = options.choice("stream-sync")?;
+            host::p2p_pipeline::check_chunks(sync, chunks, "stream-sync", CHUNKS.name)?;
             Ok(host::p2p_pipeline::create(backend, chunks, allreduce, sync))
         },
     },
@@ -541,7 +520,7 @@ mod tests {
         );
         assert!(
             options
-                .choice("n", &["nccl", "cuda"])
+                .choice::<hir_abi::Transport>("n")
                 .unwrap_err()
                 .contains("nccl|cuda")
         );

@@ -41,8 +41,6 @@ __all__ = [
     "world",
 ]
 
-_P2P = ("none", "nccl", "cuda")
-
 
 class Program:
     """A compiled program. Call it with one rank's arrays."""
@@ -148,22 +146,20 @@ def _is_cuda(array: Any) -> bool:
 
 def compile(
     source_or_path: Union[str, "os.PathLike[str]"],
-    *,
-    num_streams: int = 4,
-    p2p: str = "none",
-    ring_chunks: int = 0,
+    **options: Union[str, int],
 ) -> Program:
     """Parses, lowers (``hir-lower``, then to LLVM) and JIT-compiles a
     program, given as MLIR text or as the path of a ``.mlir`` file.
 
-    ``num_streams``: streams of each rank's pool the stream loops rotate
-    over (the world's pool has this many when this program makes it);
-    ``p2p``: ``"none"``, or ring pipelines over ``"nccl"`` or ``"cuda"`` IPC
-    for collectives along the stream axis; ``ring_chunks``: parts each ring
-    step is split into (0: the pass chooses). Raises CompileError with MLIR's
-    diagnostics."""
-    if p2p not in _P2P:
-        raise ValueError(f"p2p takes one of {_P2P}, not {p2p!r}")
+    ``options`` are ``hir-lower``'s, by the names ``hir-run``'s flags and
+    ``hir-opt --hir-lower{...}`` use, with ``_`` for ``-``: ``num_streams``
+    (pool streams the stream loops rotate over; 0, the default, for all the
+    pool has: a world this program makes has 4, or ``num_streams``),
+    ``p2p`` (``"none"``, or ring pipelines over ``"nccl"`` or ``"cuda"``
+    IPC), ``ring_chunks``, ``allgather``, ``reduce_scatter``, ``allreduce``,
+    ``ring_sync`` and ``fuse`` (see ``docs/Passes/hir-lower.md``). A bad option
+    is a ValueError; a program that does not compile raises CompileError
+    with MLIR's diagnostics."""
     if isinstance(source_or_path, os.PathLike) or (
         isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".mlir")
     ):
@@ -172,7 +168,8 @@ def compile(
             source, name = file.read(), path
     else:
         source, name = source_or_path, "<string>"
-    return Program(_native.compile(source, name, num_streams, p2p, ring_chunks))
+    pairs = [(option, str(value)) for option, value in options.items()]
+    return Program(_native.compile(source, name, pairs))
 
 
 def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, timeout: float = 60.0) -> None:

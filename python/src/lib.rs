@@ -10,8 +10,8 @@
 mod dlpack;
 mod world;
 
-use hir::compile::{Compiled, Failure, Options, compile};
-use hir_tools::backend::Backend;
+use hir::compile::{Compiled, Failure, LowerOptions, compile};
+use hir_runtime::Backend;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -58,7 +58,9 @@ fn timeout(seconds: f64) -> PyResult<Duration> {
 }
 
 fn backend(name: &str) -> PyResult<Backend> {
-    Backend::parse("backend", name).map_err(|error| PyValueError::new_err(error.to_string()))
+    Backend::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("backend takes 'cpu' or 'cuda', not '{name}'"))
+    })
 }
 
 /// A compiled program; `hir.Program` wraps it.
@@ -93,7 +95,14 @@ impl Program {
 
     #[getter]
     fn num_streams(&self) -> usize {
-        self.compiled.num_streams
+        self.compiled.options.num_streams
+    }
+
+    /// `hir-lower`'s options the program was lowered with, as its pipeline
+    /// renders them.
+    #[getter]
+    fn options(&self) -> String {
+        self.compiled.options.render()
     }
 
     /// What a rank passes, in order: `(what, local shape, dtype)`.
@@ -141,7 +150,7 @@ impl Program {
                 let made = World::threads(
                     backend,
                     1,
-                    self.compiled.num_streams,
+                    self.compiled.pool_streams(),
                     Duration::from_secs(60),
                 )
                 .map_err(|error| HirError::new_err(format!("{error:#}")))?;
@@ -180,38 +189,30 @@ fn run_error(py: Python<'_>, error: &hir_runtime::RunError) -> PyErr {
     }
 }
 
-/// Parses, lowers and JIT-compiles `source` (named `name` in diagnostics).
+/// Parses, lowers with `hir-lower`'s `options` (each `(name, value)`, `_` for `-`
+/// in names) and JIT-compiles `source` (named `name` in diagnostics).
 #[pyfunction(name = "compile")]
 fn compile_program(
     py: Python<'_>,
     source: &str,
     name: &str,
-    num_streams: usize,
-    p2p: &str,
-    ring_chunks: usize,
+    options: Vec<(String, String)>,
 ) -> PyResult<Program> {
-    if num_streams == 0 {
-        return Err(PyValueError::new_err("num_streams must be at least 1"));
+    let mut lower = LowerOptions::default();
+    for (option, value) in &options {
+        lower
+            .set(&option.replace('_', "-"), value)
+            .map_err(PyValueError::new_err)?;
     }
-    if !["none", "nccl", "cuda"].contains(&p2p) {
-        return Err(PyValueError::new_err(format!(
-            "p2p takes 'none', 'nccl' or 'cuda', not '{p2p}'"
-        )));
-    }
-    let options = Options {
-        num_streams,
-        p2p: p2p.to_owned(),
-        ring_chunks,
-    };
+    lower.check().map_err(PyValueError::new_err)?;
     let compiled = py
-        .detach(|| compile(source, name, &options))
+        .detach(|| compile(source, name, &lower))
         .map_err(|error| CompileError::new_err(format!("{error:#}")))?;
     Ok(Program {
         compiled: Arc::new(compiled),
     })
 }
 
-/// Makes the world `world_size` ranks as threads of this process.
 #[pyfunction]
 fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f64) -> PyResult<()> {
     let backend = backend(backend_name)?;

@@ -14,14 +14,15 @@
 use crate::dlpack::{Array, Memory};
 use anyhow::{Result, anyhow, bail};
 use hir::compile::{Compiled, Failure};
+use hir_runtime::Backend;
 use hir_runtime::bootstrap::{Env, ProcessGroup};
 use hir_runtime::cuda;
-use hir_tools::backend::{Backend, Checks, Runtime};
+use hir_runtime::world::Config;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct World {
-    pub runtime: Runtime,
+    pub runtime: hir_runtime::World,
     pub backend: Backend,
     pub num_streams: usize,
     /// The job this process is one rank of, if its ranks are processes.
@@ -37,14 +38,11 @@ impl World {
         timeout: Duration,
     ) -> Result<World> {
         Ok(World {
-            runtime: Runtime::start(
-                backend,
-                ranks,
-                num_streams,
-                false,
+            runtime: hir_runtime::World::start(&Config {
                 timeout,
-                Checks::default(),
-            )?,
+                ..Config::new(backend, ranks, num_streams)
+            })
+            .map_err(|error| anyhow!("cannot start the runtime: {error}"))?,
             backend,
             num_streams,
             group: None,
@@ -67,7 +65,7 @@ impl World {
         )
         .map_err(|error| anyhow!("rank {rank}: cannot start the cuda runtime: {error}"))?;
         Ok(World {
-            runtime: Runtime::Cuda(world),
+            runtime: hir_runtime::World::Cuda(world),
             backend: Backend::Cuda,
             num_streams,
             group: Some(group),
@@ -121,10 +119,10 @@ impl World {
             .collect();
         match (&self.runtime, streams) {
             (_, None) => program.run(&self.runtime, &ranks, &arrays),
-            (Runtime::Cuda(world), Some(streams)) => {
+            (hir_runtime::World::Cuda(world), Some(streams)) => {
                 program.enqueue(world, &ranks, &arrays, streams)
             }
-            (Runtime::Cpu(_), Some(_)) => Err(Failure::Usage(
+            (hir_runtime::World::Cpu(_), Some(_)) => Err(Failure::Usage(
                 "CUDA streams were given, but this world runs on the cpu backend".into(),
             )),
         }

@@ -50,8 +50,29 @@ def test_a_verifier_error_carries_its_location_and_message():
 def test_bad_options_are_value_errors():
     with pytest.raises(ValueError, match="p2p"):
         hir.compile(BINARY, p2p="mpi")
-    with pytest.raises(ValueError, match="num_streams"):
-        hir.compile(BINARY, num_streams=0)
+    with pytest.raises(ValueError, match="ring-chunks"):
+        hir.compile(BINARY, ring_chunks=-1)
+    with pytest.raises(ValueError, match="no option 'rings'"):
+        hir.compile(BINARY, rings=2)
+    with pytest.raises(ValueError, match="needs p2p=none"):
+        hir.compile(BINARY, p2p="nccl", allgather="broadcast")
+
+
+def test_every_hir_lower_option_is_a_keyword():
+    program = hir.compile(
+        BINARY,
+        num_streams=2,
+        p2p="cuda",
+        ring_chunks=1,
+        allreduce="ring",
+        ring_sync="comm",
+        fuse="elementwise",
+    )
+    assert program.num_streams == 2
+    assert program.options == (
+        "num-streams=2 p2p=cuda ring-chunks=1 allgather=whole reduce-scatter=whole "
+        "allreduce=ring ring-sync=comm fuse=elementwise"
+    )
 
 
 def test_a_missing_file_is_an_os_error(tmp_path):

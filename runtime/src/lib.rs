@@ -16,6 +16,7 @@
 //! - [`bootstrap`]: ranks in processes: the TCP store, the cuda backend's
 //!   bootstrap over it, the watchdog. It does not know `cuda`, which stands
 //!   on it ([`cuda::World::join`]).
+//! - [`world`]: one [`World`] over either [`Backend`], what launchers start.
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
 //!
 //! `docs/Runtime.md` documents the ABI conventions, the launcher API and the
@@ -49,10 +50,12 @@ pub mod ops;
 mod reference;
 mod site_cache;
 pub mod trace;
+pub mod world;
 
 pub use device::{Device, enter};
 pub use error::{Error, RankError, RunError};
 pub use ffi::symbols;
+pub use world::{Backend, Checks, World};
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

@@ -24,9 +24,10 @@
 // RUN: HIR_LOG=debug hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.log | FileCheck %s --check-prefix=QUIET-OUT
 // RUN: FileCheck %s --input-file=%t.log --check-prefix=LOG --implicit-check-not='iteration 1/2'
 // QUIET-OUT: ran @allgather on 4 ranks
-// LOG: hir-run: debug: parsed and verified program={{.*}}allgather.mlir entry=@allgather fusion=true
-// LOG: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0{{.*}}} ms={{[0-9.]+}}
-// LOG: hir-run: debug: JIT-compiled
+// LOG: hir-run: debug: compile stage="parse" ms={{[0-9.]+}}
+// LOG: hir-run: debug: compile stage="hir-lower" ms={{[0-9.]+}}
+// LOG: hir-run: debug: compile stage="jit" ms={{[0-9.]+}}
+// LOG: hir-run: debug: compiled program={{.*}}allgather.mlir entry=@allgather fusion=true pipeline=hir-lower{num-streams=0 p2p=none ring-chunks=0{{.*}}} ms={{[0-9.]+}}
 // LOG: hir-run: debug: placed the arguments rank=3 buffers=2
 // LOG: hir-run: debug: timed run iteration=2
 // By default (info) nothing is logged on a run that succeeds.

@@ -4,6 +4,7 @@
 //! version line, and how a usage error is reported.
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use hir::passes::Choice;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -64,6 +65,11 @@ pub fn named<T: Copy + Send + Sync + 'static>(
             .find(|&&value| name(value) == given)
             .expect("clap admits only the possible values")
     })
+}
+
+/// One of a [`Choice`]'s values, by the name every layer spells it by.
+pub fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
+    named(T::ALL, T::name)
 }
 
 /// The command line as `parse` reads it (`T::try_parse_from`, with what

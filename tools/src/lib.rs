@@ -6,7 +6,7 @@
 //! - [`log`]: logging (`HIR_LOG`) and progress on a terminal;
 //! - [`program`], [`jit`] (from the `hir` crate): parsing, the entry's
 //!   global signature, the lowering; MLIR's ExecutionEngine;
-//! - [`backend`]: the cpu or cuda runtime, running and timing the ranks;
+//! - [`ranks`]: running, timing and placing buffers on a runtime world's ranks;
 //! - [`launch`]: the ranks as threads or one process each (the launcher,
 //!   the rank's rendezvous and watchdog, the exchanges with rank 0);
 //! - [`buffer`]: the arguments of each rank, packed for the entry;
@@ -14,11 +14,11 @@
 //! - [`programs`]: the benchmark programs, generated from parameters.
 
 pub mod args;
-pub mod backend;
 pub mod buffer;
 pub mod launch;
 pub mod log;
 pub mod programs;
+pub mod ranks;
 pub mod reference;
 pub mod tensor;
 

@@ -26,6 +26,7 @@
 //! program splits them into.
 
 use anyhow::{Result, bail};
+use hir::passes::P2p;
 use hir_abi::DType;
 use std::fmt::Write as _;
 
@@ -103,27 +104,27 @@ impl Variant {
     /// The program and `hir-lower`'s `p2p` option the variant runs in
     /// `family` (with `p2p=nccl|cuda`, `allreduce=ring` too: see
     /// [`Form::ArRing`]).
-    pub fn program(self, family: Family) -> (Form, &'static str) {
+    pub fn program(self, family: Family) -> (Form, P2p) {
         use Form::*;
         match (family, self) {
-            (Family::Ag, Variant::Gemm) => (AgGemm, "none"),
-            (Family::Ag, Variant::Comm) => (AgAllgather, "none"),
-            (Family::Ag, Variant::NoOverlap) => (AgRing, "none"),
-            (Family::Ag, Variant::Pipeline) => (AgPipeline, "none"),
-            (Family::Ag, Variant::P2pNccl) => (AgRing, "nccl"),
-            (Family::Ag, Variant::P2pCuda) => (AgRing, "cuda"),
-            (Family::Rs, Variant::Gemm) => (RsGemm, "none"),
-            (Family::Rs, Variant::Comm) => (RsReduceScatter, "none"),
-            (Family::Rs, Variant::NoOverlap) => (RsRing, "none"),
-            (Family::Rs, Variant::Pipeline) => (RsPipeline, "none"),
-            (Family::Rs, Variant::P2pNccl) => (RsRing, "nccl"),
-            (Family::Rs, Variant::P2pCuda) => (RsRing, "cuda"),
-            (Family::Ar, Variant::Gemm) => (ArGemm, "none"),
-            (Family::Ar, Variant::Comm) => (ArAllreduce, "none"),
-            (Family::Ar, Variant::NoOverlap) => (ArNoOverlap, "none"),
-            (Family::Ar, Variant::Pipeline) => (ArPipeline, "none"),
-            (Family::Ar, Variant::P2pNccl) => (ArRing, "nccl"),
-            (Family::Ar, Variant::P2pCuda) => (ArRing, "cuda"),
+            (Family::Ag, Variant::Gemm) => (AgGemm, P2p::None),
+            (Family::Ag, Variant::Comm) => (AgAllgather, P2p::None),
+            (Family::Ag, Variant::NoOverlap) => (AgRing, P2p::None),
+            (Family::Ag, Variant::Pipeline) => (AgPipeline, P2p::None),
+            (Family::Ag, Variant::P2pNccl) => (AgRing, P2p::Nccl),
+            (Family::Ag, Variant::P2pCuda) => (AgRing, P2p::Cuda),
+            (Family::Rs, Variant::Gemm) => (RsGemm, P2p::None),
+            (Family::Rs, Variant::Comm) => (RsReduceScatter, P2p::None),
+            (Family::Rs, Variant::NoOverlap) => (RsRing, P2p::None),
+            (Family::Rs, Variant::Pipeline) => (RsPipeline, P2p::None),
+            (Family::Rs, Variant::P2pNccl) => (RsRing, P2p::Nccl),
+            (Family::Rs, Variant::P2pCuda) => (RsRing, P2p::Cuda),
+            (Family::Ar, Variant::Gemm) => (ArGemm, P2p::None),
+            (Family::Ar, Variant::Comm) => (ArAllreduce, P2p::None),
+            (Family::Ar, Variant::NoOverlap) => (ArNoOverlap, P2p::None),
+            (Family::Ar, Variant::Pipeline) => (ArPipeline, P2p::None),
+            (Family::Ar, Variant::P2pNccl) => (ArRing, P2p::Nccl),
+            (Family::Ar, Variant::P2pCuda) => (ArRing, P2p::Cuda),
         }
     }
 }
@@ -613,12 +614,15 @@ mod tests {
                 let (form, p2p) = variant.program(family);
                 assert_eq!(form.family(), family);
                 assert_eq!(
-                    p2p != "none",
+                    p2p != P2p::None,
                     matches!(variant, Variant::P2pNccl | Variant::P2pCuda)
                 );
             }
         }
-        assert_eq!(Variant::P2pCuda.program(Family::Ar), (Form::ArRing, "cuda"));
+        assert_eq!(
+            Variant::P2pCuda.program(Family::Ar),
+            (Form::ArRing, P2p::Cuda)
+        );
         // The command line finds a program by its name.
         let names: std::collections::HashSet<_> = Form::ALL.map(Form::name).into();
         assert_eq!(names.len(), Form::ALL.len());

@@ -11,13 +11,16 @@ use crate::plot::{self, Metric};
 use crate::provenance::Provenance;
 use crate::report;
 use anyhow::{Context as _, Result, bail};
+use hir::passes::{Allreduce, Choice as _, LowerOptions, P2p, StreamSync};
 use hir_abi::DType;
-use hir_tools::backend::{Backend, Graphs};
+use hir_runtime::Backend;
+use hir_runtime::world::Graphs;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::jit;
 use hir_tools::launch::{Fnv, Peers, Session, combine};
 use hir_tools::program::{self, Signature};
 use hir_tools::programs::{self, Family, Form, Logical, Params, Program, Variant};
+use hir_tools::ranks::Ranks as _;
 use hir_tools::tensor::{self, Rng};
 use melior::Context;
 use std::borrow::Cow;
@@ -31,7 +34,7 @@ pub struct Row {
     pub shape: Shape,
     pub variant: Variant,
     pub program: &'static str,
-    pub p2p: &'static str,
+    pub p2p: P2p,
     pub outcome: Outcome,
 }
 
@@ -168,7 +171,7 @@ pub fn run(run: &Run) -> Result<()> {
                 // What is logged of the variant names it.
                 let span = tracing::info_span!("variant", message = %name).entered();
                 if peers.reports() {
-                    hir_tools::progress!("{} with p2p={p2p}", form.name());
+                    hir_tools::progress!("{} with p2p={}", form.name(), p2p.name());
                 }
                 let outcome =
                     bench_variant(run, &session, &inputs, form, p2p, variant, &mut reference)
@@ -245,13 +248,14 @@ fn dry_run(run: &Run) -> Result<()> {
             for variant in variants_of(run) {
                 let (form, p2p) = variant.program(family);
                 let name = format!(
-                    "{} {}x{}x{} {} ({}, p2p={p2p})",
+                    "{} {}x{}x{} {} ({}, p2p={})",
                     family.name(),
                     shape.0,
                     shape.1,
                     shape.2,
                     variant.name(),
-                    form.name()
+                    form.name(),
+                    p2p.name(),
                 );
                 let context = hir_tools::context();
                 let built =
@@ -358,6 +362,29 @@ struct Built {
     lowered: u64,
 }
 
+/// How a variant with `p2p` is lowered: the run's ring and stream options,
+/// and GEMM+AR's allreduce as rings where there are rings (no other
+/// program has an allreduce to split).
+fn lower_options(run: &Run, p2p: P2p) -> LowerOptions {
+    let rings = p2p != P2p::None;
+    LowerOptions {
+        num_streams: run.lower_streams,
+        p2p,
+        ring_chunks: run.ring_chunks,
+        ring_sync: if rings {
+            run.ring_sync
+        } else {
+            StreamSync::Step
+        },
+        allreduce: if rings {
+            Allreduce::Ring
+        } else {
+            Allreduce::Whole
+        },
+        ..LowerOptions::default()
+    }
+}
+
 /// Builds `form` with `p2p`: the program, or why it is skipped (a P2P
 /// lowering that made no ring).
 fn build(
@@ -365,7 +392,7 @@ fn build(
     run: &Run,
     params: &Params,
     form: Form,
-    p2p: &str,
+    p2p: P2p,
 ) -> Result<std::result::Result<Built, String>> {
     let generated = programs::generate(form, params)?;
     debug_assert_eq!(generated.inputs, form_inputs(form));
@@ -376,23 +403,13 @@ fn build(
         context,
         &mut module,
         &signature,
-        &format!(
-            "p2p={p2p} num-streams={} ring-chunks={} ring-sync={}{}",
-            run.lower_streams,
-            run.ring_chunks,
-            if p2p == "none" {
-                "step"
-            } else {
-                &run.ring_sync
-            },
-            // GEMM+AR's rings; no other program has an allreduce to split.
-            if p2p == "none" { "" } else { " allreduce=ring" }
-        ),
+        &lower_options(run, p2p),
         false,
     )?;
-    if p2p != "none" && !module.as_operation().to_string().contains("comm.send") {
+    if p2p != P2p::None && !module.as_operation().to_string().contains("comm.send") {
         return Ok(Err(format!(
-            "hir-lower{{p2p={p2p}}} made no ring of {}: its collective stays whole (as in nooverlap)",
+            "hir-lower{{p2p={}}} made no ring of {}: its collective stays whole (as in nooverlap)",
+            p2p.name(),
             form.name()
         )));
     }
@@ -452,7 +469,7 @@ fn bench_variant(
     session: &Session,
     inputs: &Inputs,
     form: Form,
-    p2p: &str,
+    p2p: P2p,
     variant: Variant,
     reference: &mut Option<Vec<f32>>,
 ) -> Result<Outcome> {
@@ -504,9 +521,9 @@ fn bench_variant(
     // checked run captures and replays: the check and the times are the
     // replays'.
     let graphs = Graphs::new(run.devices);
-    let graphed = runtime.graphed(&graphs, body);
+    let graphed = runtime.graphed_ranks(&graphs, body);
     let call: &(dyn Fn(usize) + Sync) = if run.graph && run.backend == Backend::Cuda {
-        runtime.run(body)?;
+        runtime.run_ranks(body)?;
         for (&rank, call) in local.iter().zip(&mut calls) {
             let last = call.buffers.len() - 1;
             let nans = data::nans(dtype, call.buffers[last].bytes().len() / dtype.size());
@@ -518,7 +535,7 @@ fn bench_variant(
     };
     // One checked run: each rank checks its own output, and every rank gets
     // every rank's errors.
-    runtime.run(call)?;
+    runtime.run_ranks(call)?;
     for (&rank, call) in local.iter().zip(&mut calls) {
         let last = call.buffers.len() - 1;
         runtime.fetch(rank, &mut call.buffers[last])?;
@@ -603,12 +620,12 @@ fn bench_variant(
     // process meet in `run_timed`, the processes at a barrier before it.
     for _ in 0..run.warmup {
         peers.barrier("iteration")?;
-        runtime.run_timed(call)?;
+        runtime.time_ranks(call)?;
     }
     let mut by_rank = vec![Vec::with_capacity(run.iters); local.len()];
     for _ in 0..run.iters {
         peers.barrier("iteration")?;
-        for (times, time) in by_rank.iter_mut().zip(runtime.run_timed(call)?) {
+        for (times, time) in by_rank.iter_mut().zip(runtime.time_ranks(call)?) {
             times.push(time);
         }
     }

@@ -2,9 +2,10 @@
 //! with `hir-run` are in `hir_tools::args`).
 
 use clap::{Args, Parser, Subcommand};
+use hir::passes::{Choice as _, StreamSync};
 use hir_abi::DType;
-use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, named, number, positive};
-use hir_tools::backend::{Backend, Checks};
+use hir_runtime::{Backend, Checks};
+use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number, positive};
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
@@ -83,8 +84,8 @@ impl Emit {
 /// `hir-bench run`.
 #[derive(Debug, Args)]
 pub struct Run {
-    /// Runtime backend (cpu: the numbers are NOT meaningful)
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    /// World backend (cpu: the numbers are NOT meaningful)
+    #[arg(long, default_value = "cpu", value_parser = named(Backend::ALL, Backend::name))]
     pub backend: Backend,
     /// Ranks = devices [default: 1, or WORLD_SIZE for a rank torchrun started; at most 1024]
     #[arg(short = 'n', visible_short_alias = 'D', value_name = "D", value_parser = bounded(MAX_RANKS), allow_negative_numbers = true)]
@@ -133,8 +134,8 @@ pub struct Run {
     /// How a P2P ring step's stream waits for the previous step's: for all of it (step), or, in
     /// allgather rings, only for its transfers, guarded at the wrap (comm: nvFuser's
     /// inter_stream_synchronization; hir-lower's ring-sync, whole steps)
-    #[arg(long, default_value = "step", value_parser = ["step", "comm"])]
-    pub ring_sync: String,
+    #[arg(long, default_value = "step", value_parser = choice::<StreamSync>())]
+    pub ring_sync: StreamSync,
     /// Streams in each rank's pool (at most 1024)
     #[arg(long, value_name = "P", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
@@ -185,8 +186,8 @@ pub struct Run {
 /// `hir-bench overhead`.
 #[derive(Debug, Args)]
 pub struct Overhead {
-    /// Runtime backend (cpu: the numbers are NOT meaningful, and there is no graph)
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    /// World backend (cpu: the numbers are NOT meaningful, and there is no graph)
+    #[arg(long, default_value = "cpu", value_parser = named(Backend::ALL, Backend::name))]
     pub backend: Backend,
     /// Stream-axis extents S (loop iterations per call)
     #[arg(long, value_name = "S,...", value_delimiter = ',', value_parser = positive, default_values = ["256", "1024", "4096"])]
@@ -214,8 +215,8 @@ pub struct Overhead {
 /// `hir-bench pointwise`.
 #[derive(Debug, Args)]
 pub struct Pointwise {
-    /// Runtime backend (cpu: the numbers are NOT meaningful)
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    /// World backend (cpu: the numbers are NOT meaningful)
+    #[arg(long, default_value = "cpu", value_parser = named(Backend::ALL, Backend::name))]
     pub backend: Backend,
     /// f32 elements of each tensor (the default: 64 MiB)
     #[arg(long, value_name = "N", default_value = "16777216", value_parser = positive)]
@@ -313,7 +314,7 @@ impl Run {
                 self.dtype.mlir(),
                 self.chunks,
                 self.ring_chunks,
-                self.ring_sync,
+                self.ring_sync.name(),
                 self.num_streams,
                 self.lower_streams,
                 self.iters,

@@ -15,10 +15,13 @@ use crate::data;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::OpKind;
+use hir::passes::LowerOptions;
 use hir_abi::DType;
-use hir_tools::backend::{Backend, Checks, Graphs, Runtime};
+use hir_runtime::world::Graphs;
+use hir_runtime::{Backend, Checks, World};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::program;
+use hir_tools::ranks::{self, Ranks as _};
 use hir_tools::tensor::Rng;
 use melior::ir::operation::OperationLike;
 use melior::ir::{BlockLike, OperationRef, RegionLike};
@@ -124,7 +127,7 @@ fn random_bytes(rng: &mut Rng, len: usize) -> Vec<u8> {
 }
 
 pub fn run(options: &Overhead) -> Result<()> {
-    let runtime = Runtime::start(
+    let runtime = ranks::start(
         options.backend,
         1,
         options.num_streams,
@@ -178,7 +181,7 @@ pub fn run(options: &Overhead) -> Result<()> {
     Ok(())
 }
 
-fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
+fn bench(options: &Overhead, runtime: &World, slices: usize) -> Result<Row> {
     let context = hir_tools::context();
     let mut module =
         program::parse_source(&context, &program(slices, options.elements), "overhead")?;
@@ -188,7 +191,10 @@ fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
         &context,
         &mut module,
         &signature,
-        &format!("num-streams={}", options.num_streams),
+        &LowerOptions {
+            num_streams: options.num_streams,
+            ..LowerOptions::default()
+        },
         false,
     )?;
     let launched_ops = launched_ops(module.as_operation(), 1)?;
@@ -214,14 +220,14 @@ fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
     // SAFETY: rank 0's buffers, laid out as the entry's descriptors.
     let direct = |_rank| unsafe { packed(calls.arguments(0)) };
     let graphs = Graphs::new(1);
-    let graphed = runtime.graphed(&graphs, direct);
+    let graphed = runtime.graphed_ranks(&graphs, direct);
 
-    runtime.run(direct)?;
+    runtime.run_ranks(direct)?;
     check(runtime, &mut call, &a, &b, "direct")?;
     let direct_us = time(runtime, options.iters, &direct)?;
     let graph = if options.backend == Backend::Cuda {
         runtime.upload(0, &mut call.buffers[2], &nans)?;
-        runtime.run(&graphed)?;
+        runtime.run_ranks(&graphed)?;
         check(runtime, &mut call, &a, &b, "graph")?;
         Some(Timing::of(
             time(runtime, options.iters, &graphed)?,
@@ -240,21 +246,21 @@ fn bench(options: &Overhead, runtime: &Runtime, slices: usize) -> Result<Row> {
 }
 
 /// Wall times in µs of `iters` calls after as many untimed ones.
-fn time(runtime: &Runtime, iters: usize, body: &(impl Fn(usize) + Sync)) -> Result<Vec<f64>> {
+fn time(runtime: &World, iters: usize, body: &(impl Fn(usize) + Sync)) -> Result<Vec<f64>> {
     for _ in 0..iters {
-        runtime.run(body)?;
+        runtime.run_ranks(body)?;
     }
     (0..iters)
         .map(|_| {
             let start = Instant::now();
-            runtime.run(body)?;
+            runtime.run_ranks(body)?;
             Ok(start.elapsed().as_secs_f64() * 1e6)
         })
         .collect()
 }
 
 /// The output must be `a + b` in f32, bit for bit.
-fn check(runtime: &Runtime, call: &mut RankCall, a: &[u8], b: &[u8], how: &str) -> Result<()> {
+fn check(runtime: &World, call: &mut RankCall, a: &[u8], b: &[u8], how: &str) -> Result<()> {
     runtime.fetch(0, &mut call.buffers[2])?;
     let floats = |bytes: &[u8]| data::load_all(DType::F32, bytes);
     let (a, b, out) = (floats(a), floats(b), floats(call.buffers[2].bytes()));
@@ -281,7 +287,17 @@ mod tests {
         let mut module = program::parse_source(&context, &text, "overhead").unwrap();
         let function = program::entry(&module).unwrap();
         let signature = program::signature(&module, &function).unwrap();
-        program::lower_to_host(&context, &mut module, &signature, "num-streams=4", false).unwrap();
+        program::lower_to_host(
+            &context,
+            &mut module,
+            &signature,
+            &LowerOptions {
+                num_streams: 4,
+                ..LowerOptions::default()
+            },
+            false,
+        )
+        .unwrap();
         // Per slice: the fork's sync, the add, the join's sync.
         assert_eq!(launched_ops(module.as_operation(), 1).unwrap(), 3 * 8);
     }

@@ -4,7 +4,7 @@
 //! `miniz_oxide`): no system font, library or network is needed.
 
 use crate::bench::{Outcome, Row, Setup};
-use hir_tools::backend::Backend;
+use hir_runtime::Backend;
 use hir_tools::programs::Variant;
 
 type Rgb = [u8; 3];

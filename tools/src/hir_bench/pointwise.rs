@@ -3,7 +3,7 @@
 //! one kernel per op (`hir-lower{fuse=none}`) and as one fused kernel
 //! (`fuse=elementwise`), both run on one rank. Each lowering's output is
 //! checked against the chain evaluated here in f64, and the two against
-//! each other; then each is timed with [`Runtime::run_timed`] (cuda: GPU
+//! each other; then each is timed with [`World::run_timed`] (cuda: GPU
 //! events around the call; cpu: host time until the queues drain) and the
 //! median is reported with the effective bandwidth of one memory pass (the
 //! three inputs read and the output written once: what a kernel at the
@@ -14,10 +14,12 @@ use crate::data;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::OpKind;
+use hir::passes::{Choice as _, Fuse, LowerOptions};
 use hir_abi::DType;
-use hir_tools::backend::{Backend, Checks, Runtime};
+use hir_runtime::{Backend, Checks};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::program;
+use hir_tools::ranks::{self, Ranks as _};
 use hir_tools::tensor::Rng;
 use melior::ir::operation::OperationLike;
 use melior::ir::{BlockLike, OperationRef, RegionLike};
@@ -75,7 +77,7 @@ const CHAIN: [Step; 8] = [
 ];
 
 /// The two lowerings, unfused first.
-const FUSE: [&str; 2] = ["none", "elementwise"];
+const FUSE: [Fuse; 2] = [Fuse::None, Fuse::Elementwise];
 
 /// The benchmark's program on tensors of `elements` f32.
 pub fn program(elements: usize) -> String {
@@ -194,7 +196,7 @@ const REFERENCE_TOLERANCE: f64 = 1e-5;
 const AGREEMENT_TOLERANCE: f64 = 1e-6;
 
 pub fn run(options: &Pointwise) -> Result<()> {
-    let runtime = Runtime::start(
+    let runtime = ranks::start(
         options.backend,
         1,
         1,
@@ -247,7 +249,10 @@ pub fn run(options: &Pointwise) -> Result<()> {
             &context,
             &mut module,
             &signature,
-            &format!("fuse={fuse}"),
+            &LowerOptions {
+                fuse,
+                ..LowerOptions::default()
+            },
             false,
         )?;
         let kernels = kernels(module.as_operation())?;
@@ -259,7 +264,7 @@ pub fn run(options: &Pointwise) -> Result<()> {
         let body = |_rank| unsafe { packed(calls.arguments(0)) };
 
         runtime.upload(0, &mut call.buffers[3], &nans)?;
-        runtime.run(body)?;
+        runtime.run_ranks(body)?;
         runtime.fetch(0, &mut call.buffers[3])?;
         let output = data::load_all(DType::F32, call.buffers[3].bytes());
         let reference_error =
@@ -271,7 +276,8 @@ pub fn run(options: &Pointwise) -> Result<()> {
         };
         let plural = if kernels == 1 { "" } else { "s" };
         println!(
-            "checked fuse={fuse} ({kernels} kernel{plural}) against the f64 reference: relative error {reference_error:.3e}: {verdict}"
+            "checked fuse={} ({kernels} kernel{plural}) against the f64 reference: relative error {reference_error:.3e}: {verdict}",
+            fuse.name()
         );
         if reference_error > REFERENCE_TOLERANCE {
             bail!(
@@ -281,15 +287,15 @@ pub fn run(options: &Pointwise) -> Result<()> {
         outputs.push(output);
 
         for _ in 0..options.iters {
-            runtime.run(body)?;
+            runtime.run_ranks(body)?;
         }
         let mut times_ms = Vec::with_capacity(options.iters);
         for _ in 0..options.iters {
-            times_ms.push(runtime.run_timed(body)?[0]);
+            times_ms.push(runtime.time_ranks(body)?[0]);
         }
         let median_ms = crate::bench::median(&mut times_ms.clone());
         rows.push(Row {
-            fuse,
+            fuse: fuse.name(),
             kernels,
             reference_error,
             median_ms,
@@ -372,7 +378,7 @@ mod tests {
     #[test]
     fn the_chain_lowers_to_eight_kernels_or_one() {
         let context = hir_tools::context();
-        for (fuse, expected) in [("none", 8), ("elementwise", 1)] {
+        for (fuse, expected) in [(Fuse::None, 8), (Fuse::Elementwise, 1)] {
             let mut module = program::parse_source(&context, &program(64), "pointwise").unwrap();
             let function = program::entry(&module).unwrap();
             let signature = program::signature(&module, &function).unwrap();
@@ -380,7 +386,10 @@ mod tests {
                 &context,
                 &mut module,
                 &signature,
-                &format!("fuse={fuse}"),
+                &LowerOptions {
+                    fuse,
+                    ..LowerOptions::default()
+                },
                 false,
             )
             .unwrap();

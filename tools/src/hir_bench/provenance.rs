@@ -3,7 +3,7 @@
 //! that every JSON and CSV says what made it.
 
 use crate::cli::Run;
-use hir_tools::backend::Backend;
+use hir_runtime::Backend;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]

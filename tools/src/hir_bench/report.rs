@@ -2,7 +2,7 @@
 
 use crate::bench::{Outcome, Row, Setup};
 use crate::provenance::Provenance;
-use hir_tools::backend::Backend;
+use hir_runtime::Backend;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
@@ -138,7 +138,7 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
                 "n": row.shape.2,
                 "variant": row.variant.name(),
                 "program": row.program,
-                "p2p": row.p2p,
+                "p2p": row.p2p.to_string(),
             });
             let fields = match &row.outcome {
                 Outcome::Skipped(why) => json!({ "skipped": why }),
@@ -171,7 +171,7 @@ pub fn json(setup: &Setup, rows: &[Row]) -> String {
         "launch": run.plan().launch().name(),
         "chunks": run.chunks,
         "ring_chunks": run.ring_chunks,
-        "ring_sync": run.ring_sync,
+        "ring_sync": run.ring_sync.to_string(),
         "graph": run.graph,
         "num_streams": run.num_streams,
         "lower_streams": run.lower_streams,

@@ -2,9 +2,10 @@
 //! with `hir-bench` are in `hir_tools::args`).
 
 use clap::Parser;
+use hir::passes::{Allgather, Allreduce, Fuse, LowerOptions, P2p, ReduceScatter, StreamSync};
 use hir_runtime::cpu::Races;
-use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, named, number};
-use hir_tools::backend::{Backend, Checks};
+use hir_runtime::{Backend, Checks};
+use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number};
 use hir_tools::launch::{self, Launch, Plan};
 use std::path::PathBuf;
 
@@ -23,36 +24,36 @@ pub struct Options {
     #[arg(skip)]
     pub ranks: usize,
     /// Runtime backend
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    #[arg(long, default_value = "cpu", value_parser = named(Backend::ALL, Backend::name))]
     pub backend: Backend,
     /// Streams in each rank's pool (at most 1024)
     #[arg(long, value_name = "S", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
     /// Lower collectives along the stream axis to rings of send/recv over NCCL or CUDA IPC
-    #[arg(long, default_value = "none", value_parser = ["none", "nccl", "cuda"])]
-    pub p2p: String,
+    #[arg(long, default_value = "none", value_parser = choice::<P2p>())]
+    pub p2p: P2p,
     /// With --p2p none, an allgather along the stream axis runs whole before its loop, or as one
     /// NCCL broadcast rooted at each iteration (hir-lower's allgather option)
-    #[arg(long, default_value = "whole", value_parser = ["whole", "broadcast"])]
-    pub allgather: String,
+    #[arg(long, default_value = "whole", value_parser = choice::<Allgather>())]
+    pub allgather: Allgather,
     /// With --p2p none, a reduce-scatter along the stream axis runs whole after its loop, or as
     /// one NCCL reduce rooted at each iteration (hir-lower's reduce-scatter option)
-    #[arg(long, default_value = "whole", value_parser = ["whole", "reduce"])]
-    pub reduce_scatter: String,
+    #[arg(long, default_value = "whole", value_parser = choice::<ReduceScatter>())]
+    pub reduce_scatter: ReduceScatter,
     /// With --p2p nccl|cuda, an allreduce after the stream loop that writes its input block by
     /// block runs whole, or as a reduce-scatter ring then an allgather ring (GEMM+AR; hir-lower's
     /// allreduce option)
-    #[arg(long, default_value = "whole", value_parser = ["whole", "ring"])]
-    pub allreduce: String,
+    #[arg(long, default_value = "whole", value_parser = choice::<Allreduce>())]
+    pub allreduce: Allreduce,
     /// With --p2p nccl|cuda, how a ring step's stream waits for the previous step's: for all of
     /// it (step), or, in allgather rings, only for its transfers, guarded at the wrap (comm:
     /// nvFuser's inter_stream_synchronization; hir-lower's ring-sync option)
-    #[arg(long, default_value = "step", value_parser = ["step", "comm"])]
-    pub ring_sync: String,
+    #[arg(long, default_value = "step", value_parser = choice::<StreamSync>())]
+    pub ring_sync: StreamSync,
     /// Pointwise fusion: one kernel per op (none), or each chain of elementwise ops one fused
     /// kernel (elementwise; hir-lower's fuse option)
-    #[arg(long, default_value = "none", value_parser = ["none", "elementwise"])]
-    pub fuse: String,
+    #[arg(long, default_value = "none", value_parser = choice::<Fuse>())]
+    pub fuse: Fuse,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
     pub ring_chunks: usize,
@@ -133,6 +134,22 @@ fn input(value: &str) -> Result<(usize, PathBuf), String> {
 }
 
 impl Options {
+    /// How the program is lowered: `hir-lower`'s options from the flags of
+    /// the same names; the pool's streams are `--num-streams`, which the
+    /// stream loops rotate over all of.
+    pub fn lower(&self) -> LowerOptions {
+        LowerOptions {
+            num_streams: 0,
+            p2p: self.p2p,
+            ring_chunks: self.ring_chunks,
+            allgather: self.allgather,
+            reduce_scatter: self.reduce_scatter,
+            allreduce: self.allreduce,
+            ring_sync: self.ring_sync,
+            fuse: self.fuse,
+        }
+    }
+
     /// What the launcher needs of these options.
     pub fn plan(&self) -> Plan {
         Plan {

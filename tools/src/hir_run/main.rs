@@ -15,15 +15,17 @@ mod cli;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cli::Options;
+use hir::compile::{Compiled, Report, Source, compile_source};
 use hir_abi::DType;
+use hir_runtime::Backend;
 use hir_runtime::npy;
-use hir_tools::backend::{Backend, Graphs};
+use hir_runtime::world::Graphs;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Placement, Signature};
+use hir_tools::ranks::Ranks as _;
+use hir_tools::reference;
 use hir_tools::tensor::{self, Rng, Tensor};
-use hir_tools::{jit, reference};
-use melior::ir::Module;
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
@@ -86,17 +88,11 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let backend = options.backend.name();
     hash.write(
         format!(
-            "\0backend={backend}\0ranks={}\0num-streams={}\0p2p={}\0allgather={}\0reduce-scatter={}\0allreduce={}\0ring-sync={}\0ring-chunks={}\0fuse={}\0seed={}\0\
+            "\0backend={backend}\0ranks={}\0num-streams={}\0hir-lower={}\0seed={}\0\
              iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0",
             options.ranks,
             options.num_streams,
-            options.p2p,
-            options.allgather,
-            options.reduce_scatter,
-            options.allreduce,
-            options.ring_sync,
-            options.ring_chunks,
-            options.fuse,
+            options.lower().render(),
             options.seed,
             options.iters,
             options.check,
@@ -139,15 +135,17 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     })
 }
 
-/// The program parsed and verified, and its signature, checked against the
-/// options (`-n` against its meshes).
-fn load<'c>(context: &'c melior::Context, options: &Options) -> Result<(Module<'c>, Signature)> {
-    let mut module = program::parse(context, &options.program)?;
-    if program::import(context, &mut module, options.print_ir)? {
-        tracing::debug!("imported the shard program into fusion");
-    }
-    let function = program::entry(&module)?;
-    let signature = program::signature(&module, &function)?;
+/// The program compiled for the run: parsed, imported, lowered with the
+/// run's options and JIT-compiled (`hir::compile`), its diagnostics printed
+/// as they come; its signature checked against the options (`-n` against
+/// its meshes).
+fn compile(options: &Options) -> Result<Compiled> {
+    let report = Report {
+        print_diagnostics: true,
+        print_ir: options.print_ir,
+    };
+    let compiled = compile_source(Source::File(&options.program), &options.lower(), report)?;
+    let signature = &compiled.signature;
     if !signature.fusion {
         if options.check {
             bail!(
@@ -160,73 +158,47 @@ fn load<'c>(context: &'c melior::Context, options: &Options) -> Result<(Module<'
             );
         }
     }
-    check_meshes(&signature, options.ranks)?;
-    Ok((module, signature))
+    check_meshes(signature, options.ranks)?;
+    Ok(compiled)
 }
 
-/// What a dry run checks: the program loads and lowers to LLVM with the
-/// run's options.
+/// What a dry run checks: the program compiles with the run's options.
 fn validate(options: &Options) -> Result<()> {
-    let context = hir_tools::context();
-    let (mut module, signature) = load(&context, options)?;
-    program::lower(
-        &context,
-        &mut module,
-        &signature,
-        &hir_lower(options),
-        false,
-    )
+    compile(options).map(drop)
 }
 
-/// `hir-lower`'s options for the run.
-fn hir_lower(options: &Options) -> String {
-    format!(
-        "p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} ring-sync={} fuse={}",
-        options.p2p,
-        options.ring_chunks,
-        options.allgather,
-        options.reduce_scatter,
-        options.allreduce,
-        options.ring_sync,
-        options.fuse
-    )
+/// The reference evaluation of the fusion program on `globals`: parsed
+/// again, since the compiled module is lowered.
+fn reference(options: &Options, globals: &[Tensor]) -> Result<Vec<Tensor>> {
+    let context = hir_tools::context();
+    let mut module = program::parse(&context, &options.program)?;
+    program::import(&context, &mut module, false)?;
+    reference::evaluate(program::entry(&module)?, globals)
 }
 
 fn run(options: &Options) -> Result<()> {
     let began = Instant::now();
-    let context = hir_tools::context();
-    let (mut module, signature) = load(&context, options)?;
+    let compiled = compile(options)?;
+    let signature = &compiled.signature;
     tracing::debug!(
         program = %options.program.display(),
         entry = %signature.name,
         fusion = signature.fusion,
-        "parsed and verified"
+        pipeline = %compiled.options.pipeline(),
+        ms = %ms_since(began),
+        "compiled"
     );
-    let function = program::entry(&module)?;
-
-    // Global inputs, and the reference, before the module is lowered in place.
     let globals = if signature.fusion {
-        global_inputs(&signature, options)?
+        global_inputs(signature, options)?
     } else {
         Vec::new()
     };
     let reference = if options.check {
-        Some(reference::evaluate(function, &globals)?)
+        Some(reference(options, &globals)?)
     } else {
         None
     };
-
-    program::lower(
-        &context,
-        &mut module,
-        &signature,
-        &hir_lower(options),
-        options.print_ir,
-    )?;
-    tracing::debug!(pipeline = %format!("hir-lower{{{}}}", hir_lower(options)), ms = %ms_since(began), "lowered");
-    let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
-    let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
-    tracing::debug!(ms = %ms_since(began), "JIT-compiled");
+    let packed = compiled.entry;
 
     let session = Session::start(
         &options.plan(),
@@ -236,7 +208,7 @@ fn run(options: &Options) -> Result<()> {
     let runtime = &session.runtime;
     let local = session.peers.local_ranks(options.ranks);
     let mut ranks: Vec<RankCall> = (0..options.ranks)
-        .map(|rank| rank_buffers(&signature, &globals, rank, options.seed))
+        .map(|rank| rank_buffers(signature, &globals, rank, options.seed))
         .collect::<Result<_>>()?;
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
@@ -256,16 +228,16 @@ fn run(options: &Options) -> Result<()> {
     // descriptors, to the packed wrapper.
     let call = |rank| unsafe { packed(calls.arguments(rank)) };
     let graphs = Graphs::new(options.ranks);
-    let graphed = runtime.graphed(&graphs, call);
+    let graphed = runtime.graphed_ranks(&graphs, call);
     let graph = options.graph && options.backend == Backend::Cuda;
     let launch = || {
         if graph {
-            runtime.run(&graphed)
+            runtime.run_ranks(&graphed)
         } else {
-            runtime.run(call)
+            runtime.run_ranks(call)
         }
     };
-    runtime.run(call)?;
+    runtime.run_ranks(call)?;
     tracing::debug!(ms = %ms_since(began), "ran once");
     if graph {
         // The checked outputs are the replay's own: the arguments are put
@@ -316,7 +288,7 @@ fn run(options: &Options) -> Result<()> {
     );
     let mut mismatch = false;
     if signature.fusion {
-        let outputs = assemble(&signature, &ranks);
+        let outputs = assemble(signature, &ranks);
         if let Some(reference) = &reference {
             for (index, (output, expected)) in outputs.iter().zip(reference).enumerate() {
                 let name = format!("result{index}");

@@ -18,7 +18,7 @@
 //! torchrun) runs that one rank ([`super::rank`]).
 
 use super::Plan;
-use crate::backend::Backend;
+use hir_runtime::Backend;
 use hir_runtime::bootstrap::{
     AGENT_STORE, Failure, SECRET_VAR, STORE_PORT, Secret, StoreServer, WatchdogConfig,
 };

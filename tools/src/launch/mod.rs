@@ -19,8 +19,8 @@ pub mod session;
 pub use rank::{Fingerprint, Fnv, Joined};
 pub use session::{Peers, Session};
 
-use crate::backend::{Backend, Checks};
 use hir_runtime::bootstrap::Env;
+use hir_runtime::{Backend, Checks};
 use std::process::ExitCode;
 use std::time::Duration;
 

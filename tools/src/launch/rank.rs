@@ -17,7 +17,7 @@
 //! are zeroed after the run, before they are checked).
 
 use super::Plan;
-use crate::backend::Backend;
+use hir_runtime::Backend;
 use hir_runtime::bootstrap::{
     Env, Inflight, ProcessGroup, Stuck, Watchdog, WatchdogConfig, Watched,
 };

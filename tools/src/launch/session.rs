@@ -4,9 +4,10 @@
 //! rank 0 reports on to it (or to every rank) through the store: [`Peers`].
 
 use super::{Plan, rank};
-use crate::backend::Runtime;
 use crate::buffer::RankCall;
+use crate::ranks;
 use anyhow::{Context as _, Result, anyhow};
+use hir_runtime::World;
 use hir_runtime::bootstrap::ProcessGroup;
 use hir_runtime::cuda;
 use std::path::Path;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 const PIECES: usize = 256 << 20;
 
 pub struct Session {
-    pub runtime: Runtime,
+    pub runtime: World,
     pub peers: Peers,
 }
 
@@ -29,7 +30,7 @@ impl Session {
     pub fn start(plan: &Plan, num_streams: usize, trace: bool) -> Result<Session> {
         let peers = Peers::here();
         let Some(group) = &peers.group else {
-            let runtime = Runtime::start(
+            let runtime = ranks::start(
                 plan.backend,
                 plan.ranks,
                 num_streams,
@@ -51,7 +52,7 @@ impl Session {
         .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
         rank::watch(world.watched().remove(0));
         Ok(Session {
-            runtime: Runtime::Cuda(world),
+            runtime: World::Cuda(world),
             peers,
         })
     }
@@ -82,7 +83,7 @@ impl Session {
         let Some(group) = &self.peers.group else {
             return self.runtime.write_chrome_trace(path).with_context(written);
         };
-        let Runtime::Cuda(world) = &self.runtime else {
+        let World::Cuda(world) = &self.runtime else {
             unreachable!("ranks in processes run the cuda backend");
         };
         let events = world.chrome_events().with_context(written)?;

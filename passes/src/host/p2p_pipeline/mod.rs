@@ -207,59 +207,49 @@ pub const ANCHOR: &str = crate::ops::FUNCTION;
 
 pub const ARGUMENT: &str = "host-p2p-pipeline";
 
-/// What becomes of an allreduce that a stream loop writes the input of
-/// (the `allreduce` option).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Allreduce {
-    /// It stays whole after its loop.
-    Whole,
-    /// A reduce-scatter ring, then an allgather ring ([`allreduce`]).
-    Ring,
-}
-
-impl Allreduce {
-    /// The option's values.
-    pub const NAMES: [&'static str; 2] = ["whole", "ring"];
-
-    /// The choice the option spells `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "whole" => Some(Allreduce::Whole),
-            "ring" => Some(Allreduce::Ring),
-            _ => None,
-        }
+crate::choice! {
+    /// What becomes of an allreduce that a stream loop writes the input of
+    /// (the `allreduce` option).
+    pub enum Allreduce {
+        /// It stays whole after its loop.
+        Whole = "whole",
+        /// A reduce-scatter ring, then an allgather ring ([`allreduce`]).
+        Ring = "ring",
     }
 }
 
-/// How a ring step's stream waits for the previous step's (the
-/// `stream-sync` option).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamSync {
-    /// Before it computes, for the whole previous step (its compute too);
-    /// the transfers run on the caller's stream, in step order
-    /// ([`rewrite::compute_in_step_order`]).
-    Step,
-    /// nvFuser's `inter_stream_synchronization`, for loops whose rings are
-    /// all allgathers: each step's transfers run on the step's own stream,
-    /// and right after them the next step's stream waits for it, where that
-    /// stream is the next of the pool (`i + 1 < n`: guarded at the wrap), so
-    /// the next transfer follows this one's but no step waits for another's
-    /// compute ([`rewrite::sync_next_after_transfers`]).
-    Comm,
+crate::choice! {
+    /// How a ring step's stream waits for the previous step's (the
+    /// `stream-sync` option).
+    pub enum StreamSync {
+        /// Before it computes, for the whole previous step (its compute too);
+        /// the transfers run on the caller's stream, in step order
+        /// ([`rewrite::compute_in_step_order`]).
+        Step = "step",
+        /// nvFuser's `inter_stream_synchronization`, for loops whose rings are
+        /// all allgathers: each step's transfers run on the step's own stream,
+        /// and right after them the next step's stream waits for it, where that
+        /// stream is the next of the pool (`i + 1 < n`: guarded at the wrap), so
+        /// the next transfer follows this one's but no step waits for another's
+        /// compute ([`rewrite::sync_next_after_transfers`]).
+        Comm = "comm",
+    }
 }
 
-impl StreamSync {
-    /// The option's values.
-    pub const NAMES: [&'static str; 2] = ["step", "comm"];
-
-    /// The choice the option spells `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "step" => Some(StreamSync::Step),
-            "comm" => Some(StreamSync::Comm),
-            _ => None,
-        }
+/// [`StreamSync::Comm`] runs whole ring steps: `chunks` must be 0 or 1. The
+/// options' names are the caller's (the pass's or `hir-lower`'s).
+pub fn check_chunks(
+    sync: StreamSync,
+    chunks: usize,
+    sync_option: &str,
+    chunks_option: &str,
+) -> Result<(), String> {
+    if sync == StreamSync::Comm && chunks > 1 {
+        return Err(format!(
+            "{sync_option}=comm runs whole ring steps; it needs {chunks_option}=0 or {chunks_option}=1, not {chunks_option}={chunks}"
+        ));
     }
+    Ok(())
 }
 
 /// Creates the pass (anchored on `func.func`): rings over `backend`, each

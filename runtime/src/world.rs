@@ -1,0 +1,253 @@
+//! One world over either backend: what a launcher (`hir-run`, `hir-bench`,
+//! the Python package, an embedder) starts, runs the ranks of, times and
+//! captures as graphs, without caring whether the ranks are cpu threads or
+//! GPUs. [`Backend`] names the two.
+
+use crate::device::Device;
+use crate::error::{Result, RunError};
+use crate::{cpu, cuda};
+use std::path::Path;
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// A runtime backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Ranks as threads of the process, on host memory.
+    Cpu,
+    /// Ranks on GPUs, with NCCL, CUDA IPC and cuBLASLt.
+    Cuda,
+}
+
+impl Backend {
+    pub const ALL: &'static [Backend] = &[Backend::Cpu, Backend::Cuda];
+
+    /// The backend's name on command lines and in Python.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+        }
+    }
+
+    /// The backend named `name`.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|backend| backend.name() == name)
+    }
+}
+
+/// The runtime's test modes, the same for every rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// Fresh memory (`host.alloc`'s buffers, the runtime's temporaries) is
+    /// NaN instead of zero, so a read of what nobody wrote shows.
+    pub poison: bool,
+    /// What a data race does on the cpu backend (the cuda backend has no
+    /// race detector).
+    pub races: cpu::Races,
+}
+
+/// How a world is started: the same for either backend.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub backend: Backend,
+    /// Ranks in this process.
+    pub ranks: usize,
+    /// Streams in each rank's pool.
+    pub num_streams: usize,
+    /// Whether ops are recorded for a Chrome trace.
+    pub trace: bool,
+    /// Bounds every wait of one rank on the others, and how long the other
+    /// ranks may run on after one has failed.
+    pub timeout: Duration,
+    pub checks: Checks,
+}
+
+impl Config {
+    /// `ranks` ranks of `backend` with pools of `num_streams`, the other
+    /// settings at their defaults.
+    pub fn new(backend: Backend, ranks: usize, num_streams: usize) -> Config {
+        Config {
+            backend,
+            ranks,
+            num_streams,
+            trace: false,
+            timeout: Duration::from_secs(60),
+            checks: Checks::default(),
+        }
+    }
+}
+
+/// The ranks of this process on one backend.
+pub enum World {
+    Cpu(cpu::World),
+    Cuda(cuda::World),
+}
+
+/// Each rank's host program captured as a CUDA graph ([`World::graphed`]),
+/// none until its first graphed call.
+pub struct Graphs(Vec<Mutex<Option<cuda::Graph>>>);
+
+impl Graphs {
+    pub fn new(ranks: usize) -> Graphs {
+        Graphs((0..ranks).map(|_| Mutex::new(None)).collect())
+    }
+}
+
+impl World {
+    /// Starts the ranks `config` describes, all in this process.
+    pub fn start(config: &Config) -> Result<World> {
+        match config.backend {
+            Backend::Cpu => cpu::World::new(cpu::Config {
+                trace: config.trace,
+                timeout: config.timeout,
+                poison: config.checks.poison,
+                races: config.checks.races,
+                ..cpu::Config::new(config.ranks, config.num_streams)
+            })
+            .map(World::Cpu),
+            Backend::Cuda => cuda::World::new(cuda::Config {
+                trace: config.trace,
+                timeout: config.timeout,
+                poison: config.checks.poison,
+                ..cuda::Config::new(config.ranks, config.num_streams)
+            })
+            .map(World::Cuda),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            World::Cpu(_) => Backend::Cpu,
+            World::Cuda(_) => Backend::Cuda,
+        }
+    }
+
+    /// The ranks this process runs.
+    pub fn ranks(&self) -> usize {
+        match self {
+            World::Cpu(world) => world.ranks(),
+            World::Cuda(world) => world.ranks(),
+        }
+    }
+
+    /// The global ranks this process runs, in order.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        match self {
+            World::Cpu(world) => (0..world.ranks()).collect(),
+            World::Cuda(world) => world.local_ranks(),
+        }
+    }
+
+    /// Runs `body` on one thread per rank with that rank entered, then waits
+    /// for all the work it enqueued.
+    pub fn run<T: Send>(
+        &self,
+        body: impl Fn(&dyn Device) -> T + Sync,
+    ) -> std::result::Result<Vec<T>, RunError> {
+        match self {
+            World::Cpu(world) => world.run(body),
+            World::Cuda(world) => world.run(|device| body(device)),
+        }
+    }
+
+    /// Runs `body` on every rank's thread as [`World::run`], timed: the
+    /// ranks first meet at a host barrier (all their earlier work is done:
+    /// every run ends with a synchronization), then each times its call
+    /// until all the work it enqueued is done. On cuda that is the GPU time
+    /// between two events recorded on the rank's stream 0 (the caller's
+    /// stream, which the program's streams join before it returns), the
+    /// first after an all-reduce that lines the ranks' GPUs up; on cpu, the
+    /// host time until the rank's queues are drained. Returns each rank's
+    /// time in milliseconds, or the first rank's timing error.
+    pub fn run_timed(
+        &self,
+        body: impl Fn(&dyn Device) + Sync,
+    ) -> std::result::Result<Vec<Result<f64>>, RunError> {
+        let barrier = Barrier::new(self.ranks());
+        match self {
+            World::Cpu(world) => world.run(|device| {
+                barrier.wait();
+                let start = Instant::now();
+                body(device);
+                device
+                    .synchronize()
+                    .map(|()| start.elapsed().as_secs_f64() * 1e3)
+            }),
+            World::Cuda(world) => world.run(|device| {
+                barrier.wait();
+                device.align_ranks()?;
+                let start = device.record_timing_event()?;
+                body(device);
+                let end = device.record_timing_event()?;
+                start.elapsed_ms(&end).map(f64::from)
+            }),
+        }
+    }
+
+    /// `call` as a body for [`World::run`] or [`World::run_timed`] that, on
+    /// cuda, runs each rank's call as a CUDA graph: captured into `graphs`
+    /// on its first use, replayed then and after. A graph replays the
+    /// buffers and allocations of its capture, so `call` must have run
+    /// directly once before, on the same arguments. On cpu, `call` itself.
+    pub fn graphed<'a>(
+        &'a self,
+        graphs: &'a Graphs,
+        call: impl Fn(&dyn Device) + Sync + 'a,
+    ) -> impl Fn(&dyn Device) + Sync + 'a {
+        move |device| {
+            let World::Cuda(world) = self else {
+                return call(device);
+            };
+            let rank = device.rank();
+            let cuda = world.device(rank);
+            let mut graph = graphs.0[rank].lock().unwrap_or_else(|e| e.into_inner());
+            let replayed = match &*graph {
+                Some(captured) => cuda.replay(captured),
+                None => cuda.capture(|| call(device)).and_then(|captured| {
+                    let replayed = cuda.replay(&captured);
+                    *graph = Some(captured);
+                    replayed
+                }),
+            };
+            if let Err(error) = replayed {
+                cuda.fail("cuda graph", error);
+            }
+        }
+    }
+
+    pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
+        match self {
+            World::Cpu(world) => world.write_chrome_trace(path),
+            World::Cuda(world) => world.write_chrome_trace(path),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backends_by_name() {
+        for &backend in Backend::ALL {
+            assert_eq!(Backend::from_name(backend.name()), Some(backend));
+        }
+        assert_eq!(Backend::from_name("tpu"), None);
+    }
+
+    #[test]
+    fn one_world_runs_and_times_the_cpu_ranks() {
+        let world = World::start(&Config::new(Backend::Cpu, 3, 2)).unwrap();
+        assert_eq!(world.backend(), Backend::Cpu);
+        assert_eq!(world.local_ranks(), vec![0, 1, 2]);
+        let ranks = world.run(|device| device.rank()).unwrap();
+        assert_eq!(ranks, vec![0, 1, 2]);
+        let times = world.run_timed(|_| ()).unwrap();
+        assert_eq!(times.len(), 3);
+        assert!(times.into_iter().all(|time| time.unwrap() >= 0.0));
+    }
+}
