@@ -20,7 +20,7 @@ use crate::fused::FusedKernel;
 use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use hir_abi::fused::Program;
-use hir_abi::{Transport, Collective, DType, Entry, ReduceKind};
+use hir_abi::{Collective, DType, Entry, ReduceKind, Transport};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;

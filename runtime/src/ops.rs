@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::memref::View;
-use hir_abi::{Transport, Binary, Collective, DType, Entry, ReduceKind, Reduction, Unary};
+use hir_abi::{Binary, Collective, DType, Entry, ReduceKind, Reduction, Transport, Unary};
 use std::fmt;
 use std::sync::Arc;
 

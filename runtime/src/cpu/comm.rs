@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
-use hir_abi::{Transport, Collective, Entry, ReduceKind};
+use hir_abi::{Collective, Entry, ReduceKind, Transport};
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 

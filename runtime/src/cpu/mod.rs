@@ -28,7 +28,7 @@ use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
 use comm::{Contribution, Mailbox, Post, Region};
-use hir_abi::{Transport, Collective};
+use hir_abi::{Collective, Transport};
 use queue::Queue;
 pub use race::Races;
 use race::{Access, Clock, Tracker};

@@ -8,7 +8,7 @@ use super::{CudaDevice, nccl_present};
 use crate::device::Device;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
-use hir_abi::{Transport, Binary, Collective, DType, ReduceKind};
+use hir_abi::{Binary, Collective, DType, ReduceKind, Transport};
 
 const LEN: usize = 1 << 16;
 

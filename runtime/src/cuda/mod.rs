@@ -54,7 +54,7 @@ use crate::trace::Trace;
 use alloc::Allocator;
 use blas::{Blas, Gemm};
 use cudarc::driver::{CudaContext, result as cu, sys};
-use hir_abi::{Transport, Collective, Entry};
+use hir_abi::{Collective, Entry, Transport};
 use ipc::Ipc;
 use kernels::Kernels;
 use nccl::{Comm, CommCell};

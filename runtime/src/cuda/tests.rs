@@ -11,7 +11,7 @@ use crate::memref::View;
 use crate::memref::tests::Descriptor;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
-use hir_abi::{Transport, Binary, Collective, DType, ReduceKind, Reduction, Unary};
+use hir_abi::{Binary, Collective, DType, ReduceKind, Reduction, Transport, Unary};
 use std::time::Duration;
 
 /// A buffer of a scenario: its element type and length in elements.

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
 use cudarc::driver::{CudaContext, result as cu, sys};
-use hir_abi::{Transport, Collective, DType, ReduceKind};
+use hir_abi::{Collective, DType, ReduceKind, Transport};
 use std::sync::Arc;
 
 /// A timing event recorded on stream 0 of one rank.
