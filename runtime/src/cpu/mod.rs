@@ -10,6 +10,7 @@
 mod alloc;
 mod casts;
 mod comm;
+mod elements;
 mod fused;
 mod ints;
 mod kernels;

@@ -646,7 +646,7 @@ fn one_stream_runs_in_order_and_streams_run_concurrently() {
             }
             device.synchronize().unwrap();
             (
-                crate::cpu::kernels::load(&total).unwrap(),
+                crate::cpu::elements::load(&total).unwrap(),
                 gathered.to_f32(),
             )
         })
