@@ -37,7 +37,7 @@
 //! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
 use super::kernels::{Kernels, MAX_RANK, coalesce};
-use super::mailbox::Mailbox;
+use super::mailbox::{Mailbox, SLOTS};
 use super::{Check, P2p, Scratch, Stream, is_contiguous};
 use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
@@ -267,10 +267,6 @@ impl Counters {
 fn signal(number: u64) -> u32 {
     (number as u32).wrapping_add(1)
 }
-
-/// Transfers with one member in one direction that may be in flight at once
-/// (flag and mailbox slots).
-pub(crate) const SLOTS: usize = 64;
 
 /// A team's flag array: `ready[i][slot]` for sends to member `i`, then
 /// `done[i][slot]` for receives from member `i`.
