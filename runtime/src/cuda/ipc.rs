@@ -38,7 +38,9 @@
 
 use super::kernels::{Kernels, MAX_RANK, coalesce};
 use super::mailbox::{Mailbox, SLOTS};
-use super::{Check, P2p, Scratch, Stream, is_contiguous};
+use super::p2p::P2p;
+use super::scratch::{Scratch, is_contiguous};
+use super::{Check, Stream};
 use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::memref::View;

@@ -1563,7 +1563,7 @@ fn gemms_broadcast_batch_axes_with_stride_0() {
             assert!(element < base.len(), "a GEMM reads outside its buffer");
             element
         };
-        for (l, r, o) in super::gemms(&kernel) {
+        for (l, r, o) in super::compute::gemms(&kernel) {
             let (batch, m, k, n) = (l.sizes[0], l.sizes[1], l.sizes[2], o.sizes[2]);
             for b in 0..batch {
                 for i in 0..m {
