@@ -24,6 +24,7 @@ mod caller_stream;
 mod comm;
 mod compute;
 mod device;
+mod export;
 mod fused;
 #[cfg(test)]
 mod fused_tests;
