@@ -1,9 +1,10 @@
 //! Enqueueing a validated kernel: an NVRTC kernel, or the cuBLASLt GEMMs a
 //! matmul or linear is cut into, with the current stream's workspace.
 
+use super::axes::coalesce;
 use super::blas::{self, Gemm};
 use super::scratch::Scratch;
-use super::{Check, CudaDevice, State, kernels};
+use super::{Check, CudaDevice, State};
 use crate::error::Result;
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp, batch_axes_read};
@@ -122,7 +123,7 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
     let shared = (0..batch_rank).all(|axis| rhs_batch[axis] == 0 || batch[axis] == 1);
     let lhs_whole = (0..batch_rank).all(|axis| lhs_batch[axis] != 0 || batch[axis] == 1);
     if shared && lhs_whole {
-        let (sizes, strides) = kernels::coalesce(
+        let (sizes, strides) = coalesce(
             &[&batch[..], &[lhs.sizes[lhs_rows]]].concat(),
             &[
                 [&lhs_batch[..], &[lhs.strides[lhs_rows]]].concat(),
@@ -154,7 +155,7 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
             return vec![(lhs, rhs, out)];
         }
     }
-    let (sizes, strides) = kernels::coalesce(&batch, &[lhs_batch, rhs_batch, out_batch]);
+    let (sizes, strides) = coalesce(&batch, &[lhs_batch, rhs_batch, out_batch]);
     let matrix = |view: &View, offset: usize| {
         (
             view.sizes[offset..].to_vec(),

@@ -36,11 +36,12 @@
 //! in it: a receiving host more than `SLOTS` transfers ahead of its sender's
 //! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
+use super::axes::coalesce;
 use super::export::{
     Allocation, Export, Mapping, Reach, allocation, buffer_id, holding, ipc_handle, overlap,
     translate,
 };
-use super::kernels::{Kernels, MAX_RANK, coalesce};
+use super::kernels::{Kernels, MAX_RANK};
 use super::mailbox::{Mailbox, SLOTS};
 use super::p2p::P2p;
 use super::scratch::{Scratch, is_contiguous};

@@ -1,7 +1,8 @@
 //! An op's temporary device buffers, in stream order: contiguous staging
 //! for views that NCCL, cuBLASLt or a copy cannot take as they are.
 
-use super::kernels::{self, Kernels};
+use super::axes::coalesce;
+use super::kernels::Kernels;
 use super::{Check, Stream};
 use crate::error::Result;
 use crate::memref::View;
@@ -9,7 +10,7 @@ use cudarc::driver::{result as cu, sys};
 
 /// Whether `view` is one dense row-major block.
 pub(super) fn is_contiguous(view: &View) -> bool {
-    let (sizes, strides) = kernels::coalesce(&view.sizes, std::slice::from_ref(&view.strides));
+    let (sizes, strides) = coalesce(&view.sizes, std::slice::from_ref(&view.strides));
     sizes.len() <= 1 && strides[0].first().is_none_or(|&stride| stride == 1)
 }
 
