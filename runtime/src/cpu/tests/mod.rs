@@ -6,12 +6,14 @@
 
 use super::*;
 use crate::bounds::Registration;
+use crate::error::RunError;
 use crate::memref::UnrankedMemRef;
 use crate::memref::tests::Descriptor;
 use crate::npy::Array;
 use crate::ops::KernelOp;
 use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction, Unary};
 use std::sync::Barrier;
+use std::time::Duration;
 
 mod comm;
 mod kernels;
