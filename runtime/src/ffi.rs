@@ -14,19 +14,19 @@
 //! unless a fallback device is set ([`crate::device::set_fallback`]: the
 //! standalone `libhir_runtime.so` sets one).
 
+mod args;
+
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
 use crate::fused::FusedKernel;
-use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
-use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
+use crate::memref::read_i64s;
+use crate::ops::{CollectiveOp, Kernel, KernelOp, Transfer};
+use args::{Buf, axis_list, backend, fixed, non_negative, permuted, reshaped, team, views};
 use hir_abi::fused::Program;
-use hir_abi::{Collective, DType, Entry, ReduceKind, Transport};
+use hir_abi::{Collective, DType, Entry, ReduceKind};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-
-/// A `memref<*xT>` argument through `llvm.emit_c_interface`.
-type Buf = *const UnrankedMemRef;
 
 /// Every runtime symbol and its address, for `ExecutionEngine::register_symbol`.
 pub fn symbols() -> Vec<(String, *mut ())> {
@@ -74,59 +74,6 @@ fn work<R>(entry: Entry, skipped: R, body: impl FnOnce(&dyn Device) -> Result<R>
 /// program's control flow stays what it would have been.
 fn query(entry: Entry, body: impl FnOnce(&dyn Device) -> i64) -> i64 {
     call(entry, 0, false, |device| Ok(body(device)))
-}
-
-/// Decodes an entry's buffer arguments `(buf, dtype)`, which come first in
-/// every entry that takes buffers, and checks them all against the rank's
-/// known buffers (one lookup each, under one lock).
-unsafe fn views(device: &dyn Device, bufs: &[(Buf, DType)]) -> Result<Vec<View>> {
-    let operands = bufs
-        .iter()
-        // SAFETY: the entry's caller passes valid descriptors.
-        .map(|&(buf, dtype)| unsafe { Operand::from_unranked(buf, dtype) })
-        .collect::<Result<Vec<_>>>()?;
-    let numbered: Vec<(usize, &Operand)> = (1..).zip(&operands).collect();
-    device.allocations().check(&numbered)?;
-    Ok(operands.into_iter().map(|operand| operand.view).collect())
-}
-
-/// As [`views`], for a fixed number of buffers.
-unsafe fn fixed<const N: usize>(device: &dyn Device, bufs: [(Buf, DType); N]) -> Result<[View; N]> {
-    // SAFETY: as `views`.
-    let views = unsafe { views(device, &bufs) }?;
-    Ok(views
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("one view per buffer")))
-}
-
-/// A team list, or several teams one per row, of which this rank's.
-unsafe fn team(buf: Buf, device: &dyn Device) -> Result<Team> {
-    // SAFETY: as `view`.
-    let (sizes, ranks) = unsafe { read_i64_table(buf) }?;
-    match sizes[..] {
-        [_, size] if size > 0 => {
-            let rank = device.rank() as i64;
-            let row = ranks
-                .chunks(size)
-                .find(|row| row.contains(&rank))
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "rank {rank} is in none of the teams {:?}",
-                        ranks.chunks(size).collect::<Vec<_>>()
-                    ))
-                })?;
-            Team::new(row, device.num_devices())
-        }
-        _ => Team::new(&ranks, device.num_devices()),
-    }
-}
-
-fn non_negative(value: i64, what: &str) -> Result<usize> {
-    usize::try_from(value).map_err(|_| Error::Invalid(format!("{what} {value} is negative")))
-}
-
-fn backend(code: i64) -> Result<Transport> {
-    Transport::from_code(code).ok_or_else(|| Error::Invalid(format!("unknown backend code {code}")))
 }
 
 /// The compute entries: `bufs` are the inputs then the output.
@@ -206,80 +153,6 @@ unsafe fn fused(program: Buf, bufs: &[Buf]) {
     })
 }
 
-/// `view` with axis `i` its axis `permutation[i]`.
-fn permuted(view: &View, permutation: &[usize]) -> Result<View> {
-    let mut seen = vec![false; view.rank()];
-    if permutation.len() != view.rank()
-        || permutation
-            .iter()
-            .any(|&axis| axis >= view.rank() || std::mem::replace(&mut seen[axis], true))
-    {
-        return Err(Error::Invalid(format!(
-            "permutation {permutation:?} does not list each of the {} input axes once",
-            view.rank()
-        )));
-    }
-    Ok(View {
-        sizes: permutation.iter().map(|&axis| view.sizes[axis]).collect(),
-        strides: permutation.iter().map(|&axis| view.strides[axis]).collect(),
-        ..view.clone()
-    })
-}
-
-/// `view`'s elements in row-major order as a view of shape `sizes`, without
-/// a copy (PyTorch's `view`: each run of axes that `sizes` merges or splits
-/// is contiguous in `view`); an error where that takes a copy.
-fn reshaped(view: &View, sizes: &[usize]) -> Result<View> {
-    let cannot = || {
-        Error::Invalid(format!(
-            "a reshape of sizes {:?} and strides {:?} to {sizes:?} is not a view",
-            view.sizes, view.strides
-        ))
-    };
-    let numel: usize = sizes.iter().product();
-    if numel != view.numel() {
-        return Err(cannot());
-    }
-    let contiguous = || View::contiguous(view.dtype, view.ptr, sizes);
-    let Some(&innermost) = view.strides.last() else {
-        return Ok(contiguous());
-    };
-    if numel == 0 {
-        return Ok(contiguous());
-    }
-    // From the innermost axis out, over the chunks of `view` that are
-    // contiguous: the new axes that fill a chunk take its stride.
-    let mut strides = vec![0; sizes.len()];
-    let mut next = sizes.len();
-    let (mut chunk_stride, mut chunk, mut filled) = (innermost, 1, 1);
-    for axis in (0..view.rank()).rev() {
-        chunk *= view.sizes[axis];
-        let ends = axis == 0
-            || (view.sizes[axis - 1] != 1 && view.strides[axis - 1] != chunk * chunk_stride);
-        if ends {
-            while next > 0 && (filled < chunk || sizes[next - 1] == 1) {
-                next -= 1;
-                strides[next] = filled * chunk_stride;
-                filled *= sizes[next];
-            }
-            if filled != chunk {
-                return Err(cannot());
-            }
-            if axis > 0 {
-                (chunk_stride, chunk, filled) = (view.strides[axis - 1], 1, 1);
-            }
-        }
-    }
-    if next != 0 {
-        return Err(cannot());
-    }
-    Ok(View {
-        sizes: sizes.to_vec(),
-        strides,
-        ..view.clone()
-    })
-}
-
 /// The entries of no input: `op` writes every element of `output`.
 unsafe fn generate(entry: Entry, output: Buf, op: impl FnOnce() -> Result<KernelOp>) {
     work(entry, (), |device| {
@@ -324,13 +197,6 @@ fused_entries! {
     _mlir_ciface_hir_rt_fused_6 = 6 (b0, b1, b2, b3, b4, b5);
     _mlir_ciface_hir_rt_fused_7 = 7 (b0, b1, b2, b3, b4, b5, b6);
     _mlir_ciface_hir_rt_fused_8 = 8 (b0, b1, b2, b3, b4, b5, b6, b7);
-}
-
-unsafe fn axis_list(buf: Buf) -> Result<Vec<usize>> {
-    unsafe { read_i64s(buf) }?
-        .into_iter()
-        .map(|axis| non_negative(axis, "axis"))
-        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -799,6 +665,7 @@ entries! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memref::View;
     use std::collections::HashMap;
 
     #[test]

@@ -8,11 +8,12 @@
 //! error at once, naming both sides.
 
 use super::auth::{self, Secret, Side, same_proof};
+use super::protocol::Failure;
 use super::protocol::{
     Challenge, Hello, MAX_FRAME, MAX_HANDSHAKE_FRAME, Request, Response, Verdict, read_frame,
     write_frame,
 };
-use super::store::{Failure, HANDSHAKE};
+use super::store::HANDSHAKE;
 use crate::error::{Error, Result};
 use crate::lock;
 use std::io;

@@ -1,6 +1,8 @@
 //! The store's messages and frames, and how each is read with length
 //! checks: a message that is short, long, or holds a bad value is an error,
-//! never a panic (`security_tests.rs` fuzzes every decoder here).
+//! never a panic (`security_tests.rs` fuzzes every decoder here). A
+//! [`Failure`] is here too: it travels in requests and responses, and the
+//! server and client both hold it.
 //!
 //! A frame is a little-endian `u32` length, the payload, and, once the
 //! handshake is done, a [`TAG`]-byte tag ([`super::auth::Session`]).
@@ -15,7 +17,8 @@
 //! refused, with why). Then requests and responses, each frame tagged.
 
 use super::auth::{JobId, NONCE, Session, TAG};
-use super::store::Failure;
+use crate::error::Error;
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::time::Duration;
 
@@ -29,6 +32,39 @@ const MAGIC: &[u8; 8] = b"HIRSTOR1";
 
 fn invalid(what: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.into())
+}
+
+/// One rank's failure, as every rank learns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub rank: usize,
+    /// What happened, after `rank R `: `failed in OP: message`, `exited
+    /// (connection closed)`.
+    pub what: String,
+}
+
+impl Failure {
+    /// `rank` failed in `op` with `message`.
+    pub fn failed(rank: usize, op: &str, message: &str) -> Failure {
+        Failure {
+            rank,
+            what: format!("failed in {op}: {message}"),
+        }
+    }
+
+    /// The error of a rank that gave up because of this failure.
+    pub fn error(&self) -> Error {
+        Error::Peer {
+            rank: self.rank,
+            what: self.what.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rank {} {}", self.rank, self.what)
+    }
 }
 
 pub enum Request {

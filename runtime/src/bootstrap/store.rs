@@ -37,14 +37,12 @@
 //! off up to 1 s.
 
 pub use super::client::{Got, StoreClient};
-pub use super::protocol::{MAX_FRAME, MAX_HANDSHAKE_FRAME};
+pub use super::protocol::{Failure, MAX_FRAME, MAX_HANDSHAKE_FRAME};
 
 use super::auth::{self, Secret, Side, same_proof};
 use super::protocol::{Challenge, Hello, Request, Response, Verdict, read_frame, write_frame};
-use crate::error::Error;
 use crate::lock;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -62,39 +60,6 @@ pub const MAX_UNPROVEN: usize = 64;
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 /// The most bytes of keys and values the store holds.
 pub const MAX_STORED: usize = 4 << 30;
-
-/// One rank's failure, as every rank learns it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub rank: usize,
-    /// What happened, after `rank R `: `failed in OP: message`, `exited
-    /// (connection closed)`.
-    pub what: String,
-}
-
-impl Failure {
-    /// `rank` failed in `op` with `message`.
-    pub fn failed(rank: usize, op: &str, message: &str) -> Failure {
-        Failure {
-            rank,
-            what: format!("failed in {op}: {message}"),
-        }
-    }
-
-    /// The error of a rank that gave up because of this failure.
-    pub fn error(&self) -> Error {
-        Error::Peer {
-            rank: self.rank,
-            what: self.what.clone(),
-        }
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "rank {} {}", self.rank, self.what)
-    }
-}
 
 /// A watchdog's connection: its rank is stuck once it is silent for
 /// `limit` (not counting the requests the server holds).

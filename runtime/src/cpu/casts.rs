@@ -11,7 +11,7 @@
 //! The cuda backend's casts (`hir_int_to_float`, `OpToI32`, `OpToI64` in
 //! `kernels.cu`) compute the same, so both agree bit for bit.
 
-use super::{ints, kernels};
+use super::{elements, ints};
 use crate::error::Result;
 use crate::memref::View;
 use hir_abi::DType;
@@ -19,7 +19,7 @@ use hir_abi::DType;
 /// Casts `input` into `out`, one of them of an integer type.
 pub(crate) fn run(input: &View, out: &View) -> Result<()> {
     if input.dtype.is_float() {
-        let values: Vec<i64> = kernels::load(input)?
+        let values: Vec<i64> = elements::load(input)?
             .into_iter()
             .map(|x| to_int(x, out.dtype))
             .collect();
@@ -31,7 +31,7 @@ pub(crate) fn run(input: &View, out: &View) -> Result<()> {
             .map(|x| nearest(x, bits))
             .collect();
         // Exact: each value has at most the type's significand bits.
-        kernels::store(out, &values);
+        elements::store(out, &values);
     } else {
         // `store` keeps the low bits of an i64 for an i32 output.
         ints::store(out, &ints::load(input)?);
@@ -94,7 +94,7 @@ mod tests {
             output: View::contiguous(to, output.as_mut_ptr(), &[len]),
         };
         kernel.validate().unwrap();
-        kernels::run(&kernel).unwrap();
+        super::super::kernels::run(&kernel).unwrap();
         output
     }
 

@@ -14,7 +14,7 @@
 //! sender copies straight into the receiver's buffer, as a CUDA-IPC copy to a
 //! mapped peer buffer does, once the receiver's stream has reached its recv.
 
-use super::kernels::{copy, load, store, with_capacity};
+use super::elements::{copy, load, store, with_capacity};
 use crate::core::sync::{Hub, Waiter};
 use crate::error::{Error, Result};
 use crate::lock;

@@ -5,7 +5,7 @@
 //! wrap as the low 32 bits of the `i64` ones). The cuda backend's integer
 //! kernels compute the same way, so both agree bit for bit.
 
-use super::kernels::{
+use super::elements::{
     Stored, copy, filled, iota_indices, load_as, projection, store_as, with_capacity,
 };
 use crate::error::{Error, Result};

@@ -6,21 +6,25 @@
 //! NCCL has a stream per communicator). Each is a queue drained in
 //! order by its own worker thread, so the host enqueues and returns, and work
 //! on different streams really overlaps. See `docs/Runtime.md` for the model.
+//!
+//! This file holds a rank (`CpuDevice`, its host state, its [`Device`]
+//! entries) and what the ranks share; `world.rs` starts and runs them.
 
 mod alloc;
 mod casts;
 mod comm;
+mod elements;
 mod fused;
 mod ints;
 mod kernels;
 mod queue;
 mod race;
+mod world;
 
 use crate::bounds::Allocations;
-use crate::core::rank_threads;
 use crate::core::sync::{Faults, Hub, Waiter};
 use crate::device::{Device, Request, Stream};
-use crate::error::{Error, Result, RunError, panic_message};
+use crate::error::{Error, Result, panic_message};
 use crate::fused::FusedKernel;
 use crate::lock;
 use crate::memref::View;
@@ -35,45 +39,10 @@ use race::{Access, Clock, Tracker};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// How a [`World`] is set up.
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub ranks: usize,
-    /// Streams in each rank's pool (`host.stream_from_pool` wraps around it).
-    pub num_streams: usize,
-    /// How long a collective, transfer, barrier or handle exchange waits for
-    /// the other ranks before it fails.
-    pub timeout: Duration,
-    /// Whether to record a trace of every op (see [`World::write_chrome_trace`]).
-    pub trace: bool,
-    /// Whether fresh memory is NaN (every byte `0xff`: NaN in f32, bf16 and
-    /// f16) instead of zero: `hir_rt_alloc`'s buffers when they are made, and
-    /// the collectives' staging buffers. A program that reads what it never
-    /// wrote then computes NaN, which a check sees.
-    pub poison: bool,
-    /// What a data race does (see [`Races`]).
-    pub races: Races,
-}
-
-impl Config {
-    /// `ranks` ranks with `num_streams` pool streams each, a 30 s timeout,
-    /// no trace, no poison, races fatal.
-    pub fn new(ranks: usize, num_streams: usize) -> Config {
-        Config {
-            ranks,
-            num_streams,
-            timeout: Duration::from_secs(30),
-            trace: false,
-            poison: false,
-            races: Races::Fatal,
-        }
-    }
-}
+use std::time::Instant;
+pub use world::{Config, World};
 
 /// The most tasks a stream holds that have not run yet; see
 /// `CpuDevice::post`.
@@ -95,102 +64,6 @@ struct Shared {
 impl Shared {
     fn waiter(&self) -> Waiter<'_> {
         Waiter::new(&self.faults, self.config.timeout)
-    }
-}
-
-/// The ranks of one process, their streams, and what they share.
-pub struct World {
-    shared: Arc<Shared>,
-    devices: Vec<Arc<CpuDevice>>,
-}
-
-impl World {
-    pub fn new(config: Config) -> Result<World> {
-        if config.ranks == 0 || config.num_streams == 0 {
-            return Err(Error::Invalid(format!(
-                "a world needs at least one rank and one pool stream, got {} and {}",
-                config.ranks, config.num_streams
-            )));
-        }
-        let shared = Arc::new(Shared {
-            faults: Faults::new(config.ranks),
-            trace: config.trace.then(Trace::default),
-            collectives: Hub::default(),
-            done: Hub::default(),
-            barriers: Hub::default(),
-            shares: Hub::default(),
-            mailbox: Mailbox::default(),
-            config,
-        });
-        let ranks = shared.config.ranks;
-        let mut world = World {
-            shared,
-            devices: Vec::with_capacity(ranks),
-        };
-        for rank in 0..ranks {
-            // On an error, `world` drops: it stops the threads of the ranks
-            // started so far.
-            let device = CpuDevice::new(rank, world.shared.clone())?;
-            world.devices.push(Arc::new(device));
-        }
-        Ok(world)
-    }
-
-    pub fn ranks(&self) -> usize {
-        self.devices.len()
-    }
-
-    /// Rank `rank`'s device, e.g. to [`enter`] it on a thread of one's own.
-    pub fn device(&self, rank: usize) -> Arc<dyn Device> {
-        self.devices[rank].clone()
-    }
-
-    /// Runs `body` on one new thread per rank, with that rank entered (so the
-    /// C-ABI entries work there), then waits for all the work it enqueued.
-    /// Returns each rank's value, or the errors of the ranks that failed
-    /// (a panic in `body` is one, in op `launcher`; so is a rank whose
-    /// thread cannot start, and the others then give up). Errors are sticky:
-    /// once a rank has failed, every later run fails with the same errors.
-    pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
-        rank_threads::run(
-            &self.devices,
-            "hir-rank",
-            &self.shared.faults,
-            self.shared.config.timeout,
-            |device| Ok(body(device)),
-            |device| device.drain(),
-        )
-    }
-
-    /// The errors so far, first one first.
-    pub fn errors(&self) -> Option<RunError> {
-        let errors = self.shared.faults.errors();
-        (!errors.is_empty()).then_some(RunError { errors })
-    }
-
-    /// The recorded trace, when [`Config::trace`] is on.
-    pub fn trace(&self) -> Option<&Trace> {
-        self.shared.trace.as_ref()
-    }
-
-    /// Writes the trace as Chrome/Perfetto JSON.
-    pub fn write_chrome_trace(&self, path: &Path) -> std::io::Result<()> {
-        self.trace()
-            .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace"))?
-            .write_chrome_trace(path)
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        for device in &self.devices {
-            device.drain();
-        }
-        for device in &self.devices {
-            for queue in &lock(&device.host).queues {
-                queue.stop();
-            }
-        }
     }
 }
 

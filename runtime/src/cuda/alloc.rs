@@ -131,7 +131,7 @@ pub(super) fn dealloc(state: &mut State, ptr: *mut u8) -> Result<()> {
             .map(|user| {
                 let event = match events.pop() {
                     Some(event) => event,
-                    None => super::new_event()?,
+                    None => super::streams::new_event()?,
                 };
                 // SAFETY: live event and stream.
                 unsafe { cu::event::record(event, streams[user]) }.check("cuEventRecord")?;

@@ -20,7 +20,8 @@
 //! matmuls on different streams run concurrently.
 
 use super::kernels::Kernels;
-use super::{Check, Scratch, Stream};
+use super::scratch::Scratch;
+use super::{Check, Stream};
 use crate::error::{Error, Result};
 use crate::memref::View;
 use cudarc::cublaslt::{result as lt, sys};

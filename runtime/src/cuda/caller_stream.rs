@@ -27,7 +27,8 @@
 //! world, and a call that armed `cuda` (CUDA-IPC) receive flags synchronize
 //! as `World::run` does: the host waits for them.
 
-use super::{Check, Completion, CudaDevice, Slot, State, Stream, World, new_or_reused_event};
+use super::streams::{Completion, Slot, new_or_reused_event};
+use super::{Check, CudaDevice, State, Stream, World};
 use crate::core::rank_threads;
 use crate::device::{Device, Request};
 use crate::error::{Error, RankError, Result, RunError};

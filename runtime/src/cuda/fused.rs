@@ -15,7 +15,8 @@
 //! its broadcast axes), then the stores'; axes that are contiguous in every
 //! view are merged first (`kernels::coalesce`).
 
-use super::kernels::{MAX_RANK, coalesce};
+use super::axes::coalesce;
+use super::kernels::MAX_RANK;
 use super::{Check, Stream};
 use crate::error::{Error, Result};
 use crate::fused::FusedKernel;

@@ -8,8 +8,10 @@
 //! view is not one already. An output that overlaps the input is always
 //! staged, so outputs may alias inputs, as on the cpu backend.
 
+use super::Stream;
 use super::kernels::Kernels;
-use super::{Scratch, Stream, nccl, split};
+use super::nccl::{self, split};
+use super::scratch::Scratch;
 use crate::error::Result;
 use crate::memref::View;
 use crate::ops::CollectiveOp;

@@ -36,9 +36,16 @@
 //! in it: a receiving host more than `SLOTS` transfers ahead of its sender's
 //! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
-use super::kernels::{Kernels, MAX_RANK, coalesce};
-use super::mailbox::Mailbox;
-use super::{Check, P2p, Scratch, Stream, is_contiguous};
+use super::axes::coalesce;
+use super::export::{
+    Allocation, Export, Mapping, Reach, allocation, buffer_id, holding, ipc_handle, overlap,
+    translate,
+};
+use super::kernels::{Kernels, MAX_RANK};
+use super::mailbox::{Mailbox, SLOTS};
+use super::p2p::P2p;
+use super::scratch::{Scratch, is_contiguous};
+use super::{Check, Stream};
 use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::memref::View;
@@ -46,144 +53,6 @@ use crate::ops::Team;
 use cudarc::driver::{result as cu, sys};
 use hir_abi::{DType, Entry};
 use std::collections::{HashMap, HashSet};
-
-/// A byte range `[start, end)` of one rank's device memory.
-type Region = (usize, usize);
-
-fn overlap(a: Region, b: Region) -> bool {
-    a.0 < b.1 && b.0 < a.1
-}
-
-/// A device allocation: where it lies, and the driver's id for it, which
-/// (unlike its address) no later allocation of the process takes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Allocation {
-    region: Region,
-    id: u64,
-}
-
-/// A peer's allocation and where it is mapped in this rank's address space.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Mapping {
-    remote: Allocation,
-    local: usize,
-}
-
-/// Rewrites a peer's `view` into this rank's address space, if it lies
-/// within one mapping.
-fn translate(mappings: &[Mapping], view: &View) -> Option<View> {
-    let footprint = view.footprint();
-    let (start, end) = (footprint.start, footprint.end);
-    mappings
-        .iter()
-        .find(|m| m.remote.region.0 <= start && end <= m.remote.region.1)
-        .map(|m| View {
-            ptr: (m.local + (view.ptr as usize - m.remote.region.0)) as *mut u8,
-            ..view.clone()
-        })
-}
-
-/// The allocation among `allocations` that holds `view`, by address.
-fn holding(allocations: &[Allocation], view: &View) -> Option<Allocation> {
-    let footprint = view.footprint();
-    allocations
-        .iter()
-        .find(|a| a.region.0 <= footprint.start && footprint.end <= a.region.1)
-        .copied()
-}
-
-/// How the peers reach a rank's memory.
-#[derive(Clone, Debug, PartialEq)]
-enum Reach {
-    /// In this process: its pointers as they are, and the context to enable
-    /// peer access to.
-    Context(u64),
-    /// From other processes: the IPC handles of the buffer's allocation and
-    /// of the flag array.
-    Handles { buffer: [u8; 64], flags: [u8; 64] },
-}
-
-/// What a rank brings to a share: the shared buffer's allocation, its flag
-/// array for the team and, on the team's first share, the name of its
-/// mailbox (empty afterwards).
-#[derive(Clone, Debug, PartialEq)]
-struct Export {
-    base: u64,
-    size: u64,
-    id: u64,
-    flags: u64,
-    reach: Reach,
-    mailbox: String,
-}
-
-/// The longest mailbox name an export carries (`NAME_MAX`).
-const MAX_NAME: usize = 255;
-
-impl Export {
-    fn encode(&self) -> Vec<u8> {
-        let mut bytes: Vec<u8> = [self.base, self.size, self.id, self.flags]
-            .iter()
-            .flat_map(|word| word.to_le_bytes())
-            .collect();
-        match &self.reach {
-            Reach::Context(ctx) => bytes.extend(ctx.to_le_bytes()),
-            Reach::Handles { buffer, flags } => {
-                bytes.extend(buffer);
-                bytes.extend(flags);
-            }
-        }
-        bytes.extend(self.mailbox.as_bytes());
-        bytes
-    }
-
-    fn allocation(&self) -> Allocation {
-        Allocation {
-            region: (self.base as usize, (self.base + self.size) as usize),
-            id: self.id,
-        }
-    }
-
-    fn decode(bytes: &[u8], same_process: bool) -> Result<Export> {
-        let want = if same_process { 40 } else { 32 + 128 };
-        if bytes.len() < want || bytes.len() > want + MAX_NAME {
-            return Err(Error::Invalid(format!(
-                "a shared memory export has {} bytes, expected {want} and a mailbox name of at \
-                 most {MAX_NAME}",
-                bytes.len()
-            )));
-        }
-        // Empty, or a POSIX shared memory name: `/` and printable ASCII.
-        let mailbox = std::str::from_utf8(&bytes[want..])
-            .ok()
-            .filter(|name| match name.strip_prefix('/') {
-                Some(rest) => {
-                    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_graphic() && b != b'/')
-                }
-                None => name.is_empty(),
-            })
-            .ok_or_else(|| {
-                Error::Invalid("a shared memory export has a malformed mailbox name".into())
-            })?
-            .to_string();
-        let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
-        let reach = if same_process {
-            Reach::Context(word(4))
-        } else {
-            Reach::Handles {
-                buffer: bytes[32..96].try_into().unwrap(),
-                flags: bytes[96..160].try_into().unwrap(),
-            }
-        };
-        Ok(Export {
-            base: word(0),
-            size: word(1),
-            id: word(2),
-            flags: word(3),
-            reach,
-            mailbox,
-        })
-    }
-}
 
 /// A receive's buffer as its sender needs it, in the receiver's address
 /// space. Encoded as `u64` words, `dtype, ptr, rank`, then the sizes and
@@ -267,10 +136,6 @@ impl Counters {
 fn signal(number: u64) -> u32 {
     (number as u32).wrapping_add(1)
 }
-
-/// Transfers with one member in one direction that may be in flight at once
-/// (flag and mailbox slots).
-pub(crate) const SLOTS: usize = 64;
 
 /// A team's flag array: `ready[i][slot]` for sends to member `i`, then
 /// `done[i][slot]` for receives from member `i`.
@@ -713,54 +578,6 @@ impl Drop for Ipc {
     }
 }
 
-/// The allocation `buffer` lies in.
-fn allocation(buffer: &View) -> Result<Allocation> {
-    let (mut base, mut size) = (0, 0);
-    // SAFETY: only queries the driver about an address.
-    unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, buffer.ptr as u64) }
-        .result()
-        .check(&format!(
-            "finding the allocation of buffer {:p} (cuMemGetAddressRange): \
-             share_mem_handle takes device memory from alloc",
-            buffer.ptr
-        ))?;
-    Ok(Allocation {
-        region: (base as usize, (base as usize) + size),
-        id: buffer_id(base)?,
-    })
-}
-
-/// The driver's id of the allocation holding `address`.
-fn buffer_id(address: u64) -> Result<u64> {
-    let mut id = 0u64;
-    // SAFETY: only queries the driver about an address; the attribute is an
-    // unsigned long long.
-    unsafe {
-        sys::cuPointerGetAttribute(
-            (&raw mut id).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID,
-            address,
-        )
-    }
-    .result()
-    .check(&format!(
-        "finding the allocation id of {address:#x} (cuPointerGetAttribute)"
-    ))?;
-    Ok(id)
-}
-
-fn ipc_handle(base: u64) -> Result<[u8; 64]> {
-    let mut handle = std::mem::MaybeUninit::<sys::CUipcMemHandle>::uninit();
-    // SAFETY: `base` starts a cuMemAlloc allocation.
-    unsafe { sys::cuIpcGetMemHandle(handle.as_mut_ptr(), base) }
-        .result()
-        .check("exporting memory (cuIpcGetMemHandle)")?;
-    // SAFETY: initialized by the successful call.
-    Ok(unsafe { handle.assume_init() }
-        .reserved
-        .map(|byte| byte as u8))
-}
-
 /// # Safety
 /// `stream` is live and `flag` device memory this context can write.
 unsafe fn write_value(stream: Stream, flag: sys::CUdeviceptr, value: u32) -> Result<()> {
@@ -815,178 +632,5 @@ fn put(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn view(ptr: usize, sizes: &[usize], strides: &[usize]) -> View {
-        View {
-            dtype: DType::BF16,
-            ptr: ptr as *mut u8,
-            sizes: sizes.to_vec(),
-            strides: strides.to_vec(),
-        }
-    }
-
-    #[test]
-    fn counters_number_each_member_and_signals_wrap() {
-        let mut counters = Counters::new(3);
-        assert_eq!(
-            [0, 2, 0, 2].map(|member| counters.next(member)),
-            [0, 0, 1, 1]
-        );
-        assert_eq!(counters, Counters(vec![2, 0, 2]));
-        assert_eq!(signal(0), 1);
-        assert_eq!(signal(u32::MAX as u64 - 1), u32::MAX);
-        // Past 2^32 transfers the values wrap; GEQ waits compare cyclically.
-        assert_eq!(signal(u32::MAX as u64), 0);
-        assert_eq!(signal(1 << 32), 1);
-    }
-
-    #[test]
-    fn flags_are_ready_then_done_per_member() {
-        let slot = 4 * SLOTS as u64;
-        assert_eq!(ready(0x1000, 0, 0), 0x1000);
-        assert_eq!(ready(0x1000, 0, SLOTS as u64 + 1), 0x1004);
-        assert_eq!(ready(0x1000, 2, 1), 0x1000 + 2 * slot + 4);
-        assert_eq!(done(0x1000, 3, 0, 0), 0x1000 + 3 * slot);
-        assert_eq!(done(0x1000, 3, 2, 3), 0x1000 + 5 * slot + 12);
-    }
-
-    #[test]
-    fn exports_round_trip() {
-        let same = Export {
-            base: 0x7f00_0000,
-            size: 4096,
-            id: 17,
-            flags: 0x7f10_0000,
-            reach: Reach::Context(0xabcd),
-            mailbox: "/hir-mailbox-12-0-abc".into(),
-        };
-        assert_eq!(Export::decode(&same.encode(), true).unwrap(), same);
-        let handles = Export {
-            reach: Reach::Handles {
-                buffer: [7; 64],
-                flags: [9; 64],
-            },
-            mailbox: String::new(),
-            ..same.clone()
-        };
-        assert_eq!(Export::decode(&handles.encode(), false).unwrap(), handles);
-        assert!(Export::decode(&same.encode(), false).is_err());
-        assert!(Export::decode(&handles.encode(), true).is_err());
-        for name in ["no-slash", "/", "/a/b", "/a\0b", "/a b"] {
-            let bad = Export {
-                mailbox: name.into(),
-                ..same.clone()
-            };
-            assert!(Export::decode(&bad.encode(), true).is_err(), "{name:?}");
-        }
-        let mut long = same.encode();
-        long.extend([b'x'; MAX_NAME]);
-        assert!(Export::decode(&long, true).is_err());
-    }
-
-    #[test]
-    fn destinations_round_trip() {
-        let destination = Destination(view(0x4000, &[4, 8], &[24, 1]));
-        let words = destination.encode();
-        assert_eq!(words.len(), 7);
-        assert_eq!(Destination::decode(&words).unwrap(), destination);
-        assert!(Destination::decode(&words[..words.len() - 1]).is_err());
-        assert!(Destination::decode(&words[..2]).is_err());
-        let mut bad_dtype = words.clone();
-        bad_dtype[0] = 1 << 40;
-        assert!(Destination::decode(&bad_dtype).is_err());
-        let mut bad_rank = words.clone();
-        bad_rank[2] = u64::MAX;
-        assert!(Destination::decode(&bad_rank).is_err());
-    }
-
-    #[test]
-    fn destinations_fit_the_mailbox() {
-        // Up to MAX_RANK axes travel as they are.
-        let sizes = [2; MAX_RANK];
-        let strides: Vec<usize> = (0..MAX_RANK).rev().map(|axis| 1 << (2 * axis)).collect();
-        let wide = view(0x4000, &sizes, &strides);
-        let destination = Destination::of(&wide).unwrap();
-        assert_eq!(destination.0, wide);
-        assert_eq!(destination.encode().len(), super::super::mailbox::WORDS);
-        // More are merged: a contiguous [1, 2, ..., 2] is one axis.
-        let mut sizes = vec![1];
-        sizes.extend([2; MAX_RANK + 1]);
-        let tall = View::contiguous(DType::F32, 0x4000 as *mut u8, &sizes);
-        let merged = Destination::of(&tall).unwrap().0;
-        assert_eq!(
-            (merged.sizes, merged.strides),
-            (vec![1 << (MAX_RANK + 1)], vec![1])
-        );
-        // Axes that do not merge are an error.
-        let sizes = [2; MAX_RANK + 1];
-        let strides: Vec<usize> = (0..=MAX_RANK).rev().map(|axis| 1 << (2 * axis)).collect();
-        assert!(Destination::of(&view(0x4000, &sizes, &strides)).is_err());
-    }
-
-    fn mapping(start: usize, end: usize, id: u64, local: usize) -> Mapping {
-        Mapping {
-            remote: Allocation {
-                region: (start, end),
-                id,
-            },
-            local,
-        }
-    }
-
-    #[test]
-    fn views_translate_into_the_mapping_that_holds_them() {
-        let mappings = [
-            mapping(0x1000, 0x2000, 1, 0x9000),
-            mapping(0x4000, 0x4100, 2, 0x5000),
-        ];
-        // A [4, 8] bf16 slice with row stride 24 at 0x4010 ends at 0x40d0.
-        let inside = translate(&mappings, &view(0x4010, &[4, 8], &[24, 1])).unwrap();
-        assert_eq!(inside.ptr as usize, 0x5010);
-        assert_eq!(inside.strides, [24, 1]);
-        assert_eq!(
-            translate(&mappings, &view(0x1ff0, &[16], &[1])).map(|v| v.ptr as usize),
-            None,
-            "runs past the end of its allocation"
-        );
-        assert!(translate(&mappings, &view(0x3000, &[1], &[1])).is_none());
-    }
-
-    #[test]
-    fn a_buffer_is_held_by_the_allocation_around_it() {
-        let shared = Allocation {
-            region: (0x1000, 0x1100),
-            id: 3,
-        };
-        assert_eq!(
-            holding(&[shared], &view(0x1000, &[128], &[1])),
-            Some(shared)
-        );
-        assert_eq!(holding(&[shared], &view(0x1000, &[129], &[1])), None);
-    }
-
-    #[test]
-    fn a_peer_allocation_at_a_freed_ones_address_replaces_its_mapping() {
-        // In one process (no handles opened) mappings are the peer's own
-        // addresses.
-        let mut ipc = Ipc::default();
-        let old = mapping(0x1000, 0x3000, 1, 0x1000);
-        let elsewhere = mapping(0x8000, 0x9000, 2, 0x8000);
-        ipc.mapped.insert(5, vec![old, elsewhere]);
-        // The same allocation shared again (with another team) stays.
-        ipc.unmap_freed(5, old.remote).unwrap();
-        assert_eq!(ipc.mapped[&5], [old, elsewhere]);
-        // A smaller one at the start of the freed range drops it.
-        let new = Allocation {
-            region: (0x1000, 0x2000),
-            id: 9,
-        };
-        ipc.unmap_freed(5, new).unwrap();
-        assert_eq!(ipc.mapped[&5], [elsewhere]);
-        // Ranges that only touch do not overlap.
-        assert!(!overlap((0x1000, 0x2000), (0x2000, 0x3000)));
-        assert!(overlap((0x1000, 0x2001), (0x2000, 0x3000)));
-    }
-}
+#[path = "ipc_tests.rs"]
+mod tests;

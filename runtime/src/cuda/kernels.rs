@@ -7,11 +7,12 @@
 //! here; it is compiled once per process and architecture, and loaded once
 //! per rank's context.
 //!
-//! Before a launch, axes are simplified ([`coalesce`]): axes of size 1 are
-//! dropped and neighbours that are contiguous in every view are merged, so a
-//! contiguous tensor is one axis whatever its rank, and a slice along an outer
-//! axis of a contiguous buffer is two.
+//! Before a launch, axes are simplified ([`coalesce`], `axes.rs`): axes of
+//! size 1 are dropped and neighbours that are contiguous in every view are
+//! merged, so a contiguous tensor is one axis whatever its rank, and a slice
+//! along an outer axis of a contiguous buffer is two.
 
+use super::axes::coalesce;
 use super::{Check, Stream};
 use crate::error::{Error, Result};
 use crate::lock;
@@ -697,56 +698,9 @@ fn widen_innermost(strides: &[usize], lanes: usize) -> Vec<usize> {
     strides
 }
 
-/// Simplifies a shape shared by several views (`strides[v]` per view): drops
-/// axes of size 1 and merges each axis into its outer neighbour where every
-/// view steps over the inner axis exactly as one outer step.
-pub(crate) fn coalesce(sizes: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let keep: Vec<usize> = (0..sizes.len()).filter(|&axis| sizes[axis] != 1).collect();
-    let mut out_sizes: Vec<usize> = Vec::with_capacity(keep.len());
-    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(keep.len()); strides.len()];
-    for axis in keep {
-        let merges = !out_sizes.is_empty()
-            && strides
-                .iter()
-                .zip(&out_strides)
-                .all(|(view, merged)| *merged.last().unwrap() == view[axis] * sizes[axis]);
-        if merges {
-            *out_sizes.last_mut().unwrap() *= sizes[axis];
-            for (view, merged) in strides.iter().zip(&mut out_strides) {
-                *merged.last_mut().unwrap() = view[axis];
-            }
-        } else {
-            out_sizes.push(sizes[axis]);
-            for (view, merged) in strides.iter().zip(&mut out_strides) {
-                merged.push(view[axis]);
-            }
-        }
-    }
-    (out_sizes, out_strides)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn coalesce_merges_contiguous_axes_and_keeps_slices_apart() {
-        // A contiguous [2, 3, 4] is one axis.
-        assert_eq!(
-            coalesce(&[2, 3, 4], &[vec![12, 4, 1]]),
-            (vec![24], vec![vec![1]])
-        );
-        // Slice [4, 8] of [4, 3, 8] along the middle axis: rows 24 apart.
-        assert_eq!(
-            coalesce(&[4, 1, 8], &[vec![24, 8, 1], vec![8, 8, 1]]),
-            (vec![4, 8], vec![vec![24, 1], vec![8, 1]])
-        );
-        // A broadcast (stride 0) merges only with another broadcast axis.
-        assert_eq!(
-            coalesce(&[2, 3, 4], &[vec![12, 4, 1], vec![0, 0, 1]]),
-            (vec![6, 4], vec![vec![4, 1], vec![0, 1]])
-        );
-    }
 
     #[test]
     fn wide_words_need_contiguous_aligned_rows() {

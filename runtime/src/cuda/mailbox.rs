@@ -36,7 +36,6 @@
 //! they give up after the bootstrap's timeout and ask it every
 //! [`CHECK`] whether a rank failed.
 
-use super::ipc::SLOTS;
 use super::kernels::MAX_RANK;
 use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
@@ -47,6 +46,10 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Transfers with one member in one direction that may be in flight at once
+/// (`ipc.rs`'s flag slots and the mailbox's).
+pub(crate) const SLOTS: usize = 64;
 
 /// The most payload words a message holds: an encoded destination of up to
 /// `MAX_RANK` axes.

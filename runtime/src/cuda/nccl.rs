@@ -5,6 +5,7 @@ use super::Stream;
 use crate::core::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::lock;
+use crate::memref::View;
 use crate::ops::Team;
 use cudarc::nccl::{result as nccl, sys};
 use hir_abi::{DType, ReduceKind};
@@ -219,4 +220,20 @@ pub(crate) fn stream(stream: Stream) -> sys::cudaStream_t {
 /// A device address as NCCL takes it.
 pub(crate) fn ptr(address: *mut u8) -> *mut c_void {
     address.cast()
+}
+
+/// `view` with `axis` split into `(parts, extent / parts)` and the parts
+/// moved first: the layout NCCL's concatenating collectives use.
+pub(super) fn split(view: &View, axis: usize, parts: usize) -> View {
+    let extent = view.sizes[axis] / parts;
+    let mut sizes = vec![parts];
+    sizes.extend(&view.sizes);
+    sizes[axis + 1] = extent;
+    let mut strides = vec![extent * view.strides[axis]];
+    strides.extend(&view.strides);
+    View {
+        sizes,
+        strides,
+        ..view.clone()
+    }
 }

@@ -1,0 +1,122 @@
+//! The cpu backend driven the way JIT'd code drives it (through the C-ABI
+//! symbols, with descriptors built here) and through the Rust API.
+//!
+//! This file is the harness (C-ABI symbols, worlds, arrays and their
+//! registrations, teams); the tests are split by area into the files below.
+
+use super::*;
+use crate::bounds::Registration;
+use crate::error::RunError;
+use crate::memref::UnrankedMemRef;
+use crate::memref::tests::Descriptor;
+use crate::npy::Array;
+use crate::ops::KernelOp;
+use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction, Unary};
+use std::sync::Barrier;
+use std::time::Duration;
+
+mod comm;
+mod kernels;
+mod memory;
+mod programs;
+mod streams;
+
+type Buf = *const UnrankedMemRef;
+
+type CollectiveFn = unsafe extern "C" fn(Buf, Buf, i64, i64, i64, Buf, i64) -> i64;
+
+type TransferFn = unsafe extern "C" fn(Buf, i64, Buf, i64) -> i64;
+
+type UnaryFn = unsafe extern "C" fn(Buf, Buf);
+
+type BinaryFn = unsafe extern "C" fn(Buf, Buf, Buf);
+
+/// The address the JIT would call for `entry`, as a function of type `F`.
+fn symbol<F: Copy>(entry: Entry) -> F {
+    let name = entry.c_name();
+    let (_, address) = crate::symbols()
+        .into_iter()
+        .find(|(symbol, _)| *symbol == name)
+        .unwrap();
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut ()>());
+    // SAFETY: `F` is the entry's C signature, as `hir_abi::Entry` documents it.
+    unsafe { std::mem::transmute_copy(&address) }
+}
+
+fn world(ranks: usize, streams: usize) -> World {
+    world_with(ranks, streams, Duration::from_secs(5))
+}
+
+fn world_with(ranks: usize, streams: usize, timeout: Duration) -> World {
+    World::new(Config {
+        timeout,
+        trace: true,
+        ..Config::new(ranks, streams)
+    })
+    .unwrap()
+}
+
+fn array(dtype: DType, shape: &[usize], values: impl Fn(usize) -> f32) -> Array {
+    let n = shape.iter().product();
+    Array::from_f32(dtype, shape, &(0..n).map(values).collect::<Vec<_>>())
+}
+
+fn view(array: &mut Array) -> View {
+    View::contiguous(array.dtype, array.data.as_mut_ptr(), &array.shape)
+}
+
+/// Makes the arrays buffers the rank knows, as a launcher registers its
+/// arguments, so that views of them pass the entries' bounds check.
+fn known(device: &dyn Device, arrays: &[&Array]) -> Vec<Registration> {
+    arrays
+        .iter()
+        .map(|array| {
+            let data = &array.data;
+            device
+                .allocations()
+                .register(data.as_ptr(), data.len())
+                .unwrap()
+        })
+        .collect()
+}
+
+fn team_descriptor(ranks: &mut [i64]) -> Box<Descriptor> {
+    Descriptor::new(ranks.as_mut_ptr().cast(), 0, &[ranks.len()], &[1])
+}
+
+fn team(ranks: &[usize]) -> Team {
+    Team::new(&ranks.iter().map(|&r| r as i64).collect::<Vec<_>>(), 4).unwrap()
+}
+
+fn kernel(op: KernelOp, inputs: Vec<View>, output: View) -> Kernel {
+    Kernel { op, inputs, output }
+}
+
+fn fold(kind: ReduceKind, values: &[f32]) -> f32 {
+    let mut acc = values[0];
+    for &v in &values[1..] {
+        acc = match kind {
+            ReduceKind::Sum | ReduceKind::Avg => acc + v,
+            ReduceKind::Prod => acc * v,
+            ReduceKind::Max => acc.max(v),
+            ReduceKind::Min => acc.min(v),
+        };
+    }
+    if kind == ReduceKind::Avg {
+        acc /= values.len() as f32;
+    }
+    acc
+}
+
+/// `host.select %x[axis][index]` on a descriptor: the rank-reducing view.
+fn select(x: &View, axis: usize, index: usize) -> View {
+    let slice = x.slice(axis, index, 1);
+    let (mut sizes, mut strides) = (slice.sizes, slice.strides);
+    sizes.remove(axis);
+    strides.remove(axis);
+    View {
+        sizes,
+        strides,
+        ..slice
+    }
+}
