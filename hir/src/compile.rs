@@ -96,9 +96,15 @@ pub fn compile(source: &str, name: &str, options: &Options) -> Result<Compiled> 
         "num-streams={} p2p={} ring-chunks={}",
         options.num_streams, options.p2p, options.ring_chunks
     );
-    program::lower(&context, &mut module, &signature, &hir_lower, false)
+    let engine = crate::cache::Cache::from_env()
+        .jit(
+            source,
+            &hir_lower,
+            &mut module,
+            |module| program::lower(&context, module, &signature, &hir_lower, false),
+            &hir_runtime::symbols(),
+        )
         .map_err(with_diagnostics)?;
-    let engine = Engine::new(&module, &hir_runtime::symbols()).map_err(with_diagnostics)?;
     let symbol = format!("_mlir_ciface_{}", &signature.name[1..]);
     let entry = engine
         .lookup(&symbol)
