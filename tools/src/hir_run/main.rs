@@ -21,8 +21,8 @@ use hir_tools::backend::{Backend, Graphs};
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Param, Placement, Signature};
+use hir_tools::reference;
 use hir_tools::tensor::{self, Rng, Tensor};
-use hir_tools::{jit, reference};
 use melior::ir::Module;
 use std::{
     path::{Path, PathBuf},
@@ -216,15 +216,34 @@ fn run(options: &Options) -> Result<()> {
         None
     };
 
-    program::lower(
-        &context,
-        &mut module,
-        &signature,
+    // The compile cache (hir::cache) skips the lowering and the JIT's code
+    // generation on a hit; --print-ir prints what the lowering does, so it
+    // lowers.
+    let cache = if options.print_ir {
+        hir::cache::Cache::disabled()
+    } else {
+        hir::cache::Cache::from_env()
+    };
+    let source = std::fs::read_to_string(&options.program)
+        .with_context(|| format!("reading {}", options.program.display()))?;
+    let lower = |module: &mut Module| -> Result<()> {
+        program::lower(
+            &context,
+            module,
+            &signature,
+            &hir_lower(options),
+            options.print_ir,
+        )?;
+        tracing::debug!(pipeline = %format!("hir-lower{{{}}}", hir_lower(options)), ms = %ms_since(began), "lowered");
+        Ok(())
+    };
+    let engine = cache.jit(
+        &source,
         &hir_lower(options),
-        options.print_ir,
+        &mut module,
+        lower,
+        &hir_runtime::symbols(),
     )?;
-    tracing::debug!(pipeline = %format!("hir-lower{{{}}}", hir_lower(options)), ms = %ms_since(began), "lowered");
-    let engine = jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup(&format!("_mlir_ciface_{}", &signature.name[1..]))?;
     tracing::debug!(ms = %ms_since(began), "JIT-compiled");
 
