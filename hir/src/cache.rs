@@ -167,14 +167,13 @@ impl Cache {
         lower: impl FnOnce(&mut Module<'c>) -> Result<()>,
         symbols: &[(String, *mut ())],
     ) -> Result<Engine> {
-        let cached = match (&self.dir, Build::current()) {
-            (None, _) => None,
-            (Some(dir), Ok(build)) => Some((dir, Key::new(source, options, build))),
-            (Some(_), Err(error)) => {
+        let cached = self.dir.as_ref().and_then(|dir| match Build::current() {
+            Ok(build) => Some((dir, Key::new(source, options, build))),
+            Err(error) => {
                 tracing::warn!(%error, "compile cache off");
                 None
             }
-        };
+        });
         let Some((dir, key)) = cached else {
             lower(module)?;
             return Engine::new(module, symbols);
