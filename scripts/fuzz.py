@@ -119,8 +119,10 @@ def cpu_seconds(pid):
 
 def run(command, timeout):
     began = time.monotonic()
+    # Mutants are compiled once each: the compile cache would only fill up.
+    env = dict(os.environ, HIR_CACHE="0")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, preexec_fn=limit_memory)
+                               stdin=subprocess.DEVNULL, preexec_fn=limit_memory, env=env)
     try:
         _, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

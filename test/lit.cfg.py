@@ -58,3 +58,8 @@ if any(os.path.exists(os.path.join(d, "libcuda.so.1"))
        for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64"]
        + os.environ.get("LD_LIBRARY_PATH", "").split(":") if d):
     config.available_features.add("cuda-driver")
+
+# hir-run's compile cache (hir::cache) stays off, so that tests see what the
+# lowering does and leave the user's cache alone; a test of the cache turns
+# it on in a directory of its own (HIR_CACHE=1 HIR_CACHE_DIR=%t/...).
+config.environment["HIR_CACHE"] = "0"

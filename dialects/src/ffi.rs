@@ -115,4 +115,28 @@ unsafe extern "C" {
     pub fn hirRegisterLLVMTranslations(context: MlirContext);
     pub fn hirOptMain(argc: c_int, argv: *mut *mut c_char) -> c_int;
     pub fn hirFindParserCrash(source: MlirStringRef, what: *mut MlirStringRef) -> isize;
+
+    pub fn hirObjectJitCreate(
+        object: *const c_void,
+        size: usize,
+        names: *const MlirStringRef,
+        addresses: *const *mut c_void,
+        num_symbols: isize,
+        on_error: MlirStringCallback,
+        user_data: *mut c_void,
+    ) -> *mut ObjectJit;
+    pub fn hirObjectJitLookupPacked(
+        jit: *mut ObjectJit,
+        name: MlirStringRef,
+        on_error: MlirStringCallback,
+        user_data: *mut c_void,
+    ) -> *mut c_void;
+    pub fn hirObjectJitDestroy(jit: *mut ObjectJit);
+    pub fn hirJitHostTarget(callback: MlirStringCallback, user_data: *mut c_void);
+}
+
+/// An object file linked into the process (`HirObjectJit`, opaque).
+#[repr(C)]
+pub struct ObjectJit {
+    _opaque: [u8; 0],
 }

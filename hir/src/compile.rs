@@ -20,6 +20,8 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+use crate::cache::Cache;
+use melior::ir::Module;
 use crate::jit::{Engine, Packed};
 use crate::program::{self, Param, Signature};
 use anyhow::{Context as _, Result, anyhow};
@@ -152,11 +154,23 @@ pub fn compile_source(
             anyhow!("{error:#}\n{}", text.trim_end())
         }
     };
-    let (module, name) = match source {
-        Source::Text { text, name } => {
-            (program::parse_source(&context, text, name), name.to_owned())
+    let file_text: String;
+    let (module, name, text) = match source {
+        Source::Text { text, name } => (
+            program::parse_source(&context, text, name),
+            name.to_owned(),
+            text,
+        ),
+        Source::File(path) => {
+            // The text keys the compile cache; MLIR parses the file itself,
+            // so that locations name it.
+            file_text = String::from_utf8_lossy(&program::read(path)?).into_owned();
+            (
+                program::parse(&context, path),
+                path.display().to_string(),
+                file_text.as_str(),
+            )
         }
-        Source::File(path) => (program::parse(&context, path), path.display().to_string()),
     };
     let mut module = module.map_err(with_diagnostics)?;
     stages.end("parse");
@@ -170,14 +184,31 @@ pub fn compile_source(
     if report.print_ir {
         println!("// ----- input\n{}", module.as_operation());
     }
-    if signature.fusion {
-        program::lower_to_host(&context, &mut module, &signature, options, report.print_ir)
-            .map_err(with_diagnostics)?;
-        stages.end("hir-lower");
-    }
-    program::lower_to_llvm(&context, &mut module, report.print_ir).map_err(with_diagnostics)?;
-    stages.end("llvm");
-    let engine = Engine::new(&module, &hir_runtime::symbols()).map_err(with_diagnostics)?;
+    // A hit in the compile cache skips the lowering and the JIT's code
+    // generation; --print-ir prints what the lowering does, so it lowers.
+    let cache = if report.print_ir {
+        Cache::disabled()
+    } else {
+        Cache::from_env()
+    };
+    let lower = |module: &mut Module| -> Result<()> {
+        if signature.fusion {
+            program::lower_to_host(&context, module, &signature, options, report.print_ir)?;
+            stages.end("hir-lower");
+        }
+        program::lower_to_llvm(&context, module, report.print_ir)?;
+        stages.end("llvm");
+        Ok(())
+    };
+    let engine = cache
+        .jit(
+            text,
+            &options.render(),
+            &mut module,
+            lower,
+            &hir_runtime::symbols(),
+        )
+        .map_err(with_diagnostics)?;
     let symbol = format!("_mlir_ciface_{}", &signature.name[1..]);
     let entry = engine
         .lookup(&symbol)

@@ -11,8 +11,11 @@
 //! To compile and run: [`compile::compile`] parses, lowers and JIT-compiles
 //! a program's text; [`compile::Compiled::run`] runs it on the ranks of a
 //! [`runtime`] world (cpu or cuda) on the caller's arrays. [`program`] and
-//! [`jit`] are the steps it is made of, [`context`] the contexts.
+//! [`jit`] are the steps it is made of, [`context`] the contexts; [`cache`]
+//! keeps what the JIT compiled on disk, so that compiling a program again
+//! compiles nothing.
 
+pub mod cache;
 pub mod compile;
 pub mod context;
 pub mod jit;
