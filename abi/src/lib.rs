@@ -161,6 +161,11 @@ impl Transport {
             .into_iter()
             .find(|transport| *transport as i64 == code)
     }
+
+    /// The `i64` an entry takes for this transport (`comm`'s `on` attribute).
+    pub const fn code(self) -> i64 {
+        self as i64
+    }
 }
 
 /// Elementwise one-operand operations (copy and cast aside).
