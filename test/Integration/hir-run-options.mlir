@@ -24,11 +24,27 @@
 // RUN: HIR_LOG=debug hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.log | FileCheck %s --check-prefix=QUIET-OUT
 // RUN: FileCheck %s --input-file=%t.log --check-prefix=LOG --implicit-check-not='iteration 1/2'
 // QUIET-OUT: ran @allgather on 4 ranks
+// Each start-up stage is logged with its own duration, then the total to
+// the first result.
 // LOG: hir-run: debug: parsed and verified program={{.*}}allgather.mlir entry=@allgather fusion=true
-// LOG: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0{{.*}}} ms={{[0-9.]+}}
-// LOG: hir-run: debug: JIT-compiled
+// LOG-NEXT: hir-run: debug: start-up stage stage=parse ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks=0{{.*}}}{{$}}
+// LOG-NEXT: hir-run: debug: start-up stage stage=lower ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: JIT-compiled
+// LOG-NEXT: hir-run: debug: start-up stage stage=jit ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: start-up stage stage=world ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: start-up stage stage=inputs ms={{[0-9.]+$}}
 // LOG: hir-run: debug: placed the arguments rank=3 buffers=2
+// LOG-NEXT: hir-run: debug: start-up stage stage=placement ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: start-up stage stage=first-run ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: start-up stage stage=results ms={{[0-9.]+$}}
+// LOG-NEXT: hir-run: debug: first result total_ms={{[0-9.]+$}}
 // LOG: hir-run: debug: timed run iteration=2
+// With --check, the reference is a stage of its own, after parsing.
+// RUN: HIR_LOG=hir_tools::stages=debug hir-run -n 4 --check %examples/allgather.mlir 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGES
+// STAGES: hir-run: debug: start-up stage stage=parse
+// STAGES-NEXT: hir-run: debug: start-up stage stage=reference
+// STAGES-NEXT: hir-run: debug: start-up stage stage=lower
 // By default (info) nothing is logged on a run that succeeds.
 // RUN: hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.quiet
 // RUN: count 0 < %t.quiet
