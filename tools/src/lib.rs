@@ -13,10 +13,12 @@
 //! - [`inputs`]: each rank's inputs made where they are held (random or read);
 //! - [`stages`]: the start-up stages' times, for the debug log;
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
-//! - [`programs`]: the benchmark programs, generated from parameters.
+//! - [`programs`]: the benchmark programs, generated from parameters;
+//! - [`blocks`]: Megatron's sequence-parallel transformer block, N stacked.
 
 pub mod args;
 pub mod backend;
+pub mod blocks;
 pub mod buffer;
 pub mod inputs;
 pub mod launch;
