@@ -73,7 +73,7 @@ impl Blocks {
             );
         }
         let divides = |extent: usize, what: &str, by: usize, why: &str| -> Result<()> {
-            if extent % by != 0 {
+            if !extent.is_multiple_of(by) {
                 bail!("block: {what}={extent} is not a multiple of {why}={by}");
             }
             Ok(())

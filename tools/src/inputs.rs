@@ -13,7 +13,7 @@ use crate::tensor::{self, Tensor};
 use anyhow::{Result, anyhow, bail};
 use hir_abi::DType;
 use hir_runtime::npy;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where an argument's values come from.
 enum Source {
@@ -120,7 +120,7 @@ pub fn nans(shape: Vec<usize>, dtype: DType) -> Result<Buffer> {
 }
 
 /// `--input argI=FILE`'s global value, cast to the argument's type.
-fn read(path: &PathBuf, param: &Param, index: usize) -> Result<npy::Array> {
+fn read(path: &Path, param: &Param, index: usize) -> Result<npy::Array> {
     let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
     if array.shape != param.shape {
         bail!(
