@@ -21,7 +21,6 @@
 //! ```
 
 use crate::cache::Cache;
-use melior::ir::Module;
 use crate::jit::{Engine, Packed};
 use crate::program::{self, Param, Signature};
 use anyhow::{Context as _, Result, anyhow};
@@ -29,6 +28,7 @@ pub use hir_abi::DType;
 pub use hir_passes::LowerOptions;
 use hir_runtime::bounds::Registration;
 use hir_runtime::{Device, RunError, cuda};
+use melior::ir::Module;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::path::Path;

@@ -10,16 +10,22 @@
 //! - [`launch`]: the ranks as threads or one process each (the launcher,
 //!   the rank's rendezvous and watchdog, the exchanges with rank 0);
 //! - [`buffer`]: the arguments of each rank, packed for the entry;
+//! - [`inputs`]: each rank's inputs made where they are held (random or read);
+//! - [`stages`]: the start-up stages' times, for the debug log;
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
-//! - [`programs`]: the benchmark programs, generated from parameters.
+//! - [`programs`]: the benchmark programs, generated from parameters;
+//! - [`blocks`]: Megatron's sequence-parallel transformer block, N stacked.
 
 pub mod args;
+pub mod blocks;
 pub mod buffer;
+pub mod inputs;
 pub mod launch;
 pub mod log;
 pub mod programs;
 pub mod ranks;
 pub mod reference;
+pub mod stages;
 pub mod tensor;
 
 pub use hir::context::{context, format_diagnostic, print_diagnostic, registered_context};

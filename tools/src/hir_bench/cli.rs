@@ -6,6 +6,7 @@ use hir::passes::{Choice as _, StreamSync};
 use hir_abi::DType;
 use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number, positive};
+use hir_tools::blocks::Blocks;
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
@@ -35,6 +36,98 @@ pub enum Command {
     Overhead(Overhead),
     /// A chain of 8 pointwise ops, one kernel per op against one fused kernel, on one rank
     Pointwise(Pointwise),
+    /// Print a model program (fusion dialect) on stdout, for hir-run
+    Program(Program),
+    /// Time each compile stage (parse, import, hir-lower, LLVM lowering, JIT) of stacked
+    /// transformer blocks and of every example, in this process
+    Startup(Startup),
+}
+
+/// `hir-bench program`.
+#[derive(Debug, Args)]
+pub struct Program {
+    #[command(subcommand)]
+    pub model: Model,
+}
+
+/// The models `hir-bench program` prints.
+#[derive(Debug, Subcommand)]
+pub enum Model {
+    /// N stacked Megatron-LM sequence-parallel transformer blocks (forward)
+    Block(Block),
+}
+
+/// The sizes of a stack of transformer blocks.
+#[derive(Debug, Args)]
+pub struct BlockSizes {
+    /// S: tokens (split over the devices)
+    #[arg(long = "s", value_name = "S", default_value = "256", value_parser = positive)]
+    pub s: usize,
+    /// H: hidden size
+    #[arg(long = "h", value_name = "H", default_value = "256", value_parser = positive)]
+    pub h: usize,
+    /// Attention heads (split over the devices), each of H / heads
+    #[arg(long, value_name = "A", default_value = "4", value_parser = positive)]
+    pub heads: usize,
+    /// F: the MLP's width (split over the devices)
+    #[arg(long = "f", value_name = "F", default_value = "1024", value_parser = positive)]
+    pub f: usize,
+    /// Devices (the mesh is 0..D-1)
+    #[arg(short = 'n', visible_short_alias = 'D', value_name = "D", default_value = "2", value_parser = positive)]
+    pub devices: usize,
+    /// Element type
+    #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
+    pub dtype: DType,
+}
+
+impl BlockSizes {
+    /// `blocks` blocks of these sizes.
+    pub fn blocks(&self, blocks: usize) -> Blocks {
+        Blocks {
+            blocks,
+            s: self.s,
+            h: self.h,
+            heads: self.heads,
+            f: self.f,
+            devices: self.devices,
+            dtype: self.dtype,
+        }
+    }
+}
+
+/// `hir-bench program block`.
+#[derive(Debug, Args)]
+pub struct Block {
+    /// N: stacked blocks
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
+    pub blocks: usize,
+    #[command(flatten)]
+    pub sizes: BlockSizes,
+}
+
+/// `hir-bench startup`.
+#[derive(Debug, Args)]
+pub struct Startup {
+    /// Stacked transformer blocks of each program timed
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = positive, default_values = ["1", "2", "4", "8", "16"])]
+    pub blocks: Vec<usize>,
+    #[command(flatten)]
+    pub sizes: BlockSizes,
+    /// The examples timed too: every *.mlir of DIR [default: the repository's examples/]
+    #[arg(long, value_name = "DIR")]
+    pub examples: Option<PathBuf>,
+    /// Time no example
+    #[arg(long, conflicts_with = "examples")]
+    pub no_examples: bool,
+    /// Compiles of each program; each stage's median is reported
+    #[arg(long, value_name = "K", default_value = "3", value_parser = positive)]
+    pub repeat: usize,
+    /// Write the results as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the results as CSV, one row per program
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 /// The bf16, f16 or f32 of `--dtype`.
@@ -357,6 +450,46 @@ mod tests {
         assert_eq!((params.chunks, params.dtype), (4, DType::F32));
         assert!(parse_args(&["emit", "ag-ring", "--m", "4", "--k", "4", "--n", "4"]).is_err());
         assert!(parse_args(&["emit", "ag-nope", "-D", "2"]).is_err());
+    }
+
+    #[test]
+    fn parses_program_block_and_startup() {
+        let Command::Program(program) = parse_args(&[
+            "program", "block", "--blocks", "3", "--s", "16", "--h", "32", "--heads", "4", "--f",
+            "64", "-n", "4", "--dtype", "f32",
+        ])
+        .unwrap() else {
+            panic!("not program");
+        };
+        let Model::Block(block) = program.model;
+        let blocks = block.sizes.blocks(block.blocks);
+        assert_eq!(
+            (
+                blocks.blocks,
+                blocks.s,
+                blocks.h,
+                blocks.heads,
+                blocks.f,
+                blocks.devices
+            ),
+            (3, 16, 32, 4, 64, 4)
+        );
+        assert_eq!(blocks.dtype, DType::F32);
+        let Command::Startup(startup) = parse_args(&["startup"]).unwrap() else {
+            panic!("not startup");
+        };
+        assert_eq!(startup.blocks, [1, 2, 4, 8, 16]);
+        assert_eq!((startup.repeat, startup.sizes.devices), (3, 2));
+        let Command::Startup(startup) =
+            parse_args(&["startup", "--blocks", "1,2", "--no-examples"]).unwrap()
+        else {
+            panic!("not startup");
+        };
+        assert_eq!(startup.blocks, [1, 2]);
+        assert!(startup.no_examples);
+        assert!(parse_args(&["startup", "--blocks", "0"]).is_err());
+        assert!(parse_args(&["startup", "--no-examples", "--examples", "x"]).is_err());
+        assert!(parse_args(&["program", "block", "--heads", "0"]).is_err());
     }
 
     #[test]

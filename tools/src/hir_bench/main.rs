@@ -4,7 +4,9 @@
 //! the ranks of a runtime, as `hir-run` does, and under the same launcher
 //! (`hir_tools::launch`: one process per GPU for `--backend cuda`); it
 //! checks every variant once, then times it. `hir-bench emit` prints one
-//! program instead.
+//! program instead, `hir-bench program block` a stack of transformer blocks,
+//! and `hir-bench startup` times the compile stages of those and of the
+//! examples.
 //!
 //! See `docs/Tools/hir-bench.md`.
 
@@ -16,8 +18,9 @@ mod plot;
 mod pointwise;
 mod provenance;
 mod report;
+mod startup;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, Model};
 use hir_tools::launch;
 use hir_tools::programs;
 use std::process::ExitCode;
@@ -44,6 +47,14 @@ fn main() -> ExitCode {
         }
         Command::Overhead(overhead) => overhead::run(&overhead),
         Command::Pointwise(pointwise) => pointwise::run(&pointwise),
+        Command::Program(program) => match program.model {
+            Model::Block(block) => block
+                .sizes
+                .blocks(block.blocks)
+                .generate()
+                .map(|text| print!("{text}")),
+        },
+        Command::Startup(startup) => startup::run(&startup),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -21,10 +21,12 @@ use hir_runtime::Backend;
 use hir_runtime::npy;
 use hir_runtime::world::Graphs;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
+use hir_tools::inputs::{self, Inputs};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
-use hir_tools::program::{self, Param, Placement, Signature};
+use hir_tools::program::{self, Placement, Signature};
 use hir_tools::ranks::Ranks as _;
 use hir_tools::reference;
+use hir_tools::stages::Stages;
 use hir_tools::tensor::{self, Rng, Tensor};
 use std::{
     path::{Path, PathBuf},
@@ -177,7 +179,7 @@ fn reference(options: &Options, globals: &[Tensor]) -> Result<Vec<Tensor>> {
 }
 
 fn run(options: &Options) -> Result<()> {
-    let began = Instant::now();
+    let mut stages = Stages::start();
     let compiled = compile(options)?;
     let signature = &compiled.signature;
     tracing::debug!(
@@ -185,18 +187,27 @@ fn run(options: &Options) -> Result<()> {
         entry = %signature.name,
         fusion = signature.fusion,
         pipeline = %compiled.options.pipeline(),
-        ms = %ms_since(began),
         "compiled"
     );
-    let globals = if signature.fusion {
-        global_inputs(signature, options)?
-    } else {
-        Vec::new()
-    };
-    let reference = if options.check {
-        Some(reference(options, &globals)?)
+    stages.done("compile");
+    // Where the inputs come from (the --input files are read here, once);
+    // each rank's are made only once its rank is known to run here.
+    let inputs = if signature.fusion {
+        Some(Inputs::new(signature, &options.inputs, options.seed)?)
     } else {
         None
+    };
+    // The global inputs and the reference only with --check.
+    let reference = match &inputs {
+        Some(inputs) if options.check => {
+            let globals = (0..signature.inputs.len())
+                .map(|index| inputs.global(index))
+                .collect::<Result<Vec<_>>>()?;
+            let reference = reference(options, &globals)?;
+            stages.done("reference");
+            Some(reference)
+        }
+        _ => None,
     };
     let packed = compiled.entry;
 
@@ -205,11 +216,18 @@ fn run(options: &Options) -> Result<()> {
         options.num_streams,
         options.trace.is_some(),
     )?;
+    stages.done("world");
     let runtime = &session.runtime;
     let local = session.peers.local_ranks(options.ranks);
+    // Only the ranks of this process get buffers; the others' stay empty
+    // (rank 0 gets theirs after the run, from share_results).
     let mut ranks: Vec<RankCall> = (0..options.ranks)
-        .map(|rank| rank_buffers(signature, &globals, rank, options.seed))
-        .collect::<Result<_>>()?;
+        .map(|_| RankCall::new(Vec::new()))
+        .collect();
+    for &rank in &local {
+        ranks[rank] = rank_buffers(signature, inputs.as_ref(), rank, options.seed)?;
+    }
+    stages.done("inputs");
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
             runtime.place(rank, buffer)?;
@@ -220,6 +238,7 @@ fn run(options: &Options) -> Result<()> {
             "placed the arguments"
         );
     }
+    stages.done("placement");
     for call in &mut ranks {
         call.pack();
     }
@@ -238,7 +257,7 @@ fn run(options: &Options) -> Result<()> {
         }
     };
     runtime.run_ranks(call)?;
-    tracing::debug!(ms = %ms_since(began), "ran once");
+    stages.done("first-run");
     if graph {
         // The checked outputs are the replay's own: the arguments are put
         // back as they were before the direct run, a fusion program's
@@ -255,21 +274,25 @@ fn run(options: &Options) -> Result<()> {
             }
         }
         launch()?;
-        tracing::debug!(ms = %ms_since(began), "captured and replayed as a CUDA graph");
+        tracing::debug!("captured and replayed as a CUDA graph");
+        stages.done("graph");
     }
     for &rank in &local {
         for buffer in &mut ranks[rank].buffers {
             runtime.fetch(rank, buffer)?;
         }
     }
-    if options.check || options.expect.is_some() || options.output_dir.is_some() {
+    // Whether the outputs are looked at; rank 0 of ranks in processes then
+    // gets the other ranks' buffers, which it holds only from here.
+    let outputs_used = options.check || options.expect.is_some() || options.output_dir.is_some();
+    if outputs_used {
         session.share_results(&mut ranks)?;
     }
     // The tests' way to show that every rank's copy of an output is checked.
     let inputs = signature.inputs.len();
     for (rank, call) in ranks.iter_mut().enumerate() {
         if launch::rank::hook(rank, "corrupt-outputs") {
-            for buffer in &mut call.buffers[inputs..] {
+            for buffer in call.buffers.iter_mut().skip(inputs) {
                 buffer.bytes_mut().fill(0);
             }
         }
@@ -277,6 +300,8 @@ fn run(options: &Options) -> Result<()> {
     if !session.peers.reports() {
         // Rank 0 of a multi-process run reports for all; the others still
         // take part in the timed runs and in gathering the trace.
+        stages.done("results");
+        stages.first_result();
         return time_and_trace(options, &session, launch);
     }
     println!(
@@ -288,7 +313,11 @@ fn run(options: &Options) -> Result<()> {
     );
     let mut mismatch = false;
     if signature.fusion {
-        let outputs = assemble(signature, &ranks);
+        let outputs = if outputs_used {
+            assemble(signature, &ranks)
+        } else {
+            Vec::new()
+        };
         if let Some(reference) = &reference {
             for (index, (output, expected)) in outputs.iter().zip(reference).enumerate() {
                 let name = format!("result{index}");
@@ -332,16 +361,13 @@ fn run(options: &Options) -> Result<()> {
             }
         }
     }
+    stages.done("results");
+    stages.first_result();
     time_and_trace(options, &session, launch)?;
     if mismatch {
         bail!("the outputs differ from what they were compared with");
     }
     Ok(())
-}
-
-/// Milliseconds since `start`, for the log.
-fn ms_since(start: Instant) -> String {
-    format!("{:.3}", start.elapsed().as_secs_f64() * 1e3)
 }
 
 /// The `--iters` timed runs and the `--trace` file.
@@ -491,59 +517,6 @@ fn check_meshes(signature: &Signature, ranks: usize) -> Result<()> {
     Ok(())
 }
 
-/// The global value of every input: from `--input` or seeded random.
-fn global_inputs(signature: &Signature, options: &Options) -> Result<Vec<Tensor>> {
-    if let Some((index, _)) = options
-        .inputs
-        .iter()
-        .find(|(index, _)| *index >= signature.inputs.len())
-    {
-        bail!(
-            "--input names arg{index}, but {} takes {} arguments",
-            signature.name,
-            signature.inputs.len()
-        );
-    }
-    signature
-        .inputs
-        .iter()
-        .enumerate()
-        .map(|(index, param)| {
-            match options
-                .inputs
-                .iter()
-                .rev()
-                .find(|(input, _)| *input == index)
-            {
-                Some((_, path)) => read_npy(path, param, index),
-                None => {
-                    let mut rng = Rng::new(
-                        options
-                            .seed
-                            .wrapping_mul(0x1_0000_0001)
-                            .wrapping_add(index as u64),
-                    );
-                    Tensor::try_random(param.shape.clone(), param.dtype, &mut rng)
-                }
-            }
-        })
-        .collect()
-}
-
-fn read_npy(path: &Path, param: &Param, index: usize) -> Result<Tensor> {
-    let array = npy::read(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
-    if array.shape != param.shape {
-        bail!(
-            "--input arg{index}: {} has shape {:?}, but argument #{index} has the global shape {:?}",
-            path.display(),
-            array.shape,
-            param.shape
-        );
-    }
-    let values = array.cast(param.dtype).to_f64();
-    Ok(Tensor::new(array.shape, values))
-}
-
 fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -555,37 +528,21 @@ fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
     .map_err(|error| anyhow!("{error}"))
 }
 
-/// Rank `rank`'s buffers: the shards of the global inputs and NaN-filled
-/// outputs (a fusion program), or random values (host IR).
+/// Rank `rank`'s buffers: its shards of the inputs, made here, and
+/// NaN-filled outputs (a fusion program), or random values (host IR).
 fn rank_buffers(
     signature: &Signature,
-    globals: &[Tensor],
+    inputs: Option<&Inputs>,
     rank: usize,
     seed: u64,
 ) -> Result<RankCall> {
-    let position = |param: &Param| {
-        param
-            .placement
-            .as_ref()
-            .and_then(|placement| placement.devices.iter().position(|&device| device == rank))
-    };
     let mut buffers = Vec::new();
-    if signature.fusion {
-        for (param, global) in signature.inputs.iter().zip(globals) {
-            let local = match (&param.placement, position(param)) {
-                (Some(placement), Some(index)) => placement
-                    .splits(index)
-                    .into_iter()
-                    .fold(global.clone(), |local, (axis, parts, part)| {
-                        local.part(axis, part, parts)
-                    }),
-                _ => global.clone(),
-            };
-            buffers.push(Buffer::try_new(&local, param.dtype)?);
+    if let Some(inputs) = inputs {
+        for index in 0..signature.inputs.len() {
+            buffers.push(inputs.shard(index, rank)?);
         }
         for param in &signature.outputs {
-            let nans = Tensor::filled(param.local_shape(), f64::NAN)?;
-            buffers.push(Buffer::try_new(&nans, param.dtype)?);
+            buffers.push(inputs::nans(param.local_shape(), param.dtype)?);
         }
     } else {
         for (index, param) in signature.inputs.iter().enumerate() {

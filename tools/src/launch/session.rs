@@ -4,7 +4,7 @@
 //! rank 0 reports on to it (or to every rank) through the store: [`Peers`].
 
 use super::{Plan, rank};
-use crate::buffer::RankCall;
+use crate::buffer::{Buffer, RankCall};
 use crate::ranks;
 use anyhow::{Context as _, Result, anyhow};
 use hir_runtime::World;
@@ -58,19 +58,29 @@ impl Session {
     }
 
     /// Gives every rank's buffers (as they are after the run) to rank 0,
-    /// which holds only its own otherwise.
+    /// which holds only its own otherwise: the other ranks' buffers, empty
+    /// here, are made of the bytes they bring (of the same type and shape as
+    /// this rank's).
     pub fn share_results(&self, ranks: &mut [RankCall]) -> Result<()> {
         let Some(group) = &self.peers.group else {
             return Ok(());
         };
         let rank = group.rank();
         for index in 0..ranks[rank].buffers.len() {
-            let mine = ranks[rank].buffers[index].bytes().to_vec();
+            let buffer = &ranks[rank].buffers[index];
+            let (dtype, shape, mine) =
+                (buffer.dtype, buffer.shape.clone(), buffer.bytes().to_vec());
             let all = group
                 .all_gather(&format!("result/{index}"), mine)
                 .map_err(|error| anyhow!("sharing argument #{index}: {error}"))?;
             for (call, bytes) in ranks.iter_mut().zip(all) {
-                call.buffers[index].bytes_mut().copy_from_slice(&bytes);
+                match call.buffers.get_mut(index) {
+                    Some(buffer) => buffer.bytes_mut().copy_from_slice(&bytes),
+                    None => {
+                        call.buffers
+                            .push(Buffer::try_from_bytes(dtype, shape.clone(), &bytes)?)
+                    }
+                }
             }
         }
         Ok(())

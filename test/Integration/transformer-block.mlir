@@ -1,0 +1,35 @@
+// hir-bench's transformer blocks (tools/src/blocks.rs: Megatron-LM's
+// sequence-parallel block, forward), printed small and run with hir-run
+// --check on the cpu backend at D = 1, 2, 4: LayerNorm on each device's
+// tokens, the allgather into per-head Q, K, V, causal softmax attention on
+// the local heads, the out-projection reduce-scattered back to the token
+// shards, then the MLP (allgather, FC1 with bias, gelu, FC2 reduce-scattered),
+// each with its residual. S=16 H=16 heads=4 F=32 split over every D here.
+// RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 1 --dtype f32 > %t.1.mlir && hir-run -n 1 --check %t.1.mlir | FileCheck %s
+// RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.2.mlir && hir-run -n 2 --check %t.2.mlir | FileCheck %s
+// RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 4 --dtype f32 > %t.4.mlir && hir-run -n 4 --check %t.4.mlir | FileCheck %s
+// Two blocks stacked, and the default element type, bf16.
+// RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.2x2.mlir && hir-run -n 2 --check %t.2x2.mlir | FileCheck %s
+// RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 4 > %t.bf16.mlir && hir-run -n 4 --check %t.bf16.mlir | FileCheck %s
+// The same block on every D computes the same values: the random inputs are
+// a function of each element's global index, whichever rank makes it.
+// RUN: hir-run -n 1 --output-dir %t.out1 %t.1.mlir
+// RUN: hir-run -n 4 --expect %t.out1 %t.4.mlir | FileCheck %s --check-prefix=SAME
+
+// CHECK: ran @blocks on {{[0-9]}} rank
+// CHECK-NEXT: result0: relative error {{.*}}: ok
+// SAME: result0 against {{.*}}: relative error {{.*}}: ok
+
+// hir-lower makes the sequence-parallel collectives of each block: two
+// allgathers and two reduce-scatters.
+// RUN: hir-opt --hir-lower %t.2.mlir | FileCheck %s --check-prefix=LOWERED
+// LOWERED: comm.allgather
+// LOWERED: comm.reduce_scatter
+// LOWERED: comm.allgather
+// LOWERED: comm.reduce_scatter
+// LOWERED-NOT: comm.allgather
+// LOWERED-NOT: comm.reduce_scatter
+
+// Sizes that do not split are errors naming them.
+// RUN: not hir-bench program block --s 6 -n 4 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: hir-bench: error: block: S=6 is not a multiple of D (tokens split over the devices)=4

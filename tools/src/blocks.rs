@@ -1,0 +1,579 @@
+//! Megatron-LM's sequence-parallel transformer block (forward), N of them
+//! stacked, generated as fusion-dialect text from S (tokens), H (hidden),
+//! A (heads), F (MLP width), D (devices, mesh `[0..D)`) and the element
+//! type: the program of issue 37, at any size, for `hir-run` and for
+//! `hir-bench startup` (whose lowering time should grow with N, linearly).
+//!
+//! Block `b` maps `x [S, H]`, its tokens split over the devices (sequence
+//! parallel, `didx` rows), to `x` of the same placement:
+//!
+//! ```text
+//! y  = LayerNorm(x; g1, b1)                      rows on each device
+//! yg = allgather(y)                              fusion.set didx -> serial
+//! q, k, v = yg @ Wq[a], yg @ Wk[a], yg @ Wv[a]    per head a: [A, S, dh], heads split (column parallel)
+//! p  = softmax(q k^T / sqrt(dh) + causal mask)    per local head
+//! x  = x + reduce_scatter(sum_a (p v)[a] @ Wo[a]) row parallel, back to sequence shards
+//! y  = LayerNorm(x; g2, b2); yg = allgather(y)
+//! x  = x + reduce_scatter(gelu(yg W1^T + c1) W2^T)  W1 [F, H], c1 [F] column, W2 [H, F] row parallel
+//! ```
+//!
+//! The attention weights have an explicit heads axis split over the devices
+//! (`Wq, Wk, Wv [A, H, dh]`, `Wo [A, dh, H]`, `didx` on A): a `didx` axis
+//! cannot be split by a reshape, so `[H, H]` with heads inside a merged axis
+//! would not shard. The out-projection is a GEMM per head and a sum over the
+//! heads axis, which, split over the devices, is the reduce-scatter.
+//! LayerNorm is written with the dialect's ops (`sum`, `broadcast`, `sub`,
+//! `mul`, `rsqrt`), without its own op. The causal mask is additive, made
+//! once from two f32 `iota`s (exact positions at any S, unlike bf16's) and
+//! shared by the blocks. Q, K, V and the out-projection have no bias.
+
+use anyhow::{Result, bail};
+use hir_abi::DType;
+use std::fmt::Write as _;
+
+/// The sizes of a stack of blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blocks {
+    /// N: blocks, each with its own weights.
+    pub blocks: usize,
+    /// S: tokens.
+    pub s: usize,
+    /// H: hidden size.
+    pub h: usize,
+    /// A: attention heads, each of H / A.
+    pub heads: usize,
+    /// F: the MLP's width.
+    pub f: usize,
+    /// D: the mesh is devices `0..D`.
+    pub devices: usize,
+    pub dtype: DType,
+}
+
+/// One argument of a block.
+const WEIGHTS: [&str; 11] = [
+    "ln1_g", "ln1_b", "wq", "wk", "wv", "wo", "ln2_g", "ln2_b", "w1", "c1", "w2",
+];
+
+impl Blocks {
+    /// Checks that the sizes build a program: every extent at least 1, and
+    /// those split over the devices (S, A, F) or into heads (H) divisible.
+    pub fn check(&self) -> Result<()> {
+        let Blocks {
+            blocks,
+            s,
+            h,
+            heads,
+            f,
+            devices: d,
+            ..
+        } = *self;
+        if [blocks, s, h, heads, f, d].contains(&0) {
+            bail!(
+                "block: N, S, H, heads, F and D must be at least 1 (N={blocks} S={s} H={h} heads={heads} F={f} D={d})"
+            );
+        }
+        let divides = |extent: usize, what: &str, by: usize, why: &str| -> Result<()> {
+            if !extent.is_multiple_of(by) {
+                bail!("block: {what}={extent} is not a multiple of {why}={by}");
+            }
+            Ok(())
+        };
+        divides(s, "S", d, "D (tokens split over the devices)")?;
+        divides(heads, "heads", d, "D (heads split over the devices)")?;
+        divides(f, "F", d, "D (the MLP split over the devices)")?;
+        divides(h, "H", heads, "heads (H split into heads)")
+    }
+
+    /// The arguments of the entry function: `x`, then each block's weights.
+    pub fn arguments(&self) -> usize {
+        1 + self.blocks * WEIGHTS.len()
+    }
+
+    /// The program's text: `@blocks(x, weights of block 0, ...) -> x`.
+    pub fn generate(&self) -> Result<String> {
+        self.check()?;
+        let mut program = Emitter {
+            sizes: self,
+            text: String::new(),
+        };
+        program.module();
+        Ok(program.text)
+    }
+}
+
+/// A value of the program: its SSA name and type.
+#[derive(Clone)]
+struct Value {
+    name: String,
+    ty: String,
+}
+
+/// What a block needs of the values made once.
+struct Shared {
+    /// `[S]` rows of 1 / H: a mean is a sum times this.
+    inv_h: Value,
+    /// `[S]` rows of LayerNorm's epsilon.
+    eps: Value,
+    /// `[A, S, dh]` of 1 / sqrt(dh), scaling q.
+    scale: Value,
+    /// `[S, S]`: 0 where a query may see a key, a large negative elsewhere.
+    mask: Value,
+}
+
+struct Emitter<'a> {
+    sizes: &'a Blocks,
+    text: String,
+}
+
+impl Emitter<'_> {
+    /// A tensor type of `shape` in `dtype`, placed on the mesh by `dist`.
+    fn ty(&self, shape: &[usize], dtype: DType, dist: &[&str]) -> String {
+        let extents: Vec<String> = shape.iter().map(usize::to_string).collect();
+        format!(
+            "tensor<{}x{}, #fusion.dist<@tp, [{}]>>",
+            extents.join("x"),
+            dtype.mlir(),
+            dist.join(", ")
+        )
+    }
+
+    /// [`Emitter::ty`] in the program's element type.
+    fn t(&self, shape: &[usize], dist: &[&str]) -> String {
+        self.ty(shape, self.sizes.dtype, dist)
+    }
+
+    /// `%name = fusion.op operands [attribute] : operand types -> ty`.
+    fn op(
+        &mut self,
+        name: &str,
+        op: &str,
+        operands: &[&Value],
+        attribute: &str,
+        ty: String,
+    ) -> Value {
+        let names: Vec<&str> = operands.iter().map(|value| value.name.as_str()).collect();
+        let types: Vec<&str> = operands.iter().map(|value| value.ty.as_str()).collect();
+        let attribute = if attribute.is_empty() {
+            String::new()
+        } else {
+            format!(" {attribute}")
+        };
+        let _ = writeln!(
+            self.text,
+            "  %{name} = fusion.{op} {}{attribute} : {} -> {ty}",
+            names.join(", "),
+            types.join(", ")
+        );
+        Value {
+            name: format!("%{name}"),
+            ty,
+        }
+    }
+
+    /// `%name = fusion.fill value : ty` (or `iota`): no operand.
+    fn init(&mut self, name: &str, op: &str, value: &str, ty: String) -> Value {
+        let _ = writeln!(self.text, "  %{name} = fusion.{op} {value} : {ty}");
+        Value {
+            name: format!("%{name}"),
+            ty,
+        }
+    }
+
+    fn module(&mut self) {
+        let Blocks {
+            blocks,
+            s,
+            h,
+            heads,
+            f,
+            devices: d,
+            dtype,
+        } = *self.sizes;
+        let dh = h / heads;
+        let _ = writeln!(
+            self.text,
+            "// hir-bench program block: {blocks} Megatron sequence-parallel transformer block(s), \
+             S={s} H={h} heads={heads} F={f} D={d} {} (tools/src/blocks.rs)",
+            dtype.mlir()
+        );
+        let devices: Vec<String> = (0..d).map(|device| device.to_string()).collect();
+        let _ = writeln!(self.text, "fusion.mesh @tp = [{}]", devices.join(", "));
+        let rows = self.t(&[s, h], &["didx", "serial"]);
+        let mut arguments = vec![format!("%x: {rows}")];
+        let mut weights = Vec::new();
+        for block in 0..blocks {
+            let types = [
+                self.t(&[h], &["serial"]),
+                self.t(&[h], &["serial"]),
+                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
+                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
+                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
+                self.t(&[heads, dh, h], &["didx", "serial", "serial"]),
+                self.t(&[h], &["serial"]),
+                self.t(&[h], &["serial"]),
+                self.t(&[f, h], &["didx", "serial"]),
+                self.t(&[f], &["didx"]),
+                self.t(&[h, f], &["serial", "didx"]),
+            ];
+            let values: Vec<Value> = WEIGHTS
+                .iter()
+                .zip(types)
+                .map(|(name, ty)| Value {
+                    name: format!("%{name}_{block}"),
+                    ty,
+                })
+                .collect();
+            arguments.extend(
+                values
+                    .iter()
+                    .map(|value| format!("{}: {}", value.name, value.ty)),
+            );
+            weights.push(values);
+        }
+        let _ = writeln!(
+            self.text,
+            "func.func @blocks({}) -> {rows} {{",
+            arguments.join(",\n    ")
+        );
+        let shared = self.shared();
+        let mut x = Value {
+            name: "%x".into(),
+            ty: rows.clone(),
+        };
+        for (block, weights) in weights.iter().enumerate() {
+            x = self.block(block, &x, weights, &shared);
+        }
+        let _ = writeln!(self.text, "  return {} : {rows}\n}}", x.name);
+    }
+
+    /// The values every block uses, made once.
+    fn shared(&mut self) -> Shared {
+        let Blocks {
+            s, h, heads, dtype, ..
+        } = *self.sizes;
+        let dh = h / heads;
+        let row = self.t(&[s], &["didx"]);
+        let inv_h = self.init("inv_h", "fill", &float(1.0 / h as f64), row.clone());
+        let eps = self.init("eps", "fill", &float(1e-5), row);
+        let scale = self.init(
+            "scale",
+            "fill",
+            &float(1.0 / (dh as f64).sqrt()),
+            self.t(&[heads, s, dh], &["didx", "serial", "serial"]),
+        );
+        // Key j is hidden from query i where j > i: relu(j - i) is nonzero
+        // there, in f32, whose integers are exact up to 2^24 (bf16's only
+        // to 256, where j - i would round to 0).
+        let square = self.ty(&[s, s], DType::F32, &["serial", "serial"]);
+        let queries = self.init("query_pos", "iota", "0", square.clone());
+        let keys = self.init("key_pos", "iota", "1", square.clone());
+        let ahead = self.op("ahead", "sub", &[&keys, &queries], "", square.clone());
+        let mut hidden = self.op("hidden", "relu", &[&ahead], "", square);
+        let masks = self.t(&[s, s], &["serial", "serial"]);
+        if dtype != DType::F32 {
+            hidden = self.op("hidden_t", "cast", &[&hidden], "", masks.clone());
+        }
+        // Far below any score, yet finite in the type: exp(it - max) is 0.
+        let low = if dtype == DType::F16 { -6e4 } else { -1e30 };
+        let low = self.init("mask_low", "fill", &float(low), masks.clone());
+        let zero = self.init("mask_zero", "fill", &float(0.0), masks.clone());
+        let mask = self.op("mask", "where", &[&hidden, &low, &zero], "", masks);
+        Shared {
+            inv_h,
+            eps,
+            scale,
+            mask,
+        }
+    }
+
+    /// LayerNorm of `x`'s rows on each device: `(x - mean) / sqrt(var +
+    /// eps) * g + b`, the mean and variance over H.
+    fn layer_norm(&mut self, p: &str, x: &Value, g: &Value, b: &Value, shared: &Shared) -> Value {
+        let Blocks { s, h, .. } = *self.sizes;
+        let rows = self.t(&[s, h], &["didx", "serial"]);
+        let row = self.t(&[s], &["didx"]);
+        let sum = self.op(&format!("{p}_sum"), "sum", &[x], "[1]", row.clone());
+        let mean = self.op(
+            &format!("{p}_mean"),
+            "mul",
+            &[&sum, &shared.inv_h],
+            "",
+            row.clone(),
+        );
+        let mean = self.op(
+            &format!("{p}_mean_b"),
+            "broadcast",
+            &[&mean],
+            "[1]",
+            rows.clone(),
+        );
+        let centered = self.op(&format!("{p}_c"), "sub", &[x, &mean], "", rows.clone());
+        let squares = self.op(
+            &format!("{p}_sq"),
+            "mul",
+            &[&centered, &centered],
+            "",
+            rows.clone(),
+        );
+        let sum = self.op(
+            &format!("{p}_sqsum"),
+            "sum",
+            &[&squares],
+            "[1]",
+            row.clone(),
+        );
+        let var = self.op(
+            &format!("{p}_var"),
+            "mul",
+            &[&sum, &shared.inv_h],
+            "",
+            row.clone(),
+        );
+        let var = self.op(
+            &format!("{p}_var_eps"),
+            "add",
+            &[&var, &shared.eps],
+            "",
+            row.clone(),
+        );
+        let rstd = self.op(&format!("{p}_rstd"), "rsqrt", &[&var], "", row);
+        let rstd = self.op(
+            &format!("{p}_rstd_b"),
+            "broadcast",
+            &[&rstd],
+            "[1]",
+            rows.clone(),
+        );
+        let normed = self.op(
+            &format!("{p}_n"),
+            "mul",
+            &[&centered, &rstd],
+            "",
+            rows.clone(),
+        );
+        let g = self.op(&format!("{p}_g"), "broadcast", &[g], "[0]", rows.clone());
+        let b = self.op(&format!("{p}_b"), "broadcast", &[b], "[0]", rows.clone());
+        let scaled = self.op(&format!("{p}_gn"), "mul", &[&normed, &g], "", rows.clone());
+        self.op(&format!("{p}_y"), "add", &[&scaled, &b], "", rows)
+    }
+
+    /// Block `block`: attention, then the MLP, each with its residual.
+    fn block(&mut self, block: usize, x: &Value, w: &[Value], shared: &Shared) -> Value {
+        let Blocks { s, h, heads, f, .. } = *self.sizes;
+        let dh = h / heads;
+        let p = format!("b{block}");
+        let _ = writeln!(self.text, "  // block {block}: attention");
+        let rows = self.t(&[s, h], &["didx", "serial"]);
+        let whole = self.t(&[s, h], &["serial", "serial"]);
+        let per_head = self.t(&[heads, s, dh], &["didx", "serial", "serial"]);
+        let scores = self.t(&[heads, s, s], &["didx", "serial", "serial"]);
+        let head_rows = self.t(&[heads, s], &["didx", "serial"]);
+
+        let y = self.layer_norm(&format!("{p}_ln1"), x, &w[0], &w[1], shared);
+        let gathered = self.op(&format!("{p}_yg"), "set", &[&y], "", whole.clone());
+        let q = self.op(
+            &format!("{p}_q"),
+            "matmul",
+            &[&gathered, &w[2]],
+            "",
+            per_head.clone(),
+        );
+        let k = self.op(
+            &format!("{p}_k"),
+            "matmul",
+            &[&gathered, &w[3]],
+            "",
+            per_head.clone(),
+        );
+        let v = self.op(
+            &format!("{p}_v"),
+            "matmul",
+            &[&gathered, &w[4]],
+            "",
+            per_head.clone(),
+        );
+        let q = self.op(
+            &format!("{p}_qs"),
+            "mul",
+            &[&q, &shared.scale],
+            "",
+            per_head.clone(),
+        );
+        let kt = self.op(
+            &format!("{p}_kt"),
+            "transpose",
+            &[&k],
+            "[0, 2, 1]",
+            self.t(&[heads, dh, s], &["didx", "serial", "serial"]),
+        );
+        let logits = self.op(&format!("{p}_s"), "matmul", &[&q, &kt], "", scores.clone());
+        let mask = self.op(
+            &format!("{p}_mask"),
+            "broadcast",
+            &[&shared.mask],
+            "[0]",
+            scores.clone(),
+        );
+        let logits = self.op(
+            &format!("{p}_sm"),
+            "add",
+            &[&logits, &mask],
+            "",
+            scores.clone(),
+        );
+        let max = self.op(
+            &format!("{p}_max"),
+            "amax",
+            &[&logits],
+            "[2]",
+            head_rows.clone(),
+        );
+        let max = self.op(
+            &format!("{p}_max_b"),
+            "broadcast",
+            &[&max],
+            "[2]",
+            scores.clone(),
+        );
+        let shifted = self.op(
+            &format!("{p}_sh"),
+            "sub",
+            &[&logits, &max],
+            "",
+            scores.clone(),
+        );
+        let exp = self.op(&format!("{p}_e"), "exp", &[&shifted], "", scores.clone());
+        let total = self.op(&format!("{p}_z"), "sum", &[&exp], "[2]", head_rows);
+        let total = self.op(
+            &format!("{p}_z_b"),
+            "broadcast",
+            &[&total],
+            "[2]",
+            scores.clone(),
+        );
+        let probs = self.op(&format!("{p}_p"), "div", &[&exp, &total], "", scores);
+        let heads_out = self.op(&format!("{p}_o"), "matmul", &[&probs, &v], "", per_head);
+        let projected = self.op(
+            &format!("{p}_po"),
+            "matmul",
+            &[&heads_out, &w[5]],
+            "",
+            self.t(&[heads, s, h], &["didx", "serial", "serial"]),
+        );
+        let attention = self.op(
+            &format!("{p}_attn"),
+            "sum",
+            &[&projected],
+            "[0]",
+            rows.clone(),
+        );
+        let x = self.op(
+            &format!("{p}_x1"),
+            "add",
+            &[x, &attention],
+            "",
+            rows.clone(),
+        );
+
+        let _ = writeln!(self.text, "  // block {block}: MLP");
+        let y = self.layer_norm(&format!("{p}_ln2"), &x, &w[6], &w[7], shared);
+        let gathered = self.op(&format!("{p}_y2g"), "set", &[&y], "", whole);
+        let hidden_ty = self.t(&[s, f], &["serial", "didx"]);
+        let hidden = self.op(
+            &format!("{p}_fc1"),
+            "linear",
+            &[&gathered, &w[8], &w[9]],
+            "",
+            hidden_ty.clone(),
+        );
+        let hidden = self.op(&format!("{p}_gelu"), "gelu", &[&hidden], "", hidden_ty);
+        let out = self.op(
+            &format!("{p}_fc2"),
+            "linear",
+            &[&hidden, &w[10]],
+            "",
+            rows.clone(),
+        );
+        self.op(&format!("{p}_x2"), "add", &[&x, &out], "", rows)
+    }
+}
+
+/// An f64 as an MLIR float literal (which needs a `.`).
+fn float(value: f64) -> String {
+    format!("{value:.9e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(blocks: usize, devices: usize) -> Blocks {
+        Blocks {
+            blocks,
+            s: 16,
+            h: 16,
+            heads: 4,
+            f: 32,
+            devices,
+            dtype: DType::BF16,
+        }
+    }
+
+    #[test]
+    fn generates_verifying_programs_that_grow_with_the_blocks() {
+        let context = crate::context();
+        let mut lengths = Vec::new();
+        for blocks in [1, 2, 4] {
+            let text = sizes(blocks, 2).generate().unwrap();
+            let module = crate::program::parse_source(&context, &text, "block").unwrap();
+            let function = crate::program::entry(&module).unwrap();
+            let signature = crate::program::signature(&module, &function).unwrap();
+            assert_eq!(signature.inputs.len(), sizes(blocks, 2).arguments());
+            assert_eq!(signature.outputs[0].shape, [16, 16]);
+            lengths.push(text.lines().count());
+        }
+        // Each block adds the same number of lines.
+        assert_eq!(lengths[1] - lengths[0], (lengths[2] - lengths[1]) / 2);
+    }
+
+    #[test]
+    fn sizes_that_do_not_split_are_named() {
+        let error = |blocks: Blocks| blocks.check().unwrap_err().to_string();
+        assert_eq!(
+            error(Blocks {
+                s: 6,
+                devices: 4,
+                ..sizes(1, 4)
+            }),
+            "block: S=6 is not a multiple of D (tokens split over the devices)=4"
+        );
+        assert_eq!(
+            error(Blocks {
+                h: 18,
+                ..sizes(1, 1)
+            }),
+            "block: H=18 is not a multiple of heads (H split into heads)=4"
+        );
+        assert!(
+            error(Blocks {
+                blocks: 0,
+                ..sizes(1, 1)
+            })
+            .contains("must be at least 1")
+        );
+        assert!(
+            Blocks {
+                heads: 2,
+                ..sizes(1, 4)
+            }
+            .check()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn literals_parse_as_mlir_floats() {
+        assert_eq!(float(0.0625), "6.250000000e-2");
+        assert_eq!(float(-1e30), "-1.000000000e30");
+    }
+}
