@@ -8,15 +8,16 @@
 // RUN: HIR_CACHE=1 HIR_CACHE_DIR=%t.cache HIR_LOG=debug hir-run -n 4 --check %examples/tp_mlp.mlir 2> %t.miss.log | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.miss.log --check-prefix=MISS
 // RUN: HIR_CACHE=1 HIR_CACHE_DIR=%t.cache HIR_LOG=debug hir-run -n 4 --check %examples/tp_mlp.mlir 2> %t.hit.log | FileCheck %s
-// RUN: FileCheck %s --input-file=%t.hit.log --check-prefix=HIT --implicit-check-not=lowered --implicit-check-not=miss
+// RUN: FileCheck %s --input-file=%t.hit.log --check-prefix=HIT --implicit-check-not='stage="hir-lower"' --implicit-check-not=miss
 // CHECK: ran @tp_mlp on 4 ranks
 // CHECK: result0: relative error {{.*}}: ok
 // MISS: hir-run: debug: compile cache miss key=[[KEY:[0-9a-f]+]]
-// MISS-NEXT: hir-run: debug: lowered pipeline=hir-lower{p2p=none ring-chunks={{[0-9]+ .*}}}
+// MISS-NEXT: hir-run: debug: compile stage="hir-lower"
+// MISS-NEXT: hir-run: debug: compile stage="llvm"
 // MISS-NEXT: hir-run: debug: compile cache stored key=[[KEY]] bytes={{[0-9]+}}
-// MISS-NEXT: hir-run: debug: JIT-compiled
+// MISS-NEXT: hir-run: debug: compile stage="jit"
 // HIT: hir-run: debug: compile cache hit key={{[0-9a-f]+}} bytes={{[0-9]+}}
-// HIT-NEXT: hir-run: debug: JIT-compiled
+// HIT-NEXT: hir-run: debug: compile stage="jit"
 
 // Other lowering options are another entry, beside the first; no writer's
 // scratch file is left.
@@ -54,5 +55,6 @@
 // RUN: HIR_CACHE=0 HIR_CACHE_DIR=%t.off HIR_LOG=debug hir-run -n 4 --check %examples/tp_mlp.mlir 2> %t.off.log | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.off.log --check-prefix=OFF --implicit-check-not='compile cache'
 // RUN: not %python %S/Inputs/cache_dir.py list %t.off
-// OFF: hir-run: debug: lowered
-// OFF-NEXT: hir-run: debug: JIT-compiled
+// OFF: hir-run: debug: compile stage="hir-lower"
+// OFF-NEXT: hir-run: debug: compile stage="llvm"
+// OFF-NEXT: hir-run: debug: compile stage="jit"
