@@ -39,7 +39,7 @@ enum Raw {
 }
 
 impl Engine {
-    /// Compiles `module` (in the LLVM dialect) at `-O2` and resolves its
+    /// Compiles `module` (in the LLVM dialect) at [`OPT_LEVEL`] and resolves its
     /// external calls to `symbols`.
     pub fn new(module: &Module, symbols: &[(String, *mut ())]) -> Result<Self> {
         Ok(Self {
@@ -184,7 +184,15 @@ fn functions(module: &Module) -> Vec<String> {
     names
 }
 
-/// An ExecutionEngine compiling `module` at `-O2`, its external calls
+/// LLVM's optimization level for the host program. The host program is
+/// glue: calls into the runtime, whose own work (driver calls, kernels)
+/// dwarfs the instructions around them, so optimizing it buys nothing
+/// measurable while its code generation is most of a compile: at -O0 the
+/// JIT of a 16-block transformer program took 4.8 s where -O2 took 9.3 s
+/// (`hir-bench startup`, docs/benchmarks.md).
+const OPT_LEVEL: i32 = 0;
+
+/// An ExecutionEngine compiling `module` at [`OPT_LEVEL`], its external calls
 /// resolved to `symbols`, keeping the object code when `dump` is set.
 fn compile(
     module: &Module,
@@ -192,8 +200,9 @@ fn compile(
     dump: bool,
 ) -> Result<MlirExecutionEngine> {
     // SAFETY: the module is valid; no shared libraries are passed.
-    let raw =
-        unsafe { mlirExecutionEngineCreate(module.to_raw(), 2, 0, std::ptr::null(), dump, false) };
+    let raw = unsafe {
+        mlirExecutionEngineCreate(module.to_raw(), OPT_LEVEL, 0, std::ptr::null(), dump, false)
+    };
     if raw.ptr.is_null() {
         bail!("the JIT cannot compile the lowered module (see the errors above)");
     }
