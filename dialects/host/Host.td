@@ -178,11 +178,15 @@ def Host_StreamForOp : Host_Op<"stream_for",
     `from`:
 
     - fork: before iteration 0, every pool stream an iteration uses waits for
-      the work enqueued so far on `caller` (one wait per iteration, all of
-      them before any iteration's work, so that no iteration's work waits on
-      a sync queued behind another iteration's);
+      the work enqueued so far on `caller` (all the waits before any
+      iteration's work, so that no iteration's work waits on a sync queued
+      behind another iteration's; a pool stream that several iterations use
+      waits once);
     - join: at the end of each iteration `caller` waits for that iteration's
-      stream and becomes the current stream again.
+      stream and becomes the current stream again. Only a body that uses
+      `caller` can tell this from one join after the last iteration, which
+      is what `host-lower-stream-for` makes of the others (each pool stream
+      runs its iterations in order).
 
     Work after the op, enqueued on `caller`, is therefore ordered after every
     iteration; the iterations are not ordered against each other.
@@ -191,8 +195,9 @@ def Host_StreamForOp : Host_Op<"stream_for",
     every pool stream's work is joined where it was forked.
     `convert-fusion-to-host` makes one per stream-parallel op,
     `host-stream-parallelize` fuses them, `host-lower-stream-for` lowers it to
-    two `scf.for` (the fork loop, and the work loop whose iterations end with
-    the join).
+    `scf.for` loops (the fork loop, the work loop, and the join loop after
+    it, or a join at the end of each iteration where the body uses
+    `caller`).
 
     ```mlir
     %main = host.get_current_stream : !host.stream

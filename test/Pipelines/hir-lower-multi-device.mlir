@@ -55,8 +55,11 @@
 // ALLGATHER-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
 // ALLGATHER-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1xf32, strided<[1], offset: ?>> into memref<4xf32, strided<[1], offset: ?>>
 // ALLGATHER-NEXT: comm.wait [[REQ]]
+// ALLGATHER-NEXT: }
 // ALLGATHER-NEXT: host.set_current_stream [[MAIN]]
-// ALLGATHER-NEXT: host.sync_stream [[S_1]]
+// ALLGATHER-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C8]] step [[C1]] {
+// ALLGATHER-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// ALLGATHER-NEXT: host.sync_stream [[JOIN_S_1]]
 // ALLGATHER-NEXT: }
 // ALLGATHER-NEXT: return
 // ALLGATHER-NEXT: }
@@ -101,8 +104,11 @@
 // ALLREDUCE-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
 // ALLREDUCE-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW_1]] into [[VIEW_2]] sum team [0, 1, 2, 3] : memref<16xf32, strided<[1], offset: ?>> into memref<16xf32, strided<[1], offset: ?>>
 // ALLREDUCE-NEXT: comm.wait [[REQ]]
+// ALLREDUCE-NEXT: }
 // ALLREDUCE-NEXT: host.set_current_stream [[MAIN]]
-// ALLREDUCE-NEXT: host.sync_stream [[S_1]]
+// ALLREDUCE-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C00]] to [[C4]] step [[C1]] {
+// ALLREDUCE-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// ALLREDUCE-NEXT: host.sync_stream [[JOIN_S_1]]
 // ALLREDUCE-NEXT: }
 // ALLREDUCE-NEXT: return
 // ALLREDUCE-NEXT: }
@@ -147,8 +153,11 @@
 // REDUCE-SCATTER-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x1x16xf32> to memref<1x16xf32, strided<[16, 1], offset: ?>>
 // REDUCE-SCATTER-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_1]] into [[VIEW_2]] sum team [0, 1, 2, 3] : memref<4x16xf32, strided<[16, 1], offset: ?>> into memref<1x16xf32, strided<[16, 1], offset: ?>>
 // REDUCE-SCATTER-NEXT: comm.wait [[REQ]]
+// REDUCE-SCATTER-NEXT: }
 // REDUCE-SCATTER-NEXT: host.set_current_stream [[MAIN]]
-// REDUCE-SCATTER-NEXT: host.sync_stream [[S_1]]
+// REDUCE-SCATTER-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C00]] to [[C4]] step [[C1]] {
+// REDUCE-SCATTER-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// REDUCE-SCATTER-NEXT: host.sync_stream [[JOIN_S_1]]
 // REDUCE-SCATTER-NEXT: }
 // REDUCE-SCATTER-NEXT: return
 // REDUCE-SCATTER-NEXT: }
@@ -203,8 +212,11 @@
 // AG-MATMUL-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x1024xbf16> to memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
 // AG-MATMUL-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x2048xbf16> to memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>
 // AG-MATMUL-NEXT: host.matmul ins([[VIEW_2]], [[ARG1]] : memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_3]] : memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>)
+// AG-MATMUL-NEXT: }
 // AG-MATMUL-NEXT: host.set_current_stream [[MAIN]]
-// AG-MATMUL-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// AG-MATMUL-NEXT: host.sync_stream [[JOIN_S_1]]
 // AG-MATMUL-NEXT: }
 // AG-MATMUL-NEXT: host.dealloc [[BUF]] : memref<4x4x256x1024xbf16>
 // AG-MATMUL-NEXT: return
@@ -260,8 +272,11 @@
 // AG-LINEAR-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
 // AG-LINEAR-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x16xbf16> to memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>
 // AG-LINEAR-NEXT: host.linear ins([[VIEW_2]], [[ARG1]], [[ARG2]] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>, memref<16x32xbf16>, memref<16xbf16>) outs([[VIEW_3]] : memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>)
+// AG-LINEAR-NEXT: }
 // AG-LINEAR-NEXT: host.set_current_stream [[MAIN]]
-// AG-LINEAR-NEXT: host.sync_stream [[S_1]]
+// AG-LINEAR-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-LINEAR-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// AG-LINEAR-NEXT: host.sync_stream [[JOIN_S_1]]
 // AG-LINEAR-NEXT: }
 // AG-LINEAR-NEXT: host.dealloc [[BUF]] : memref<4x4x8x32xbf16>
 // AG-LINEAR-NEXT: return
@@ -327,8 +342,11 @@
 // MATMUL-ALLREDUCE-NEXT: [[VIEW_5:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
 // MATMUL-ALLREDUCE-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allreduce [[VIEW_4]] into [[VIEW_5]] sum team [0, 1, 2, 3] : memref<8x16xf32, strided<[16, 1], offset: ?>> into memref<8x16xf32, strided<[16, 1], offset: ?>>
 // MATMUL-ALLREDUCE-NEXT: comm.wait [[REQ]]
+// MATMUL-ALLREDUCE-NEXT: }
 // MATMUL-ALLREDUCE-NEXT: host.set_current_stream [[MAIN]]
-// MATMUL-ALLREDUCE-NEXT: host.sync_stream [[S_1]]
+// MATMUL-ALLREDUCE-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C00]] to [[C4]] step [[C1]] {
+// MATMUL-ALLREDUCE-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// MATMUL-ALLREDUCE-NEXT: host.sync_stream [[JOIN_S_1]]
 // MATMUL-ALLREDUCE-NEXT: }
 // MATMUL-ALLREDUCE-NEXT: host.dealloc [[BUF_1]] : memref<4x1x8x16xf32>
 // MATMUL-ALLREDUCE-NEXT: host.dealloc [[BUF]] : memref<4x1x8x16xf32>
@@ -395,8 +413,11 @@
 // MATMUL-REDUCE-SCATTER-NEXT: [[VIEW_5:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x1x4x16xf32> to memref<1x4x16xf32, strided<[64, 16, 1], offset: ?>>
 // MATMUL-REDUCE-SCATTER-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[VIEW_4]] into [[VIEW_5]] sum team [0, 1, 2, 3] : memref<4x4x16xf32, strided<[64, 16, 1], offset: ?>> into memref<1x4x16xf32, strided<[64, 16, 1], offset: ?>>
 // MATMUL-REDUCE-SCATTER-NEXT: comm.wait [[REQ]]
+// MATMUL-REDUCE-SCATTER-NEXT: }
 // MATMUL-REDUCE-SCATTER-NEXT: host.set_current_stream [[MAIN]]
-// MATMUL-REDUCE-SCATTER-NEXT: host.sync_stream [[S_1]]
+// MATMUL-REDUCE-SCATTER-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C00]] to [[C4]] step [[C1]] {
+// MATMUL-REDUCE-SCATTER-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// MATMUL-REDUCE-SCATTER-NEXT: host.sync_stream [[JOIN_S_1]]
 // MATMUL-REDUCE-SCATTER-NEXT: }
 // MATMUL-REDUCE-SCATTER-NEXT: host.dealloc [[BUF_1]] : memref<4x1x4x4x16xf32>
 // MATMUL-REDUCE-SCATTER-NEXT: host.dealloc [[BUF]] : memref<4x1x4x8x16xf32>

@@ -71,8 +71,11 @@
 // AG-MATMUL-P2P-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x256x1024xbf16> to memref<256x1024xbf16, strided<[1024, 1], offset: ?>>
 // AG-MATMUL-P2P-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x256x2048xbf16> to memref<256x2048xbf16, strided<[2048, 1], offset: ?>>
 // AG-MATMUL-P2P-NEXT: host.matmul ins([[VIEW]], [[ARG1]] : memref<256x1024xbf16, strided<[1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_1]] : memref<256x2048xbf16, strided<[2048, 1], offset: ?>>)
+// AG-MATMUL-P2P-NEXT: }
 // AG-MATMUL-P2P-NEXT: host.set_current_stream [[MAIN]]
-// AG-MATMUL-P2P-NEXT: host.sync_stream [[S_1]]
+// AG-MATMUL-P2P-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// AG-MATMUL-P2P-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// AG-MATMUL-P2P-NEXT: host.sync_stream [[JOIN_S_1]]
 // AG-MATMUL-P2P-NEXT: }
 // AG-MATMUL-P2P-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
 // AG-MATMUL-P2P-NEXT: return

@@ -53,8 +53,11 @@
 // SET-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // SET-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // SET-NEXT: host.copy ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// SET-NEXT: }
 // SET-NEXT: host.set_current_stream [[MAIN]]
-// SET-NEXT: host.sync_stream [[S_1]]
+// SET-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// SET-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// SET-NEXT: host.sync_stream [[JOIN_S_1]]
 // SET-NEXT: }
 // SET-NEXT: return
 // SET-NEXT: }
@@ -107,8 +110,11 @@
 // TWO-SETS-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // TWO-SETS-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // TWO-SETS-NEXT: host.copy ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// TWO-SETS-NEXT: }
 // TWO-SETS-NEXT: host.set_current_stream [[MAIN]]
-// TWO-SETS-NEXT: host.sync_stream [[S_1]]
+// TWO-SETS-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// TWO-SETS-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// TWO-SETS-NEXT: host.sync_stream [[JOIN_S_1]]
 // TWO-SETS-NEXT: }
 // TWO-SETS-NEXT: host.dealloc [[BUF]] : memref<4x8xf32>
 // TWO-SETS-NEXT: return
@@ -161,8 +167,11 @@
 // THREE-SETS-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // THREE-SETS-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // THREE-SETS-NEXT: host.copy ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// THREE-SETS-NEXT: }
 // THREE-SETS-NEXT: host.set_current_stream [[MAIN]]
-// THREE-SETS-NEXT: host.sync_stream [[S_1]]
+// THREE-SETS-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// THREE-SETS-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// THREE-SETS-NEXT: host.sync_stream [[JOIN_S_1]]
 // THREE-SETS-NEXT: }
 // THREE-SETS-NEXT: [[BUF_1:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8xf32>
 // THREE-SETS-NEXT: host.copy ins([[BUF]] : memref<4x8xf32>) outs([[BUF_1]] : memref<4x8xf32>)
@@ -181,8 +190,11 @@
 // THREE-SETS-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF_1]][0]{{\[}}[[I_3]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // THREE-SETS-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_3]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // THREE-SETS-NEXT: host.copy ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// THREE-SETS-NEXT: }
 // THREE-SETS-NEXT: host.set_current_stream [[MAIN]]
-// THREE-SETS-NEXT: host.sync_stream [[S_3]]
+// THREE-SETS-NEXT: scf.for [[JOIN_I_3:%[a-zA-Z0-9_]+]] = [[C00]] to [[C41]] step [[C12]] {
+// THREE-SETS-NEXT: [[JOIN_S_3:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_3]] : !host.stream
+// THREE-SETS-NEXT: host.sync_stream [[JOIN_S_3]]
 // THREE-SETS-NEXT: }
 // THREE-SETS-NEXT: host.dealloc [[BUF_1]] : memref<4x8xf32>
 // THREE-SETS-NEXT: return
@@ -222,8 +234,11 @@
 // INPUTS-NOT-STREAM-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][1]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<4xf32, strided<[8], offset: ?>>
 // INPUTS-NOT-STREAM-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][1]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<4xf32, strided<[8], offset: ?>>
 // INPUTS-NOT-STREAM-NEXT: host.copy ins([[VIEW]] : memref<4xf32, strided<[8], offset: ?>>) outs([[VIEW_1]] : memref<4xf32, strided<[8], offset: ?>>)
+// INPUTS-NOT-STREAM-NEXT: }
 // INPUTS-NOT-STREAM-NEXT: host.set_current_stream [[MAIN]]
-// INPUTS-NOT-STREAM-NEXT: host.sync_stream [[S_1]]
+// INPUTS-NOT-STREAM-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C8]] step [[C1]] {
+// INPUTS-NOT-STREAM-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// INPUTS-NOT-STREAM-NEXT: host.sync_stream [[JOIN_S_1]]
 // INPUTS-NOT-STREAM-NEXT: }
 // INPUTS-NOT-STREAM-NEXT: return
 // INPUTS-NOT-STREAM-NEXT: }
@@ -262,8 +277,11 @@
 // REDUCTION-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
 // REDUCTION-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // REDUCTION-NEXT: host.sum [1] ins([[VIEW]] : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// REDUCTION-NEXT: }
 // REDUCTION-NEXT: host.set_current_stream [[MAIN]]
-// REDUCTION-NEXT: host.sync_stream [[S_1]]
+// REDUCTION-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// REDUCTION-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// REDUCTION-NEXT: host.sync_stream [[JOIN_S_1]]
 // REDUCTION-NEXT: }
 // REDUCTION-NEXT: return
 // REDUCTION-NEXT: }
@@ -304,8 +322,11 @@
 // BINARY-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // BINARY-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // BINARY-NEXT: host.add ins([[VIEW]], [[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>, memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>)
+// BINARY-NEXT: }
 // BINARY-NEXT: host.set_current_stream [[MAIN]]
-// BINARY-NEXT: host.sync_stream [[S_1]]
+// BINARY-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// BINARY-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// BINARY-NEXT: host.sync_stream [[JOIN_S_1]]
 // BINARY-NEXT: }
 // BINARY-NEXT: return
 // BINARY-NEXT: }
@@ -344,8 +365,11 @@
 // MATMUL-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<8x16xf32> to memref<16xf32, strided<[1], offset: ?>>
 // MATMUL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<8x32xf32> to memref<32xf32, strided<[1], offset: ?>>
 // MATMUL-NEXT: host.matmul ins([[VIEW]], [[ARG1]] : memref<16xf32, strided<[1], offset: ?>>, memref<16x32xf32>) outs([[VIEW_1]] : memref<32xf32, strided<[1], offset: ?>>)
+// MATMUL-NEXT: }
 // MATMUL-NEXT: host.set_current_stream [[MAIN]]
-// MATMUL-NEXT: host.sync_stream [[S_1]]
+// MATMUL-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C8]] step [[C1]] {
+// MATMUL-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// MATMUL-NEXT: host.sync_stream [[JOIN_S_1]]
 // MATMUL-NEXT: }
 // MATMUL-NEXT: return
 // MATMUL-NEXT: }
@@ -384,8 +408,11 @@
 // LINEAR-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
 // LINEAR-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
 // LINEAR-NEXT: host.linear ins([[VIEW]], [[ARG1]], [[ARG2]] : memref<8x32xf32, strided<[32, 1], offset: ?>>, memref<16x32xf32>, memref<16xf32>) outs([[VIEW_1]] : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+// LINEAR-NEXT: }
 // LINEAR-NEXT: host.set_current_stream [[MAIN]]
-// LINEAR-NEXT: host.sync_stream [[S_1]]
+// LINEAR-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// LINEAR-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// LINEAR-NEXT: host.sync_stream [[JOIN_S_1]]
 // LINEAR-NEXT: }
 // LINEAR-NEXT: return
 // LINEAR-NEXT: }

@@ -121,13 +121,17 @@ func.func @matmul_reduce_scatter(%a: memref<4x8x16xf32>, %b: memref<16x32xf32>, 
 // The form convert-fusion-to-host gives GEMM+RS, with the steps rotated over
 // 3 pool streams: the partial products [1, 4, 8, 32] reduce-scattered
 // through a whole view that drops their unit axis. The last step's GEMM
-// writes the output itself; iteration j's stream is j mod 3, and the
+// writes the output itself; iteration j's stream is j mod 3 (the fork loop
+// stops after the first 3 iterations, which fork every stream), and the
 // receive for iteration j + 2 waits on stream (j + 2) mod 3.
 // CHECK-LABEL: func.func @whole_view
 // CHECK-SAME: %[[C:[^:]*]]: memref<1x8x32xbf16>)
 // CHECK: %[[N:.*]] = arith.constant 3 : index
 // CHECK: %[[P:.*]] = host.alloc : memref<1x4x8x32xbf16>
-// CHECK-NEXT: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[SPAN:.*]] = arith.muli %[[N]], %[[ONE:.*]] : index
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[ZERO:.*]], %[[SPAN]] : index
+// CHECK-NEXT: %[[FORKED:.*]] = arith.minsi %{{.*}}, %[[END]] : index
+// CHECK-NEXT: scf.for %[[F:.*]] = %[[ZERO]] to %[[FORKED]] step %[[ONE]]
 // CHECK-NEXT: %[[FR:.*]] = arith.remui %[[F]], %[[N]] : index
 // CHECK-NEXT: %[[FS:.*]] = host.stream_from_pool %[[FR]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[FS]]

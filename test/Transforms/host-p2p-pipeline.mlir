@@ -490,12 +490,16 @@ func.func @columns(%in: memref<8x1xf16>, %out: memref<8x1xf16>) {
 // -----
 
 // Steps rotated over two pool streams (hir-lower's num-streams=2): the step's
-// stream is stream_from_pool (%i mod 2), the joins after the loop rotate the
-// same way, and the transfers still run on the main stream, in step order.
+// stream is stream_from_pool (%i mod 2), the fork stops after the first two
+// steps (which fork both streams), the joins after the loop rotate the same
+// way, and the transfers still run on the main stream, in step order.
 // CHECK-LABEL: func.func @rotated_streams
 // CHECK: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[MAIN:.*]] = host.get_current_stream : !host.stream
-// CHECK: scf.for %[[J:.*]] = %[[C0:.*]] to %[[C4:.*]] step
+// CHECK-NEXT: %[[SPAN:.*]] = arith.muli %[[C2]], %[[C1:.*]] : index
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[C0:.*]], %[[SPAN]] : index
+// CHECK-NEXT: %[[FORKED:.*]] = arith.minsi %[[C4:.*]], %[[END]] : index
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[C0]] to %[[FORKED]] step %[[C1]]
 // CHECK-NEXT: %[[JP:.*]] = arith.remui %[[J]], %[[C2]] : index
 // CHECK-NEXT: %[[JS:.*]] = host.stream_from_pool %[[JP]] : !host.stream
 // CHECK-NEXT: host.set_current_stream %[[JS]]

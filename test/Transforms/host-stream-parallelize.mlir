@@ -56,8 +56,11 @@
 // CHECK-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: [[VIEW_4:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: host.add ins([[VIEW_2]], [[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>, memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_4]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream [[MAIN]]
-// CHECK-NEXT: host.sync_stream [[S_1]]
+// CHECK-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// CHECK-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// CHECK-NEXT: host.sync_stream [[JOIN_S_1]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-NEXT: }
@@ -107,8 +110,11 @@ func.func @merged(%a: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_1]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: host.neg ins([[VIEW]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_1]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream [[MAIN]]
-// CHECK-NEXT: host.sync_stream [[S_1]]
+// CHECK-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
+// CHECK-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
+// CHECK-NEXT: host.sync_stream [[JOIN_S_1]]
 // CHECK-NEXT: }
 // CHECK-NEXT: host.copy ins([[ARG1]] : memref<4x8xf32>) outs([[ARG0]] : memref<4x8xf32>)
 // CHECK-NEXT: [[C00:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
@@ -125,8 +131,11 @@ func.func @merged(%a: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_3]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG1]][0]{{\[}}[[I_3]]{{\]}} : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: host.neg ins([[VIEW_2]] : memref<8xf32, strided<[1], offset: ?>>) outs([[VIEW_3]] : memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream [[MAIN]]
-// CHECK-NEXT: host.sync_stream [[S_3]]
+// CHECK-NEXT: scf.for [[JOIN_I_3:%[a-zA-Z0-9_]+]] = [[C00]] to [[C41]] step [[C12]] {
+// CHECK-NEXT: [[JOIN_S_3:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_3]] : !host.stream
+// CHECK-NEXT: host.sync_stream [[JOIN_S_3]]
 // CHECK-NEXT: }
 // CHECK-NEXT: [[C03:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // CHECK-NEXT: [[C8:%[a-zA-Z0-9_]+]] = arith.constant 8 : index
@@ -142,8 +151,11 @@ func.func @merged(%a: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // CHECK-NEXT: [[VIEW_4:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_5]]{{\]}} : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: [[VIEW_5:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_5]]{{\]}} : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: host.neg ins([[VIEW_4]] : memref<4xf32, strided<[1], offset: ?>>) outs([[VIEW_5]] : memref<4xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
 // CHECK-NEXT: host.set_current_stream [[MAIN]]
-// CHECK-NEXT: host.sync_stream [[S_5]]
+// CHECK-NEXT: scf.for [[JOIN_I_5:%[a-zA-Z0-9_]+]] = [[C03]] to [[C8]] step [[C14]] {
+// CHECK-NEXT: [[JOIN_S_5:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_5]] : !host.stream
+// CHECK-NEXT: host.sync_stream [[JOIN_S_5]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-NEXT: }
