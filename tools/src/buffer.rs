@@ -1,7 +1,7 @@
 //! The arguments a launcher passes to a lowered entry function: one buffer
 //! per argument and rank, with the ranked memref descriptor the entry's C
 //! interface takes, packed as its `_mlir_ciface_` wrapper wants. Placing a
-//! buffer makes it known to its rank (`Runtime::place`): the runtime checks
+//! buffer makes it known to its rank (`Ranks::place`): the runtime checks
 //! every view the program passes against the buffers its rank knows.
 
 use crate::tensor::{self, Tensor};
@@ -24,7 +24,7 @@ pub struct Buffer {
     /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
     descriptor: Vec<i64>,
     /// Where the program reads and writes it when not in `storage`: the
-    /// rank's GPU (`Runtime::place`, `Runtime::fetch`).
+    /// rank's GPU (`Ranks::place`, `Ranks::fetch`).
     pub(crate) device: Option<DeviceBuffer>,
 }
 

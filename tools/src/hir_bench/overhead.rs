@@ -1,9 +1,10 @@
 //! `hir-bench overhead`: what the host costs per iteration of a
 //! stream-parallel loop when the GPU work is small. The program is
 //! `out[i] = a[i] + b[i]` over S slices of a `[S, E]` tensor, each slice on
-//! the next of the pool streams, forked from and joined back into the
-//! caller's stream. Each S runs directly (every iteration's kernel launch,
-//! event records and stream waits are driver calls) and as one CUDA graph
+//! the next of the pool streams; each pool stream is forked from the
+//! caller's stream once before the loop and joined back once after it. Each
+//! S runs directly (every kernel launch, event record and stream wait is a
+//! driver call) and as one CUDA graph
 //! (one launch per call), on one rank. A call's wall time is from the host's
 //! first call until its work is done; per iteration is that over S, per
 //! launched op that over the host program's ops that enqueue stream work.
@@ -103,20 +104,38 @@ fn launched_ops(op: OperationRef, trips: u64) -> Result<u64> {
     Ok(count)
 }
 
-/// The trip count of an `scf.for` whose bounds and step are constants.
+/// The trip count of an `scf.for` whose bounds and step are constants, or
+/// index arithmetic of constants (host-lower-stream-for bounds its fork and
+/// join loops by `min(upper, lower + streams * step)`).
 fn trip_count(op: &OperationRef) -> Option<u64> {
-    let constant = |index: usize| -> Option<i64> {
-        let value = op.operand(index).ok()?;
-        let defining = melior::ir::operation::OperationResult::try_from(value)
-            .ok()?
-            .owner();
-        let attribute = defining.attribute("value").ok()?;
-        melior::ir::attribute::IntegerAttribute::try_from(attribute)
-            .ok()
-            .map(|integer| integer.value())
-    };
-    let (lower, upper, step) = (constant(0)?, constant(1)?, constant(2)?);
+    let operand = |index: usize| constant(op.operand(index).ok()?);
+    let (lower, upper, step) = (operand(0)?, operand(1)?, operand(2)?);
     (step > 0).then(|| ((upper - lower).max(0) as u64).div_ceil(step as u64))
+}
+
+/// The value of `value` where it is an `arith.constant`, or the sum,
+/// product or signed minimum of such values.
+fn constant(value: melior::ir::Value) -> Option<i64> {
+    let defining = melior::ir::operation::OperationResult::try_from(value)
+        .ok()?
+        .owner();
+    let operands = || -> Option<(i64, i64)> {
+        Some((
+            constant(defining.operand(0).ok()?)?,
+            constant(defining.operand(1).ok()?)?,
+        ))
+    };
+    match defining.name().as_string_ref().as_str().ok()? {
+        "arith.addi" => operands().and_then(|(a, b)| a.checked_add(b)),
+        "arith.muli" => operands().and_then(|(a, b)| a.checked_mul(b)),
+        "arith.minsi" => operands().map(|(a, b)| a.min(b)),
+        _ => {
+            let attribute = defining.attribute("value").ok()?;
+            melior::ir::attribute::IntegerAttribute::try_from(attribute)
+                .ok()
+                .map(|integer| integer.value())
+        }
+    }
 }
 
 /// Random f32 values `[-1, 1)` as bytes.
@@ -298,7 +317,8 @@ mod tests {
             false,
         )
         .unwrap();
-        // Per slice: the fork's sync, the add, the join's sync.
-        assert_eq!(launched_ops(module.as_operation(), 1).unwrap(), 3 * 8);
+        // Per slice the add; per pool stream used, the fork's sync and the
+        // join's, once each (host-lower-stream-for bounds both loops).
+        assert_eq!(launched_ops(module.as_operation(), 1).unwrap(), 8 + 2 * 4);
     }
 }

@@ -3,7 +3,7 @@
 //! one kernel per op (`hir-lower{fuse=none}`) and as one fused kernel
 //! (`fuse=elementwise`), both run on one rank. Each lowering's output is
 //! checked against the chain evaluated here in f64, and the two against
-//! each other; then each is timed with [`World::run_timed`] (cuda: GPU
+//! each other; then each is timed with [`hir_runtime::World::run_timed`] (cuda: GPU
 //! events around the call; cpu: host time until the queues drain) and the
 //! median is reported with the effective bandwidth of one memory pass (the
 //! three inputs read and the output written once: what a kernel at the
