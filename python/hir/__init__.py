@@ -66,6 +66,18 @@ class Program:
     def num_outputs(self) -> int:
         return self._native.num_outputs
 
+    @property
+    def num_streams(self) -> int:
+        """``hir-lower``'s ``num-streams`` the program was lowered with (0:
+        its stream loops rotate over all the pool has)."""
+        return self._native.num_streams
+
+    @property
+    def options(self) -> str:
+        """Every ``hir-lower`` option the program was lowered with, as the
+        pipeline renders them (``num-streams=0 p2p=none ...``)."""
+        return self._native.options
+
     def __repr__(self) -> str:
         shapes = ", ".join(f"{dtype}{list(shape)}" for _, shape, dtype in self.parameters)
         return f"<hir.Program {self.name}({shapes})>"
