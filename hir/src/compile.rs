@@ -20,6 +20,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub use crate::arguments::{Arguments, Array};
 use crate::cache::Cache;
 use crate::jit::{Engine, Packed};
 use crate::program::{self, Param, Signature};
@@ -278,33 +279,6 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// One argument a rank passes: a dense row-major array of `shape` and
-/// `dtype` at `address`, in host memory for the cpu backend and in the
-/// rank's GPU memory for the cuda backend. The caller keeps it alive and
-/// unaliased for the call.
-#[derive(Clone, Debug)]
-pub struct Array {
-    /// The first element's address.
-    pub address: usize,
-    pub shape: Vec<usize>,
-    pub dtype: DType,
-}
-
-impl Array {
-    pub fn of<T>(data: *mut T, shape: Vec<usize>, dtype: DType) -> Array {
-        Array {
-            address: data as usize,
-            shape,
-            dtype,
-        }
-    }
-
-    /// Its elements' bytes.
-    pub fn bytes(&self) -> usize {
-        self.shape.iter().product::<usize>() * self.dtype.size()
-    }
-}
-
 /// What a world runs on each rank: the call, returning the registrations
 /// of its arguments.
 pub type Body<'a> =
@@ -445,35 +419,15 @@ impl Compiled {
     }
 }
 
-/// One rank's arguments: a ranked memref descriptor per array, packed as
-/// the entry's `_mlir_ciface_` wrapper takes them, and the memory to register.
+/// One rank's arguments, packed for the entry, and the memory to register.
 struct Call {
-    /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }` each;
-    /// held for `arguments`, which point into them.
-    _descriptors: Vec<Vec<i64>>,
-    /// A pointer to each descriptor; held as `_descriptors`.
-    _pointers: Vec<*mut i64>,
-    /// A pointer to each of `pointers`: the packed arguments.
-    arguments: Vec<*mut c_void>,
+    arguments: Arguments,
     /// Byte ranges of the arrays, overlapping ones merged.
     ranges: Vec<(usize, usize)>,
 }
 
-// SAFETY: the pointers point into the call's own heap vectors, which are not
-// changed after `new`; each rank's thread reads only its own call.
-unsafe impl Sync for Call {}
-
 impl Call {
     fn new(arrays: &[Array]) -> Call {
-        let mut descriptors: Vec<Vec<i64>> = arrays.iter().map(descriptor).collect();
-        let mut pointers: Vec<*mut i64> = descriptors
-            .iter_mut()
-            .map(|descriptor| descriptor.as_mut_ptr())
-            .collect();
-        let arguments = pointers
-            .iter_mut()
-            .map(|pointer| (pointer as *mut *mut i64).cast())
-            .collect();
         let mut ranges: Vec<(usize, usize)> = arrays
             .iter()
             .map(|array| (array.address, array.address + array.bytes().max(1)))
@@ -487,9 +441,7 @@ impl Call {
             }
         }
         Call {
-            _descriptors: descriptors,
-            _pointers: pointers,
-            arguments,
+            arguments: Arguments::new(arrays),
             ranges: merged,
         }
     }
@@ -508,19 +460,6 @@ impl Call {
 
     /// The packed arguments, valid while `self` lives.
     fn arguments(&self) -> *mut *mut c_void {
-        self.arguments.as_ptr().cast_mut()
+        self.arguments.packed()
     }
-}
-
-/// The ranked memref descriptor of a dense row-major array.
-fn descriptor(array: &Array) -> Vec<i64> {
-    let address = array.address as i64;
-    let mut descriptor = vec![address, address, 0];
-    descriptor.extend(array.shape.iter().map(|&extent| extent as i64));
-    let mut strides = vec![1i64; array.shape.len()];
-    for axis in (0..array.shape.len().saturating_sub(1)).rev() {
-        strides[axis] = strides[axis + 1] * array.shape[axis + 1] as i64;
-    }
-    descriptor.extend(strides);
-    descriptor
 }

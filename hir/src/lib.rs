@@ -15,6 +15,7 @@
 //! keeps what the JIT compiled on disk, so that compiling a program again
 //! compiles nothing.
 
+pub mod arguments;
 pub mod cache;
 pub mod compile;
 pub mod context;

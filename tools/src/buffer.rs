@@ -1,19 +1,19 @@
 //! The arguments a launcher passes to a lowered entry function: one buffer
-//! per argument and rank, with the ranked memref descriptor the entry's C
-//! interface takes, packed as its `_mlir_ciface_` wrapper wants. Placing a
+//! per argument and rank, packed for the entry by HIR's one argument packer
+//! ([`hir::arguments::Arguments`]). Placing a
 //! buffer makes it known to its rank (`Ranks::place`): the runtime checks
 //! every view the program passes against the buffers its rank knows.
 
 use crate::tensor::{self, Tensor};
 use anyhow::{Result, ensure};
+use hir::arguments::{Arguments, Array};
 use hir_abi::DType;
 use hir_runtime::bounds::{Allocations, Registration};
 use hir_runtime::{cuda::DeviceBuffer, npy};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// One argument of one rank: its elements in a buffer of the element type,
-/// and the ranked memref descriptor the entry's C interface takes.
+/// One argument of one rank: its elements in a buffer of the element type.
 pub struct Buffer {
     pub dtype: DType,
     pub shape: Vec<usize>,
@@ -21,8 +21,6 @@ pub struct Buffer {
     known: Option<Registration>,
     /// `u64`s, so that every element type is aligned.
     storage: Vec<u64>,
-    /// `{ allocated, aligned, offset, sizes[rank], strides[rank] }`.
-    descriptor: Vec<i64>,
     /// Where the program reads and writes it when not in `storage`: the
     /// rank's GPU (`Ranks::place`, `Ranks::fetch`).
     pub(crate) device: Option<DeviceBuffer>,
@@ -60,20 +58,11 @@ impl Buffer {
                 bytes.len(),
             )
         };
-        let address = storage.as_mut_ptr() as i64;
-        let mut descriptor = vec![address, address, 0];
-        descriptor.extend(shape.iter().map(|&extent| extent as i64));
-        descriptor.extend(
-            crate::tensor::strides(&shape)
-                .iter()
-                .map(|&stride| stride as i64),
-        );
         Ok(Self {
             dtype,
             shape,
             known: None,
             storage,
-            descriptor,
             device: None,
         })
     }
@@ -101,10 +90,18 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr().cast::<u8>(), len) }
     }
 
-    /// Makes the descriptor address `ptr` instead of `storage`.
-    pub(crate) fn point_to(&mut self, ptr: *mut u8) {
-        self.descriptor[0] = ptr as i64;
-        self.descriptor[1] = ptr as i64;
+    /// Where the program reads and writes it: its device copy once placed
+    /// on a GPU, else its host storage.
+    pub fn array(&self) -> Array {
+        let address = match &self.device {
+            Some(memory) => memory.ptr() as usize,
+            None => self.storage.as_ptr() as usize,
+        };
+        Array {
+            address,
+            shape: self.shape.clone(),
+            dtype: self.dtype,
+        }
     }
 
     /// The values, in f64.
@@ -118,42 +115,33 @@ impl Buffer {
     }
 }
 
-/// One rank's arguments, packed as the entry's `_mlir_ciface_` wrapper wants.
+/// One rank's arguments, packed for the entry.
 pub struct RankCall {
     pub buffers: Vec<Buffer>,
-    /// A pointer to each descriptor.
-    descriptors: Vec<*mut i64>,
-    /// A pointer to each of `descriptors`.
-    arguments: Vec<*mut c_void>,
+    arguments: Arguments,
 }
 
 impl RankCall {
     pub fn new(buffers: Vec<Buffer>) -> Self {
-        Self {
-            buffers,
-            descriptors: Vec::new(),
-            arguments: Vec::new(),
-        }
+        let arguments = pack(&buffers);
+        Self { buffers, arguments }
     }
 
-    /// Packs the descriptors; call it once the buffers are placed.
+    /// Packs the buffers again where they now are: call it once they are
+    /// placed (a placed buffer's device copy is what the program reads).
     pub fn pack(&mut self) {
-        self.descriptors = self
-            .buffers
-            .iter_mut()
-            .map(|buffer| buffer.descriptor.as_mut_ptr())
-            .collect();
-        self.arguments = self
-            .descriptors
-            .iter_mut()
-            .map(|descriptor| (descriptor as *mut *mut i64).cast())
-            .collect();
+        self.arguments = pack(&self.buffers);
     }
 }
 
+fn pack(buffers: &[Buffer]) -> Arguments {
+    let arrays: Vec<Array> = buffers.iter().map(Buffer::array).collect();
+    Arguments::new(&arrays)
+}
+
 /// Every rank's packed arguments, shared with the rank threads: each uses its
-/// own only. They stay valid while the `RankCall`s live: fetching results
-/// rewrites buffer contents, never the vectors that hold them.
+/// own only. They stay valid while the `RankCall`s live and are not packed
+/// again: fetching results rewrites buffer contents, never their addresses.
 pub struct Calls(Vec<*mut *mut c_void>);
 
 // SAFETY: rank `r`'s thread is the only one to touch `self.0[r]`'s buffers.
@@ -161,12 +149,7 @@ unsafe impl Sync for Calls {}
 
 impl Calls {
     pub fn new(ranks: &[RankCall]) -> Self {
-        Calls(
-            ranks
-                .iter()
-                .map(|call| call.arguments.as_ptr().cast_mut())
-                .collect(),
-        )
+        Calls(ranks.iter().map(|call| call.arguments.packed()).collect())
     }
 
     pub fn arguments(&self, rank: usize) -> *mut *mut c_void {

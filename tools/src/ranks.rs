@@ -52,8 +52,8 @@ pub trait Ranks {
     /// program reads it (cuda: its device copy, at the same address).
     fn upload(&self, rank: usize, buffer: &mut Buffer, bytes: &[u8]) -> Result<()>;
 
-    /// Moves `buffer`'s values to rank `rank`'s memory and points its
-    /// descriptor there; either way the buffer becomes one the rank knows,
+    /// Moves `buffer`'s values to rank `rank`'s memory, where it is
+    /// packed from then on; either way the buffer becomes one the rank knows,
     /// which the runtime checks the program's views against.
     fn place(&self, rank: usize, buffer: &mut Buffer) -> Result<()>;
 
@@ -128,7 +128,6 @@ impl Ranks for World {
         device
             .copy_to_device(memory.ptr(), buffer.bytes())
             .map_err(|error| anyhow!("rank {rank}: {error}"))?;
-        buffer.point_to(memory.ptr());
         buffer.device = Some(memory);
         Ok(())
     }
