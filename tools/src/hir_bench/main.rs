@@ -11,6 +11,7 @@
 //! See `docs/Tools/hir-bench.md`.
 
 mod bench;
+mod check;
 mod cli;
 mod data;
 mod overhead;
