@@ -204,7 +204,7 @@ fn compile(
         mlirExecutionEngineCreate(module.to_raw(), OPT_LEVEL, 0, std::ptr::null(), dump, false)
     };
     if raw.ptr.is_null() {
-        bail!("the JIT cannot compile the lowered module (see the errors above)");
+        bail!("the JIT cannot compile the lowered module (MLIR's diagnostics say why)");
     }
     for (name, address) in symbols {
         // SAFETY: `address` is the runtime's function of that name, which

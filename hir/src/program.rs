@@ -415,7 +415,7 @@ fn run_pipeline(
     )
     .map_err(|error| anyhow::anyhow!("pipeline of stage '{stage}' does not parse: {error}"))?;
     manager.run(module).map_err(|_| {
-        anyhow::anyhow!("lowering failed in stage '{stage}' (see the errors above)")
+        anyhow::anyhow!("lowering failed in stage '{stage}' (MLIR's diagnostics say where)")
     })?;
     if print {
         println!("// ----- IR after {stage}\n{}", module.as_operation());

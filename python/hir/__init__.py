@@ -29,6 +29,9 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 from . import _native
 from ._native import CompileError, HirError, RunError
 
+#: The version of HIR this package was built from.
+__version__: str = _native.__version__
+
 __all__ = [
     "CompileError",
     "HirError",

@@ -16,8 +16,11 @@ const DL_CUDA: i32 = 2;
 
 /// DLPack's type codes.
 const DL_INT: u8 = 0;
+const DL_UINT: u8 = 1;
 const DL_FLOAT: u8 = 2;
 const DL_BFLOAT: u8 = 4;
+const DL_COMPLEX: u8 = 5;
+const DL_BOOL: u8 = 6;
 
 #[repr(C)]
 struct DLDevice {
@@ -131,8 +134,8 @@ pub fn import<'py>(object: &Bound<'py, PyAny>, what: &str) -> PyResult<(Array, B
         (DL_INT, 64, 1) => DType::I64,
         (code, bits, lanes) => {
             return Err(PyTypeError::new_err(format!(
-                "{what}: DLPack type (code {code}, {bits} bits, {lanes} lanes) is none of \
-                 HIR's float32, float16, bfloat16, int32 and int64"
+                "{what}: {} is none of HIR's float32, float16, bfloat16, int32 and int64",
+                dlpack_type_name(code, bits, lanes)
             )));
         }
     };
@@ -170,4 +173,23 @@ fn row_major(shape: &[usize], strides: &[i64]) -> bool {
         expected = expected.saturating_mul(extent as i64);
     }
     true
+}
+
+/// A DLPack element type as numpy and torch name it (`float64`, `uint8`,
+/// `bool`, ...), or its codes where no name fits.
+fn dlpack_type_name(code: u8, bits: u8, lanes: u16) -> String {
+    let kind = match code {
+        DL_INT => "int",
+        DL_UINT => "uint",
+        DL_FLOAT => "float",
+        DL_BFLOAT => "bfloat",
+        DL_COMPLEX => "complex",
+        DL_BOOL => return format!("bool ({bits} bits)"),
+        _ => return format!("DLPack type code {code} of {bits} bits"),
+    };
+    if lanes == 1 {
+        format!("{kind}{bits}")
+    } else {
+        format!("{kind}{bits} in vectors of {lanes} lanes")
+    }
 }

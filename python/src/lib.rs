@@ -267,6 +267,7 @@ fn shutdown(py: Python<'_>) {
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("HirError", py.get_type::<HirError>())?;
     module.add("CompileError", py.get_type::<CompileError>())?;
     module.add("RunError", py.get_type::<RunError>())?;

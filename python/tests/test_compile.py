@@ -78,3 +78,8 @@ def test_every_hir_lower_option_is_a_keyword():
 def test_a_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(OSError):
         hir.compile(tmp_path / "absent.mlir")
+
+
+def test_the_package_says_its_version():
+    assert isinstance(hir.__version__, str)
+    assert hir.__version__.count(".") == 2

@@ -109,6 +109,11 @@ def test_wrong_shape_dtype_count_and_layout_are_errors():
         program(a, np.zeros((8, 4), dtype=np.float32).T)
     with pytest.raises(TypeError, match="DLPack"):
         program(a, [[0.0] * 8] * 4)
+    # Types HIR has no entry for are named as numpy and torch name them.
+    with pytest.raises(TypeError, match="float64 is none of HIR's float32"):
+        program(a, a.astype(np.float64))
+    with pytest.raises(TypeError, match="uint8 is none of"):
+        program(a, a.astype(np.uint8))
 
 
 def test_a_world_of_threads_needs_every_ranks_arrays(examples):
