@@ -16,7 +16,7 @@ use crate::data;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
 use hir::dialects::OpKind;
-use hir::passes::LowerOptions;
+use hir::passes::{LowerOptions, ir};
 use hir_abi::DType;
 use hir_runtime::world::Graphs;
 use hir_runtime::{Backend, Checks, World};
@@ -24,8 +24,8 @@ use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::program;
 use hir_tools::ranks::{self, Ranks as _};
 use hir_tools::tensor::Rng;
-use melior::ir::operation::OperationLike;
-use melior::ir::{BlockLike, OperationRef, RegionLike};
+use melior::ir::operation::{OperationLike, OperationResult};
+use melior::ir::{BlockLike, OperationRef, RegionLike, Value};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -75,12 +75,7 @@ pub fn program(slices: usize, elements: usize) -> String {
 /// work on a stream (compute, communication, stream syncs), each counted
 /// once per iteration of the constant-bound loops around it.
 fn launched_ops(op: OperationRef, trips: u64) -> Result<u64> {
-    let name = op
-        .name()
-        .as_string_ref()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let name = ir::name(&op);
     let enqueues =
         OpKind::of(&op) != OpKind::None || name == "host.sync_stream" || name.starts_with("comm.");
     let inner = if name == "scf.for" {
@@ -108,33 +103,25 @@ fn launched_ops(op: OperationRef, trips: u64) -> Result<u64> {
 /// index arithmetic of constants (host-lower-stream-for bounds its fork and
 /// join loops by `min(upper, lower + streams * step)`).
 fn trip_count(op: &OperationRef) -> Option<u64> {
-    let operand = |index: usize| constant(op.operand(index).ok()?);
+    let operand = |index: usize| ir::operand(op, index).and_then(constant);
     let (lower, upper, step) = (operand(0)?, operand(1)?, operand(2)?);
     (step > 0).then(|| ((upper - lower).max(0) as u64).div_ceil(step as u64))
 }
 
-/// The value of `value` where it is an `arith.constant`, or the sum,
-/// product or signed minimum of such values.
-fn constant(value: melior::ir::Value) -> Option<i64> {
-    let defining = melior::ir::operation::OperationResult::try_from(value)
-        .ok()?
-        .owner();
-    let operands = || -> Option<(i64, i64)> {
-        Some((
-            constant(defining.operand(0).ok()?)?,
-            constant(defining.operand(1).ok()?)?,
-        ))
-    };
-    match defining.name().as_string_ref().as_str().ok()? {
-        "arith.addi" => operands().and_then(|(a, b)| a.checked_add(b)),
-        "arith.muli" => operands().and_then(|(a, b)| a.checked_mul(b)),
-        "arith.minsi" => operands().map(|(a, b)| a.min(b)),
-        _ => {
-            let attribute = defining.attribute("value").ok()?;
-            melior::ir::attribute::IntegerAttribute::try_from(attribute)
-                .ok()
-                .map(|integer| integer.value())
-        }
+/// The value of `value` where it is an `arith.constant` ([`ir::constant`]),
+/// or the sum, product or signed minimum of such values.
+fn constant(value: Value) -> Option<i64> {
+    if let Some(value) = ir::constant(value) {
+        return Some(value);
+    }
+    let defining = OperationResult::try_from(value).ok()?.owner();
+    let operand = |index| ir::operand(&defining, index).and_then(constant);
+    let (a, b) = (operand(0)?, operand(1)?);
+    match ir::name(&defining).as_str() {
+        "arith.addi" => a.checked_add(b),
+        "arith.muli" => a.checked_mul(b),
+        "arith.minsi" => Some(a.min(b)),
+        _ => None,
     }
 }
 
