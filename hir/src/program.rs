@@ -441,24 +441,6 @@ pub fn import(context: &Context, module: &mut Module, print: bool) -> Result<boo
     Ok(true)
 }
 
-/// Lowers `module` in place: a fusion program to host IR (`hir-lower`
-/// with `options`), then host IR to the LLVM dialect.
-pub fn lower(
-    context: &Context,
-    module: &mut Module,
-    signature: &Signature,
-    options: &LowerOptions,
-    print: bool,
-) -> Result<()> {
-    if print {
-        println!("// ----- input\n{}", module.as_operation());
-    }
-    if signature.fusion {
-        lower_to_host(context, module, signature, options, print)?;
-    }
-    lower_to_llvm(context, module, print)
-}
-
 /// Lowers a fusion program to the host program (`hir-lower` with
 /// `options`) and checks the signature it gives the entry.
 pub fn lower_to_host(

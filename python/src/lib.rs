@@ -250,7 +250,7 @@ fn init_process(
 fn world_info() -> Option<(&'static str, usize, Vec<usize>, usize)> {
     current_world().map(|world| {
         (
-            world.backend.name(),
+            world.runtime.backend().name(),
             world.size(),
             world.local_ranks(),
             world.num_streams,

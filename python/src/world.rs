@@ -23,7 +23,6 @@ use std::time::Duration;
 
 pub struct World {
     pub runtime: hir_runtime::World,
-    pub backend: Backend,
     pub num_streams: usize,
     /// The job this process is one rank of, if its ranks are processes.
     group: Option<Arc<ProcessGroup>>,
@@ -43,7 +42,6 @@ impl World {
                 ..Config::new(backend, ranks, num_streams)
             })
             .map_err(|error| anyhow!("cannot start the runtime: {error}"))?,
-            backend,
             num_streams,
             group: None,
         })
@@ -66,7 +64,6 @@ impl World {
         .map_err(|error| anyhow!("rank {rank}: cannot start the cuda runtime: {error}"))?;
         Ok(World {
             runtime: hir_runtime::World::Cuda(world),
-            backend: Backend::Cuda,
             num_streams,
             group: Some(group),
         })
@@ -82,10 +79,7 @@ impl World {
 
     /// The ranks this process runs, in order.
     pub fn local_ranks(&self) -> Vec<usize> {
-        match &self.group {
-            Some(group) => vec![group.rank()],
-            None => (0..self.runtime.ranks()).collect(),
-        }
+        self.runtime.local_ranks()
     }
 
     /// Runs `program` on every rank of this process, rank `local_ranks()[i]`
@@ -135,7 +129,8 @@ impl World {
         rank: usize,
         arrays: &[Array],
     ) -> Result<(), String> {
-        let memory = match self.backend {
+        let backend = self.runtime.backend();
+        let memory = match backend {
             Backend::Cpu => Memory::Host,
             Backend::Cuda => Memory::Cuda(self.ordinal(rank)),
         };
@@ -145,7 +140,7 @@ impl World {
                     "rank {rank}: {what} of {} is in {}, but the {} backend runs rank {rank} on {memory}",
                     program.signature.name,
                     array.memory,
-                    self.backend.name()
+                    backend.name()
                 ));
             }
         }
