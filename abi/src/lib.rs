@@ -384,6 +384,14 @@ pub enum Entry {
     Linear(DType),
     /// `void (buf in, buf weight, buf bias, buf out)`.
     LinearBias(DType),
+    /// `void (buf q, buf k, buf v, buf out, f64 scale, i64 causal)`:
+    /// scaled dot-product attention, `q [B.., Sq, D]`, `k [B.., Sk, D]`,
+    /// `v [B.., Sk, Dv]`, `out [B.., Sq, Dv]`; `causal` nonzero hides key
+    /// `j` from query `i` where `j > i` (top-left aligned, as torch's).
+    Attention(DType),
+    /// `void (buf q, buf k, buf v, buf mask, buf out, f64 scale, i64 causal)`:
+    /// as `Attention`, `mask [Sq, Sk]` added to every batch's scaled scores.
+    AttentionMask(DType),
     /// `void (buf program, buf 0, .., buf n-1)`: the `host.fused` op of `n`
     /// buffers (inputs then outputs), `program` its [`fused::Program`]'s
     /// `i64` words. The buffers' element types are the program's: they are
@@ -431,7 +439,7 @@ impl Entry {
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
         // Every typed entry of every type, less those `exists` rules out.
         for dtype in DType::ALL {
-            let typed: [fn(DType) -> Entry; 14] = [
+            let typed: [fn(DType) -> Entry; 16] = [
                 Copy,
                 Where,
                 Broadcast,
@@ -443,6 +451,8 @@ impl Entry {
                 MatmulAccumulate,
                 Linear,
                 LinearBias,
+                Attention,
+                AttentionMask,
                 Send,
                 Recv,
                 ShareMemHandle,
@@ -461,7 +471,7 @@ impl Entry {
     }
 
     /// Whether the runtime defines the entry ([`Entry::all`] lists it): the
-    /// integer types have no matmul or linear, and only the unary and
+    /// integer types have no matmul, linear or attention, and only the unary and
     /// binary ops that [`Unary::takes`] and [`Binary::takes`] them; casts
     /// go from every type to every other.
     pub const fn exists(self) -> bool {
@@ -469,9 +479,12 @@ impl Entry {
         match self {
             Unary(op, dtype) => op.takes(dtype),
             Binary(op, dtype) => op.takes(dtype),
-            Matmul(dtype) | MatmulAccumulate(dtype) | Linear(dtype) | LinearBias(dtype) => {
-                dtype.is_float()
-            }
+            Matmul(dtype)
+            | MatmulAccumulate(dtype)
+            | Linear(dtype)
+            | LinearBias(dtype)
+            | Attention(dtype)
+            | AttentionMask(dtype) => dtype.is_float(),
             Fused(n) => n >= 1 && n <= fused::MAX_BUFFERS,
             _ => true,
         }
@@ -540,6 +553,8 @@ impl fmt::Display for Entry {
             MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),
             LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
+            Attention(t) => write!(f, "attention_{}", t.mlir()),
+            AttentionMask(t) => write!(f, "attention_mask_{}", t.mlir()),
             Fused(n) => write!(f, "fused_{n}"),
             Collective(op, t) => write!(f, "{}_{}", op.name(), t.mlir()),
             Send(t) => write!(f, "send_{}", t.mlir()),

@@ -133,6 +133,7 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
     let ptr = melior::dialect::llvm::r#type::pointer(context, 0);
     let buf = |dtype: DType| unranked(element_type(context, dtype));
     let list = unranked(i64);
+    let f64 = Type::float64(context);
     use Entry::*;
     match entry {
         GetCurrentStream | Rank | NumDevices | EndCoalescing => (vec![], vec![i64]),
@@ -146,7 +147,9 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) => (vec![buf(t); 3], vec![]),
         Where(t) | LinearBias(t) => (vec![buf(t); 4], vec![]),
         Reduction(_, t) | Broadcast(t) | Transpose(t) => (vec![buf(t), buf(t), list], vec![]),
-        Fill(t) => (vec![buf(t), Type::float64(context)], vec![]),
+        Fill(t) => (vec![buf(t), f64], vec![]),
+        Attention(t) => (vec![buf(t), buf(t), buf(t), buf(t), f64, i64], vec![]),
+        AttentionMask(t) => (vec![buf(t), buf(t), buf(t), buf(t), buf(t), f64, i64], vec![]),
         Iota(t) => (vec![buf(t), i64, i64], vec![]),
         Collective(_, t) => (vec![buf(t), buf(t), i64, i64, i64, list, i64], vec![i64]),
         Send(t) | Recv(t) => (vec![buf(t), i64, list, i64], vec![i64]),

@@ -19,6 +19,7 @@
 //! kernels and communication, `scratch.rs` holds an op's staging buffers.
 
 mod alloc;
+mod attention;
 mod axes;
 mod blas;
 mod caller_stream;
