@@ -102,6 +102,20 @@ hir::AxisMaps hir::linearAxisMaps(Operation *op) {
   return withDestination(op, maps, outputRank);
 }
 
+hir::AxisMaps hir::attentionAxisMaps(Operation *op) {
+  auto [inputs, outputRank] = inputsAndOutputRank(op);
+  // Verified: q, k, v and the output have one rank, 2 or more.
+  SmallVector<int64_t> q = identity(rankOf(inputs[0])), k = identity(rankOf(inputs[1])),
+                       v = identity(rankOf(inputs[2]));
+  q.back() = -1;
+  k[k.size() - 2] = k.back() = -1;
+  v[v.size() - 2] = -1;
+  AxisMaps maps = {q, k, v};
+  if (inputs.size() == 4)
+    maps.push_back({outputRank - 2, -1});
+  return withDestination(op, maps, outputRank);
+}
+
 hir::AxisMaps hir::permutationAxisMaps(Operation *op) {
   auto [inputs, outputRank] = inputsAndOutputRank(op);
   SmallVector<int64_t> map(rankOf(inputs[0]), -1);

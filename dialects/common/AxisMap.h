@@ -25,6 +25,10 @@ AxisMaps matmulAxisMaps(mlir::Operation *op);
 /// `[B.., K] x [N, K] (+ [N]) -> [B.., N]`: K reduced, the weight's and the
 /// bias's N to the last output axis.
 AxisMaps linearAxisMaps(mlir::Operation *op);
+/// `q [B.., Sq, D], k [B.., Sk, D], v [B.., Sk, Dv] (, mask [Sq, Sk]) ->
+/// [B.., Sq, Dv]`: the batch axes to themselves, q's and the mask's Sq to
+/// the output's Sq, v's Dv to Dv; D and Sk reduced.
+AxisMaps attentionAxisMaps(mlir::Operation *op);
 /// A transpose's: input axis `permutation[i]` to output axis `i` (the
 /// op's `permutation` attribute).
 AxisMaps permutationAxisMaps(mlir::Operation *op);

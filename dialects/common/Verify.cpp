@@ -151,6 +151,46 @@ LogicalResult hir::verifyLinear(Operation *op, ShapedType input, ShapedType weig
   return success();
 }
 
+LogicalResult hir::verifyAttention(Operation *op, ShapedType q, ShapedType k, ShapedType v,
+                                   ShapedType mask, ShapedType result,
+                                   std::optional<double> scale) {
+  int64_t rank = q.getRank();
+  if (rank < 2)
+    return op->emitOpError() << "q needs rank 2 or more ([B.., Sq, D]), got rank " << rank;
+  for (auto [name, type] : {std::pair<StringRef, ShapedType>{"k", k}, {"v", v}, {"result", result}})
+    if (type.getRank() != rank)
+      return op->emitOpError() << name << " has rank " << type.getRank() << ", q has rank "
+                               << rank << ": q, k, v and the result have the same batch axes";
+  if (failed(verifySameElementTypes(op, {q, k, v, mask, result})))
+    return failure();
+  ArrayRef<int64_t> batch = q.getShape().drop_back(2);
+  for (auto [name, type] : {std::pair<StringRef, ShapedType>{"k", k}, {"v", v}})
+    if (type.getShape().drop_back(2) != batch)
+      return op->emitOpError() << "batch axes differ: q has " << shapeStr(batch) << ", " << name
+                               << " has " << shapeStr(type.getShape().drop_back(2))
+                               << " (attention does not broadcast)";
+  int64_t sq = q.getDimSize(rank - 2), d = q.getDimSize(rank - 1);
+  int64_t sk = k.getDimSize(rank - 2), dv = v.getDimSize(rank - 1);
+  if (k.getDimSize(rank - 1) != d)
+    return op->emitOpError() << "head dims differ: q has D = " << d << ", k has D = "
+                             << k.getDimSize(rank - 1);
+  if (v.getDimSize(rank - 2) != sk)
+    return op->emitOpError() << "key counts differ: k has Sk = " << sk << ", v has Sk = "
+                             << v.getDimSize(rank - 2);
+  SmallVector<int64_t> expected(batch);
+  expected.append({sq, dv});
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << shapeStr(result.getShape()) << " is not "
+                             << shapeStr(expected) << " ([B.., Sq, Dv])";
+  if (mask && mask.getShape() != ArrayRef<int64_t>{sq, sk})
+    return op->emitOpError() << "mask must be [Sq, Sk] = [" << sq << ", " << sk << "], got "
+                             << shapeStr(mask.getShape());
+  if (scale && !std::isfinite(*scale))
+    return op->emitOpError() << "scale must be finite, got "
+                             << (std::isnan(*scale) ? "nan" : *scale > 0 ? "inf" : "-inf");
+  return success();
+}
+
 /// `value` as `2^k` when it is a power of two, in decimal otherwise.
 static std::string countStr(const llvm::APInt &value) {
   if (value.isPowerOf2())

@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
+#include <optional>
+
 namespace hir {
 
 /// `axes` are distinct and each in [0, rank); `what` names them in errors.
@@ -51,6 +53,13 @@ mlir::LogicalResult verifyMatmul(mlir::Operation *op, mlir::ShapedType lhs, mlir
 mlir::LogicalResult verifyLinear(mlir::Operation *op, mlir::ShapedType input,
                                  mlir::ShapedType weight, mlir::ShapedType bias,
                                  mlir::ShapedType result);
+
+/// q [B..., Sq, D], k [B..., Sk, D], v [B..., Sk, Dv], mask [Sq, Sk] ->
+/// result [B..., Sq, Dv] (attention): one rank of 2 or more, identical batch
+/// axes, one element type; a `scale`, if given, is finite.
+mlir::LogicalResult verifyAttention(mlir::Operation *op, mlir::ShapedType q, mlir::ShapedType k,
+                                    mlir::ShapedType v, mlir::ShapedType mask,
+                                    mlir::ShapedType result, std::optional<double> scale);
 
 /// `permutation` lists each of input's axes once and output axis i is input
 /// axis permutation[i] (transpose); element types agree.

@@ -443,4 +443,51 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure, HIR_Contraction, HIR_AxisMapOpI
   }];
 }
 
+def Fusion_AttentionOp : Fusion_Op<"attention", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "scaled dot-product attention, batched over leading axes";
+  let description = [{
+    `q` is `[B..., Sq, D]`, `k` is `[B..., Sk, D]`, `v` is `[B..., Sk, Dv]`,
+    the result is `[B..., Sq, Dv]`: zero or more batch (or head) axes B,
+    identical in all four (no broadcasting); all of one float type.
+    For each batch index, the scores `q k^T * scale` (`[Sq, Sk]`), plus the
+    optional `mask [Sq, Sk]` (the same for every batch index), go through a
+    softmax over the keys, and the result is the probabilities times `v`
+    (`torch.nn.functional.scaled_dot_product_attention` with a float
+    `attn_mask`). `scale` defaults to `1 / sqrt(D)`; `causal` hides key `j`
+    from query `i` where `j > i` (top-left aligned, as torch's `is_causal`);
+    a query that sees no key gets zeros.
+
+    Distribution: a batch axis may be split over devices (heads over a
+    tensor-parallel mesh) or `stream`, alike in `q`, `k`, `v` and the
+    result (`stream` places nothing: it compares as `serial`); the Sq, Sk, D
+    and Dv axes are `serial`, and so is every axis of the mask, which every
+    device reads whole. The op is local to each device.
+
+    ```mlir
+    %o = fusion.attention %q, %k, %v causal
+        : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16>
+        -> tensor<8x128x64xbf16>
+    // Heads split over @tp, an additive mask and an explicit scale.
+    %p = fusion.attention %q, %k, %v, %m scale 0.125
+        : tensor<8x16x64xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+          tensor<8x32x64xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+          tensor<8x32x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+          tensor<16x32xf32, #fusion.dist<@tp, [serial, serial]>>
+        -> tensor<8x16x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+    ```
+  }];
+  let arguments = (ins Fusion_FloatTensor:$q, Fusion_FloatTensor:$k, Fusion_FloatTensor:$v,
+                       Optional<Fusion_FloatTensor>:$mask, OptionalAttr<F64Attr>:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Fusion_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`,` $mask^)? (`scale` $scale^)? (`causal` $causal^)? attr-dict
+    `:` type($q) `,` type($k) `,` type($v) (`,` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::attentionAxisMaps(*this); }
+  }];
+}
+
 #endif // HIR_FUSION_TD

@@ -340,3 +340,61 @@ LogicalResult LinearOp::verify() {
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getResult()));
 }
+
+/// The distribution of tensor `value`, if it has one.
+static DistAttr distOf(Value value) {
+  return dyn_cast_or_null<DistAttr>(cast<RankedTensorType>(value.getType()).getEncoding());
+}
+
+/// Where a distribution places an axis: `stream` schedules, it places nothing.
+static ParallelType placement(ParallelType type) {
+  return type == ParallelType::stream ? ParallelType::serial : type;
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  std::optional<double> scale;
+  if (std::optional<APFloat> value = getScale())
+    scale = value->convertToDouble();
+  if (failed(verifyAttention(*this, shaped(getQ()), shaped(getK()), shaped(getV()),
+                             shaped(getMask()), shaped(getResult()), scale)))
+    return failure();
+  // The last two axes of each tensor, by name.
+  std::pair<StringRef, Value> tensors[] = {
+      {"q", getQ()}, {"k", getK()}, {"v", getV()}, {"result", getResult()}};
+  StringRef inner[][2] = {{"Sq", "D"}, {"Sk", "D"}, {"Sk", "Dv"}, {"Sq", "Dv"}};
+  int64_t rank = cast<ShapedType>(getQ().getType()).getRank();
+  // The batch axes' placement, from the first tensor annotated.
+  std::optional<std::pair<StringRef, DistAttr>> first;
+  for (auto [index, named] : llvm::enumerate(tensors)) {
+    auto [name, value] = named;
+    DistAttr dist = distOf(value);
+    if (!dist)
+      continue;
+    for (int64_t axis = rank - 2; axis < rank; ++axis)
+      if (dist.getAxes()[axis] != ParallelType::serial)
+        return emitOpError() << name << " axis " << axis << " (" << inner[index][axis - rank + 2]
+                             << ") is " << stringifyEnum(dist.getAxes()[axis])
+                             << "; the Sq, Sk, D and Dv axes of attention are serial (only "
+                                "batch axes may be split or streamed)";
+    if (!first) {
+      first = {name, dist};
+      continue;
+    }
+    for (int64_t axis = 0; axis < rank - 2; ++axis) {
+      ParallelType expected = first->second.getAxes()[axis], got = dist.getAxes()[axis];
+      if (placement(expected) != placement(got))
+        return emitOpError() << "batch axis " << axis << " is " << stringifyEnum(expected)
+                             << " in " << first->first << " but " << stringifyEnum(got) << " in "
+                             << name << "; q, k, v and the result are distributed alike on "
+                             << "their batch axes";
+    }
+  }
+  if (DistAttr dist = getMask() ? distOf(getMask()) : DistAttr())
+    for (auto [axis, type] : llvm::enumerate(dist.getAxes()))
+      if (type != ParallelType::serial)
+        return emitOpError() << "mask axis " << axis << " is " << stringifyEnum(type)
+                             << "; the mask is read whole by every device: every axis serial";
+  return success();
+}

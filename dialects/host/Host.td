@@ -565,6 +565,46 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
   }];
 }
 
+def Host_AttentionOp : Host_ComputeOp<"attention", [HIR_AxisMapOpInterface]> {
+  let summary = "scaled dot-product attention into a buffer";
+  let description = [{
+    As `fusion.attention` on buffers: `q [B..., Sq, D]`, `k [B..., Sk, D]`,
+    `v [B..., Sk, Dv]` and the optional `mask [Sq, Sk]` (added to the scaled
+    scores of every batch index) give `output [B..., Sq, Dv]`, the softmax
+    over the keys of `q k^T * scale (+ mask)` times `v`; one float element
+    type. `scale` is explicit here (`convert-fusion-to-host` resolves
+    fusion's default, `1 / sqrt(D)`); `causal` hides key `j` from query `i`
+    where `j > i`, and a query that sees no key gets zeros.
+    `convert-host-to-llvm` lowers it to one call of `hir_rt_attention_<T>`
+    (`hir_rt_attention_mask_<T>` with a mask).
+
+    ```mlir
+    host.attention scale 0.125 causal
+        ins(%q, %k, %v : memref<4x128x64xbf16>, memref<4x128x64xbf16>, memref<4x128x64xbf16>)
+        outs(%o : memref<4x128x64xbf16>)
+    host.attention scale 0.25 ins(%q, %k, %v, %m : memref<16x16xf32>, memref<32x16xf32>,
+                                  memref<32x8xf32>, memref<16x32xf32>)
+        outs(%o : memref<16x8xf32>)
+    ```
+  }];
+  let arguments = (ins F64Attr:$scale, UnitAttr:$causal,
+                       Arg<Host_FloatBuffer, "", [MemRead]>:$q,
+                       Arg<Host_FloatBuffer, "", [MemRead]>:$k,
+                       Arg<Host_FloatBuffer, "", [MemRead]>:$v,
+                       Arg<Optional<Host_FloatBuffer>, "", [MemRead]>:$mask,
+                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    `scale` $scale (`causal` $causal^)?
+    `ins` `(` $q `,` $k `,` $v (`,` $mask^)? `:` type($q) `,` type($k) `,` type($v)
+    (`,` type($mask)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutputMutable(); }
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::attentionAxisMaps(*this); }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Fused pointwise kernels
 //===----------------------------------------------------------------------===//

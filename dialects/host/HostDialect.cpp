@@ -191,6 +191,12 @@ LogicalResult LinearOp::verify() {
                       shaped(getOutput()));
 }
 
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(*this, shaped(getQ()), shaped(getK()), shaped(getV()),
+                         shaped(getMask()), shaped(getOutput()),
+                         getScale().convertToDouble());
+}
+
 /// The shape every output of a fused op has: its iteration shape.
 LogicalResult FusedOp::verify() {
   if (getOutputs().empty())

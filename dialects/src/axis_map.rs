@@ -139,6 +139,41 @@ mod tests {
     }
 
     #[test]
+    fn attention_keeps_batch_axes_sq_and_dv_and_reduces_d_and_sk() {
+        let maps = crate::map_function_ops(
+            r#"
+            func.func @f(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x4xf32>,
+                         %m: tensor<8x12xf32>, %o: memref<8x4xf32>, %x: memref<8x16xf32>,
+                         %y: memref<12x16xf32>, %z: memref<12x4xf32>) {
+              %0 = fusion.attention %q, %k, %v, %m causal : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x4xf32>, tensor<8x12xf32> -> tensor<2x8x4xf32>
+              host.attention scale 0.25 ins(%x, %y, %z : memref<8x16xf32>, memref<12x16xf32>, memref<12x4xf32>) outs(%o : memref<8x4xf32>)
+              return
+            }
+            "#,
+            |op| axis_map(op),
+        );
+        assert_eq!(
+            maps[0],
+            Some(vec![
+                vec![Some(0), Some(1), None],
+                vec![Some(0), None, None],
+                vec![Some(0), None, Some(2)],
+                vec![Some(1), None]
+            ])
+        );
+        // No batch axis; the destination maps to itself.
+        assert_eq!(
+            maps[1],
+            Some(vec![
+                vec![Some(0), None],
+                vec![None, None],
+                vec![None, Some(1)],
+                vec![Some(0), Some(1)]
+            ])
+        );
+    }
+
+    #[test]
     fn matmul_batch_axes_align_from_the_right_and_broadcast_at_extent_1() {
         let maps = crate::map_function_ops(
             r#"

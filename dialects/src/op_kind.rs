@@ -81,6 +81,7 @@ mod tests {
               %1 = fusion.sum %0 [1] : tensor<4x8xf32> -> tensor<4xf32>
               %2 = fusion.broadcast %1 [1] : tensor<4xf32> -> tensor<4x8xf32>
               %3 = fusion.matmul %2, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+              %4 = fusion.attention %a, %a, %a causal : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
               host.copy ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
               host.amax [1] ins(%x : memref<4x8xf32>) outs(%z : memref<4xf32>)
               host.linear ins(%x, %w : memref<4x8xf32>, memref<8x8xf32>) outs(%y : memref<4x8xf32>)
@@ -94,6 +95,8 @@ mod tests {
             ("fusion.sum", OpKind::Reduction),
             ("fusion.broadcast", OpKind::Broadcast),
             ("fusion.matmul", OpKind::Contraction),
+            // Two contractions and a softmax: none of the four kinds.
+            ("fusion.attention", OpKind::None),
             ("host.copy", OpKind::Elementwise),
             ("host.amax", OpKind::Reduction),
             ("host.linear", OpKind::Contraction),

@@ -267,3 +267,46 @@ func.func @ag_matmul_rows(%a: tensor<64x32xf32, #fusion.dist<@tp, [didx, serial]
   %c = fusion.matmul %g, %b : tensor<64x32xf32, #fusion.dist<@tp, [stream<4>, serial]>>, tensor<32x48xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<64x48xf32, #fusion.dist<@tp, [stream<4>, serial]>>
   return %c : tensor<64x48xf32, #fusion.dist<@tp, [stream<4>, serial]>>
 }
+
+// -----
+
+// Attention streamed over a batch axis beside heads split over the devices:
+// each iteration takes its slice of q, k, v and the output, and the mask
+// whole; in k chunks, parts of the same rank.
+// CHECK-LABEL: func.func @attention_stream(
+// CHECK-SAME: [[Q:%[a-zA-Z0-9_]+]]: memref<4x2x8x16xf32>, [[K:%[a-zA-Z0-9_]+]]: memref<4x2x12x16xf32>, [[V:%[a-zA-Z0-9_]+]]: memref<4x2x12x8xf32>, [[M:%[a-zA-Z0-9_]+]]: memref<8x12xf32>, [[O:%[a-zA-Z0-9_]+]]: memref<4x2x8x8xf32>, [[P:%[a-zA-Z0-9_]+]]: memref<4x2x8x8xf32>) {
+// CHECK: host.stream_for
+// CHECK: [[QI:%[a-zA-Z0-9_]+]] = host.select [[Q]][0]
+// CHECK-NEXT: [[KI:%[a-zA-Z0-9_]+]] = host.select [[K]][0]
+// CHECK-NEXT: [[VI:%[a-zA-Z0-9_]+]] = host.select [[V]][0]
+// CHECK-NEXT: [[OI:%[a-zA-Z0-9_]+]] = host.select [[O]][0]
+// CHECK-NEXT: host.attention scale 2.500000e-01 causal ins([[QI]], [[KI]], [[VI]], [[M]] : memref<2x8x16xf32, strided<[128, 16, 1], offset: ?>>, memref<2x12x16xf32, strided<[192, 16, 1], offset: ?>>, memref<2x12x8xf32, strided<[96, 8, 1], offset: ?>>, memref<8x12xf32>) outs([[OI]] : memref<2x8x8xf32, strided<[64, 8, 1], offset: ?>>)
+// CHECK: host.stream_for
+// CHECK: [[QC:%[a-zA-Z0-9_]+]] = memref.subview [[Q]]
+// CHECK-NEXT: [[KC:%[a-zA-Z0-9_]+]] = memref.subview [[K]]
+// CHECK-NEXT: [[VC:%[a-zA-Z0-9_]+]] = memref.subview [[V]]
+// CHECK-NEXT: [[PC:%[a-zA-Z0-9_]+]] = memref.subview [[P]]
+// CHECK-NEXT: host.attention scale 2.500000e-01 causal ins([[QC]], [[KC]], [[VC]], [[M]] : memref<2x2x8x16xf32, strided<[256, 128, 16, 1], offset: ?>>, memref<2x2x12x16xf32, strided<[384, 192, 16, 1], offset: ?>>, memref<2x2x12x8xf32, strided<[192, 96, 8, 1], offset: ?>>, memref<8x12xf32>) outs([[PC]] : memref<2x2x8x8xf32, strided<[128, 64, 8, 1], offset: ?>>)
+fusion.mesh @tp = [0, 1]
+func.func @attention_stream(
+    %q: tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+    %k: tensor<4x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+    %v: tensor<4x4x12x8xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+    %m: tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>,
+        tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream<2>, didx, serial, serial]>>) {
+  %o = fusion.attention %q, %k, %v, %m causal
+      : tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x8xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+  %p = fusion.attention %q, %k, %v, %m causal
+      : tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x8xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream<2>, didx, serial, serial]>>
+  return %o, %p : tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>,
+                  tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream<2>, didx, serial, serial]>>
+}

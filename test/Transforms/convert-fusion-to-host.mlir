@@ -197,6 +197,39 @@ func.func @contraction(%a: tensor<4x2xf32, #fusion.dist<@tp, [serial, didx]>>,
 
 // -----
 
+// Attention with its heads split over the devices: each rank's host op on its
+// local heads, with fusion's default scale resolved to 1 / sqrt(D) = 0.25;
+// an explicit scale and the replicated mask go as they are.
+// CHECK-LABEL: func.func @attention(
+// CHECK-SAME: [[Q:%[a-zA-Z0-9_]+]]: memref<2x8x16xf32>, [[K:%[a-zA-Z0-9_]+]]: memref<2x12x16xf32>, [[V:%[a-zA-Z0-9_]+]]: memref<2x12x8xf32>, [[M:%[a-zA-Z0-9_]+]]: memref<8x12xf32>, [[O:%[a-zA-Z0-9_]+]]: memref<2x8x8xf32>, [[P:%[a-zA-Z0-9_]+]]: memref<2x8x8xf32>) {
+// CHECK-NEXT: host.attention scale 2.500000e-01 causal ins([[Q]], [[K]], [[V]] : memref<2x8x16xf32>, memref<2x12x16xf32>, memref<2x12x8xf32>) outs([[O]] : memref<2x8x8xf32>)
+// CHECK-NEXT: host.attention scale 1.000000e-01 ins([[Q]], [[K]], [[V]], [[M]] : memref<2x8x16xf32>, memref<2x12x16xf32>, memref<2x12x8xf32>, memref<8x12xf32>) outs([[P]] : memref<2x8x8xf32>)
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+fusion.mesh @tp = [0, 1]
+func.func @attention(%q: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+                     %k: tensor<4x12x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+                     %v: tensor<4x12x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+                     %m: tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>) {
+  %o = fusion.attention %q, %k, %v causal
+      : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<4x12x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<4x12x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+     -> tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+  %p = fusion.attention %q, %k, %v, %m scale 0.1
+      : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<4x12x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<4x12x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+        tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+  return %o, %p : tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+                  tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+}
+
+// -----
+
 // Functions without tensors are left alone.
 // CHECK-LABEL: func.func @untouched(
 // CHECK-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<8xf32>) {

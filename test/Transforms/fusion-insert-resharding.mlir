@@ -41,6 +41,27 @@ func.func @ag_matmul(%a: tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, s
   return %c : tensor<4x4x8x32xf32, #fusion.dist<@tp, [stream, serial, serial, serial]>>
 }
 
+// Attention streamed over a batch axis beside split heads reads q, k, v and
+// the mask as they are: its verifier keeps the heads split alike, and a
+// stream axis places nothing (the stream loop slices the operands).
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:[^:]+]]: {{.*}}, %[[K:[^:]+]]: {{.*}}, %[[V:[^:]+]]: {{.*}}, %[[M:[^:]+]]: {{.*}})
+// CHECK-NEXT: fusion.attention %[[Q]], %[[K]], %[[V]], %[[M]] causal :
+// CHECK-NEXT: return
+func.func @attention(%q: tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                     %k: tensor<4x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                     %v: tensor<4x4x12x8xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                     %m: tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>> {
+  %o = fusion.attention %q, %k, %v, %m causal
+      : tensor<4x4x8x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<4x4x12x8xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+  return %o : tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+}
+
 // Pointwise: gather one operand, slice the other; the same operand twice
 // shares one set. Stream axes alone are no resharding.
 // CHECK-LABEL: func.func @pointwise

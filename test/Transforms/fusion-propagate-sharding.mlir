@@ -123,6 +123,22 @@ func.func @not_a_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
+// Attention ties the batch (head) axes of q, k, v and the result, and q's
+// and the mask's Sq to the result's: heads split in q split k, v and the
+// result alike; the mask, its axes tied to nothing split, is serial.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %[[K:[^:]+]]: tensor<4x12x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %[[V:[^:]+]]: tensor<4x12x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %[[M:[^:]+]]: tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>)
+// CHECK-SAME: -> tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+// CHECK-NEXT: fusion.attention %[[Q]], %[[K]], %[[V]], %[[M]] causal : {{.*}} -> tensor<4x8x8xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+func.func @attention(%q: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>,
+                     %k: tensor<4x12x16xf32>, %v: tensor<4x12x8xf32>, %m: tensor<8x12xf32>)
+    -> tensor<4x8x8xf32> {
+  %o = fusion.attention %q, %k, %v, %m causal
+      : tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, tensor<4x12x16xf32>,
+        tensor<4x12x8xf32>, tensor<8x12xf32> -> tensor<4x8x8xf32>
+  return %o : tensor<4x8x8xf32>
+}
+
 // -----
 
 // A value connected to nothing annotated, in a module of one mesh, is serial

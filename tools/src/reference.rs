@@ -128,7 +128,23 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         OpKind::Contraction if name == fusion::LinearOperation::name() => {
             linear(operands[0], operands[1], operands.get(2).copied(), shape)
         }
-        // The ops of no kind: a transpose and the generators.
+        // The ops of no kind: attention, a transpose and the generators.
+        OpKind::None if name == fusion::AttentionOperation::name() => {
+            let d = *operands[0].shape.last().ok_or_else(unsupported)?;
+            let scale = match op.attribute("scale") {
+                Ok(scale) => FloatAttribute::try_from(scale)
+                    .map_err(|_| anyhow::anyhow!("'{name}' op's scale is not a float"))?
+                    .value(),
+                Err(_) => 1.0 / (d as f64).sqrt(),
+            };
+            let [q, k, v] = [operands[0], operands[1], operands[2]];
+            let problem = Attention {
+                mask: operands.get(3).copied(),
+                scale,
+                causal: op.has_attribute("causal"),
+            };
+            problem.evaluate(q, k, v, shape)
+        }
         OpKind::None if name == fusion::TransposeOperation::name() => {
             transpose(operands[0], &list(op, "permutation")?, shape)
         }
@@ -340,6 +356,64 @@ fn linear(
     Ok(output)
 }
 
+/// What a `fusion.attention` adds to its q, k and v.
+struct Attention<'a> {
+    /// `[Sq, Sk]`, added to every batch index's scores.
+    mask: Option<&'a Tensor>,
+    scale: f64,
+    causal: bool,
+}
+
+impl Attention<'_> {
+    /// `q [B.., Sq, D], k [B.., Sk, D], v [B.., Sk, Dv] -> [B.., Sq, Dv]`
+    /// from the definition, for each batch index and query `i`: every
+    /// score `s_j = q_i . k_j * scale + mask[i, j]` (`-inf` where `causal`
+    /// hides key `j > i`), their softmax over the keys, and `sum_j p_j v_j`;
+    /// zeros for a query whose every score is `-inf` (it sees no key).
+    fn evaluate(&self, q: &Tensor, k: &Tensor, v: &Tensor, shape: Vec<usize>) -> Result<Tensor> {
+        let rank = q.shape.len();
+        let (sq, d, sk, dv) = (
+            q.shape[rank - 2],
+            q.shape[rank - 1],
+            k.shape[rank - 2],
+            v.shape[rank - 1],
+        );
+        let batch: usize = q.shape[..rank - 2].iter().product();
+        let mut output = Tensor::filled(shape, 0.0)?;
+        let mut scores = Tensor::filled(vec![sk], 0.0)?.data;
+        for b in 0..batch {
+            let q = &q.data[b * sq * d..][..sq * d];
+            let k = &k.data[b * sk * d..][..sk * d];
+            let v = &v.data[b * sk * dv..][..sk * dv];
+            let out = &mut output.data[b * sq * dv..][..sq * dv];
+            for i in 0..sq {
+                for (j, score) in scores.iter_mut().enumerate() {
+                    *score = if self.causal && j > i {
+                        f64::NEG_INFINITY
+                    } else {
+                        let dot: f64 = (0..d).map(|p| q[i * d + p] * k[j * d + p]).sum();
+                        dot * self.scale + self.mask.map_or(0.0, |mask| mask.data[i * sk + j])
+                    };
+                }
+                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if max == f64::NEG_INFINITY {
+                    continue;
+                }
+                scores
+                    .iter_mut()
+                    .for_each(|score| *score = (*score - max).exp());
+                let total: f64 = scores.iter().sum();
+                for (j, &weight) in scores.iter().enumerate() {
+                    for c in 0..dv {
+                        out[i * dv + c] += weight / total * v[j * dv + c];
+                    }
+                }
+            }
+        }
+        Ok(output)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,6 +432,42 @@ mod tests {
         );
         let error = broadcast(&x, &[0], vec![usize::MAX, 2]).unwrap_err();
         assert!(format!("{error:#}").contains("more elements than 64-bit sizes hold"));
+    }
+
+    #[test]
+    fn attention_is_a_softmax_of_scaled_scores_times_v() {
+        // One query, two keys of D = 2: scores [1, 0] at scale 1.
+        let q = tensor(&[1, 2], &[1.0, 0.0]);
+        let k = tensor(&[2, 2], &[1.0, 0.0, 0.0, 1.0]);
+        let v = tensor(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let plain = Attention {
+            mask: None,
+            scale: 1.0,
+            causal: false,
+        };
+        let e = std::f64::consts::E;
+        let (p0, p1) = (e / (e + 1.0), 1.0 / (e + 1.0));
+        let out = plain.evaluate(&q, &k, &v, vec![1, 2]).unwrap().data;
+        assert!((out[0] - (p0 + 3.0 * p1)).abs() < 1e-12);
+        assert!((out[1] - (2.0 * p0 + 4.0 * p1)).abs() < 1e-12);
+        // Causal: query 0 sees key 0 alone; a batch axis of 2 repeats it.
+        let q2 = tensor(&[2, 1, 2], &[1.0, 0.0, 1.0, 0.0]);
+        let k2 = tensor(&[2, 2, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]);
+        let v2 = tensor(&[2, 2, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+        let causal = Attention {
+            causal: true,
+            ..plain
+        };
+        let out = causal.evaluate(&q2, &k2, &v2, vec![2, 1, 2]).unwrap();
+        assert_eq!(out.data, vec![1.0, 2.0, 5.0, 6.0]);
+        // A mask of -inf hides every key: the query gets zeros.
+        let mask = tensor(&[1, 2], &[f64::NEG_INFINITY; 2]);
+        let hidden = Attention {
+            mask: Some(&mask),
+            ..plain
+        };
+        let out = hidden.evaluate(&q, &k, &v, vec![1, 2]).unwrap();
+        assert_eq!(out.data, vec![0.0, 0.0]);
     }
 
     #[test]

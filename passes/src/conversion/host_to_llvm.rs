@@ -5,7 +5,8 @@
 //! - Compute ops call their dtype-suffixed entry with every buffer cast to
 //!   an unranked memref (`host.matmul {accumulate}` calls
 //!   `hir_rt_matmul_acc_<T>`); reduction and broadcast axes are
-//!   `memref<*xi64>` constants (`memref.global`).
+//!   `memref<*xi64>` constants (`memref.global`); `host.attention` passes
+//!   its scale as an `f64` and `causal` as an `i64` after the buffers.
 //! - `host.alloc` calls `hir_rt_alloc(site, bytes)`, `site` numbering the
 //!   allocations of the module in program order, and builds the memref
 //!   descriptor of the pointer it returns (`llvm.insertvalue`s cast back to
@@ -125,6 +126,7 @@ impl HirPass for ConvertHostToLlvm {
             add(Op::HostIota.name(), iota);
             add(Op::HostMatmul.name(), contraction);
             add(Op::HostLinear.name(), contraction);
+            add(Op::HostAttention.name(), attention);
             // Only fusion types name meshes.
             patterns::add(set, context, Op::FusionMesh.name(), &[], erase);
             patterns::add(set, context, Op::FuncFunc.name(), &[], mark_entry);
@@ -358,6 +360,25 @@ fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c,
         _ => return Err(no_lowering(&op)),
     };
     runtime.call(entry, &runtime.buffers())?;
+    Ok(None)
+}
+
+/// `host.attention`: `hir_rt_attention_<T>` (`hir_rt_attention_mask_<T>`
+/// with a mask) of the buffers, the scale as an `f64` and causal as an
+/// `i64` (1 or 0).
+fn attention<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
+    let op = runtime.op();
+    let element = dtype(&op, runtime.operand(0))?;
+    // q, k, v, the mask, the output.
+    let entry = match op.operand_count() {
+        5 => Entry::AttentionMask(element),
+        _ => Entry::Attention(element),
+    };
+    let mut arguments = runtime.buffers();
+    let scale = op.attribute("scale").expect("verified");
+    arguments.push(runtime.value(arith::constant(runtime.context(), scale, op.location())));
+    arguments.push(runtime.constant(i64::from(op.has_attribute("causal"))));
+    runtime.call(entry, &arguments)?;
     Ok(None)
 }
 

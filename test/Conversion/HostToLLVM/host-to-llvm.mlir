@@ -172,3 +172,35 @@ func.func @entry(%a: memref<8xf32>) {
   func.call @helper(%a) : (memref<8xf32>) -> ()
   return
 }
+
+// -----
+
+// Attention calls its entry with the buffers, then the scale as an f64 and
+// causal as an i64 (1 or 0); with a mask, the mask entry, the mask after v.
+// CHECK-DAG: func.func private @hir_rt_attention_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @hir_rt_attention_mask_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:.*]]: memref<4x8x16xbf16>, %[[K:.*]]: memref<4x12x16xbf16>, %[[V:.*]]: memref<4x12x8xbf16>, %[[O:.*]]: memref<4x8x8xbf16>, %[[FQ:.*]]: memref<8x16xf32>, %[[FK:.*]]: memref<12x16xf32>, %[[FV:.*]]: memref<12x8xf32>, %[[FM:.*]]: memref<8x12xf32>, %[[FO:.*]]: memref<8x8xf32>)
+// CHECK-NEXT: %[[CQ:.*]] = memref.cast %[[Q]] : memref<4x8x16xbf16> to memref<*xbf16>
+// CHECK-NEXT: %[[CK:.*]] = memref.cast %[[K]] : memref<4x12x16xbf16> to memref<*xbf16>
+// CHECK-NEXT: %[[CV:.*]] = memref.cast %[[V]] : memref<4x12x8xbf16> to memref<*xbf16>
+// CHECK-NEXT: %[[CO:.*]] = memref.cast %[[O]] : memref<4x8x8xbf16> to memref<*xbf16>
+// CHECK-NEXT: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f64
+// CHECK-NEXT: %[[CAUSAL:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @hir_rt_attention_bf16(%[[CQ]], %[[CK]], %[[CV]], %[[CO]], %[[SCALE]], %[[CAUSAL]]) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f64, i64) -> ()
+// CHECK: %[[CM:.*]] = memref.cast %[[FM]] : memref<8x12xf32> to memref<*xf32>
+// CHECK-NEXT: %[[CFO:.*]] = memref.cast %[[FO]] : memref<8x8xf32> to memref<*xf32>
+// CHECK-NEXT: %[[SCALE2:.*]] = arith.constant 1.250000e-01 : f64
+// CHECK-NEXT: %[[PLAIN:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @hir_rt_attention_mask_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[CM]], %[[CFO]], %[[SCALE2]], %[[PLAIN]]) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f64, i64) -> ()
+func.func @attention(%q: memref<4x8x16xbf16>, %k: memref<4x12x16xbf16>, %v: memref<4x12x8xbf16>,
+                     %o: memref<4x8x8xbf16>, %fq: memref<8x16xf32>, %fk: memref<12x16xf32>,
+                     %fv: memref<12x8xf32>, %fm: memref<8x12xf32>, %fo: memref<8x8xf32>) {
+  host.attention scale 0.25 causal
+      ins(%q, %k, %v : memref<4x8x16xbf16>, memref<4x12x16xbf16>, memref<4x12x8xbf16>)
+      outs(%o : memref<4x8x8xbf16>)
+  host.attention scale 0.125
+      ins(%fq, %fk, %fv, %fm : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>, memref<8x12xf32>)
+      outs(%fo : memref<8x8xf32>)
+  return
+}

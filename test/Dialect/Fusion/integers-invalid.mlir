@@ -109,3 +109,11 @@ func.func @fill_out_of_range() -> tensor<8xi32> {
   %0 = fusion.fill 2147483648.0 : tensor<8xi32>
   return %0 : tensor<8xi32>
 }
+
+// -----
+
+func.func @attention(%q: tensor<8x16xi32>, %k: tensor<12x16xi32>, %v: tensor<12x8xi32>) -> tensor<8x8xi32> {
+  // expected-error @+1 {{'fusion.attention' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8x16xi32>'}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xi32>, tensor<12x16xi32>, tensor<12x8xi32> -> tensor<8x8xi32>
+  return %0 : tensor<8x8xi32>
+}

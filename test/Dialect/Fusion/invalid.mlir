@@ -623,3 +623,135 @@ func.func private @f(tensor<2x10xf32, #fusion.dist<@tp, [didx, stream<4>]>>)
 fusion.mesh @tp = [0, 1]
 // expected-error @+1 {{stream axis 0 of extent 2 does not split into 4 equal chunks}}
 func.func private @f(tensor<2x8xf32, #fusion.dist<@tp, [stream<4>, serial]>>)
+
+// -----
+
+// attention: q is [B.., Sq, D], of rank 2 or more.
+func.func @f(%q: tensor<16xf32>, %k: tensor<16xf32>, %v: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'fusion.attention' op q needs rank 2 or more ([B.., Sq, D]), got rank 1}}
+  %0 = fusion.attention %q, %k, %v : tensor<16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// attention: q, k, v and the result have one rank (no broadcasting).
+func.func @f(%q: tensor<4x8x16xf32>, %k: tensor<12x16xf32>, %v: tensor<4x12x8xf32>) -> tensor<4x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op k has rank 2, q has rank 3: q, k, v and the result have the same batch axes}}
+  %0 = fusion.attention %q, %k, %v : tensor<4x8x16xf32>, tensor<12x16xf32>, tensor<4x12x8xf32> -> tensor<4x8x8xf32>
+  return %0 : tensor<4x8x8xf32>
+}
+
+// -----
+
+// attention: one element type.
+func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x16xbf16>, %v: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op operands and result differ in element type: 'f32' vs 'bf16'}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xf32>, tensor<12x16xbf16>, tensor<12x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// attention: identical batch axes.
+func.func @f(%q: tensor<4x8x16xf32>, %k: tensor<1x12x16xf32>, %v: tensor<4x12x8xf32>) -> tensor<4x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op batch axes differ: q has 4, k has 1 (attention does not broadcast)}}
+  %0 = fusion.attention %q, %k, %v : tensor<4x8x16xf32>, tensor<1x12x16xf32>, tensor<4x12x8xf32> -> tensor<4x8x8xf32>
+  return %0 : tensor<4x8x8xf32>
+}
+
+// -----
+
+// attention: q and k agree on D.
+func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x32xf32>, %v: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op head dims differ: q has D = 16, k has D = 32}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xf32>, tensor<12x32xf32>, tensor<12x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// attention: k and v agree on Sk.
+func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x16xf32>, %v: tensor<10x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op key counts differ: k has Sk = 12, v has Sk = 10}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xf32>, tensor<12x16xf32>, tensor<10x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// attention: the result is [B.., Sq, Dv].
+func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x16xf32>, %v: tensor<12x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'fusion.attention' op result shape 8x16 is not 8x8 ([B.., Sq, Dv])}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xf32>, tensor<12x16xf32>, tensor<12x8xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// attention: the mask is [Sq, Sk], shared by every batch index.
+func.func @f(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>, %m: tensor<2x8x12xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op mask must be [Sq, Sk] = [8, 12], got 2x8x12}}
+  %0 = fusion.attention %q, %k, %v, %m : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x8xf32>, tensor<2x8x12xf32> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// attention: an explicit scale is finite.
+func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x16xf32>, %v: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op scale must be finite, got inf}}
+  %0 = fusion.attention %q, %k, %v scale 0x7FF0000000000000 : tensor<8x16xf32>, tensor<12x16xf32>, tensor<12x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// attention: the Sq axis is not split over devices.
+fusion.mesh @tp = [0, 1]
+func.func @f(%q: tensor<2x8x16xf32, #fusion.dist<@tp, [serial, didx, serial]>>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op q axis 1 (Sq) is didx; the Sq, Sk, D and Dv axes of attention are serial (only batch axes may be split or streamed)}}
+  %0 = fusion.attention %q, %k, %v : tensor<2x8x16xf32, #fusion.dist<@tp, [serial, didx, serial]>>, tensor<2x12x16xf32>, tensor<2x12x8xf32> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// attention: nor is Sk (a split of the keys would need a cross-device softmax).
+fusion.mesh @tp = [0, 1]
+func.func @f(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32, #fusion.dist<@tp, [serial, didx, serial]>>, %v: tensor<2x12x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op k axis 1 (Sk) is didx; the Sq, Sk, D and Dv axes of attention are serial}}
+  %0 = fusion.attention %q, %k, %v : tensor<2x8x16xf32>, tensor<2x12x16xf32, #fusion.dist<@tp, [serial, didx, serial]>>, tensor<2x12x8xf32> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// attention: the Dv axis of the result is not a stream axis.
+fusion.mesh @tp = [0, 1]
+func.func @f(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x8x8xf32, #fusion.dist<@tp, [serial, serial, stream]>> {
+  // expected-error @+1 {{'fusion.attention' op result axis 2 (Dv) is stream; the Sq, Sk, D and Dv axes of attention are serial}}
+  %0 = fusion.attention %q, %k, %v : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x8xf32> -> tensor<2x8x8xf32, #fusion.dist<@tp, [serial, serial, stream]>>
+  return %0 : tensor<2x8x8xf32, #fusion.dist<@tp, [serial, serial, stream]>>
+}
+
+// -----
+
+// attention: q, k, v and the result are split alike on their batch axes
+// (heads over the mesh: each device computes its own heads).
+fusion.mesh @tp = [0, 1]
+func.func @f(%q: tensor<2x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, %k: tensor<2x12x16xf32, #fusion.dist<@tp, [serial, serial, serial]>>, %v: tensor<2x12x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op batch axis 0 is didx in q but serial in k; q, k, v and the result are distributed alike on their batch axes}}
+  %0 = fusion.attention %q, %k, %v : tensor<2x8x16xf32, #fusion.dist<@tp, [didx, serial, serial]>>, tensor<2x12x16xf32, #fusion.dist<@tp, [serial, serial, serial]>>, tensor<2x12x8xf32> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// attention: the mask is replicated.
+fusion.mesh @tp = [0, 1]
+func.func @f(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>, %m: tensor<8x12xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op mask axis 0 is didx; the mask is read whole by every device: every axis serial}}
+  %0 = fusion.attention %q, %k, %v, %m : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x8xf32>, tensor<8x12xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}

@@ -193,6 +193,42 @@ func.func @linear(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32
   return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<32xf32>
 }
 
+// Attention: no batch axis with the default scale, causal over heads, an
+// explicit scale with a mask, and heads split over the mesh beside a stream
+// batch axis with a replicated mask.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: ([[Q:%.*]]: tensor<8x16xbf16>, [[K:%.*]]: tensor<8x16xbf16>, [[V:%.*]]: tensor<8x16xbf16>, [[HQ:%.*]]: tensor<4x8x16xf32>, [[HK:%.*]]: tensor<4x12x16xf32>, [[HV:%.*]]: tensor<4x12x4xf32>, [[M:%.*]]: tensor<8x12xf32>
+// CHECK-NEXT: [[A:%.*]] = fusion.attention [[Q]], [[K]], [[V]] : tensor<8x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<8x16xbf16>
+// CHECK-NEXT: [[B:%.*]] = fusion.attention [[HQ]], [[HK]], [[HV]] causal : tensor<4x8x16xf32>, tensor<4x12x16xf32>, tensor<4x12x4xf32> -> tensor<4x8x4xf32>
+// CHECK-NEXT: [[C:%.*]] = fusion.attention [[HQ]], [[HK]], [[HV]], [[M]] scale 1.250000e-01 causal : tensor<4x8x16xf32>, tensor<4x12x16xf32>, tensor<4x12x4xf32>, tensor<8x12xf32> -> tensor<4x8x4xf32>
+// CHECK-NEXT: [[D:%.*]] = fusion.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 : tensor<2x4x8x16xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>, tensor<2x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, tensor<2x4x12x4xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>, tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<2x4x8x4xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+// CHECK-NEXT: return [[A]], [[B]], [[C]], [[D]]
+func.func @attention(%q: tensor<8x16xbf16>, %k: tensor<8x16xbf16>, %v: tensor<8x16xbf16>,
+                     %hq: tensor<4x8x16xf32>, %hk: tensor<4x12x16xf32>, %hv: tensor<4x12x4xf32>,
+                     %m: tensor<8x12xf32>,
+                     %dq: tensor<2x4x8x16xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>,
+                     %dk: tensor<2x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                     %dv: tensor<2x4x12x4xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+                     %dm: tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<8x16xbf16>, tensor<4x8x4xf32>, tensor<4x8x4xf32>,
+        tensor<2x4x8x4xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>) {
+  %0 = fusion.attention %q, %k, %v : tensor<8x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>
+                                  -> tensor<8x16xbf16>
+  %1 = fusion.attention %hq, %hk, %hv causal
+      : tensor<4x8x16xf32>, tensor<4x12x16xf32>, tensor<4x12x4xf32> -> tensor<4x8x4xf32>
+  %2 = fusion.attention %hq, %hk, %hv, %m scale 0.125 causal
+      : tensor<4x8x16xf32>, tensor<4x12x16xf32>, tensor<4x12x4xf32>, tensor<8x12xf32>
+     -> tensor<4x8x4xf32>
+  %3 = fusion.attention %dq, %dk, %dv, %dm scale 0.5
+      : tensor<2x4x8x16xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>,
+        tensor<2x4x12x16xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<2x4x12x4xf32, #fusion.dist<@tp, [serial, didx, serial, serial]>>,
+        tensor<8x12xf32, #fusion.dist<@tp, [serial, serial]>>
+     -> tensor<2x4x8x4xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+  return %0, %1, %2, %3 : tensor<8x16xbf16>, tensor<4x8x4xf32>, tensor<4x8x4xf32>,
+                          tensor<2x4x8x4xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>
+}
+
 // Transpose (the distribution moves with the axes), fill and iota (no
 // operand; an iota along a split axis).
 // CHECK-LABEL: func.func @layout_and_init

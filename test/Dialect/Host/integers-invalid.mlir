@@ -70,3 +70,11 @@ func.func @fill_fraction(%a: memref<8xi64>) {
   host.fill 0.25 outs(%a : memref<8xi64>)
   return
 }
+
+// -----
+
+func.func @attention(%q: memref<8x16xi32>, %k: memref<12x16xi32>, %v: memref<12x8xi32>, %o: memref<8x8xi32>) {
+  // expected-error @+1 {{'host.attention' op operand #0 must be memref of 16-bit float or bfloat16 type or 32-bit float values, but got 'memref<8x16xi32>'}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<8x16xi32>, memref<12x16xi32>, memref<12x8xi32>) outs(%o : memref<8x8xi32>)
+  return
+}

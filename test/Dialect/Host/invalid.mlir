@@ -627,3 +627,94 @@ func.func @f(%a: memref<4x8xf32>, %b: memref<16xf32>) {
   host.reshape ins(%a : memref<4x8xf32>) outs(%b : memref<16xf32>)
   return
 }
+
+// -----
+
+// attention: the scale is required at the host level (fusion's default is
+// resolved by convert-fusion-to-host).
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<12x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{custom op 'host.attention' expected 'scale'}}
+  host.attention ins(%q, %k, %v : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: q is [B.., Sq, D].
+func.func @f(%q: memref<16xf32>, %k: memref<16xf32>, %v: memref<16xf32>, %o: memref<16xf32>) {
+  // expected-error @+1 {{'host.attention' op q needs rank 2 or more ([B.., Sq, D]), got rank 1}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<16xf32>, memref<16xf32>, memref<16xf32>) outs(%o : memref<16xf32>)
+  return
+}
+
+// -----
+
+// attention: the output has q's rank.
+func.func @f(%q: memref<2x8x16xf32>, %k: memref<2x12x16xf32>, %v: memref<2x12x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op result has rank 2, q has rank 3: q, k, v and the result have the same batch axes}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<2x8x16xf32>, memref<2x12x16xf32>, memref<2x12x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: identical batch axes.
+func.func @f(%q: memref<2x8x16xf32>, %k: memref<2x12x16xf32>, %v: memref<3x12x8xf32>, %o: memref<2x8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op batch axes differ: q has 2, v has 3 (attention does not broadcast)}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<2x8x16xf32>, memref<2x12x16xf32>, memref<3x12x8xf32>) outs(%o : memref<2x8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: q and k agree on D.
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x8xf32>, %v: memref<12x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op head dims differ: q has D = 16, k has D = 8}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<8x16xf32>, memref<12x8xf32>, memref<12x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: k and v agree on Sk.
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<8x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op key counts differ: k has Sk = 12, v has Sk = 8}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<8x16xf32>, memref<12x16xf32>, memref<8x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: the output is [B.., Sq, Dv].
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<12x8xf32>, %o: memref<8x12xf32>) {
+  // expected-error @+1 {{'host.attention' op result shape 8x12 is not 8x8 ([B.., Sq, Dv])}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>) outs(%o : memref<8x12xf32>)
+  return
+}
+
+// -----
+
+// attention: the mask is [Sq, Sk].
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<12x8xf32>, %m: memref<12x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op mask must be [Sq, Sk] = [8, 12], got 12x8}}
+  host.attention scale 1.0 ins(%q, %k, %v, %m : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>, memref<12x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// attention: one element type.
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<12x8xf32>, %o: memref<8x8xbf16>) {
+  // expected-error @+1 {{'host.attention' op operands and result differ in element type: 'f32' vs 'bf16'}}
+  host.attention scale 1.0 ins(%q, %k, %v : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>) outs(%o : memref<8x8xbf16>)
+  return
+}
+
+// -----
+
+// attention: the scale is finite.
+func.func @f(%q: memref<8x16xf32>, %k: memref<12x16xf32>, %v: memref<12x8xf32>, %o: memref<8x8xf32>) {
+  // expected-error @+1 {{'host.attention' op scale must be finite, got nan}}
+  host.attention scale 0x7FF8000000000000 ins(%q, %k, %v : memref<8x16xf32>, memref<12x16xf32>, memref<12x8xf32>) outs(%o : memref<8x8xf32>)
+  return
+}

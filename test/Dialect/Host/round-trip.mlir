@@ -237,6 +237,34 @@ func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memre
   return
 }
 
+// Attention: causal over heads, with a mask, and on the strided views of a
+// stream loop's iteration (rank-reduced, the mask whole).
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: ([[Q:%.*]]: memref<4x8x16xbf16>, [[K:%.*]]: memref<4x12x16xbf16>, [[V:%.*]]: memref<4x12x8xbf16>, [[O:%.*]]: memref<4x8x8xbf16>, [[M:%.*]]: memref<8x12xbf16>, [[I:%.*]]: index)
+// CHECK-NEXT: host.attention scale 2.500000e-01 causal ins([[Q]], [[K]], [[V]] : memref<4x8x16xbf16>, memref<4x12x16xbf16>, memref<4x12x8xbf16>) outs([[O]] : memref<4x8x8xbf16>)
+// CHECK-NEXT: host.attention scale 1.250000e-01 ins([[Q]], [[K]], [[V]], [[M]] : memref<4x8x16xbf16>, memref<4x12x16xbf16>, memref<4x12x8xbf16>, memref<8x12xbf16>) outs([[O]] : memref<4x8x8xbf16>)
+// CHECK: host.attention scale 1.000000e+00 causal ins(%{{.*}}, %{{.*}}, %{{.*}}, [[M]] : memref<8x16xbf16, strided<[16, 1], offset: ?>>, memref<12x16xbf16, strided<[16, 1], offset: ?>>, memref<12x8xbf16, strided<[8, 1], offset: ?>>, memref<8x12xbf16>) outs(%{{.*}} : memref<8x8xbf16, strided<[8, 1], offset: ?>>)
+func.func @attention(%q: memref<4x8x16xbf16>, %k: memref<4x12x16xbf16>, %v: memref<4x12x8xbf16>,
+                     %o: memref<4x8x8xbf16>, %m: memref<8x12xbf16>, %i: index) {
+  host.attention scale 0.25 causal
+      ins(%q, %k, %v : memref<4x8x16xbf16>, memref<4x12x16xbf16>, memref<4x12x8xbf16>)
+      outs(%o : memref<4x8x8xbf16>)
+  host.attention scale 0.125
+      ins(%q, %k, %v, %m : memref<4x8x16xbf16>, memref<4x12x16xbf16>, memref<4x12x8xbf16>,
+                           memref<8x12xbf16>)
+      outs(%o : memref<4x8x8xbf16>)
+  %qi = host.select %q[0][%i] : memref<4x8x16xbf16> to memref<8x16xbf16, strided<[16, 1], offset: ?>>
+  %ki = host.select %k[0][%i] : memref<4x12x16xbf16> to memref<12x16xbf16, strided<[16, 1], offset: ?>>
+  %vi = host.select %v[0][%i] : memref<4x12x8xbf16> to memref<12x8xbf16, strided<[8, 1], offset: ?>>
+  %oi = host.select %o[0][%i] : memref<4x8x8xbf16> to memref<8x8xbf16, strided<[8, 1], offset: ?>>
+  host.attention scale 1.0 causal
+      ins(%qi, %ki, %vi, %m : memref<8x16xbf16, strided<[16, 1], offset: ?>>,
+                              memref<12x16xbf16, strided<[16, 1], offset: ?>>,
+                              memref<12x8xbf16, strided<[8, 1], offset: ?>>, memref<8x12xbf16>)
+      outs(%oi : memref<8x8xbf16, strided<[8, 1], offset: ?>>)
+  return
+}
+
 // Matmul with broadcast batch axes: a unit axis of the rhs, a unit axis of
 // the lhs, and an lhs with fewer batch axes than the rhs.
 // CHECK-LABEL: func.func @matmul_broadcast

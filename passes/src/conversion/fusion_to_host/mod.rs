@@ -67,7 +67,9 @@ use melior::{
     Context, RewriterBase,
     ir::{
         Attribute, BlockRef, Location, OperationRef, Type, Value, ValueLike,
-        attribute::IntegerAttribute, operation::OperationLike, r#type::RankedTensorType,
+        attribute::{FloatAttribute, IntegerAttribute},
+        operation::OperationLike,
+        r#type::RankedTensorType,
     },
 };
 use std::{
@@ -200,6 +202,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
             OpKind::Reduction | OpKind::Broadcast => {
                 vec![("axes", op.attribute("axes").expect("verified"))]
             }
+            OpKind::None if Op::FusionAttention.is(&op) => self.attention_attributes(op, operands),
             // A transpose's permutation; a reshape has no attribute (fill and
             // iota, the other ops of no kind, are generated elsewhere).
             OpKind::None => op
@@ -208,6 +211,28 @@ impl<'c, 'm> Lowering<'c, 'm> {
                 .unwrap_or_default(),
         };
         builder.op(&host_name, op.location(), &buffers, &attributes, &[])
+    }
+
+    /// `host.attention`'s attributes for `op`, a `fusion.attention` of
+    /// local buffers `operands`: its `scale`, or the default `1 / sqrt(D)`
+    /// of q's last axis (serial, so whole on every device), and `causal`.
+    fn attention_attributes(
+        &self,
+        op: OperationRef<'c, 'm>,
+        operands: &[Value<'c, 'm>],
+    ) -> Vec<(&'static str, Attribute<'c>)> {
+        let scale = op.attribute("scale").unwrap_or_else(|_| {
+            let d = *builders::buffer_shape(operands[0].r#type())
+                .last()
+                .expect("verified: q has rank 2 or more");
+            let scale = 1.0 / (d as f64).sqrt();
+            FloatAttribute::new(self.context, Type::float64(self.context), scale).into()
+        });
+        let mut attributes = vec![("scale", scale)];
+        if op.has_attribute("causal") {
+            attributes.push(("causal", Attribute::unit(self.context)));
+        }
+        attributes
     }
 
     /// A `fill` or `iota` into `destination`, the rank's part of `output`:

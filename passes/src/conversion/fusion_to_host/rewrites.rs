@@ -3,9 +3,10 @@
 //! families the runtime's ABI enumerates, by the ABI's names) and applied in
 //! program order by one walk of the body ([`crate::patterns::walk`]):
 //!
-//! - **compute** (the elementwise ops, transpose, reshape, broadcast): the
-//!   host op of the same name into the result's buffer, in a stream loop
-//!   where the result has a `stream` axis;
+//! - **compute** (the elementwise ops, transpose, reshape, broadcast,
+//!   attention): the host op of the same name into the result's buffer
+//!   (attention's scale resolved: its default is `1 / sqrt(D)`), in a
+//!   stream loop where the result has a `stream` axis;
 //! - **reductions** (sum, amax, matmul, linear): the same, or where the op
 //!   reduces a `didx`/`didy` axis, the local part and the collective
 //!   ([`Lowering::across_devices`]);
@@ -79,6 +80,7 @@ pub(super) fn add(set: &RewritePatternSet, context: &Context, state: &Shared, me
         fusion::TransposeOperation::name(),
         fusion::ReshapeOperation::name(),
         fusion::BroadcastOperation::name(),
+        fusion::AttentionOperation::name(),
     ]
     .map(str::to_owned);
     let unary = Unary::ALL.map(|unary| Op::FusionSet.sibling(unary.name()));
@@ -260,8 +262,8 @@ fn buffer<'c: 'm, 'm>(tensor: Value<'c, 'm>) -> Value<'c, 'm> {
     ir::operand(&cast, 0).expect("a cast has its operand")
 }
 
-/// An elementwise op, transpose, reshape or broadcast: the host op (their
-/// verifiers keep every device axis: none reduces across devices).
+/// An elementwise op, transpose, reshape, broadcast or attention: the host
+/// op (their verifiers keep every device axis: none reduces across devices).
 fn compute<'c, 'm>(lowering: &Lowering<'c, 'm>, op: OperationRef<'c, 'm>) -> Result<(), Emitted> {
     lowering.fusion_op(op, |lowering, operands| lowering.local(op, operands))
 }

@@ -12,7 +12,9 @@
 //! axis: identity for pointwise ops, copies and communications; the kept
 //! axes of a reduction; the input axes of a broadcast, whose new axes are
 //! not sliced; the input axis a transpose moves to the stream axis; the
-//! batch axes of matmul and linear, whose shared operands are not sliced. A
+//! batch axes of matmul and linear, whose shared operands are not sliced,
+//! and of attention (q, k, v; its mask is shared: the `fusion.attention`
+//! verifier keeps a stream axis off Sq, Sk, D and Dv). A
 //! matmul operand's batch axis of extent 1 that the op broadcasts along the
 //! stream axis is taken at 0, a view the same in every iteration (which
 //! `host-stream-parallelize` hoists). The axis attributes the slicing
