@@ -130,6 +130,28 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
     })
 }
 
+/// The attention entries: `bufs` are `q, k, v[, mask]` then the output,
+/// all of the entry's element type; `causal` is nonzero for causal.
+unsafe fn attention(entry: Entry, bufs: &[Buf], scale: f64, causal: i64) {
+    work(entry, (), |device| {
+        let (Entry::Attention(dtype) | Entry::AttentionMask(dtype)) = entry else {
+            unreachable!("{entry} is not an attention")
+        };
+        let typed: Vec<(Buf, DType)> = bufs.iter().map(|&buf| (buf, dtype)).collect();
+        // SAFETY: the entry's caller passes valid descriptors.
+        let mut inputs = unsafe { views(device, &typed) }?;
+        let output = inputs.pop().expect("attention entries take buffers");
+        device.compute(Kernel {
+            op: KernelOp::Attention {
+                scale,
+                causal: causal != 0,
+            },
+            inputs,
+            output,
+        })
+    })
+}
+
 /// The `host.fused` entries: the program's words, then the buffers, whose
 /// element types the program gives.
 unsafe fn fused(program: Buf, bufs: &[Buf]) {
@@ -425,6 +447,37 @@ macro_rules! entries {
             }
         }
     };
+    (@fn attention $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            q: Buf,
+            k: Buf,
+            v: Buf,
+            output: Buf,
+            scale: f64,
+            causal: i64,
+        ) {
+            unsafe { attention($entry, &[q, k, v, output], scale, causal) }
+        }
+    };
+    (@fn attention_mask $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            q: Buf,
+            k: Buf,
+            v: Buf,
+            mask: Buf,
+            output: Buf,
+            scale: f64,
+            causal: i64,
+        ) {
+            unsafe { attention($entry, &[q, k, v, mask, output], scale, causal) }
+        }
+    };
     (@fn collective $name:ident $entry:expr) => {
         /// # Safety
         /// The buffer arguments point to valid memref descriptors.
@@ -571,6 +624,12 @@ entries! {
     ternary _mlir_ciface_hir_rt_linear_bias_f32 = Entry::LinearBias(F32);
     ternary _mlir_ciface_hir_rt_linear_bias_bf16 = Entry::LinearBias(BF16);
     ternary _mlir_ciface_hir_rt_linear_bias_f16 = Entry::LinearBias(F16);
+    attention _mlir_ciface_hir_rt_attention_f32 = Entry::Attention(F32);
+    attention _mlir_ciface_hir_rt_attention_bf16 = Entry::Attention(BF16);
+    attention _mlir_ciface_hir_rt_attention_f16 = Entry::Attention(F16);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_f32 = Entry::AttentionMask(F32);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_bf16 = Entry::AttentionMask(BF16);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_f16 = Entry::AttentionMask(F16);
     collective _mlir_ciface_hir_rt_allgather_f32 = Entry::Collective(Allgather, F32);
     collective _mlir_ciface_hir_rt_allgather_bf16 = Entry::Collective(Allgather, BF16);
     collective _mlir_ciface_hir_rt_allgather_f16 = Entry::Collective(Allgather, F16);
