@@ -100,7 +100,7 @@ impl Problem<'_> {
     fn row(&self, i: usize, out: &mut [f32], scratch: &mut Scratch) {
         let Extents { sk, d, dv, .. } = self.extents;
         let query = &self.q[i * d..][..d];
-        let acc = &mut scratch.acc[..dv];
+        let acc = &mut scratch.acc;
         acc.fill(0.0);
         let (mut m, mut l) = (f32::NEG_INFINITY, 0f32);
         // Past the block holding key `i`, every key is hidden from row `i`.
