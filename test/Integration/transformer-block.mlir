@@ -2,12 +2,17 @@
 // sequence-parallel block, forward), printed small and run with hir-run
 // --check on the cpu backend at D = 1, 2, 4: LayerNorm on each device's
 // tokens, the allgather into per-head Q, K, V, causal softmax attention on
-// the local heads, the out-projection reduce-scattered back to the token
-// shards, then the MLP (allgather, FC1 with bias, gelu, FC2 reduce-scattered),
-// each with its residual. S=16 H=16 heads=4 F=32 split over every D here.
+// the local heads (one fusion.attention, or with --attention math the unfused
+// chain of matmuls and softmax), the out-projection reduce-scattered back to
+// the token shards, then the MLP (allgather, FC1 with bias, gelu, FC2
+// reduce-scattered), each with its residual. S=16 H=16 heads=4 F=32 split over
+// every D here.
 // RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 1 --dtype f32 > %t.1.mlir && hir-run -n 1 --check %t.1.mlir | FileCheck %s
 // RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.2.mlir && hir-run -n 2 --check %t.2.mlir | FileCheck %s
 // RUN: hir-bench program block --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 4 --dtype f32 > %t.4.mlir && hir-run -n 4 --check %t.4.mlir | FileCheck %s
+// The unfused attention computes the same block.
+// RUN: hir-bench program block --attention math --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 1 --dtype f32 > %t.m1.mlir && hir-run -n 1 --check %t.m1.mlir | FileCheck %s
+// RUN: hir-bench program block --attention math --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 4 --dtype f32 > %t.m4.mlir && hir-run -n 4 --check %t.m4.mlir | FileCheck %s
 // Two blocks stacked, and the default element type, bf16.
 // RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.2x2.mlir && hir-run -n 2 --check %t.2x2.mlir | FileCheck %s
 // RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 4 > %t.bf16.mlir && hir-run -n 4 --check %t.bf16.mlir | FileCheck %s
@@ -15,6 +20,8 @@
 // a function of each element's global index, whichever rank makes it.
 // RUN: hir-run -n 1 --output-dir %t.out1 %t.1.mlir
 // RUN: hir-run -n 4 --expect %t.out1 %t.4.mlir | FileCheck %s --check-prefix=SAME
+// The fused and the unfused attention agree.
+// RUN: hir-run -n 4 --expect %t.out1 %t.m4.mlir | FileCheck %s --check-prefix=SAME
 
 // CHECK: ran @blocks on {{[0-9]}} rank
 // CHECK-NEXT: result0: relative error {{.*}}: ok

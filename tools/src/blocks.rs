@@ -11,8 +11,8 @@
 //! y  = LayerNorm(x; g1, b1)                      rows on each device
 //! yg = allgather(y)                              fusion.set didx -> serial
 //! q, k, v = yg @ Wq[a], yg @ Wk[a], yg @ Wv[a]    per head a: [A, S, dh], heads split (column parallel)
-//! p  = softmax(q k^T / sqrt(dh) + causal mask)    per local head
-//! x  = x + reduce_scatter(sum_a (p v)[a] @ Wo[a]) row parallel, back to sequence shards
+//! o  = softmax(q k^T / sqrt(dh) + causal mask) v  per local head
+//! x  = x + reduce_scatter(sum_a o[a] @ Wo[a])     row parallel, back to sequence shards
 //! y  = LayerNorm(x; g2, b2); yg = allgather(y)
 //! x  = x + reduce_scatter(gelu(yg W1^T + c1) W2^T)  W1 [F, H], c1 [F] column, W2 [H, F] row parallel
 //! ```
@@ -23,13 +23,28 @@
 //! would not shard. The out-projection is a GEMM per head and a sum over the
 //! heads axis, which, split over the devices, is the reduce-scatter.
 //! LayerNorm is written with the dialect's ops (`sum`, `broadcast`, `sub`,
-//! `mul`, `rsqrt`), without its own op. The causal mask is additive, made
-//! once from two f32 `iota`s (exact positions at any S, unlike bf16's) and
-//! shared by the blocks. Q, K, V and the out-projection have no bias.
+//! `mul`, `rsqrt`), without its own op. Attention is one `fusion.attention
+//! causal` (its default scale is 1 / sqrt(dh)), or with `--attention math`
+//! the unfused chain: q scaled, `q k^T`, an additive causal mask made once
+//! from two f32 `iota`s (exact positions at any S, unlike bf16's) and shared
+//! by the blocks, the softmax as `amax`, `sub`, `exp`, `sum`, `div`, and the
+//! product with v. Q, K, V and the out-projection have no bias.
 
 use anyhow::{Result, bail};
+use hir::passes::Choice as _;
 use hir_abi::DType;
 use std::fmt::Write as _;
+
+hir::passes::choice! {
+    /// How a block computes its attention.
+    pub enum Attention {
+        /// One `fusion.attention` op (the runtime's fused kernel).
+        Fused = "fused",
+        /// The unfused chain of fusion ops: scale, `q k^T`, the causal mask,
+        /// a softmax of amax, sub, exp, sum and div, the product with v.
+        Math = "math",
+    }
+}
 
 /// The sizes of a stack of blocks.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +62,8 @@ pub struct Blocks {
     /// D: the mesh is devices `0..D`.
     pub devices: usize,
     pub dtype: DType,
+    /// How attention is written: one fused op, or the unfused chain.
+    pub attention: Attention,
 }
 
 /// One argument of a block.
@@ -114,6 +131,12 @@ struct Shared {
     inv_h: Value,
     /// `[S]` rows of LayerNorm's epsilon.
     eps: Value,
+    /// What the unfused attention needs (`--attention math`).
+    math: Option<Math>,
+}
+
+/// The constants of the unfused attention, made once.
+struct Math {
     /// `[A, S, dh]` of 1 / sqrt(dh), scaling q.
     scale: Value,
     /// `[S, S]`: 0 where a query may see a key, a large negative elsewhere.
@@ -188,13 +211,15 @@ impl Emitter<'_> {
             f,
             devices: d,
             dtype,
+            attention,
         } = *self.sizes;
         let dh = h / heads;
         let _ = writeln!(
             self.text,
             "// hir-bench program block: {blocks} Megatron sequence-parallel transformer block(s), \
-             S={s} H={h} heads={heads} F={f} D={d} {} (tools/src/blocks.rs)",
-            dtype.mlir()
+             S={s} H={h} heads={heads} F={f} D={d} {}, {} attention (tools/src/blocks.rs)",
+            dtype.mlir(),
+            attention.name()
         );
         let devices: Vec<String> = (0..d).map(|device| device.to_string()).collect();
         let _ = writeln!(self.text, "fusion.mesh @tp = [{}]", devices.join(", "));
@@ -248,13 +273,20 @@ impl Emitter<'_> {
 
     /// The values every block uses, made once.
     fn shared(&mut self) -> Shared {
+        let Blocks { s, h, .. } = *self.sizes;
+        let row = self.t(&[s], &["didx"]);
+        let inv_h = self.init("inv_h", "fill", &float(1.0 / h as f64), row.clone());
+        let eps = self.init("eps", "fill", &float(1e-5), row);
+        let math = (self.sizes.attention == Attention::Math).then(|| self.math());
+        Shared { inv_h, eps, math }
+    }
+
+    /// The constants of the unfused attention: q's scale and the causal mask.
+    fn math(&mut self) -> Math {
         let Blocks {
             s, h, heads, dtype, ..
         } = *self.sizes;
         let dh = h / heads;
-        let row = self.t(&[s], &["didx"]);
-        let inv_h = self.init("inv_h", "fill", &float(1.0 / h as f64), row.clone());
-        let eps = self.init("eps", "fill", &float(1e-5), row);
         let scale = self.init(
             "scale",
             "fill",
@@ -278,12 +310,7 @@ impl Emitter<'_> {
         let low = self.init("mask_low", "fill", &float(low), masks.clone());
         let zero = self.init("mask_zero", "fill", &float(0.0), masks.clone());
         let mask = self.op("mask", "where", &[&hidden, &low, &zero], "", masks);
-        Shared {
-            inv_h,
-            eps,
-            scale,
-            mask,
-        }
+        Math { scale, mask }
     }
 
     /// LayerNorm of `x`'s rows on each device: `(x - mean) / sqrt(var +
@@ -366,8 +393,6 @@ impl Emitter<'_> {
         let rows = self.t(&[s, h], &["didx", "serial"]);
         let whole = self.t(&[s, h], &["serial", "serial"]);
         let per_head = self.t(&[heads, s, dh], &["didx", "serial", "serial"]);
-        let scores = self.t(&[heads, s, s], &["didx", "serial", "serial"]);
-        let head_rows = self.t(&[heads, s], &["didx", "serial"]);
 
         let y = self.layer_norm(&format!("{p}_ln1"), x, &w[0], &w[1], shared);
         let gathered = self.op(&format!("{p}_yg"), "set", &[&y], "", whole.clone());
@@ -392,67 +417,16 @@ impl Emitter<'_> {
             "",
             per_head.clone(),
         );
-        let q = self.op(
-            &format!("{p}_qs"),
-            "mul",
-            &[&q, &shared.scale],
-            "",
-            per_head.clone(),
-        );
-        let kt = self.op(
-            &format!("{p}_kt"),
-            "transpose",
-            &[&k],
-            "[0, 2, 1]",
-            self.t(&[heads, dh, s], &["didx", "serial", "serial"]),
-        );
-        let logits = self.op(&format!("{p}_s"), "matmul", &[&q, &kt], "", scores.clone());
-        let mask = self.op(
-            &format!("{p}_mask"),
-            "broadcast",
-            &[&shared.mask],
-            "[0]",
-            scores.clone(),
-        );
-        let logits = self.op(
-            &format!("{p}_sm"),
-            "add",
-            &[&logits, &mask],
-            "",
-            scores.clone(),
-        );
-        let max = self.op(
-            &format!("{p}_max"),
-            "amax",
-            &[&logits],
-            "[2]",
-            head_rows.clone(),
-        );
-        let max = self.op(
-            &format!("{p}_max_b"),
-            "broadcast",
-            &[&max],
-            "[2]",
-            scores.clone(),
-        );
-        let shifted = self.op(
-            &format!("{p}_sh"),
-            "sub",
-            &[&logits, &max],
-            "",
-            scores.clone(),
-        );
-        let exp = self.op(&format!("{p}_e"), "exp", &[&shifted], "", scores.clone());
-        let total = self.op(&format!("{p}_z"), "sum", &[&exp], "[2]", head_rows);
-        let total = self.op(
-            &format!("{p}_z_b"),
-            "broadcast",
-            &[&total],
-            "[2]",
-            scores.clone(),
-        );
-        let probs = self.op(&format!("{p}_p"), "div", &[&exp, &total], "", scores);
-        let heads_out = self.op(&format!("{p}_o"), "matmul", &[&probs, &v], "", per_head);
+        let heads_out = match &shared.math {
+            None => self.op(
+                &format!("{p}_o"),
+                "attention",
+                &[&q, &k, &v],
+                "causal",
+                per_head.clone(),
+            ),
+            Some(math) => self.attention_math(&p, &q, &k, &v, math),
+        };
         let projected = self.op(
             &format!("{p}_po"),
             "matmul",
@@ -496,6 +470,78 @@ impl Emitter<'_> {
         );
         self.op(&format!("{p}_x2"), "add", &[&x, &out], "", rows)
     }
+
+    /// The unfused attention of block prefix `p`'s local heads:
+    /// `softmax(q / sqrt(dh) k^T + mask) v`, the softmax over the keys as
+    /// `exp(x - amax) / sum`.
+    fn attention_math(&mut self, p: &str, q: &Value, k: &Value, v: &Value, math: &Math) -> Value {
+        let Blocks { s, h, heads, .. } = *self.sizes;
+        let dh = h / heads;
+        let per_head = self.t(&[heads, s, dh], &["didx", "serial", "serial"]);
+        let scores = self.t(&[heads, s, s], &["didx", "serial", "serial"]);
+        let head_rows = self.t(&[heads, s], &["didx", "serial"]);
+        let q = self.op(
+            &format!("{p}_qs"),
+            "mul",
+            &[q, &math.scale],
+            "",
+            per_head.clone(),
+        );
+        let kt = self.op(
+            &format!("{p}_kt"),
+            "transpose",
+            &[k],
+            "[0, 2, 1]",
+            self.t(&[heads, dh, s], &["didx", "serial", "serial"]),
+        );
+        let logits = self.op(&format!("{p}_s"), "matmul", &[&q, &kt], "", scores.clone());
+        let mask = self.op(
+            &format!("{p}_mask"),
+            "broadcast",
+            &[&math.mask],
+            "[0]",
+            scores.clone(),
+        );
+        let logits = self.op(
+            &format!("{p}_sm"),
+            "add",
+            &[&logits, &mask],
+            "",
+            scores.clone(),
+        );
+        let max = self.op(
+            &format!("{p}_max"),
+            "amax",
+            &[&logits],
+            "[2]",
+            head_rows.clone(),
+        );
+        let max = self.op(
+            &format!("{p}_max_b"),
+            "broadcast",
+            &[&max],
+            "[2]",
+            scores.clone(),
+        );
+        let shifted = self.op(
+            &format!("{p}_sh"),
+            "sub",
+            &[&logits, &max],
+            "",
+            scores.clone(),
+        );
+        let exp = self.op(&format!("{p}_e"), "exp", &[&shifted], "", scores.clone());
+        let total = self.op(&format!("{p}_z"), "sum", &[&exp], "[2]", head_rows);
+        let total = self.op(
+            &format!("{p}_z_b"),
+            "broadcast",
+            &[&total],
+            "[2]",
+            scores.clone(),
+        );
+        let probs = self.op(&format!("{p}_p"), "div", &[&exp, &total], "", scores);
+        self.op(&format!("{p}_o"), "matmul", &[&probs, v], "", per_head)
+    }
 }
 
 /// An f64 as an MLIR float literal (which needs a `.`).
@@ -516,6 +562,7 @@ mod tests {
             f: 32,
             devices,
             dtype: DType::BF16,
+            attention: Attention::Fused,
         }
     }
 
@@ -534,6 +581,26 @@ mod tests {
         }
         // Each block adds the same number of lines.
         assert_eq!(lengths[1] - lengths[0], (lengths[2] - lengths[1]) / 2);
+    }
+
+    #[test]
+    fn attention_is_one_op_or_the_unfused_chain() {
+        let context = crate::context();
+        for (attention, fused) in [(Attention::Fused, true), (Attention::Math, false)] {
+            let text = Blocks {
+                attention,
+                ..sizes(2, 2)
+            }
+            .generate()
+            .unwrap();
+            crate::program::parse_source(&context, &text, "block").unwrap();
+            assert_eq!(
+                text.matches("fusion.attention").count(),
+                if fused { 2 } else { 0 }
+            );
+            assert_eq!(text.contains("fusion.exp"), !fused, "{attention}");
+            assert_eq!(text.contains("%mask"), !fused, "{attention}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use hir::passes::{Choice as _, StreamSync};
 use hir_abi::DType;
 use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number, positive};
-use hir_tools::blocks::Blocks;
+use hir_tools::blocks::{Attention, Blocks};
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
@@ -78,6 +78,10 @@ pub struct BlockSizes {
     /// Element type
     #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
     pub dtype: DType,
+    /// Attention as one fused op (fusion.attention), or as the unfused chain of matmuls and a
+    /// softmax (math)
+    #[arg(long, value_name = "A", default_value = "fused", value_parser = choice::<Attention>())]
+    pub attention: Attention,
 }
 
 impl BlockSizes {
@@ -91,6 +95,7 @@ impl BlockSizes {
             f: self.f,
             devices: self.devices,
             dtype: self.dtype,
+            attention: self.attention,
         }
     }
 }
@@ -475,6 +480,15 @@ mod tests {
             (3, 16, 32, 4, 64, 4)
         );
         assert_eq!(blocks.dtype, DType::F32);
+        assert_eq!(blocks.attention, Attention::Fused);
+        let Command::Program(program) =
+            parse_args(&["program", "block", "--attention", "math"]).unwrap()
+        else {
+            panic!("not program");
+        };
+        let Model::Block(block) = program.model;
+        assert_eq!(block.sizes.attention, Attention::Math);
+        assert!(parse_args(&["program", "block", "--attention", "flash"]).is_err());
         let Command::Startup(startup) = parse_args(&["startup"]).unwrap() else {
             panic!("not startup");
         };

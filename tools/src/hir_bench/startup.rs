@@ -10,6 +10,7 @@
 use crate::cli::Startup;
 use crate::provenance::Provenance;
 use anyhow::{Context as _, Result, bail};
+use hir::passes::Choice as _;
 use hir_runtime::Backend;
 use hir_tools::{jit, program};
 use melior::ir::operation::OperationLike;
@@ -237,15 +238,16 @@ fn table(options: &Startup, provenance: &Provenance, context_ms: f64, rows: &[Ro
     let _ = writeln!(
         text,
         "hir-bench startup: compile stages in ms, median of {} compiles each in a fresh context \
-         (making a context: {context_ms:.2} ms); blocks at S={} H={} heads={} F={} D={} {}; \
-         hir-lower with its default options",
+         (making a context: {context_ms:.2} ms); blocks at S={} H={} heads={} F={} D={} {}, {} \
+         attention; hir-lower with its default options",
         options.repeat,
         sizes.s,
         sizes.h,
         sizes.heads,
         sizes.f,
         sizes.devices,
-        sizes.dtype.mlir()
+        sizes.dtype.mlir(),
+        sizes.attention.name()
     );
     let _ = write!(text, "| program | ops |");
     for stage in STAGES {
