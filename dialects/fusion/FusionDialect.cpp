@@ -360,11 +360,13 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyAttention(*this, shaped(getQ()), shaped(getK()), shaped(getV()),
                              shaped(getMask()), shaped(getResult()), scale)))
     return failure();
+  int64_t rank = cast<ShapedType>(getQ().getType()).getRank();
+  if (!scale && cast<ShapedType>(getQ().getType()).getDimSize(rank - 1) == 0)
+    return emitOpError("q has D = 0, whose default scale 1 / sqrt(D) is not finite; give a scale");
   // The last two axes of each tensor, by name.
   std::pair<StringRef, Value> tensors[] = {
       {"q", getQ()}, {"k", getK()}, {"v", getV()}, {"result", getResult()}};
   StringRef inner[][2] = {{"Sq", "D"}, {"Sk", "D"}, {"Sk", "Dv"}, {"Sq", "Dv"}};
-  int64_t rank = cast<ShapedType>(getQ().getType()).getRank();
   // The batch axes' placement, from the first tensor annotated.
   std::optional<std::pair<StringRef, DistAttr>> first;
   for (auto [index, named] : llvm::enumerate(tensors)) {

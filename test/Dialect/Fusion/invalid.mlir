@@ -707,6 +707,15 @@ func.func @f(%q: tensor<8x16xf32>, %k: tensor<12x16xf32>, %v: tensor<12x8xf32>) 
 
 // -----
 
+// attention: the default scale, 1 / sqrt(D), needs D of 1 or more.
+func.func @f(%q: tensor<8x0xf32>, %k: tensor<12x0xf32>, %v: tensor<12x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'fusion.attention' op q has D = 0, whose default scale 1 / sqrt(D) is not finite; give a scale}}
+  %0 = fusion.attention %q, %k, %v : tensor<8x0xf32>, tensor<12x0xf32>, tensor<12x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
 // attention: the Sq axis is not split over devices.
 fusion.mesh @tp = [0, 1]
 func.func @f(%q: tensor<2x8x16xf32, #fusion.dist<@tp, [serial, didx, serial]>>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x8x8xf32> {
