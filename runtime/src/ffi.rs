@@ -130,6 +130,28 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
     })
 }
 
+/// The attention entries: `bufs` are `q, k, v[, mask]` then the output,
+/// all of the entry's element type; `causal` is nonzero for causal.
+unsafe fn attention(entry: Entry, bufs: &[Buf], scale: f64, causal: i64) {
+    work(entry, (), |device| {
+        let (Entry::Attention(dtype) | Entry::AttentionMask(dtype)) = entry else {
+            unreachable!("{entry} is not an attention")
+        };
+        let typed: Vec<(Buf, DType)> = bufs.iter().map(|&buf| (buf, dtype)).collect();
+        // SAFETY: the entry's caller passes valid descriptors.
+        let mut inputs = unsafe { views(device, &typed) }?;
+        let output = inputs.pop().expect("attention entries take buffers");
+        device.compute(Kernel {
+            op: KernelOp::Attention {
+                scale,
+                causal: causal != 0,
+            },
+            inputs,
+            output,
+        })
+    })
+}
+
 /// The `host.fused` entries: the program's words, then the buffers, whose
 /// element types the program gives.
 unsafe fn fused(program: Buf, bufs: &[Buf]) {
@@ -425,6 +447,37 @@ macro_rules! entries {
             }
         }
     };
+    (@fn attention $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            q: Buf,
+            k: Buf,
+            v: Buf,
+            output: Buf,
+            scale: f64,
+            causal: i64,
+        ) {
+            unsafe { attention($entry, &[q, k, v, output], scale, causal) }
+        }
+    };
+    (@fn attention_mask $name:ident $entry:expr) => {
+        /// # Safety
+        /// The buffer arguments point to valid memref descriptors.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            q: Buf,
+            k: Buf,
+            v: Buf,
+            mask: Buf,
+            output: Buf,
+            scale: f64,
+            causal: i64,
+        ) {
+            unsafe { attention($entry, &[q, k, v, mask, output], scale, causal) }
+        }
+    };
     (@fn collective $name:ident $entry:expr) => {
         /// # Safety
         /// The buffer arguments point to valid memref descriptors.
@@ -571,6 +624,12 @@ entries! {
     ternary _mlir_ciface_hir_rt_linear_bias_f32 = Entry::LinearBias(F32);
     ternary _mlir_ciface_hir_rt_linear_bias_bf16 = Entry::LinearBias(BF16);
     ternary _mlir_ciface_hir_rt_linear_bias_f16 = Entry::LinearBias(F16);
+    attention _mlir_ciface_hir_rt_attention_f32 = Entry::Attention(F32);
+    attention _mlir_ciface_hir_rt_attention_bf16 = Entry::Attention(BF16);
+    attention _mlir_ciface_hir_rt_attention_f16 = Entry::Attention(F16);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_f32 = Entry::AttentionMask(F32);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_bf16 = Entry::AttentionMask(BF16);
+    attention_mask _mlir_ciface_hir_rt_attention_mask_f16 = Entry::AttentionMask(F16);
     collective _mlir_ciface_hir_rt_allgather_f32 = Entry::Collective(Allgather, F32);
     collective _mlir_ciface_hir_rt_allgather_bf16 = Entry::Collective(Allgather, BF16);
     collective _mlir_ciface_hir_rt_allgather_f16 = Entry::Collective(Allgather, F16);
@@ -663,94 +722,4 @@ entries! {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memref::View;
-    use std::collections::HashMap;
-
-    #[test]
-    fn every_entry_has_exactly_one_symbol() {
-        let table = table();
-        let mut by_entry: HashMap<Entry, Vec<&str>> = HashMap::new();
-        for (name, entry, address) in &table {
-            assert_eq!(
-                *name,
-                entry.c_name(),
-                "the function for {entry:?} is misnamed"
-            );
-            assert!(!address.is_null());
-            by_entry.entry(*entry).or_default().push(name);
-        }
-        for entry in Entry::all() {
-            assert_eq!(by_entry.get(&entry).map(Vec::len), Some(1), "{entry:?}");
-        }
-        assert_eq!(table.len(), Entry::all().len());
-        assert_eq!(symbols().len(), table.len());
-    }
-
-    #[test]
-    fn a_transpose_reads_its_input_with_the_axes_permuted() {
-        let view = View {
-            sizes: vec![2, 3, 4],
-            strides: vec![12, 4, 1],
-            ..View::contiguous(hir_abi::DType::F32, std::ptr::null_mut(), &[2, 3, 4])
-        };
-        let moved = permuted(&view, &[2, 0, 1]).unwrap();
-        assert_eq!(
-            (moved.sizes, moved.strides),
-            (vec![4, 2, 3], vec![1, 12, 4])
-        );
-        for wrong in [&[0, 1][..], &[0, 0, 1], &[0, 1, 3]] {
-            assert!(permuted(&view, wrong).is_err(), "{wrong:?}");
-        }
-    }
-
-    #[test]
-    fn a_reshape_views_its_input_in_the_output_shape() {
-        let dtype = hir_abi::DType::F32;
-        let strided = |sizes: &[usize], strides: &[usize]| View {
-            strides: strides.to_vec(),
-            ..View::contiguous(dtype, std::ptr::null_mut(), sizes)
-        };
-        let view = |v: View| (v.sizes, v.strides);
-        // Contiguous: merged and split freely, unit axes anywhere.
-        let whole = strided(&[2, 3, 4], &[12, 4, 1]);
-        assert_eq!(
-            view(reshaped(&whole, &[6, 4]).unwrap()),
-            (vec![6, 4], vec![4, 1])
-        );
-        assert_eq!(
-            view(reshaped(&whole, &[2, 1, 12]).unwrap()),
-            (vec![2, 1, 12], vec![12, 12, 1])
-        );
-        // A stream slice [2, 4] (axis 1 at one index) of [2, 3, 4]: each axis
-        // kept, or the inner one split.
-        let slice = strided(&[2, 4], &[12, 1]);
-        assert_eq!(
-            view(reshaped(&slice, &[2, 2, 2]).unwrap()),
-            (vec![2, 2, 2], vec![12, 2, 1])
-        );
-        // Merging the slice's axes, or a transposed view's, takes a copy.
-        assert!(reshaped(&slice, &[8]).is_err());
-        assert!(reshaped(&strided(&[3, 2], &[1, 3]), &[6]).is_err());
-        assert!(reshaped(&whole, &[5, 5]).is_err());
-    }
-
-    #[test]
-    fn panics_stop_at_the_boundary_and_fail_the_rank() {
-        let world = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
-        let error = world
-            .run(|device| {
-                work(Entry::Wait, (), |_| panic!("boom"));
-                assert!(device.failed());
-                // Later work is skipped; queries still answer.
-                assert_eq!(hir_rt_alloc(0, 8), std::ptr::null_mut());
-                assert_eq!(hir_rt_stream_from_pool(3), 1);
-            })
-            .unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "rank 0: hir_rt_wait: internal error: boom"
-        );
-    }
-}
+mod tests;

@@ -95,6 +95,15 @@ pub enum KernelOp {
         axis: usize,
         offset: i64,
     },
+    /// Scaled dot-product attention of `q [B.., Sq, D]`, `k [B.., Sk, D]`,
+    /// `v [B.., Sk, Dv]` and an optional `mask [Sq, Sk]` into
+    /// `out [B.., Sq, Dv]`: `softmax(q k^T scale + mask) v` over the keys,
+    /// `causal` hiding key `j` from query `i` where `j > i`. A query that
+    /// sees no key (all hidden or -inf) gets zeros.
+    Attention {
+        scale: f64,
+        causal: bool,
+    },
 }
 
 /// A compute op with its buffers: inputs in ABI order, then the output.
@@ -123,6 +132,8 @@ impl Kernel {
             KernelOp::Linear => Entry::Linear(dtype),
             KernelOp::Fill(_) => Entry::Fill(dtype),
             KernelOp::Iota { .. } => Entry::Iota(dtype),
+            KernelOp::Attention { .. } if self.inputs.len() == 4 => Entry::AttentionMask(dtype),
+            KernelOp::Attention { .. } => Entry::Attention(dtype),
         }
     }
 
@@ -132,6 +143,7 @@ impl Kernel {
             KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
             KernelOp::Linear => 2..=3,
             KernelOp::Where => 3..=3,
+            KernelOp::Attention { .. } => 3..=4,
             KernelOp::Fill(_) | KernelOp::Iota { .. } => 0..=0,
             _ => 1..=1,
         };
@@ -238,8 +250,53 @@ impl Kernel {
                     &[&input[..input.len() - 1], &weight[..1]].concat(),
                 )
             }
+            KernelOp::Attention { scale, .. } => {
+                // The scores are f32 on every backend.
+                if !(*scale as f32).is_finite() {
+                    return Err(invalid(format!("scale {scale:?} is not a finite f32")));
+                }
+                attention_shapes(&self.inputs, output)
+            }
         }
     }
+}
+
+/// Checks `q [B.., Sq, D]`, `k [B.., Sk, D]`, `v [B.., Sk, Dv]`, the
+/// optional `mask [Sq, Sk]` and `output [B.., Sq, Dv]`: the batch axes are
+/// the same in all four, never broadcast.
+fn attention_shapes(inputs: &[View], output: &[usize]) -> Result<()> {
+    let (q, k, v) = (&inputs[0].sizes, &inputs[1].sizes, &inputs[2].sizes);
+    let rank = q.len();
+    if rank < 2 || k.len() != rank || v.len() != rank {
+        return Err(invalid(format!(
+            "q {q:?} must be [B.., Sq, D], k {k:?} [B.., Sk, D] and v {v:?} [B.., Sk, Dv], \
+             with the same batch axes B"
+        )));
+    }
+    let batch = &q[..rank - 2];
+    if &k[..rank - 2] != batch || &v[..rank - 2] != batch {
+        return Err(invalid(format!(
+            "the batch axes of q {q:?}, k {k:?} and v {v:?} differ"
+        )));
+    }
+    let (sq, d) = (q[rank - 2], q[rank - 1]);
+    let (sk, dv) = (k[rank - 2], v[rank - 1]);
+    if k[rank - 1] != d {
+        return Err(invalid(format!(
+            "q {q:?} and k {k:?} have head sizes {d} and {}",
+            k[rank - 1]
+        )));
+    }
+    if v[rank - 2] != sk {
+        return Err(invalid(format!(
+            "k {k:?} and v {v:?} have {sk} and {} keys",
+            v[rank - 2]
+        )));
+    }
+    if let Some(mask) = inputs.get(3) {
+        same_shape("mask", &mask.sizes, &[sq, sk])?;
+    }
+    same_shape("output", output, &[batch, &[sq, dv]].concat())
 }
 
 /// A collective as one rank posts it.

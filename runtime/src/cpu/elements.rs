@@ -108,6 +108,16 @@ pub(crate) fn store(view: &View, values: &[f32]) {
     }
 }
 
+/// `value` rounded to the float type `dtype`, as f32.
+pub(super) fn round(dtype: DType, value: f32) -> f32 {
+    match dtype {
+        DType::F32 => value,
+        DType::BF16 => bf16::from_f32(value).to_f32(),
+        DType::F16 => f16::from_f32(value).to_f32(),
+        DType::I32 | DType::I64 => unreachable!("integers are not computed through f32"),
+    }
+}
+
 /// Copies `from` into `to` element by element in row-major order, bit for
 /// bit; both have one element type and count.
 pub(crate) fn copy(from: &View, to: &View) {

@@ -4,6 +4,7 @@
 //! rounded to its element type as the unfused op's output buffer rounds it,
 //! so that the fused kernel gives the unfused chain's bits.
 
+use super::elements::round;
 use super::kernels::{binary, unary};
 use crate::error::Result;
 use crate::fused::FusedKernel;
@@ -14,16 +15,6 @@ use hir_abi::fused::Instr;
 
 /// Elements computed at a time: each slot holds this many values.
 const BLOCK: usize = 1024;
-
-/// `value` rounded to `dtype`, as f32.
-fn round(dtype: DType, value: f32) -> f32 {
-    match dtype {
-        DType::F32 => value,
-        DType::BF16 => bf16::from_f32(value).to_f32(),
-        DType::F16 => f16::from_f32(value).to_f32(),
-        DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
-    }
-}
 
 /// The element at `offset` of `view`, as f32.
 ///

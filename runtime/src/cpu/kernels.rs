@@ -2,7 +2,8 @@
 //! from them `super::casts`'): every kernel reads its strided inputs into
 //! contiguous f32 (the accumulation type of every dtype), computes, and
 //! writes the output view rounding once to its element type (through
-//! `super::elements`). A kernel of another type is handed on from [`run`].
+//! `super::elements`). A kernel of another type is handed on from [`run`],
+//! as is attention, `super::attention`'s.
 
 use super::elements::{
     contiguous_strides, copy, filled, iota_indices, load, projection, store, with_capacity,
@@ -233,6 +234,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             }
             values
         }
+        &KernelOp::Attention { scale, causal } => super::attention::run(kernel, scale, causal)?,
         KernelOp::Fill(_) | KernelOp::Iota { .. } => unreachable!("generated above"),
     };
     store(out, &values);

@@ -11,6 +11,7 @@
 //! entries) and what the ranks share; `world.rs` starts and runs them.
 
 mod alloc;
+mod attention;
 mod casts;
 mod comm;
 mod elements;

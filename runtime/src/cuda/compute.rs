@@ -26,6 +26,9 @@ impl CudaDevice {
             KernelOp::Broadcast(axes) => kernels.broadcast(&inputs[0], axes, output, stream),
             KernelOp::Fill(value) => kernels.fill(*value, output, stream),
             KernelOp::Iota { axis, offset } => kernels.iota(*axis, *offset, output, stream),
+            KernelOp::Attention { scale, causal } => {
+                super::attention::launch(kernel, *scale, *causal, stream)
+            }
             KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::new(state.poison);

@@ -112,18 +112,6 @@ fn compute_kernels_on_strided_views() {
         .unwrap();
 }
 
-/// Deterministic values of magnitude in `[lo, 2 lo)` and random sign: never zero.
-fn noise(seed: u64, lo: f32) -> impl Fn(usize) -> f32 {
-    move |e| {
-        let mut h = ((seed << 32) ^ e as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h ^= h >> 31;
-        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h ^= h >> 29;
-        let magnitude = lo * (1.0 + (h >> 40) as f32 / (1u64 << 24) as f32);
-        if h & 1 == 0 { magnitude } else { -magnitude }
-    }
-}
-
 #[test]
 fn matmul_accumulate_adds_the_product_to_the_output() {
     // Through the C ABI, as the lowering calls it: [B, M, K] x [K, N] into a

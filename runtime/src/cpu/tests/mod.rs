@@ -15,6 +15,7 @@ use hir_abi::{Binary, DType, Entry, ReduceKind, Reduction, Unary};
 use std::sync::Barrier;
 use std::time::Duration;
 
+mod attention;
 mod comm;
 mod kernels;
 mod memory;
@@ -63,6 +64,18 @@ fn array(dtype: DType, shape: &[usize], values: impl Fn(usize) -> f32) -> Array 
 
 fn view(array: &mut Array) -> View {
     View::contiguous(array.dtype, array.data.as_mut_ptr(), &array.shape)
+}
+
+/// Deterministic values of magnitude in `[lo, 2 lo)` and random sign: never zero.
+fn noise(seed: u64, lo: f32) -> impl Fn(usize) -> f32 {
+    move |e| {
+        let mut h = ((seed << 32) ^ e as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 31;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 29;
+        let magnitude = lo * (1.0 + (h >> 40) as f32 / (1u64 << 24) as f32);
+        if h & 1 == 0 { magnitude } else { -magnitude }
+    }
 }
 
 /// Makes the arrays buffers the rank knows, as a launcher registers its

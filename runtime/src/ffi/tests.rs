@@ -1,0 +1,92 @@
+//! The symbol table against `Entry`, the views a transpose and a reshape
+//! read through, and the C-ABI boundary's handling of panics.
+
+use super::*;
+use crate::memref::View;
+use std::collections::HashMap;
+
+#[test]
+fn every_entry_has_exactly_one_symbol() {
+    let table = table();
+    let mut by_entry: HashMap<Entry, Vec<&str>> = HashMap::new();
+    for (name, entry, address) in &table {
+        assert_eq!(
+            *name,
+            entry.c_name(),
+            "the function for {entry:?} is misnamed"
+        );
+        assert!(!address.is_null());
+        by_entry.entry(*entry).or_default().push(name);
+    }
+    for entry in Entry::all() {
+        assert_eq!(by_entry.get(&entry).map(Vec::len), Some(1), "{entry:?}");
+    }
+    assert_eq!(table.len(), Entry::all().len());
+    assert_eq!(symbols().len(), table.len());
+}
+
+#[test]
+fn a_transpose_reads_its_input_with_the_axes_permuted() {
+    let view = View {
+        sizes: vec![2, 3, 4],
+        strides: vec![12, 4, 1],
+        ..View::contiguous(hir_abi::DType::F32, std::ptr::null_mut(), &[2, 3, 4])
+    };
+    let moved = permuted(&view, &[2, 0, 1]).unwrap();
+    assert_eq!(
+        (moved.sizes, moved.strides),
+        (vec![4, 2, 3], vec![1, 12, 4])
+    );
+    for wrong in [&[0, 1][..], &[0, 0, 1], &[0, 1, 3]] {
+        assert!(permuted(&view, wrong).is_err(), "{wrong:?}");
+    }
+}
+
+#[test]
+fn a_reshape_views_its_input_in_the_output_shape() {
+    let dtype = hir_abi::DType::F32;
+    let strided = |sizes: &[usize], strides: &[usize]| View {
+        strides: strides.to_vec(),
+        ..View::contiguous(dtype, std::ptr::null_mut(), sizes)
+    };
+    let view = |v: View| (v.sizes, v.strides);
+    // Contiguous: merged and split freely, unit axes anywhere.
+    let whole = strided(&[2, 3, 4], &[12, 4, 1]);
+    assert_eq!(
+        view(reshaped(&whole, &[6, 4]).unwrap()),
+        (vec![6, 4], vec![4, 1])
+    );
+    assert_eq!(
+        view(reshaped(&whole, &[2, 1, 12]).unwrap()),
+        (vec![2, 1, 12], vec![12, 12, 1])
+    );
+    // A stream slice [2, 4] (axis 1 at one index) of [2, 3, 4]: each axis
+    // kept, or the inner one split.
+    let slice = strided(&[2, 4], &[12, 1]);
+    assert_eq!(
+        view(reshaped(&slice, &[2, 2, 2]).unwrap()),
+        (vec![2, 2, 2], vec![12, 2, 1])
+    );
+    // Merging the slice's axes, or a transposed view's, takes a copy.
+    assert!(reshaped(&slice, &[8]).is_err());
+    assert!(reshaped(&strided(&[3, 2], &[1, 3]), &[6]).is_err());
+    assert!(reshaped(&whole, &[5, 5]).is_err());
+}
+
+#[test]
+fn panics_stop_at_the_boundary_and_fail_the_rank() {
+    let world = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+    let error = world
+        .run(|device| {
+            work(Entry::Wait, (), |_| panic!("boom"));
+            assert!(device.failed());
+            // Later work is skipped; queries still answer.
+            assert_eq!(hir_rt_alloc(0, 8), std::ptr::null_mut());
+            assert_eq!(hir_rt_stream_from_pool(3), 1);
+        })
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "rank 0: hir_rt_wait: internal error: boom"
+    );
+}
