@@ -149,7 +149,10 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         Reduction(_, t) | Broadcast(t) | Transpose(t) => (vec![buf(t), buf(t), list], vec![]),
         Fill(t) => (vec![buf(t), f64], vec![]),
         Attention(t) => (vec![buf(t), buf(t), buf(t), buf(t), f64, i64], vec![]),
-        AttentionMask(t) => (vec![buf(t), buf(t), buf(t), buf(t), buf(t), f64, i64], vec![]),
+        AttentionMask(t) => (
+            vec![buf(t), buf(t), buf(t), buf(t), buf(t), f64, i64],
+            vec![],
+        ),
         Iota(t) => (vec![buf(t), i64, i64], vec![]),
         Collective(_, t) => (vec![buf(t), buf(t), i64, i64, i64, list, i64], vec![i64]),
         Send(t) | Recv(t) => (vec![buf(t), i64, list, i64], vec![i64]),

@@ -13,6 +13,8 @@
 
 #define HIR_ATT_MAX_BATCH 4
 #define HIR_LOG2E 1.4426950408889634f
+// NVRTC has no math.h for INFINITY.
+#define HIR_INF __int_as_float(0x7f800000)
 
 struct AttnTensor {
     u64 ptr;
@@ -71,7 +73,7 @@ __device__ void attention_rows(const AttnParams &p) {
         acc[i] = 0.0f;
     }
     const float scale = (float)p.scale_log2;
-    float m = -INFINITY, l = 0.0f;
+    float m = -HIR_INF, l = 0.0f;
     const i64 keys = p.causal ? min(p.sk, row + 1) : p.sk;
     for (i64 j = 0; j < keys; ++j) {
         const T *kj = k + j * p.k.row_stride;
@@ -83,7 +85,7 @@ __device__ void attention_rows(const AttnParams &p) {
         for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
         float s = dot * scale;
         if (p.mask) s += hir_mask_at<E>(p, row, j);
-        if (s == -INFINITY) continue;
+        if (s == -HIR_INF) continue;
         const float m_new = fmaxf(m, s);
         const float correction = exp2f(m - m_new);
         const float pj = exp2f(s - m_new);
@@ -109,6 +111,9 @@ __device__ void attention_rows(const AttnParams &p) {
 #define HIR_BM 128
 #define HIR_BN 64
 #define HIR_THREADS 256
+// Query rows a warp takes: one MMA row tile (two, each K and V fragment
+// feeding two MMAs, spill registers at d = 128 and measured slower).
+#define HIR_WARP_ROWS 16
 
 __device__ inline unsigned hir_smem(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -134,6 +139,13 @@ __device__ inline void hir_ldmatrix_x4_trans(unsigned addr, unsigned &r0, unsign
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                  : "r"(addr));
+}
+
+// 2^x in one instruction (-inf gives 0), as FlashAttention's exp2f under fast math.
+__device__ inline float hir_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
 }
 
 // The MMA and the packing of two f32 into one register of the element type.
@@ -190,6 +202,7 @@ __device__ void flash(const AttnParams &p) {
     constexpr int ROW = D + 8;
     constexpr int KT = D / 16;  // k-steps of Q K^T; also pairs of 8-wide output tiles
     constexpr int NT = HIR_BN / 8;
+    constexpr int MT = HIR_WARP_ROWS / 16;
     extern __shared__ __align__(16) unsigned short hir_attention_smem[];
     unsigned short *sq = hir_attention_smem;
     unsigned short *sk = sq + HIR_BM * ROW;
@@ -220,22 +233,23 @@ __device__ void flash(const AttnParams &p) {
     hir_cp_async_wait_all();
     __syncthreads();
 
-    // This warp's 16 query rows as MMA A fragments.
-    unsigned qf[KT][4];
-    #pragma unroll
-    for (int kk = 0; kk < KT; ++kk) {
-        const int r = warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
-        const int c = kk * 16 + (lane / 16) * 8;
-        hir_ldmatrix_x4(hir_smem(sq + r * ROW + c), qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
-    }
-
-    float acc[2 * KT][4];
-    #pragma unroll
-    for (int t = 0; t < 2 * KT; ++t)
-        #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[t][e] = 0.0f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-    const i64 rows[2] = {m0 + warp * 16 + lane / 4, m0 + warp * 16 + lane / 4 + 8};
+    const i64 warp_row = m0 + warp * HIR_WARP_ROWS;
+    float acc[MT][2 * KT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int t = 0; t < 2 * KT; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mt][t][e] = 0.0f;
+    // Per row tile, the thread's rows g and g + 8: running max and sum.
+    float m[MT][2], l[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            m[mt][h] = -HIR_INF;
+            l[mt][h] = 0.0f;
+        }
     const float scale = (float)p.scale_log2;
 
     for (i64 j = 0; j < n_blocks; ++j) {
@@ -249,107 +263,134 @@ __device__ void flash(const AttnParams &p) {
         const unsigned short *kt = sk + buf * HIR_BN * ROW;
         const unsigned short *vt = sv + buf * HIR_BN * ROW;
 
-        // S = Q K^T: this warp's 16 rows by the tile's 64 keys.
-        float s[NT][4];
-        #pragma unroll
-        for (int t = 0; t < NT; ++t)
-            #pragma unroll
-            for (int e = 0; e < 4; ++e) s[t][e] = 0.0f;
-        #pragma unroll
+        // S = Q K^T: this warp's 32 rows by the tile's 64 keys.
+        float s[MT][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int t = 0; t < NT; ++t)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s[mt][t][e] = 0.0f;
+#pragma unroll
         for (int kk = 0; kk < KT; ++kk) {
-            #pragma unroll
+            unsigned qa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                const int r = warp * HIR_WARP_ROWS + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+                const int c = kk * 16 + (lane / 16) * 8;
+                hir_ldmatrix_x4(hir_smem(sq + r * ROW + c), qa[mt][0], qa[mt][1], qa[mt][2], qa[mt][3]);
+            }
+#pragma unroll
             for (int np = 0; np < NT / 2; ++np) {
                 const int r = np * 16 + (lane % 8) + (lane / 16) * 8;
                 const int c = kk * 16 + ((lane / 8) % 2) * 8;
                 unsigned b0, b1, b2, b3;
                 hir_ldmatrix_x4(hir_smem(kt + r * ROW + c), b0, b1, b2, b3);
-                M::mma(s[2 * np], qf[kk], b0, b1);
-                M::mma(s[2 * np + 1], qf[kk], b2, b3);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    M::mma(s[mt][2 * np], qa[mt], b0, b1);
+                    M::mma(s[mt][2 * np + 1], qa[mt], b2, b3);
+                }
             }
         }
 
         // Scale into the log2 domain; mask; hide keys past the end or ahead.
         const i64 key0 = j * HIR_BN;
-        const bool edge = key0 + HIR_BN > p.sk || (p.causal && key0 + HIR_BN - 1 > m0 + warp * 16);
-        #pragma unroll
-        for (int t = 0; t < NT; ++t) {
-            #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const i64 row = rows[e / 2];
-                const i64 key = key0 + t * 8 + 2 * (lane % 4) + (e % 2);
-                float x = s[t][e] * scale;
-                if (p.mask && row < p.sq && key < p.sk) x += hir_mask_at<E>(p, row, key);
-                if (edge && (key >= p.sk || (p.causal && key > row))) x = -INFINITY;
-                s[t][e] = x;
+        const bool edge = key0 + HIR_BN > p.sk || (p.causal && key0 + HIR_BN - 1 > warp_row);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+            for (int t = 0; t < NT; ++t) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const i64 row = warp_row + mt * 16 + lane / 4 + (e / 2) * 8;
+                    const i64 key = key0 + t * 8 + 2 * (lane % 4) + (e % 2);
+                    float x = s[mt][t][e] * scale;
+                    if (p.mask && row < p.sq && key < p.sk) x += hir_mask_at<E>(p, row, key);
+                    if (edge && (key >= p.sk || (p.causal && key > row))) x = -HIR_INF;
+                    s[mt][t][e] = x;
+                }
             }
         }
 
-        // The running softmax of each of the thread's two rows.
-        #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float tile_max = -INFINITY;
-            #pragma unroll
-            for (int t = 0; t < NT; ++t) tile_max = fmaxf(tile_max, fmaxf(s[t][2 * h], s[t][2 * h + 1]));
-            tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-            tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-            const float m_new = fmaxf(m[h], tile_max);
-            // A row with nothing visible yet subtracts 0, not -inf.
-            const float base = m_new == -INFINITY ? 0.0f : m_new;
-            const float correction = exp2f(m[h] - base);
-            m[h] = m_new;
-            float sum = 0.0f;
-            #pragma unroll
-            for (int t = 0; t < NT; ++t) {
-                #pragma unroll
-                for (int e = 2 * h; e < 2 * h + 2; ++e) {
-                    s[t][e] = exp2f(s[t][e] - base);
-                    sum += s[t][e];
+        // The running softmax of each of the thread's rows.
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float tile_max = -HIR_INF;
+#pragma unroll
+                for (int t = 0; t < NT; ++t)
+                    tile_max = fmaxf(tile_max, fmaxf(s[mt][t][2 * h], s[mt][t][2 * h + 1]));
+                tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+                tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+                const float m_new = fmaxf(m[mt][h], tile_max);
+                // A row with nothing visible yet subtracts 0, not -inf.
+                const float base = m_new == -HIR_INF ? 0.0f : m_new;
+                const float correction = hir_exp2(m[mt][h] - base);
+                m[mt][h] = m_new;
+                float sum = 0.0f;
+#pragma unroll
+                for (int t = 0; t < NT; ++t) {
+#pragma unroll
+                    for (int e = 2 * h; e < 2 * h + 2; ++e) {
+                        s[mt][t][e] = hir_exp2(s[mt][t][e] - base);
+                        sum += s[mt][t][e];
+                    }
                 }
-            }
-            l[h] = l[h] * correction + sum;
-            #pragma unroll
-            for (int t = 0; t < 2 * KT; ++t) {
-                acc[t][2 * h] *= correction;
-                acc[t][2 * h + 1] *= correction;
+                l[mt][h] = l[mt][h] * correction + sum;
+#pragma unroll
+                for (int t = 0; t < 2 * KT; ++t) {
+                    acc[mt][t][2 * h] *= correction;
+                    acc[mt][t][2 * h + 1] *= correction;
+                }
             }
         }
 
         // O += P V, P's accumulator fragments reused as A fragments.
-        #pragma unroll
+#pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk) {
-            const unsigned a[4] = {
-                M::pack(s[2 * kk][0], s[2 * kk][1]),
-                M::pack(s[2 * kk][2], s[2 * kk][3]),
-                M::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                M::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]),
-            };
-            #pragma unroll
+            unsigned a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                a[mt][0] = M::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                a[mt][1] = M::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                a[mt][2] = M::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                a[mt][3] = M::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
+#pragma unroll
             for (int dp = 0; dp < KT; ++dp) {
                 const int r = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
                 const int c = dp * 16 + (lane / 16) * 8;
                 unsigned b0, b1, b2, b3;
                 hir_ldmatrix_x4_trans(hir_smem(vt + r * ROW + c), b0, b1, b2, b3);
-                M::mma(acc[2 * dp], a, b0, b1);
-                M::mma(acc[2 * dp + 1], a, b2, b3);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    M::mma(acc[mt][2 * dp], a[mt], b0, b1);
+                    M::mma(acc[mt][2 * dp + 1], a[mt], b2, b3);
+                }
             }
         }
         hir_cp_async_wait_all();
         __syncthreads();
     }
 
-    #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float total = l[h];
-        total += __shfl_xor_sync(0xffffffffu, total, 1);
-        total += __shfl_xor_sync(0xffffffffu, total, 2);
-        const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-        const i64 row = rows[h];
-        if (row >= p.sq) continue;
-        #pragma unroll
-        for (int t = 0; t < 2 * KT; ++t) {
-            const int col = t * 8 + 2 * (lane % 4);
-            *(unsigned *)(out + row * p.out.row_stride + col) =
-                M::pack(acc[t][2 * h] * inverse, acc[t][2 * h + 1] * inverse);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float total = l[mt][h];
+            total += __shfl_xor_sync(0xffffffffu, total, 1);
+            total += __shfl_xor_sync(0xffffffffu, total, 2);
+            const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+            const i64 row = warp_row + mt * 16 + lane / 4 + h * 8;
+            if (row >= p.sq) continue;
+#pragma unroll
+            for (int t = 0; t < 2 * KT; ++t) {
+                const int col = t * 8 + 2 * (lane % 4);
+                *(unsigned *)(out + row * p.out.row_stride + col) =
+                    M::pack(acc[mt][t][2 * h] * inverse, acc[mt][t][2 * h + 1] * inverse);
+            }
         }
     }
 }

@@ -189,8 +189,8 @@ fn function(variant: Variant) -> Result<sys::CUfunction> {
     super::kernels::load_functions(module)?;
     let name = CString::new(variant.name()).expect("no NUL");
     // SAFETY: the module stays loaded for the process.
-    let function = unsafe { cu::module::get_function(module, name) }
-        .check("finding the attention kernel")?;
+    let function =
+        unsafe { cu::module::get_function(module, name) }.check("finding the attention kernel")?;
     let shared = variant.shared_bytes();
     if shared > 48 * 1024 {
         // SAFETY: a loaded function; the device's opt-in limit is checked by the driver.
@@ -225,9 +225,9 @@ fn flash_layout(view: &View, batch_strides: &[usize]) -> bool {
     let rank = view.sizes.len();
     let aligned = 16 / view.dtype.size();
     view.strides[rank - 1] == 1
-        && view.strides[rank - 2] % aligned == 0
-        && batch_strides.iter().all(|stride| stride % aligned == 0)
-        && (view.ptr as usize) % 16 == 0
+        && view.strides[rank - 2].is_multiple_of(aligned)
+        && batch_strides.iter().all(|stride| stride.is_multiple_of(aligned))
+        && (view.ptr as usize).is_multiple_of(16)
 }
 
 /// Enqueues a validated attention kernel (`q, k, v[, mask]`, then `out`) on `stream`.
@@ -363,7 +363,8 @@ mod tests {
     /// test says why and passes). The GPU tests run them.
     #[test]
     fn every_entry_compiles() {
-        if !cudarc::nvrtc::sys::is_culib_present() {
+        // SAFETY: only tries to open the library.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             eprintln!("skipped: no NVRTC");
             return;
         }

@@ -65,7 +65,12 @@ impl Case {
 fn tensor_core_attention_matches() {
     let Some(world) = world(1, false) else { return };
     for dtype in [DType::BF16, DType::F16] {
-        for (d, sq, sk) in [(128, 200, 200), (64, 130, 300), (32, 64, 64), (96, 257, 129)] {
+        for (d, sq, sk) in [
+            (128, 200, 200),
+            (64, 130, 300),
+            (32, 64, 64),
+            (96, 257, 129),
+        ] {
             for causal in [false, true] {
                 for mask in [false, true] {
                     Case {
