@@ -1,14 +1,17 @@
-//! The cuda backend's attention: `attention.cu` (after `kernels.cu`, for its
-//! element types) compiled by NVRTC one entry at a time, on first use per
-//! (architecture, entry), and loaded once per context.
+//! The cuda backend's attention: cuDNN's fused flash attention where cuDNN
+//! is here and takes the problem (`cudnn_attention.rs`), else HIR's own
+//! kernels; `HIR_ATTENTION` ([`Path`]) picks.
 //!
-//! A bf16/f16 attention whose head dims are equal, one of [`FLASH_DIMS`],
-//! with contiguous rows aligned for 16-byte copies runs the tensor-core
-//! kernel (`hir_flash_<t>_<d>`); any other, up to [`MAX_ROWS_DIM`], runs the
+//! HIR's kernels are `attention.cu` (after `kernels.cu`, for its element
+//! types) compiled by NVRTC one entry at a time, on first use per
+//! (architecture, entry), and loaded once per context. A bf16/f16 attention
+//! whose head dims are equal, one of [`FLASH_DIMS`], with contiguous rows
+//! aligned for 16-byte copies runs the tensor-core kernel
+//! (`hir_flash_<t>_<d>`); any other, up to [`MAX_ROWS_DIM`], runs the
 //! warp-per-row kernel (`hir_attention_rows_<t>`), which takes any strides.
 
 use super::axes::coalesce;
-use super::{Check, Stream};
+use super::{Check, CudaDevice, State, Stream};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
@@ -18,7 +21,76 @@ use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use hir_abi::DType;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// Which implementation runs an attention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// cuDNN's fused attention where cuDNN is here and takes the problem,
+    /// else HIR's kernels (the default; `HIR_ATTENTION=cudnn`). Why cuDNN
+    /// did not run is logged once per reason at debug level (`tracing`).
+    Prefer,
+    /// HIR's kernels only (`HIR_ATTENTION=flash`).
+    Flash,
+    /// cuDNN only: an attention it does not run is an error (tests).
+    Cudnn,
+}
+
+/// The path forced by [`force`] (tests), as `Path as u8 + 1`; 0 for none.
+static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// The path `HIR_ATTENTION` names, read once per process; unset is
+/// [`Path::Prefer`].
+fn configured() -> Result<Path> {
+    static CONFIGURED: OnceLock<std::result::Result<Path, String>> = OnceLock::new();
+    CONFIGURED
+        .get_or_init(|| match std::env::var("HIR_ATTENTION") {
+            Err(std::env::VarError::NotPresent) => Ok(Path::Prefer),
+            Ok(value) if value == "cudnn" => Ok(Path::Prefer),
+            Ok(value) if value == "flash" => Ok(Path::Flash),
+            Ok(value) => Err(format!(
+                "HIR_ATTENTION is `{value}`; it takes `cudnn` (the default) or `flash`"
+            )),
+            Err(error) => Err(format!("HIR_ATTENTION is unreadable: {error}")),
+        })
+        .clone()
+        .map_err(Error::Invalid)
+}
+
+/// The path attentions take now.
+fn path() -> Result<Path> {
+    match FORCED.load(Ordering::Relaxed) {
+        1 => Ok(Path::Prefer),
+        2 => Ok(Path::Flash),
+        3 => Ok(Path::Cudnn),
+        _ => configured(),
+    }
+}
+
+/// While held, every attention of the process takes `path` ([`force`]).
+#[cfg(test)]
+pub(super) struct Forced {
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+#[cfg(test)]
+impl Drop for Forced {
+    fn drop(&mut self) {
+        FORCED.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Makes every attention take `path` until the guard drops, whatever
+/// `HIR_ATTENTION` says; one guard at a time (the tests that hold one run
+/// one after another).
+#[cfg(test)]
+pub(super) fn force(path: Path) -> Forced {
+    static TURN: Mutex<()> = Mutex::new(());
+    let turn = lock(&TURN);
+    FORCED.store(path as u8 + 1, Ordering::Relaxed);
+    Forced { _turn: turn }
+}
 
 /// Must match `HIR_ATT_MAX_BATCH` in `attention.cu`.
 const MAX_BATCH: usize = 4;
@@ -226,12 +298,54 @@ fn flash_layout(view: &View, batch_strides: &[usize]) -> bool {
     let aligned = 16 / view.dtype.size();
     view.strides[rank - 1] == 1
         && view.strides[rank - 2].is_multiple_of(aligned)
-        && batch_strides.iter().all(|stride| stride.is_multiple_of(aligned))
+        && batch_strides
+            .iter()
+            .all(|stride| stride.is_multiple_of(aligned))
         && (view.ptr as usize).is_multiple_of(16)
 }
 
-/// Enqueues a validated attention kernel (`q, k, v[, mask]`, then `out`) on `stream`.
-pub(super) fn launch(kernel: &Kernel, scale: f64, causal: bool, stream: Stream) -> Result<()> {
+/// Enqueues a validated attention kernel (`q, k, v[, mask]`, then `out`)
+/// on the current stream: through cuDNN or HIR's kernels, as [`path`] says.
+pub(super) fn launch(state: &mut State, kernel: &Kernel, scale: f64, causal: bool) -> Result<()> {
+    let stream = state.streams[state.current];
+    if kernel.output.numel() == 0 {
+        return Ok(());
+    }
+    let path = path()?;
+    if path != Path::Flash {
+        match through_cudnn(state, kernel, scale, causal, stream) {
+            Ok(()) => return Ok(()),
+            Err(error) if path == Path::Cudnn => return Err(error),
+            // Logged once by `cudnn_attention`; HIR's kernel runs instead.
+            Err(_) => {}
+        }
+    }
+    launch_kernel(kernel, scale, causal, stream)
+}
+
+/// Enqueues `kernel` through cuDNN's fused attention, or says why not.
+fn through_cudnn(
+    state: &mut State,
+    kernel: &Kernel,
+    scale: f64,
+    causal: bool,
+    stream: Stream,
+) -> Result<()> {
+    let prepared = state.cudnn.prepare(kernel, causal, state.capturing)?;
+    let workspace = if prepared.workspace > 0 {
+        // The current stream's cuBLASLt workspace: work on one stream is
+        // ordered, so cuDNN and cuBLASLt share it.
+        CudaDevice::workspace(state)?
+    } else {
+        0
+    };
+    state
+        .cudnn
+        .execute(&prepared, kernel, scale, stream, workspace)
+}
+
+/// Enqueues `kernel` on HIR's own attention kernels.
+fn launch_kernel(kernel: &Kernel, scale: f64, causal: bool, stream: Stream) -> Result<()> {
     let (q, k, v, out) = (
         &kernel.inputs[0],
         &kernel.inputs[1],

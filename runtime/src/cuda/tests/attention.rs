@@ -1,8 +1,37 @@
-//! Attention on the tensor-core kernel and the warp-per-row kernel against
-//! the cpu backend's blocked online softmax: tails of query and key tiles,
-//! causal and masked, batch axes, strided views, every float type.
+//! Attention on each path against the cpu backend's blocked online softmax:
+//! HIR's tensor-core and warp-per-row kernels, and cuDNN's fused attention
+//! (where cuDNN is here; forced, so a case it should take and does not
+//! fails): tails of query and key tiles, causal and masked, batch axes,
+//! strided views, every float type, rows the mask hides entirely.
 
+use super::super::attention::{Path, force};
+use super::super::cudnn;
 use super::*;
+
+/// The paths a case runs on: HIR's kernels; then cuDNN, forced, for a case
+/// cuDNN's graph takes (`cudnn_takes`), or the default selection, which
+/// falls back to HIR's kernels, for one it does not. Without cuDNN, only
+/// HIR's kernels (saying why).
+fn paths(cudnn_takes: bool) -> Vec<Path> {
+    match cudnn::available() {
+        Ok(_) if cudnn_takes => vec![Path::Flash, Path::Cudnn],
+        Ok(_) => vec![Path::Flash, Path::Prefer],
+        Err(reason) => {
+            println!("skipping cuDNN: {reason}");
+            vec![Path::Flash]
+        }
+    }
+}
+
+/// Whether cuDNN's graph takes an attention of these dense operands, with
+/// a dense `[sq, sk]` mask where `mask` (whose rows must be 16 bytes apart).
+fn cudnn_takes(dtype: DType, d: usize, dv: usize, sk: usize, mask: bool) -> bool {
+    matches!(dtype, DType::BF16 | DType::F16)
+        && d == dv
+        && d.is_multiple_of(8)
+        && d <= 128
+        && (!mask || sk.is_multiple_of(8))
+}
 
 /// `q [B.., sq, d]`, `k [B.., sk, d]`, `v [B.., sk, dv]` dense, `out` dense.
 struct Case {
@@ -38,26 +67,29 @@ impl Case {
             b(sq * sk),
         ];
         let shape = |rows: usize, cols: usize| [batch, &[rows, cols][..]].concat();
-        let name = format!(
-            "attention {dtype:?} batch {batch:?} sq {sq} sk {sk} d {d} dv {dv} causal {causal} mask {mask}"
-        );
-        compare(&name, world, &buffers, Match::Close, &|device, p| {
-            let mut inputs = vec![
-                dense(dtype, p[0], &shape(sq, d)),
-                dense(dtype, p[1], &shape(sk, d)),
-                dense(dtype, p[2], &shape(sk, dv)),
-            ];
-            if mask {
-                inputs.push(dense(dtype, p[4], &[sq, sk]));
-            }
-            let scale = 1.0 / (d as f64).sqrt();
-            run(
-                device,
-                KernelOp::Attention { scale, causal },
-                inputs,
-                dense(dtype, p[3], &shape(sq, dv)),
+        for path in paths(cudnn_takes(dtype, d, dv, sk, mask)) {
+            let _forced = force(path);
+            let name = format!(
+                "attention {dtype:?} batch {batch:?} sq {sq} sk {sk} d {d} dv {dv} causal {causal} mask {mask} [{path:?}]"
             );
-        });
+            compare(&name, world, &buffers, Match::Close, &|device, p| {
+                let mut inputs = vec![
+                    dense(dtype, p[0], &shape(sq, d)),
+                    dense(dtype, p[1], &shape(sk, d)),
+                    dense(dtype, p[2], &shape(sk, dv)),
+                ];
+                if mask {
+                    inputs.push(dense(dtype, p[4], &[sq, sk]));
+                }
+                let scale = 1.0 / (d as f64).sqrt();
+                run(
+                    device,
+                    KernelOp::Attention { scale, causal },
+                    inputs,
+                    dense(dtype, p[3], &shape(sq, dv)),
+                );
+            });
+        }
     }
 }
 
@@ -145,31 +177,83 @@ fn strided_attention_matches() {
                 len: heads * s * d,
             },
         ];
-        compare(
-            &format!("strided attention {dtype:?}"),
-            &world,
-            &buffers,
-            Match::Close,
-            &|device, p| {
-                let part = |index: usize| {
-                    view(
-                        dtype,
-                        p[0],
-                        index * heads * d,
-                        &[heads, s, d],
-                        &[d, 3 * heads * d, 1],
-                    )
-                };
+        for path in paths(cudnn_takes(dtype, d, d, s, false)) {
+            let _forced = force(path);
+            compare(
+                &format!("strided attention {dtype:?} [{path:?}]"),
+                &world,
+                &buffers,
+                Match::Close,
+                &|device, p| {
+                    let part = |index: usize| {
+                        view(
+                            dtype,
+                            p[0],
+                            index * heads * d,
+                            &[heads, s, d],
+                            &[d, 3 * heads * d, 1],
+                        )
+                    };
+                    run(
+                        device,
+                        KernelOp::Attention {
+                            scale: 0.1,
+                            causal: true,
+                        },
+                        vec![part(0), part(1), part(2)],
+                        dense(dtype, p[1], &[heads, s, d]),
+                    );
+                },
+            );
+        }
+    }
+}
+
+/// A query whose every key the mask hides (-inf) gets zeros, not NaN, on
+/// every path, as on the cpu backend (FlashAttention's convention); the other
+/// rows are as usual. Few query rows, so one wrong row fails the comparison.
+#[test]
+fn fully_masked_rows_get_zeros() {
+    let Some(world) = world(1, false) else { return };
+    let (dtype, heads, sq, sk, d, hidden) = (DType::BF16, 2, 4, 128, 64, 1);
+    let b = |len| Buffer { dtype, len };
+    let buffers = [
+        b(heads * sq * d),
+        b(heads * sk * d),
+        b(heads * sk * d),
+        b(heads * sq * d),
+        b(sq * sk),
+    ];
+    for causal in [false, true] {
+        for path in paths(true) {
+            let _forced = force(path);
+            let name =
+                format!("attention with mask row {hidden} all -inf, causal {causal} [{path:?}]");
+            compare(&name, &world, &buffers, Match::Close, &|device, p| {
+                let row = view(dtype, p[4], hidden * sk, &[sk], &[1]);
+                run(
+                    device,
+                    KernelOp::Fill(f64::NEG_INFINITY),
+                    vec![],
+                    row.clone(),
+                );
                 run(
                     device,
                     KernelOp::Attention {
-                        scale: 0.1,
-                        causal: true,
+                        scale: 0.125,
+                        causal,
                     },
-                    vec![part(0), part(1), part(2)],
-                    dense(dtype, p[1], &[heads, s, d]),
+                    vec![
+                        dense(dtype, p[0], &[heads, sq, d]),
+                        dense(dtype, p[1], &[heads, sk, d]),
+                        dense(dtype, p[2], &[heads, sk, d]),
+                        dense(dtype, p[4], &[sq, sk]),
+                    ],
+                    dense(dtype, p[3], &[heads, sq, d]),
                 );
-            },
-        );
+                // Finite again: the comparison checks every buffer is.
+                run(device, KernelOp::Fill(1.0), vec![], row);
+            });
+        }
     }
 }
