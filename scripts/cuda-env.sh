@@ -5,12 +5,16 @@
 # libcublasLt.so, then .so.<major>...), never NCCL's soname libnccl.so.2, so
 # this links each library found under site-packages or /usr/local/cuda under
 # the name cudarc tries, in a private folder put first on LD_LIBRARY_PATH.
+# Each library's own folder goes on LD_LIBRARY_PATH too: libcudnn.so.9 opens
+# its sub-libraries (libcudnn_graph.so.9, libcudnn_engines_*.so.9,
+# libcudnn_heuristic.so.9, ...) by name from there. Without cuDNN, attention
+# runs HIR's own kernels.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0) on shared machines.
 export NCCL_NVLS_ENABLE=0
 hir_libs=${HIR_CUDA_LIBS:-/tmp/hir-cuda-libs}
 mkdir -p "$hir_libs"
 hir_roots=$(python3 -c 'import site, sys; print(" ".join(site.getsitepackages() + [sys.prefix]))' 2>/dev/null)
-for hir_lib in nccl:libnccl.so.2 nvrtc:libnvrtc.so.13 cublasLt:libcublasLt.so.13; do
+for hir_lib in nccl:libnccl.so.2 nvrtc:libnvrtc.so.13 cublasLt:libcublasLt.so.13 cudnn:libcudnn.so.9; do
   hir_name=${hir_lib%%:*}
   hir_found=$(find $hir_roots /usr/local/cuda/lib64 /usr/local/cuda/targets -name "${hir_lib#*:}" 2>/dev/null | head -n 1)
   if [ -n "$hir_found" ]; then

@@ -27,7 +27,7 @@ impl CudaDevice {
             KernelOp::Fill(value) => kernels.fill(*value, output, stream),
             KernelOp::Iota { axis, offset } => kernels.iota(*axis, *offset, output, stream),
             KernelOp::Attention { scale, causal } => {
-                super::attention::launch(kernel, *scale, *causal, stream)
+                super::attention::launch(state, kernel, *scale, *causal)
             }
             KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
                 let workspace = Self::workspace(state)?;

@@ -66,6 +66,7 @@ impl CudaDevice {
             marks,
             kernels: Kernels::load(major * 10 + minor, sms as u32)?,
             blas: Blas::new()?,
+            cudnn: Default::default(),
             allocator: Allocator::new(
                 alloc::DeviceMemory {
                     poison: config.poison,

@@ -5,8 +5,10 @@
 //! A rank has the caller's stream 0 and a pool of `num_streams` streams, all
 //! non-blocking; `sync_stream` records an event and makes the current stream
 //! wait for it (`cuStreamWaitEvent`), never blocking the host. Compute runs on
-//! the current stream: cuBLASLt for matmul and linear (`blas.rs`), NVRTC
-//! kernels for the rest (`kernels.rs`). Collectives and NCCL send/recv are
+//! the current stream: cuBLASLt for matmul and linear (`blas.rs`), cuDNN's
+//! fused attention where cuDNN is here (`attention.rs` picks,
+//! `cudnn_attention.rs`), NVRTC kernels for the rest (`kernels.rs`,
+//! `attention.rs`). Collectives and NCCL send/recv are
 //! posted on the current stream too; their request is an event recorded after
 //! them, which `wait` makes the (then) current stream wait for. `cuda`
 //! transfers are CUDA-IPC copies into the peer's buffer (`ipc.rs`). See
@@ -25,6 +27,9 @@ mod blas;
 mod caller_stream;
 mod comm;
 mod compute;
+mod cudnn;
+mod cudnn_attention;
+mod cudnn_sdpa;
 mod device;
 mod export;
 mod fused;
@@ -101,6 +106,8 @@ struct State {
     workspaces: Vec<Option<sys::CUdeviceptr>>,
     kernels: Kernels,
     blas: Blas,
+    /// cuDNN's handle and attention plans (made on first use).
+    cudnn: cudnn_attention::CudnnAttention,
     allocator: Allocator,
     /// Which streams were current when: the streams a buffer can have been
     /// used on, whose events its dealloc records.

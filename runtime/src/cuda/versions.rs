@@ -15,6 +15,9 @@ pub struct Versions {
     pub cublaslt: String,
     /// `None` where `libnccl.so` is not on the library path.
     pub nccl: Option<String>,
+    /// `None` where cuDNN 9 is not on the library path (attention then runs
+    /// HIR's own kernels).
+    pub cudnn: Option<String>,
 }
 
 /// `major.minor` of CUDA's `1000 * major + 10 * minor` encoding.
@@ -63,6 +66,9 @@ pub fn versions() -> Result<Versions, String> {
         cuda: cuda_version(cudart as i64),
         cublaslt: library_version(cublaslt as i64),
         nccl,
+        cudnn: super::cudnn::available()
+            .ok()
+            .map(super::cudnn::version_string),
     })
 }
 

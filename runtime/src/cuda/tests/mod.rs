@@ -17,6 +17,7 @@ use half::{bf16, f16};
 use hir_abi::{Binary, Collective, DType, ReduceKind, Reduction, Transport, Unary};
 use std::time::Duration;
 
+mod attention;
 mod bounds;
 mod ipc;
 mod kernels;
