@@ -29,6 +29,7 @@ OPTION_SETS = [
     "p2p=cuda",
     "p2p=nccl ring-chunks=1",
     "p2p=cuda ring-chunks=2",
+    "fuse=none",
 ]
 
 

@@ -106,8 +106,8 @@ const RING_SYNC: OptionInfo = OptionInfo {
 
 const FUSE: OptionInfo = OptionInfo {
     name: "fuse",
-    description: "Pointwise fusion: none (one kernel per op) or elementwise (host-fuse-elementwise: each chain of elementwise ops one kernel)",
-    default: "none",
+    description: "Pointwise fusion: elementwise (host-fuse-elementwise: each chain of elementwise ops one kernel; the default) or none (one kernel per op)",
+    default: "elementwise",
 };
 
 /// `hir-lower`'s options, in the order `--help` lists them.
@@ -155,7 +155,7 @@ impl Default for LowerOptions {
             reduce_scatter: ReduceScatter::Whole,
             allreduce: Allreduce::Whole,
             ring_sync: StreamSync::Step,
-            fuse: Fuse::None,
+            fuse: Fuse::Elementwise,
         }
     }
 }
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn passes_follow_the_options() {
         let passes = |text| LowerOptions::parse(text).unwrap().passes();
-        let plain = passes("");
+        let plain = passes("fuse=none");
         assert!(plain.starts_with("fusion-propagate-sharding,"));
         assert!(plain.ends_with("func.func(host-insert-dealloc),func.func(host-lower-stream-for)"));
         assert!(!plain.contains("p2p-pipeline") && !plain.contains("fuse-elementwise"));
@@ -388,7 +388,7 @@ mod tests {
         );
         assert!(passes("allgather=broadcast").contains("host-broadcast-pipeline"));
         assert!(passes("reduce-scatter=reduce").contains("host-reduce-pipeline"));
-        assert!(passes("fuse=elementwise").contains("host-fuse-elementwise"));
+        assert!(passes("").contains("host-fuse-elementwise"));
         assert!(passes("num-streams=3").contains("host-stream-parallelize{num-streams=3}"));
     }
 }

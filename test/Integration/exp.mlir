@@ -1,9 +1,9 @@
 // `exp`, the elementwise op added by its .td lines, the C ABI's Unary::Exp
 // and the backends' kernels alone: it lowers through every stage and runs
 // checked against the f64 reference on 2 ranks.
-// RUN: hir-opt %S/Inputs/exp.mlir --hir-lower | FileCheck %s --check-prefix=HOST
-// RUN: hir-opt %S/Inputs/exp.mlir --hir-lower --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
-// RUN: hir-run --check -n 2 %S/Inputs/exp.mlir | FileCheck %s
+// RUN: hir-opt %S/Inputs/exp.mlir --hir-lower="fuse=none" | FileCheck %s --check-prefix=HOST
+// RUN: hir-opt %S/Inputs/exp.mlir --hir-lower="fuse=none" --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: hir-run --check --fuse none -n 2 %S/Inputs/exp.mlir | FileCheck %s
 
 // HOST: host.set_current_stream
 // HOST: host.exp ins({{.*}} : memref<1x8xbf16, strided<[32, 1], offset: ?>>)

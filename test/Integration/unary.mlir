@@ -1,9 +1,9 @@
 // tanh, abs, relu, gelu (tanh form) and rsqrt, each added like exp (.td
 // def lines, the C ABI's Unary, the backends' kernels): they lower through
 // every stage and run checked against the f64 reference on 2 ranks.
-// RUN: hir-opt %S/Inputs/unary.mlir --hir-lower | FileCheck %s --check-prefix=HOST
-// RUN: hir-opt %S/Inputs/unary.mlir --hir-lower --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
-// RUN: hir-run --check -n 2 %S/Inputs/unary.mlir | FileCheck %s
+// RUN: hir-opt %S/Inputs/unary.mlir --hir-lower="fuse=none" | FileCheck %s --check-prefix=HOST
+// RUN: hir-opt %S/Inputs/unary.mlir --hir-lower="fuse=none" --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: hir-run --check --fuse none -n 2 %S/Inputs/unary.mlir | FileCheck %s
 
 // HOST: host.tanh ins({{.*}} : memref<1x8xf32, strided<[32, 1], offset: ?>>)
 // HOST: host.gelu ins({{.*}} : memref<1x4x8xf32>)

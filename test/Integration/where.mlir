@@ -1,9 +1,9 @@
 // fusion.where / host.where with a float mask (nonzero selects lhs): it
 // lowers through every stage to hir_rt_where_T and runs checked against the
 // f64 reference on 2 ranks, on whole buffers and stream-parallel slices.
-// RUN: hir-opt %S/Inputs/where.mlir --hir-lower | FileCheck %s --check-prefix=HOST
-// RUN: hir-opt %S/Inputs/where.mlir --hir-lower --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
-// RUN: hir-run --check -n 2 %S/Inputs/where.mlir | FileCheck %s
+// RUN: hir-opt %S/Inputs/where.mlir --hir-lower="fuse=none" | FileCheck %s --check-prefix=HOST
+// RUN: hir-opt %S/Inputs/where.mlir --hir-lower="fuse=none" --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: hir-run --check --fuse none -n 2 %S/Inputs/where.mlir | FileCheck %s
 
 // HOST: host.relu ins(%[[A:.*]] : memref<1x4x8xf32>) outs(%[[M:.*]] : memref<1x4x8xf32>)
 // HOST: host.where ins(%[[M]], %{{.*}}, %{{.*}} : memref<1x4x8xf32>, memref<1x4x8xf32>, memref<1x4x8xf32>) outs(%{{.*}} : memref<1x4x8xf32>)

@@ -1,5 +1,5 @@
 // The host programs hir-lower prints for every example and every lit input,
-// in six option sets, are those kept in test/Golden/: a change to the passes
+// in seven option sets (fusion on, the default, and off), are those kept in test/Golden/: a change to the passes
 // that changes any of them shows here as a diff. After an intended change,
 // run `scripts/golden.py --update` and say in the commit why each file moved.
 // RUN: %python %S/../../scripts/golden.py --check
