@@ -173,8 +173,10 @@ hir::AxisMaps hir::reshapeAxisMaps(Operation *op) {
                      ? cast<DestinationStyleOpInterface>(op).getDpsInits()[0]
                      : op->getResult(0);
   SmallVector<int64_t> map(rankOf(inputs[0]), -1);
+  // A kept axis maps to its output axis; so does a merged or split group's
+  // outermost axis, which carries a distribution as an outer split.
   for (const ReshapeGroup &group : reshapeGroups(shape(inputs[0]), shape(output)))
-    if (group.keepsAxis())
+    if (group.inEnd > group.inBegin && group.outEnd > group.outBegin)
       map[group.inBegin] = group.outBegin;
   return withDestination(op, {map}, outputRank);
 }

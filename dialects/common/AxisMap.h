@@ -44,8 +44,10 @@ struct ReshapeGroup {
 /// one side only is a group of its own); none if the element counts differ.
 llvm::SmallVector<ReshapeGroup> reshapeGroups(llvm::ArrayRef<int64_t> input,
                                               llvm::ArrayRef<int64_t> output);
-/// A reshape's: an axis kept whole maps to its output axis; an axis merged
-/// or split maps nowhere (-1: it corresponds to no one output axis).
+/// A reshape's: an axis kept whole maps to its output axis, and so does the
+/// outermost input axis of a merged or split group, to the group's outermost
+/// output axis (a distribution there is an outer split); the group's other
+/// axes map nowhere (-1: they correspond to no one output axis).
 AxisMaps reshapeAxisMaps(mlir::Operation *op);
 
 } // namespace hir

@@ -295,12 +295,19 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape", [Pure, HIR_AxisMapOpInterface]> {
     `torch.reshape`: input and result hold as many elements, of one element
     type. The axes fall into groups, the smallest runs of input and result
     axes with equal products: an axis alone in its group on both sides is
-    kept whole and may be distributed (its parallel type moves with it); an
-    axis the reshape merges or splits must be `serial` (a located error
-    otherwise: distributing part of a merged axis is not supported).
+    kept whole and may be distributed (its parallel type moves with it). In
+    a group the reshape merges or splits, the outermost axis may be
+    distributed when it is so alike on both sides (`didx`, `didy` or `didz`,
+    never `stream`) and the group's other axes are `serial`: an outer split,
+    each device holding one contiguous run of the group's elements on both
+    sides (fusion-verify-sharding checks that the device count divides both
+    outer extents). Any other distributed axis in a group is a located error.
 
     ```mlir
     %r = fusion.reshape %x : tensor<4x8x16xf32> -> tensor<4x128xf32>
+    // [S, H] with H split over the devices, as [S, heads, dh] with the heads split.
+    %h = fusion.reshape %y : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+                          -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
     ```
   }];
   let arguments = (ins Fusion_Tensor:$input);

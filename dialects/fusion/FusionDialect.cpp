@@ -259,16 +259,19 @@ LogicalResult TransposeOp::verify() {
   return verifyPermutation(*this, shaped(getInput()), shaped(getResult()), getPermutation());
 }
 
+/// `type`'s parallel type on `axis` (`serial` without a distribution).
+static ParallelType parallelType(RankedTensorType type, int64_t axis) {
+  auto dist = dyn_cast_or_null<DistAttr>(type.getEncoding());
+  return dist ? dist.getAxes()[axis] : ParallelType::serial;
+}
+
 /// The first axis in [begin, end) that `type`'s distribution does not keep
 /// `serial`, with its parallel type.
 static std::optional<std::pair<int64_t, ParallelType>>
 distributedAxis(RankedTensorType type, int64_t begin, int64_t end) {
-  auto dist = dyn_cast_or_null<DistAttr>(type.getEncoding());
-  if (!dist)
-    return std::nullopt;
   for (int64_t axis = begin; axis < end; ++axis)
-    if (dist.getAxes()[axis] != ParallelType::serial)
-      return std::make_pair(axis, dist.getAxes()[axis]);
+    if (parallelType(type, axis) != ParallelType::serial)
+      return std::make_pair(axis, parallelType(type, axis));
   return std::nullopt;
 }
 
@@ -282,17 +285,33 @@ LogicalResult ReshapeOp::verify() {
   for (const ReshapeGroup &group : reshapeGroups(input.getShape(), result.getShape())) {
     if (group.keepsAxis())
       continue;
+    // A merged or split group may be distributed on its outermost axis, alike
+    // on both sides (an outer split: each device's shard is one contiguous run
+    // of the group's row-major elements on both sides, when the device count
+    // divides both outer extents, which fusion-verify-sharding checks).
+    bool bothSides = group.inEnd > group.inBegin && group.outEnd > group.outBegin;
+    ParallelType outer = bothSides ? parallelType(input, group.inBegin) : ParallelType::serial;
     auto fail = [&](StringRef side, std::pair<int64_t, ParallelType> axis) {
       return emitOpError() << side << " axis " << axis.first << " is "
                            << stringifyEnum(axis.second)
                            << " but the reshape merges or splits it (input axes ["
                            << group.inBegin << ", " << group.inEnd << ") to result axes ["
                            << group.outBegin << ", " << group.outEnd
-                           << ")); only an axis kept whole may be distributed";
+                           << ")); only an axis kept whole, or the outermost axis of a merged "
+                              "or split group distributed alike (didx, didy or didz) on both "
+                              "sides, may be distributed";
     };
-    if (auto axis = distributedAxis(input, group.inBegin, group.inEnd))
+    if (outer == ParallelType::stream)
+      return fail("input", {group.inBegin, outer});
+    if (bothSides && parallelType(result, group.outBegin) != outer)
+      return fail(outer == ParallelType::serial ? "result" : "input",
+                  outer == ParallelType::serial
+                      ? std::make_pair(group.outBegin, parallelType(result, group.outBegin))
+                      : std::make_pair(group.inBegin, outer));
+    int64_t skipIn = outer == ParallelType::serial ? 0 : 1;
+    if (auto axis = distributedAxis(input, group.inBegin + skipIn, group.inEnd))
       return fail("input", *axis);
-    if (auto axis = distributedAxis(result, group.outBegin, group.outEnd))
+    if (auto axis = distributedAxis(result, group.outBegin + skipIn, group.outEnd))
       return fail("result", *axis);
   }
   return success();

@@ -1,8 +1,8 @@
 // fusion.reshape through every stage: a local host.reshape (whole and on
 // stream slices), its runtime call hir_rt_reshape_T(in, out), the example
 // run checked on 4 cpu ranks (Integration/examples.mlir), and the located
-// error for a reshape that would merge a distributed axis, which
-// fusion-propagate-sharding leads to here.
+// error where fusion-propagate-sharding would carry a distributed axis into
+// a merge whose result the user annotated otherwise.
 // RUN: hir-opt %examples/reshape.mlir --hir-lower | FileCheck %s --check-prefix=HOST
 // RUN: hir-opt %examples/reshape.mlir --hir-lower --convert-host-to-llvm | FileCheck %s --check-prefix=LLVM
 // RUN: not hir-opt %s --fusion-propagate-sharding 2>&1 | FileCheck %s --check-prefix=MERGED
@@ -15,8 +15,9 @@
 // LLVM-DAG: func.func private @hir_rt_reshape_bf16(memref<*xbf16>, memref<*xbf16>) attributes {llvm.emit_c_interface}
 // LLVM: call @hir_rt_reshape_f32(
 
-// The negation's result takes x's didx axis, which the reshape merges.
-// MERGED: reshape.mlir:[[@LINE+5]]:8: error: 'fusion.reshape' op input axis 0 is didx but the reshape merges or splits it (input axes [0, 2) to result axes [0, 1)); only an axis kept whole may be distributed
+// The negation's result takes x's didx axis, which the reshape would carry
+// to its result's outer axis (an outer split), annotated serial.
+// MERGED: reshape.mlir:[[@LINE+5]]:8: error: conflicting distributions inferred for operand #0 of 'fusion.reshape': #fusion.dist<@tp, [didx, serial]> vs #fusion.dist<@tp, [serial, serial]>; annotate it
 fusion.mesh @tp = [0, 1, 2, 3]
 func.func @merged(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
     -> tensor<32xf32, #fusion.dist<@tp, [serial]>> {
