@@ -1,9 +1,11 @@
 // hir-bench's transformer blocks (tools/src/blocks.rs: Megatron-LM's
 // sequence-parallel block, forward), printed small and run with hir-run
 // --check on the cpu backend at D = 1, 2, 4: LayerNorm on each device's
-// tokens, the allgather into per-head Q, K, V, causal softmax attention on
+// tokens, the allgather into Q, K, V (one column-parallel GEMM each, its
+// split columns reshaped into split heads), causal softmax attention on
 // the local heads (one fusion.attention, or with --attention math the unfused
-// chain of matmuls and softmax), the out-projection reduce-scattered back to
+// chain of matmuls and softmax), the heads merged back, the row-parallel
+// out-projection reduce-scattered back to
 // the token shards, then the MLP (allgather, FC1 with bias, gelu, FC2
 // reduce-scattered), each with its residual. S=16 H=16 heads=4 F=32 split over
 // every D here.

@@ -10,18 +10,21 @@
 //! ```text
 //! y  = LayerNorm(x; g1, b1)                      rows on each device
 //! yg = allgather(y)                              fusion.set didx -> serial
-//! q, k, v = yg @ Wq[a], yg @ Wk[a], yg @ Wv[a]    per head a: [A, S, dh], heads split (column parallel)
+//! q, k, v = heads(yg Wq^T), heads(yg Wk^T), heads(yg Wv^T)   [A, S, dh], heads split (column parallel)
 //! o  = softmax(q k^T / sqrt(dh) + causal mask) v  per local head
-//! x  = x + reduce_scatter(sum_a o[a] @ Wo[a])     row parallel, back to sequence shards
+//! x  = x + reduce_scatter(tokens(o) Wo^T)          row parallel, back to sequence shards
 //! y  = LayerNorm(x; g2, b2); yg = allgather(y)
 //! x  = x + reduce_scatter(gelu(yg W1^T + c1) W2^T)  W1 [F, H], c1 [F] column, W2 [H, F] row parallel
 //! ```
 //!
-//! The attention weights have an explicit heads axis split over the devices
-//! (`Wq, Wk, Wv [A, H, dh]`, `Wo [A, dh, H]`, `didx` on A): a `didx` axis
-//! cannot be split by a reshape, so `[H, H]` with heads inside a merged axis
-//! would not shard. The out-projection is a GEMM per head and a sum over the
-//! heads axis, which, split over the devices, is the reduce-scatter.
+//! The attention weights are Megatron's: `Wq, Wk, Wv [H, H]` split by output
+//! rows (`didx` on axis 0, column parallel), `Wo [H, H]` split by input
+//! columns (`didx` on axis 1, row parallel). Each projection is one GEMM;
+//! `heads` is the reshape `[S, H] -> [S, A, dh]` of the split columns into
+//! split heads (an outer split, local on each device) and the transpose to
+//! `[A, S, dh]`; `tokens` the transpose back and the merge to `[S, H]`,
+//! whose split columns the out-projection contracts: its partial sums are
+//! the reduce-scatter.
 //! LayerNorm is written with the dialect's ops (`sum`, `broadcast`, `sub`,
 //! `mul`, `rsqrt`), without its own op. Attention is one `fusion.attention
 //! causal` (its default scale is 1 / sqrt(dh)), or with `--attention math`
@@ -213,7 +216,6 @@ impl Emitter<'_> {
             dtype,
             attention,
         } = *self.sizes;
-        let dh = h / heads;
         let _ = writeln!(
             self.text,
             "// hir-bench program block: {blocks} Megatron sequence-parallel transformer block(s), \
@@ -230,10 +232,10 @@ impl Emitter<'_> {
             let types = [
                 self.t(&[h], &["serial"]),
                 self.t(&[h], &["serial"]),
-                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
-                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
-                self.t(&[heads, h, dh], &["didx", "serial", "serial"]),
-                self.t(&[heads, dh, h], &["didx", "serial", "serial"]),
+                self.t(&[h, h], &["didx", "serial"]),
+                self.t(&[h, h], &["didx", "serial"]),
+                self.t(&[h, h], &["didx", "serial"]),
+                self.t(&[h, h], &["serial", "didx"]),
                 self.t(&[h], &["serial"]),
                 self.t(&[h], &["serial"]),
                 self.t(&[f, h], &["didx", "serial"]),
@@ -396,27 +398,35 @@ impl Emitter<'_> {
 
         let y = self.layer_norm(&format!("{p}_ln1"), x, &w[0], &w[1], shared);
         let gathered = self.op(&format!("{p}_yg"), "set", &[&y], "", whole.clone());
-        let q = self.op(
-            &format!("{p}_q"),
-            "matmul",
-            &[&gathered, &w[2]],
-            "",
-            per_head.clone(),
-        );
-        let k = self.op(
-            &format!("{p}_k"),
-            "matmul",
-            &[&gathered, &w[3]],
-            "",
-            per_head.clone(),
-        );
-        let v = self.op(
-            &format!("{p}_v"),
-            "matmul",
-            &[&gathered, &w[4]],
-            "",
-            per_head.clone(),
-        );
+        let columns = self.t(&[s, h], &["serial", "didx"]);
+        let token_heads = self.t(&[s, heads, dh], &["serial", "didx", "serial"]);
+        // Column parallel, one GEMM each; the local columns are whole heads.
+        let mut project = |name: &str, weight: &Value| {
+            let y = self.op(
+                &format!("{p}_{name}"),
+                "linear",
+                &[&gathered, weight],
+                "",
+                columns.clone(),
+            );
+            let y = self.op(
+                &format!("{p}_{name}_split"),
+                "reshape",
+                &[&y],
+                "",
+                token_heads.clone(),
+            );
+            self.op(
+                &format!("{p}_{name}_heads"),
+                "transpose",
+                &[&y],
+                "[1, 0, 2]",
+                per_head.clone(),
+            )
+        };
+        let q = project("q", &w[2]);
+        let k = project("k", &w[3]);
+        let v = project("v", &w[4]);
         let heads_out = match &shared.math {
             None => self.op(
                 &format!("{p}_o"),
@@ -427,18 +437,20 @@ impl Emitter<'_> {
             ),
             Some(math) => self.attention_math(&p, &q, &k, &v, math),
         };
-        let projected = self.op(
-            &format!("{p}_po"),
-            "matmul",
-            &[&heads_out, &w[5]],
-            "",
-            self.t(&[heads, s, h], &["didx", "serial", "serial"]),
+        let tokens = self.op(
+            &format!("{p}_ot"),
+            "transpose",
+            &[&heads_out],
+            "[1, 0, 2]",
+            token_heads,
         );
+        let merged = self.op(&format!("{p}_om"), "reshape", &[&tokens], "", columns);
+        // Row parallel: contracting the split columns is the reduce-scatter.
         let attention = self.op(
             &format!("{p}_attn"),
-            "sum",
-            &[&projected],
-            "[0]",
+            "linear",
+            &[&merged, &w[5]],
+            "",
             rows.clone(),
         );
         let x = self.op(
