@@ -41,6 +41,23 @@ fn current_world() -> Option<Arc<World>> {
     WORLD.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
+/// The world, or, before there is one, the default world made now: one rank
+/// on the backend of `arrays`' memory (made once, whichever threads ask).
+fn default_world(arrays: &[Vec<dlpack::Array>], pool_streams: usize) -> PyResult<Arc<World>> {
+    let mut world = WORLD.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(world) = &*world {
+        return Ok(world.clone());
+    }
+    let cuda = arrays
+        .iter()
+        .flatten()
+        .any(|array| array.memory != dlpack::Memory::Host);
+    let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
+    let made = World::threads(backend, 1, pool_streams, Duration::from_secs(60))
+        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
+    Ok(world.insert(Arc::new(made)).clone())
+}
+
 fn set_world(world: Option<World>) {
     // The old world drops outside the lock (a process rank says goodbye).
     let old = std::mem::replace(
@@ -139,25 +156,7 @@ impl Program {
             }
             arrays.push(rank);
         }
-        let world = match current_world() {
-            Some(world) => world,
-            None => {
-                let cuda = arrays
-                    .iter()
-                    .flatten()
-                    .any(|array| array.memory != dlpack::Memory::Host);
-                let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
-                let made = World::threads(
-                    backend,
-                    1,
-                    self.compiled.pool_streams(),
-                    Duration::from_secs(60),
-                )
-                .map_err(|error| HirError::new_err(format!("{error:#}")))?;
-                set_world(Some(made));
-                current_world().expect("just set")
-            }
-        };
+        let world = default_world(&arrays, self.compiled.pool_streams())?;
         let compiled = self.compiled.clone();
         let result = py.detach(|| world.run(&compiled, &arrays, streams.as_deref()));
         drop(capsules);
@@ -250,7 +249,7 @@ fn init_process(
 fn world_info() -> Option<(&'static str, usize, Vec<usize>, usize)> {
     current_world().map(|world| {
         (
-            world.runtime.backend().name(),
+            world.backend.name(),
             world.size(),
             world.local_ranks(),
             world.num_streams,

@@ -124,10 +124,9 @@ def test_a_world_of_threads_needs_every_ranks_arrays(examples):
         program(a, a)
 
 
-def test_a_failing_rank_raises_run_error_with_rank_and_op():
-    # Row 4 of a [4, 8] buffer (an index the verifier cannot see): the view
-    # overruns it.
-    host = """
+# Row 4 of a [4, 8] buffer (an index the verifier cannot see): the view
+# overruns it.
+OVERRUN = """
 func.func @overrun(%a: memref<4x8xf32>, %b: memref<8xf32>) {
   %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
@@ -139,7 +138,10 @@ func.func @overrun(%a: memref<4x8xf32>, %b: memref<8xf32>) {
   return
 }
 """
-    program = hir.compile(host)
+
+
+def test_a_failing_rank_raises_run_error_with_rank_and_op():
+    program = hir.compile(OVERRUN)
     a = np.zeros((4, 8), dtype=np.float32)
     b = np.full(8, 7.0, dtype=np.float32)
     with pytest.raises(hir.RunError) as error:

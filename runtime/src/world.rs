@@ -250,4 +250,98 @@ mod tests {
         assert_eq!(times.len(), 3);
         assert!(times.into_iter().all(|time| time.unwrap() >= 0.0));
     }
+
+    /// What one rank of [`allreduce_call`] got: the sum of `shared`, then of
+    /// `mine`.
+    type Sums = (Vec<f32>, Vec<f32>);
+
+    /// One call as a program makes it: each rank registers its arguments,
+    /// allreduces `shared` (the same array in every call) into `sums` and its
+    /// own `mine` into `totals`, and waits. Returns what each rank got.
+    fn allreduce_call(
+        world: &World,
+        shared: &[Vec<f32>],
+        mine: &[Vec<f32>],
+    ) -> std::result::Result<Vec<Sums>, RunError> {
+        use crate::memref::View;
+        use crate::ops::{CollectiveOp, Team};
+        use hir_abi::{Collective, DType, ReduceKind, Transport};
+        let ranks = world.ranks();
+        let team = Team::new(&(0..ranks as i64).collect::<Vec<_>>(), ranks).unwrap();
+        world.run(|device| {
+            let rank = device.rank();
+            let n = shared[rank].len();
+            let (mut sums, mut totals) = (vec![0f32; n], vec![0f32; n]);
+            let view = |data: *mut f32| View::contiguous(DType::F32, data.cast(), &[n]);
+            let allocations = device.allocations();
+            let (sums_at, totals_at) = (sums.as_mut_ptr(), totals.as_mut_ptr());
+            let inputs = [
+                shared[rank].as_ptr().cast_mut(),
+                mine[rank].as_ptr().cast_mut(),
+            ];
+            let _known: Vec<_> = inputs
+                .into_iter()
+                .chain([sums_at, totals_at])
+                .map(|data| allocations.register(data.cast(), n * 4).unwrap())
+                .collect();
+            // The collectives only read their inputs.
+            for (input, output) in inputs.into_iter().zip([sums_at, totals_at]) {
+                let op = CollectiveOp {
+                    op: Collective::Allreduce,
+                    kind: ReduceKind::Sum,
+                    root: 0,
+                    axis: 0,
+                    team: team.clone(),
+                    backend: Transport::Nccl,
+                    input: view(input),
+                    output: view(output),
+                };
+                let request = device.collective(op).unwrap();
+                device.wait(request).unwrap();
+            }
+            device.synchronize().unwrap();
+            (sums, totals)
+        })
+    }
+
+    #[test]
+    fn calls_from_many_threads_are_serialised_and_right() {
+        const THREADS: usize = 8;
+        const CALLS: usize = 250;
+        const RANKS: usize = 4;
+        const N: usize = 64;
+        let world = World::start(&Config::new(Backend::Cpu, RANKS, 2)).unwrap();
+        // Every call passes the same arrays as `shared`.
+        let shared: Vec<Vec<f32>> = (0..RANKS)
+            .map(|rank| (0..N).map(|e| (rank * N + e) as f32).collect())
+            .collect();
+        let shared_sum: Vec<f32> = (0..N)
+            .map(|e| (0..RANKS).map(|rank| shared[rank][e]).sum())
+            .collect();
+        std::thread::scope(|scope| {
+            for thread in 0..THREADS {
+                let (world, shared, shared_sum) = (&world, &shared, &shared_sum);
+                scope.spawn(move || {
+                    for call in 0..CALLS {
+                        let tag = (thread * CALLS + call) as f32;
+                        let mine: Vec<Vec<f32>> = (0..RANKS)
+                            .map(|rank| (0..N).map(|e| tag + (rank + e) as f32).collect())
+                            .collect();
+                        let got = allreduce_call(world, shared, &mine)
+                            .unwrap_or_else(|error| panic!("thread {thread} call {call}: {error}"));
+                        for (rank, (sums, totals)) in got.iter().enumerate() {
+                            assert_eq!(sums, shared_sum, "thread {thread} call {call} rank {rank}");
+                            let expected: Vec<f32> = (0..N)
+                                .map(|e| (0..RANKS).map(|r| mine[r][e]).sum())
+                                .collect();
+                            assert_eq!(
+                                totals, &expected,
+                                "thread {thread} call {call} rank {rank}"
+                            );
+                        }
+                    }
+                });
+            }
+        });
+    }
 }
