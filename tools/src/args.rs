@@ -32,6 +32,18 @@ pub fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
         .map_err(|_| "takes a non-negative integer".to_owned())
 }
 
+/// A count that goes into the IR (`--ring-chunks`): 0 to
+/// [`hir::passes::options::MAX_COUNT`] (2^63 - 1), as `hir-lower` takes it,
+/// never wrapped.
+pub fn ir_count(value: &str) -> Result<usize, String> {
+    hir::passes::options::count("", value, 0).map_err(|_| {
+        format!(
+            "must be an integer from 0 to {}",
+            hir::passes::options::MAX_COUNT
+        )
+    })
+}
+
 /// An integer of at least 1.
 pub fn positive(value: &str) -> Result<usize, String> {
     match number::<usize>(value)? {
@@ -115,6 +127,13 @@ mod tests {
             number::<u64>("x").unwrap_err(),
             "takes a non-negative integer"
         );
+        assert_eq!(ir_count("3").unwrap(), 3);
+        for wraps in ["9223372036854775808", "18446744073709551615", "-1"] {
+            assert_eq!(
+                ir_count(wraps).unwrap_err(),
+                "must be an integer from 0 to 9223372036854775807"
+            );
+        }
     }
 
     #[test]

@@ -182,8 +182,17 @@ impl StoreClient {
         self.rank
     }
 
-    /// The error for a lost connection.
+    /// The error for a lost connection: a response that failed its check
+    /// (tampered with on the way) is named as such; else the connection
+    /// closed, and the rank hosting the store, if one does, exited.
     fn lost(&self, error: io::Error) -> Error {
+        if error.kind() == io::ErrorKind::InvalidData {
+            return Error::Io(format!(
+                "a response from the store at {} failed its check ({error}): someone tampers \
+                 with the connection",
+                self.addr
+            ));
+        }
         match self.host {
             Some(host) if Some(host) != self.rank => Error::Peer {
                 rank: host,

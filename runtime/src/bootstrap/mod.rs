@@ -21,6 +21,8 @@ pub mod protocol;
 mod security_tests;
 pub mod store;
 #[cfg(test)]
+mod tamper_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 pub mod watchdog;
 
@@ -89,6 +91,12 @@ impl Env {
         };
         let rank = number("RANK", &rank)?;
         let world_size = number("WORLD_SIZE", &world_size)?;
+        if world_size > protocol::MAX_RANKS {
+            return Err(Error::Invalid(format!(
+                "WORLD_SIZE {world_size} is more ranks than a job may have ({})",
+                protocol::MAX_RANKS
+            )));
+        }
         if rank >= world_size {
             return Err(Error::Invalid(format!(
                 "RANK {rank} is not below WORLD_SIZE {world_size}"

@@ -447,7 +447,11 @@ fn requests(
         }
     };
     let mut goodbye = false;
-    while let Ok(frame) = read_frame(stream, MAX_FRAME, Some(&mut session)) {
+    let ended = loop {
+        let frame = match read_frame(stream, MAX_FRAME, Some(&mut session)) {
+            Ok(frame) => frame,
+            Err(error) => break Some(error),
+        };
         beat(true);
         let response = match Request::decode(&frame) {
             Err(error) => Response::Error(error.to_string()),
@@ -457,23 +461,37 @@ fn requests(
                 match handle(request, rank, &gone, shared) {
                     Some(response) => response,
                     // The client went away during a wait.
-                    None => break,
+                    None => break None,
                 }
             }
         };
         if write_frame(stream, &response.encode(), Some(&mut session)).is_err() {
-            break;
+            break None;
         }
         beat(false);
-    }
+    };
     if let Some(rank) = rank {
         let done = goodbye || shared.state().done.contains(&rank);
         if !done && !shared.closing.load(Ordering::Acquire) {
             shared.record(Failure {
                 rank,
-                what: "exited (connection closed)".into(),
+                what: ended_as(ended.as_ref()),
             });
         }
+    }
+}
+
+/// How a rank's connection that closed before its goodbye ended, for its
+/// failure: a frame that failed its check (its tag: altered, forged,
+/// replayed or reordered on the way; or over the size limit) is named as
+/// such, anything else is the rank's exit.
+fn ended_as(error: Option<&io::Error>) -> String {
+    match error {
+        Some(error) if error.kind() == io::ErrorKind::InvalidData => format!(
+            "sent the store a frame that failed its check ({error}): the store closed its \
+             connection, as it closes any that carries a tampered frame"
+        ),
+        _ => "exited (connection closed)".into(),
     }
 }
 

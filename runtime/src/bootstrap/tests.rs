@@ -291,6 +291,14 @@ fn env_reads_torchrun_variables() {
         error(&[("RANK", "x"), ("WORLD_SIZE", "2")]),
         "RANK must be a non-negative integer, not 'x'"
     );
+    assert_eq!(
+        error(&[("RANK", "0"), ("WORLD_SIZE", "18446744073709551615")]),
+        "WORLD_SIZE 18446744073709551615 is more ranks than a job may have (16777216)"
+    );
+    assert_eq!(
+        error(&[("RANK", "0"), ("WORLD_SIZE", "18446744073709551616")]),
+        "WORLD_SIZE must be a non-negative integer, not '18446744073709551616'"
+    );
     let remote = [
         ("RANK", "1"),
         ("WORLD_SIZE", "2"),
