@@ -4,8 +4,9 @@
 //! drops the connection, e.g. when full), then does the handshake of
 //! [`super::protocol`]: the client proves it knows the job's secret, the
 //! server proves it too (a stranger holding the port cannot pose as the
-//! store). A refusal (another job, a taken rank, another world size) is an
-//! error at once, naming both sides.
+//! store). A refusal (no proof of the secret: another job, or another
+//! secret; a taken rank, another world size) is an error at once, naming
+//! both sides.
 
 use super::auth::{self, Secret, Side, same_proof};
 use super::protocol::Failure;
@@ -345,17 +346,7 @@ fn handshake(
             "the server at {addr} is not a HIR store: {error}"
         )))
     })?;
-    let job = member.secret.job_id();
-    if challenge.job != job {
-        return Err(Refusal::Final(Error::Invalid(format!(
-            "the store at {addr} serves job {}, not this job {job}: two jobs were given one \
-             port, or their ranks different {}",
-            challenge.job,
-            auth::SECRET_VAR
-        ))));
-    }
     let hello = Hello {
-        job,
         nonce: auth::random().map_err(Refusal::Retry)?,
         rank: member.rank,
         world_size: member.world_size,
@@ -386,7 +377,7 @@ fn handshake(
                 .welcome_proof(&challenge.nonce, &hello.nonce, &body);
             if !same_proof(&proof, &expected) {
                 return Err(Refusal::Final(Error::Invalid(format!(
-                    "the store at {addr} did not prove that it knows job {job}'s secret: \
+                    "the store at {addr} did not prove that it knows this job's secret: \
                      something else holds its port"
                 ))));
             }

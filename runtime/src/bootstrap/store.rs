@@ -20,7 +20,7 @@
 //! | goodbye | | ok |
 //! | absent | | the ranks that never said hello |
 //!
-//! The server refuses a stranger (no proof, another job's id), a second
+//! The server refuses a stranger (no proof of the secret), a second
 //! process claiming a rank that has joined, and a world size other than
 //! the job's; the last two are failures of the job too. Blocking requests
 //! wait on the server, bounded by their timeout, and end early when any
@@ -347,27 +347,20 @@ fn handshake(stream: &mut TcpStream, shared: &Shared) -> Result<(Hello, auth::Se
     let _ = stream.set_read_timeout(Some(HANDSHAKE));
     let _ = stream.set_write_timeout(Some(HANDSHAKE));
     let nonce = auth::random().map_err(|error| format!("the store has no randomness: {error}"))?;
-    let job = shared.secret.job_id();
-    write_frame(stream, &Challenge { nonce, job }.encode(), None)
-        .map_err(|error| error.to_string())?;
+    // The nonce alone: nothing derived from the secret goes to a client
+    // before it proved that it knows the secret.
+    write_frame(stream, &Challenge { nonce }.encode(), None).map_err(|error| error.to_string())?;
     let frame = read_frame(stream, MAX_HANDSHAKE_FRAME, None)
         .map_err(|error| format!("no hello: {error}"))?;
     let (hello, body, proof) =
         Hello::decode(&frame).map_err(|error| format!("a bad hello: {error}"))?;
-    if hello.job != job {
-        return Err(format!(
-            "this store serves job {job}, not job {} of {}: two jobs were given one port, \
-             or their ranks different {}",
-            hello.job,
-            hello.who(),
-            auth::SECRET_VAR
-        ));
-    }
     let expected = shared.secret.hello_proof(&nonce, &hello.nonce, body);
     if !same_proof(&proof, &expected) {
         return Err(format!(
-            "{} did not prove that it knows job {job}'s secret",
-            hello.who()
+            "{} did not prove that it knows this job's secret: a stranger, or a rank of \
+             another job given this port, or one given another {}",
+            hello.who(),
+            auth::SECRET_VAR
         ));
     }
     admit(&hello, shared)?;

@@ -2,10 +2,11 @@
 //! handshake: a request altered or replayed on the way, and a response
 //! altered. The store closes the connection and names the tampered frame
 //! as the rank's failure (not an exit); the member names a tampered
-//! response (not the store's exit).
+//! response (not the store's exit). And a stranger's handshake gets nothing
+//! derived from the secret.
 
 use super::auth::TAG;
-use super::tests::{SECOND, client, member, server, until};
+use super::tests::{self, SECOND, client, member, server, until};
 use super::*;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -121,4 +122,58 @@ fn a_tampered_response_is_named_by_the_member() {
         "{error}"
     );
     assert!(!error.contains("exited"), "{error}");
+}
+
+/// The job id the protocol's first version sent in every challenge: the
+/// first 8 bytes of an HMAC of a fixed label under the secret.
+fn old_job_id(secret: &Secret) -> [u8; 8] {
+    use hmac::{Hmac, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.value().as_bytes()).unwrap();
+    mac.update(b"hir-store/job-id/v1");
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&mac.finalize().into_bytes()[..8]);
+    id
+}
+
+#[test]
+fn a_stranger_gets_nothing_derived_from_the_secret() {
+    use super::protocol::{
+        Challenge, Hello, MAX_HANDSHAKE_FRAME, Verdict, read_frame, write_frame,
+    };
+    let server = server();
+    let id = old_job_id(&tests::secret());
+    let hex: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
+    // The challenge is the protocol's magic and a nonce, and differs on
+    // every connection; a hello without the proof gets a refusal that
+    // names nothing of the secret.
+    let mut challenges = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.addr()).unwrap();
+        stream.set_read_timeout(Some(5 * SECOND)).unwrap();
+        let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).unwrap();
+        assert_eq!(frame.len(), 8 + auth::NONCE);
+        assert!(!frame.windows(8).any(|window| window == id));
+        let challenge = Challenge::decode(&frame).unwrap();
+        let hello = Hello {
+            nonce: [7; auth::NONCE],
+            rank: Some(1),
+            world_size: 3,
+            process: 42,
+            pid: 1,
+            host: "stranger".into(),
+            heartbeat: None,
+        };
+        write_frame(&mut stream, &hello.encode(&[0; TAG]), None).unwrap();
+        let verdict = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).unwrap();
+        assert!(!verdict.windows(8).any(|window| window == id));
+        match Verdict::decode(&verdict).unwrap() {
+            Verdict::Refused(why) => {
+                assert!(why.contains("did not prove"), "{why}");
+                assert!(!why.contains(&hex), "{why}");
+            }
+            Verdict::Welcome { .. } => panic!("a stranger was welcome"),
+        }
+        challenges.push(challenge.nonce);
+    }
+    assert_ne!(challenges[0], challenges[1]);
 }

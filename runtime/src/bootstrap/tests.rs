@@ -313,8 +313,8 @@ fn env_reads_torchrun_variables() {
         error(&remote)
     );
     assert!(
-        error(&[remote.as_slice(), &[(SECRET_VAR, "short")]].concat())
-            .starts_with("HIR_JOB_SECRET has 5 characters")
+        error(&[remote.as_slice(), &[(SECRET_VAR, "c0ffee")]].concat())
+            .starts_with("HIR_JOB_SECRET holds 24 bits, fewer than the 128")
     );
     for loopback in ["127.0.0.1", "localhost", "::1", "[::1]", "127.1.2.3"] {
         assert!(is_loopback(loopback), "{loopback}");
