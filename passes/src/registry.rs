@@ -226,6 +226,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::insert_dealloc::create()),
     },
     PassInfo {
+        argument: host::verify_loops::ARGUMENT,
+        description: "Check that every scf.for and host.stream_for with a constant step steps forward",
+        anchor: host::verify_loops::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::verify_loops::create()),
+    },
+    PassInfo {
         argument: comm::verify_requests::ARGUMENT,
         description: "Check that every !comm.request is waited for exactly once on every path",
         anchor: comm::verify_requests::ANCHOR,

@@ -373,9 +373,47 @@ impl Cursor<'_> {
     }
 }
 
+/// The bytes of the file `path`, which must be a regular file (a FIFO or a
+/// device may never end, or never start: a FIFO without a writer would
+/// block its reader), read up to the size it had when opened.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot =
+        |error: std::io::Error| Error::Io(format!("cannot read {}: {error}", path.display()));
+    // Non-blocking, so that opening a FIFO with no writer returns: the
+    // check below then refuses it (a regular file reads as ever).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let metadata = file.metadata().map_err(cannot)?;
+    if !metadata.is_file() {
+        return Err(Error::Invalid(format!(
+            "{} is not a regular file: an .npy file is read from one",
+            path.display()
+        )));
+    }
+    let size = metadata.len();
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+        .map_err(|_| Error::OutOfMemory(format!("{} bytes to read {}", size, path.display())))?;
+    file.take(size.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > size {
+        return Err(Error::Io(format!(
+            "{} grew past its {size} bytes while it was read",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
 pub fn read(path: &Path) -> Result<Array> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| Error::Io(format!("cannot read {}: {error}", path.display())))?;
+    let bytes = read_bytes(path)?;
     Array::from_npy(&bytes).map_err(|error| Error::Invalid(format!("{}: {error}", path.display())))
 }
 
@@ -487,6 +525,23 @@ mod tests {
         assert!(error(&file(dict, &[0; 16])).contains("element type '<u4'"));
         let dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }";
         assert!(error(&file(dict, &[0; 16])).contains("element type '>f4'"));
+        // Not regular files: a FIFO without a writer (whose reader would
+        // block) and a device are refused at once.
+        let fifo = std::env::temp_dir().join(format!("hir-npy-fifo-{}", std::process::id()));
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let error = read(&fifo).unwrap_err().to_string();
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(
+            error.ends_with("is not a regular file: an .npy file is read from one"),
+            "{error}"
+        );
+        let error = read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "/dev/zero is not a regular file: an .npy file is read from one"
+        );
         let missing = read(Path::new("/nonexistent/a.npy")).unwrap_err();
         assert!(
             missing

@@ -22,6 +22,13 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// How much longer than the server may hold a request (its wait, at most
+/// the job's timeout) a client waits for the response: past it, the store
+/// is not responding (its host is stopped, or unreachable). One request
+/// waits at most its wait plus this; the connection is then given up, so
+/// that the requests after it fail at once.
+pub const SLACK: Duration = Duration::from_secs(5);
+
 /// Who connects: a member of the job whose secret is `secret`, of
 /// `world_size` ranks, as rank `rank` (`None`: not a rank).
 #[derive(Clone, Debug)]
@@ -95,7 +102,8 @@ enum Refusal {
 /// A connection to the store. Requests are serialized: a thread that needs
 /// to block on its own (a watchdog) opens a connection of its own.
 pub struct StoreClient {
-    connection: Mutex<(TcpStream, auth::Session)>,
+    /// The connection and its session, or why it was given up.
+    connection: Mutex<Result<(TcpStream, auth::Session), Error>>,
     addr: String,
     rank: Option<usize>,
     /// The rank whose process hosts the server, if a rank does.
@@ -153,11 +161,17 @@ impl StoreClient {
                 })
                 .and_then(|resolved| TcpStream::connect_timeout(&resolved, Duration::from_secs(1)))
                 .map_err(Refusal::Retry)
-                .and_then(|stream| handshake(stream, addr, member, heartbeat));
+                .and_then(|stream| {
+                    // Within the connect's own deadline: a store whose host is
+                    // stopped accepts (the kernel does) but never answers.
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let limit = HANDSHAKE.min(left).max(Duration::from_millis(100));
+                    handshake(stream, addr, member, heartbeat, limit)
+                });
             match attempt {
                 Ok((stream, session)) => {
                     return Ok(StoreClient {
-                        connection: Mutex::new((stream, session)),
+                        connection: Mutex::new(Ok((stream, session))),
                         addr: addr.to_string(),
                         rank: member.rank,
                         host,
@@ -184,15 +198,35 @@ impl StoreClient {
     }
 
     /// The error for a lost connection: a response that failed its check
-    /// (tampered with on the way) is named as such; else the connection
-    /// closed, and the rank hosting the store, if one does, exited.
+    /// (tampered with on the way) and a store that stopped answering are
+    /// named as such; else the connection closed, and the rank hosting the
+    /// store, if one does, exited.
     fn lost(&self, error: io::Error) -> Error {
+        let addr = &self.addr;
         if error.kind() == io::ErrorKind::InvalidData {
             return Error::Io(format!(
-                "a response from the store at {} failed its check ({error}): someone tampers \
-                 with the connection",
-                self.addr
+                "a response from the store at {addr} failed its check ({error}): someone \
+                 tampers with the connection"
             ));
+        }
+        if matches!(
+            error.kind(),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+        ) {
+            let silent = format!(
+                "did not answer within the request's wait and {}s of slack (stopped, or its \
+                 host unreachable)",
+                SLACK.as_secs()
+            );
+            return match self.host {
+                Some(host) if Some(host) != self.rank => Error::Peer {
+                    rank: host,
+                    what: format!("is not responding: the store it hosts at {addr} {silent}"),
+                },
+                _ => Error::Io(format!(
+                    "the store at {addr} is not responding: it {silent}"
+                )),
+            };
         }
         match self.host {
             Some(host) if Some(host) != self.rank => Error::Peer {
@@ -211,16 +245,32 @@ impl StoreClient {
 
     /// Sends `request` and reads the response; `blocks` is how long the
     /// server may hold it.
+    ///
+    /// A connection that failed once (no response in time, a frame that
+    /// failed its check, a close) is given up: a late response would be
+    /// read as the next request's. Every later request fails at once with
+    /// the same error.
     fn call(&self, request: Request, blocks: Duration) -> Result<Response> {
         let mut connection = lock(&self.connection);
-        let (stream, session) = &mut *connection;
-        let slack = Duration::from_secs(30);
-        let _ = stream.set_write_timeout(Some(slack));
-        let _ = stream.set_read_timeout(Some(blocks.saturating_add(slack)));
-        write_frame(stream, &request.encode(), Some(session)).map_err(|error| self.lost(error))?;
-        let frame =
-            read_frame(stream, MAX_FRAME, Some(session)).map_err(|error| self.lost(error))?;
-        match Response::decode(&frame).map_err(|error| self.lost(error))? {
+        let (stream, session) = match &mut *connection {
+            Ok(open) => open,
+            Err(lost) => return Err(lost.clone()),
+        };
+        let _ = stream.set_write_timeout(Some(SLACK));
+        let _ = stream.set_read_timeout(Some(blocks.saturating_add(SLACK)));
+        let frame = write_frame(stream, &request.encode(), Some(session))
+            .and_then(|()| read_frame(stream, MAX_FRAME, Some(session)))
+            .and_then(|frame| Response::decode(&frame));
+        let response = match frame {
+            Ok(response) => response,
+            Err(error) => {
+                let error = self.lost(error);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                *connection = Err(error.clone());
+                return Err(error);
+            }
+        };
+        match response {
             Response::Error(message) => Err(Error::Io(format!(
                 "the store at {} refused a request: {message}",
                 self.addr
@@ -330,16 +380,18 @@ impl StoreClient {
     }
 }
 
-/// The client's side of the handshake.
+/// The client's side of the handshake, each read and write waiting at most
+/// `limit`.
 fn handshake(
     mut stream: TcpStream,
     addr: &str,
     member: &Member,
     heartbeat: Option<Duration>,
+    limit: Duration,
 ) -> std::result::Result<(TcpStream, auth::Session), Refusal> {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE));
-    let _ = stream.set_write_timeout(Some(HANDSHAKE));
+    let _ = stream.set_read_timeout(Some(limit));
+    let _ = stream.set_write_timeout(Some(limit));
     let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
     let challenge = Challenge::decode(&frame).map_err(|error| {
         Refusal::Final(Error::Io(format!(

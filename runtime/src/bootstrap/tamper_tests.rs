@@ -2,8 +2,9 @@
 //! handshake: a request altered or replayed on the way, and a response
 //! altered. The store closes the connection and names the tampered frame
 //! as the rank's failure (not an exit); the member names a tampered
-//! response (not the store's exit). And a stranger's handshake gets nothing
-//! derived from the secret.
+//! response (not the store's exit), and a store that stops answering as
+//! not responding, within the request's wait and the client's slack. And a
+//! stranger's handshake gets nothing derived from the secret.
 
 use super::auth::TAG;
 use super::tests::{self, SECOND, client, member, server, until};
@@ -20,6 +21,8 @@ enum Tamper {
     ReplayRequest,
     /// Flips a bit of the store's first response.
     AlterResponse,
+    /// Passes no response at all, as a stopped store's host would.
+    Silence,
 }
 
 /// One whole frame as it travels: its length, payload and, after the
@@ -37,7 +40,8 @@ fn raw_frame(stream: &mut TcpStream, tagged: bool) -> std::io::Result<Vec<u8>> {
 fn forward(mut from: TcpStream, mut to: TcpStream, tamper: Option<Tamper>) {
     let mut first = true;
     while let Ok(mut frame) = raw_frame(&mut from, true) {
-        let times = match tamper.filter(|_| first) {
+        let times = match tamper.filter(|&tamper| first || tamper == Tamper::Silence) {
+            Some(Tamper::Silence) => 0,
             Some(Tamper::ReplayRequest) => 2,
             Some(_) => {
                 frame[4] ^= 1;
@@ -70,8 +74,9 @@ fn proxy(store: SocketAddr, tamper: Tamper) -> SocketAddr {
             streams[to].write_all(&frame).unwrap();
         }
         let (up, down) = (member.try_clone().unwrap(), store.try_clone().unwrap());
-        let requests = (tamper != Tamper::AlterResponse).then_some(tamper);
-        let responses = (tamper == Tamper::AlterResponse).then_some(tamper);
+        let on_responses = matches!(tamper, Tamper::AlterResponse | Tamper::Silence);
+        let requests = (!on_responses).then_some(tamper);
+        let responses = on_responses.then_some(tamper);
         let thread = std::thread::spawn(move || forward(up, down, requests));
         forward(store, member, responses);
         let _ = thread.join();
@@ -107,6 +112,34 @@ fn a_tampered_or_replayed_request_is_named_as_such() {
             None => panic!("no failure"),
         }
     }
+}
+
+#[test]
+fn a_silent_store_is_not_responding_within_the_wait_and_slack() {
+    use super::client::SLACK;
+    let server = server();
+    let addr = proxy(server.addr(), Tamper::Silence).to_string();
+    // Rank 0 hosts the store, as in a job without a launcher.
+    let rank = StoreClient::connect(&addr, &member(Some(1)), Some(0), 5 * SECOND).unwrap();
+    let start = std::time::Instant::now();
+    let error = rank.get(&["never".to_string()], SECOND).unwrap_err();
+    let took = start.elapsed();
+    assert!(
+        took >= SECOND + SLACK && took < SECOND + SLACK + 2 * SECOND,
+        "{took:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "gave up: rank 0 is not responding: the store it hosts at {addr} did not answer \
+             within the request's wait and 5s of slack (stopped, or its host unreachable)"
+        )
+    );
+    // The connection is given up: the next request fails at once, rather
+    // than wait again (or read the late response as its own).
+    let start = std::time::Instant::now();
+    assert_eq!(rank.set("x", b"value").unwrap_err(), error);
+    assert!(start.elapsed() < SECOND / 10);
 }
 
 #[test]

@@ -114,12 +114,8 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let mut inputs = Vec::new();
     for (index, path) in latest {
         // One read gives both the array and the bytes its hash is of.
-        let contents = std::fs::read(path).map_err(|error| {
-            anyhow!(
-                "--input arg{index}: cannot read {}: {error}",
-                path.display()
-            )
-        })?;
+        let contents =
+            npy::read_bytes(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
         let array = npy::Array::from_npy(&contents)
             .map_err(|error| anyhow!("--input arg{index}: {}: {error}", path.display()))?;
         let mut file = Fnv::default();
