@@ -8,6 +8,7 @@
 //! secret; a taken rank, another world size) is an error at once, naming
 //! both sides.
 
+use super::admission::Deadline;
 use super::auth::{self, Secret, Side, same_proof};
 use super::protocol::Failure;
 use super::protocol::{
@@ -380,19 +381,17 @@ impl StoreClient {
     }
 }
 
-/// The client's side of the handshake, each read and write waiting at most
-/// `limit`.
+/// The client's side of the handshake, within `limit` in all.
 fn handshake(
-    mut stream: TcpStream,
+    stream: TcpStream,
     addr: &str,
     member: &Member,
     heartbeat: Option<Duration>,
     limit: Duration,
 ) -> std::result::Result<(TcpStream, auth::Session), Refusal> {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(limit));
-    let _ = stream.set_write_timeout(Some(limit));
-    let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
+    let mut timed = Deadline::new(&stream, limit);
+    let frame = read_frame(&mut timed, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
     let challenge = Challenge::decode(&frame).map_err(|error| {
         Refusal::Final(Error::Io(format!(
             "the server at {addr} is not a HIR store: {error}"
@@ -411,8 +410,8 @@ fn handshake(
     let proof = member
         .secret
         .hello_proof(&challenge.nonce, &hello.nonce, &body);
-    write_frame(&mut stream, &hello.encode(&proof), None).map_err(Refusal::Retry)?;
-    let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
+    write_frame(&mut timed, &hello.encode(&proof), None).map_err(Refusal::Retry)?;
+    let frame = read_frame(&mut timed, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
     let verdict = Verdict::decode(&frame).map_err(|error| {
         Refusal::Final(Error::Io(format!(
             "a bad answer from the store at {addr}: {error}"

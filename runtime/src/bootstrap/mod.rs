@@ -12,8 +12,11 @@
 //! - [`watchdog`]: the thread that turns a hang or a peer's failure into
 //!   this rank's error and keeps the process from hanging.
 
+mod admission;
 pub mod auth;
 mod client;
+#[cfg(test)]
+mod flood_tests;
 #[cfg(test)]
 pub(crate) mod process_tests;
 pub mod protocol;

@@ -328,8 +328,8 @@ fn closed_connections_are_forgotten_and_floods_bounded() {
         after <= before + 16,
         "{before} descriptors before, {after} after"
     );
-    // Strangers holding handshakes open get at most MAX_UNPROVEN of them;
-    // the others are closed at once.
+    // Strangers holding handshakes open get at most MAX_UNPROVEN of them:
+    // each newcomer past them closes the oldest.
     let idle: Vec<TcpStream> = (0..MAX_UNPROVEN + 40)
         .map(|_| TcpStream::connect(server.addr()).unwrap())
         .collect();
