@@ -12,6 +12,7 @@ mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
 use hir_runtime::Backend;
+use hir_runtime::world::{MAX_RANKS, MAX_STREAMS};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -216,6 +217,18 @@ fn compile_program(
 fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f64) -> PyResult<()> {
     let backend = backend(backend_name)?;
     let timeout = timeout(timeout_s)?;
+    // Bounded as `hir-run -n` and `--num-streams` are: the ranks' threads
+    // and tables of a larger world would not fit in memory.
+    if !(1..=MAX_RANKS).contains(&world_size) {
+        return Err(PyValueError::new_err(format!(
+            "world_size must be from 1 to {MAX_RANKS}, not {world_size}"
+        )));
+    }
+    if !(1..=MAX_STREAMS).contains(&num_streams) {
+        return Err(PyValueError::new_err(format!(
+            "num_streams must be from 1 to {MAX_STREAMS}, not {num_streams}"
+        )));
+    }
     set_world(None);
     let world = World::threads(backend, world_size, num_streams, timeout)
         .map_err(|error| HirError::new_err(format!("{error:#}")))?;

@@ -116,6 +116,19 @@ def test_wrong_shape_dtype_count_and_layout_are_errors():
         program(a, a.astype(np.uint8))
 
 
+def test_world_sizes_are_bounded_as_hir_run_n_is():
+    # A world too large for memory is a ValueError, not the end of the
+    # interpreter; the world before it is kept.
+    hir.init(world_size=2)
+    with pytest.raises(ValueError, match="world_size must be from 1 to 1024, not 1099511627776"):
+        hir.init(world_size=2**40)
+    with pytest.raises(ValueError, match="world_size must be from 1 to 1024, not 0"):
+        hir.init(world_size=0)
+    with pytest.raises(ValueError, match="num_streams must be from 1 to 1024, not 1048576"):
+        hir.init(world_size=2, num_streams=2**20)
+    assert hir.world()["world_size"] == 2
+
+
 def test_a_world_of_threads_needs_every_ranks_arrays(examples):
     hir.init(world_size=2, backend="cpu")
     program = hir.compile(examples / "binary.mlir")

@@ -10,6 +10,13 @@ use std::path::Path;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+/// The most ranks a world of this process starts (`hir-run -n`, Python's
+/// `hir.init`): far above the GPUs of a host, far below what the ranks'
+/// threads and tables would need of memory.
+pub const MAX_RANKS: usize = 1024;
+/// The most streams a rank's pool holds.
+pub const MAX_STREAMS: usize = 1024;
+
 /// A runtime backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
@@ -98,8 +105,16 @@ impl Graphs {
 }
 
 impl World {
-    /// Starts the ranks `config` describes, all in this process.
+    /// Starts the ranks `config` describes, all in this process: at most
+    /// [`MAX_RANKS`] ranks of at most [`MAX_STREAMS`] pool streams.
     pub fn start(config: &Config) -> Result<World> {
+        if config.ranks > MAX_RANKS || config.num_streams > MAX_STREAMS {
+            return Err(crate::error::Error::Invalid(format!(
+                "a world of {} ranks of {} pool streams each is larger than a world may be \
+                 ({MAX_RANKS} ranks, {MAX_STREAMS} streams)",
+                config.ranks, config.num_streams
+            )));
+        }
         match config.backend {
             Backend::Cpu => cpu::World::new(cpu::Config {
                 trace: config.trace,
@@ -237,6 +252,17 @@ mod tests {
             assert_eq!(Backend::from_name(backend.name()), Some(backend));
         }
         assert_eq!(Backend::from_name("tpu"), None);
+    }
+
+    #[test]
+    fn a_world_larger_than_the_bounds_is_an_error() {
+        for (ranks, streams) in [(1 << 40, 4), (MAX_RANKS + 1, 1), (2, MAX_STREAMS + 1)] {
+            let error = World::start(&Config::new(Backend::Cpu, ranks, streams))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(error.contains("is larger than a world may be"), "{error}");
+        }
     }
 
     #[test]

@@ -8,10 +8,10 @@ use hir::passes::Choice;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// The most ranks `-n` starts on one host (threads or processes).
-pub const MAX_RANKS: usize = 1024;
-/// The most streams a rank's pool holds.
-pub const MAX_STREAMS: usize = 1024;
+/// The most ranks `-n` starts on one host (threads or processes), and the
+/// most streams a rank's pool holds: the runtime's bounds on a world, which
+/// Python's `hir.init` takes too.
+pub use hir_runtime::world::{MAX_RANKS, MAX_STREAMS};
 /// The longest `--timeout`: a week, far below what `Instant` arithmetic can
 /// hold.
 pub const MAX_TIMEOUT_SECONDS: usize = 7 * 24 * 3600;
