@@ -7,6 +7,28 @@
 
 use hir_abi::Transport;
 
+/// The largest count an option takes: what the IR's `index` and `i64`
+/// constants hold, so that a count reaches the passes as given (never
+/// wrapped by a cast).
+pub const MAX_COUNT: usize = i64::MAX as usize;
+
+/// Option `option`'s count given as `value`: an integer from `min` to
+/// [`MAX_COUNT`], or the error that says so.
+pub fn count(option: &str, value: &str, min: usize) -> Result<usize, String> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|count| (min..=MAX_COUNT).contains(count))
+        .ok_or_else(|| {
+            format!("option '{option}' must be an integer from {min} to {MAX_COUNT}, not '{value}'")
+        })
+}
+
+/// A count [`count`] admitted, as the IR's `i64`.
+pub fn to_i64(count: usize) -> Result<i64, String> {
+    i64::try_from(count).map_err(|_| format!("{count} is over the largest count, {MAX_COUNT}"))
+}
+
 /// An option's closed set of values, each with the one name every layer
 /// spells it by.
 pub trait Choice: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
@@ -103,5 +125,26 @@ mod tests {
             <Transport as Choice>::parse("p2p", "cuda"),
             Ok(Transport::Cuda)
         );
+    }
+
+    #[test]
+    fn counts_are_parsed_into_their_range_not_wrapped() {
+        assert_eq!(count("chunks", "3", 0), Ok(3));
+        assert_eq!(count("chunks", "9223372036854775807", 0), Ok(MAX_COUNT));
+        for value in [
+            "9223372036854775808",
+            "18446744073709551615",
+            "-1",
+            "1e3",
+            "",
+        ] {
+            assert_eq!(
+                count("chunks", value, 0).unwrap_err(),
+                format!("option 'chunks' must be an integer from 0 to {MAX_COUNT}, not '{value}'")
+            );
+        }
+        assert!(count("n", "0", 1).unwrap_err().contains("from 1 to"));
+        assert_eq!(to_i64(MAX_COUNT), Ok(i64::MAX));
+        assert!(to_i64(MAX_COUNT + 1).is_err());
     }
 }

@@ -170,11 +170,7 @@ impl LowerOptions {
     /// Sets option `name` from its text `value`: the one parser of every
     /// option. The rules between options are [`LowerOptions::check`]'s.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let count = || {
-            value.parse::<usize>().map_err(|_| {
-                format!("option '{name}' must be a non-negative integer, not '{value}'")
-            })
-        };
+        let count = || crate::options::count(name, value, 0);
         match name {
             "num-streams" => self.num_streams = count()?,
             "p2p" => self.p2p = Choice::parse(name, value)?,
@@ -219,8 +215,20 @@ impl LowerOptions {
         Ok(options)
     }
 
-    /// The rules between options.
+    /// The rules of the options: each count in its range, and those between
+    /// options.
     pub fn check(&self) -> Result<(), String> {
+        for (option, count) in [
+            (NUM_STREAMS.name, self.num_streams),
+            (RING_CHUNKS.name, self.ring_chunks),
+        ] {
+            if count > crate::options::MAX_COUNT {
+                return Err(format!(
+                    "option '{option}' must be an integer from 0 to {}, not '{count}'",
+                    crate::options::MAX_COUNT
+                ));
+            }
+        }
         let p2p = self.p2p.name();
         if self.allgather == Allgather::Broadcast && self.p2p != P2p::None {
             return Err(format!(
@@ -355,7 +363,23 @@ mod tests {
         );
         assert_eq!(
             error("ring-chunks=-1"),
-            "option 'ring-chunks' must be a non-negative integer, not '-1'"
+            "option 'ring-chunks' must be an integer from 0 to 9223372036854775807, not '-1'"
+        );
+        // Past i64 (what the IR holds), a count is an error, not a wrap.
+        assert_eq!(
+            error("ring-chunks=9223372036854775808"),
+            "option 'ring-chunks' must be an integer from 0 to 9223372036854775807, \
+             not '9223372036854775808'"
+        );
+        let typed = LowerOptions {
+            ring_chunks: 1 << 63,
+            p2p: P2p::Cuda,
+            ..LowerOptions::default()
+        };
+        assert_eq!(
+            typed.check().unwrap_err(),
+            "option 'ring-chunks' must be an integer from 0 to 9223372036854775807, \
+             not '9223372036854775808'"
         );
         assert!(error("rings=2").starts_with("hir-lower has no option 'rings'"));
         assert_eq!(error("p2p"), "'p2p' is no name=value option");

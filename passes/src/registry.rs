@@ -60,23 +60,14 @@ impl<'a> PassOptions<'a> {
         self.values[index]
     }
 
-    /// A positive integer option.
+    /// A positive integer option, at most [`crate::options::MAX_COUNT`].
     pub fn positive(&self, name: &str) -> Result<usize, String> {
-        let value = self.text(name);
-        match value.parse::<usize>() {
-            Ok(number) if number > 0 => Ok(number),
-            _ => Err(format!(
-                "option '{name}' must be a positive integer, not '{value}'"
-            )),
-        }
+        crate::options::count(name, self.text(name), 1)
     }
 
-    /// A non-negative integer option.
+    /// A non-negative integer option, at most [`crate::options::MAX_COUNT`].
     pub fn count(&self, name: &str) -> Result<usize, String> {
-        let value = self.text(name);
-        value
-            .parse::<usize>()
-            .map_err(|_| format!("option '{name}' must be a non-negative integer, not '{value}'"))
+        crate::options::count(name, self.text(name), 0)
     }
 
     /// An option that takes one of a [`Choice`]'s values.
@@ -163,9 +154,8 @@ pub const PASSES: &[PassInfo] = &[
         anchor: host::stream_parallelize::ANCHOR,
         options: &[NUM_STREAMS],
         create: |options| {
-            Ok(host::stream_parallelize::create(
-                options.count(NUM_STREAMS.name)?,
-            ))
+            let streams = crate::options::to_i64(options.count(NUM_STREAMS.name)?)?;
+            Ok(host::stream_parallelize::create(streams))
         },
     },
     PassInfo {
@@ -203,6 +193,7 @@ pub const PASSES: &[PassInfo] = &[
             let allreduce = options.choice("allreduce")?;
             let sync = options.choice("stream-sync")?;
             host::p2p_pipeline::check_chunks(sync, chunks, "stream-sync", CHUNKS.name)?;
+            let chunks = crate::options::to_i64(chunks)?;
             Ok(host::p2p_pipeline::create(backend, chunks, allreduce, sync))
         },
     },
@@ -233,6 +224,13 @@ pub const PASSES: &[PassInfo] = &[
         anchor: host::insert_dealloc::ANCHOR,
         options: &[],
         create: |_| Ok(host::insert_dealloc::create()),
+    },
+    PassInfo {
+        argument: host::verify_loops::ARGUMENT,
+        description: "Check that every scf.for and host.stream_for with a constant step steps forward",
+        anchor: host::verify_loops::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::verify_loops::create()),
     },
     PassInfo {
         argument: comm::verify_requests::ARGUMENT,
@@ -512,11 +510,9 @@ mod tests {
             default: "0",
         }];
         let options = PassOptions::defaults(OPTIONS);
-        assert!(
-            options
-                .positive("n")
-                .unwrap_err()
-                .contains("positive integer")
+        assert_eq!(
+            options.positive("n").unwrap_err(),
+            "option 'n' must be an integer from 1 to 9223372036854775807, not '0'"
         );
         assert!(
             options

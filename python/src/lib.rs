@@ -12,6 +12,7 @@ mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
 use hir_runtime::Backend;
+use hir_runtime::world::{MAX_RANKS, MAX_STREAMS};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -39,6 +40,23 @@ static WORLD: Mutex<Option<Arc<World>>> = Mutex::new(None);
 
 fn current_world() -> Option<Arc<World>> {
     WORLD.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// The world, or, before there is one, the default world made now: one rank
+/// on the backend of `arrays`' memory (made once, whichever threads ask).
+fn default_world(arrays: &[Vec<dlpack::Array>], pool_streams: usize) -> PyResult<Arc<World>> {
+    let mut world = WORLD.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(world) = &*world {
+        return Ok(world.clone());
+    }
+    let cuda = arrays
+        .iter()
+        .flatten()
+        .any(|array| array.memory != dlpack::Memory::Host);
+    let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
+    let made = World::threads(backend, 1, pool_streams, Duration::from_secs(60))
+        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
+    Ok(world.insert(Arc::new(made)).clone())
 }
 
 fn set_world(world: Option<World>) {
@@ -139,25 +157,7 @@ impl Program {
             }
             arrays.push(rank);
         }
-        let world = match current_world() {
-            Some(world) => world,
-            None => {
-                let cuda = arrays
-                    .iter()
-                    .flatten()
-                    .any(|array| array.memory != dlpack::Memory::Host);
-                let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
-                let made = World::threads(
-                    backend,
-                    1,
-                    self.compiled.pool_streams(),
-                    Duration::from_secs(60),
-                )
-                .map_err(|error| HirError::new_err(format!("{error:#}")))?;
-                set_world(Some(made));
-                current_world().expect("just set")
-            }
-        };
+        let world = default_world(&arrays, self.compiled.pool_streams())?;
         let compiled = self.compiled.clone();
         let result = py.detach(|| world.run(&compiled, &arrays, streams.as_deref()));
         drop(capsules);
@@ -217,6 +217,18 @@ fn compile_program(
 fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f64) -> PyResult<()> {
     let backend = backend(backend_name)?;
     let timeout = timeout(timeout_s)?;
+    // Bounded as `hir-run -n` and `--num-streams` are: the ranks' threads
+    // and tables of a larger world would not fit in memory.
+    if !(1..=MAX_RANKS).contains(&world_size) {
+        return Err(PyValueError::new_err(format!(
+            "world_size must be from 1 to {MAX_RANKS}, not {world_size}"
+        )));
+    }
+    if !(1..=MAX_STREAMS).contains(&num_streams) {
+        return Err(PyValueError::new_err(format!(
+            "num_streams must be from 1 to {MAX_STREAMS}, not {num_streams}"
+        )));
+    }
     set_world(None);
     let world = World::threads(backend, world_size, num_streams, timeout)
         .map_err(|error| HirError::new_err(format!("{error:#}")))?;
@@ -250,7 +262,7 @@ fn init_process(
 fn world_info() -> Option<(&'static str, usize, Vec<usize>, usize)> {
     current_world().map(|world| {
         (
-            world.runtime.backend().name(),
+            world.backend.name(),
             world.size(),
             world.local_ranks(),
             world.num_streams,

@@ -10,6 +10,14 @@
 //! stream), enqueued on those streams without waiting (`World::run_on`):
 //! the arrays' memory is the program's arguments, registered with the rank
 //! so that its views are checked against them; nothing is copied.
+//!
+//! Calls from several Python threads (each releases the GIL while its ranks
+//! run) run one after another, on the world's lock. A call whose ranks
+//! failed leaves a world of threads as it found it: after a failed call
+//! that waited for its work (every call but one enqueued on caller
+//! streams), the runtime's world, whose failure is sticky, is started anew
+//! with the same settings before the next call runs. A rank of a job of
+//! processes stays failed: its job has.
 
 use crate::dlpack::{Array, Memory};
 use anyhow::{Result, anyhow, bail};
@@ -18,12 +26,19 @@ use hir_runtime::Backend;
 use hir_runtime::bootstrap::{Env, ProcessGroup};
 use hir_runtime::cuda;
 use hir_runtime::world::Config;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 pub struct World {
-    pub runtime: hir_runtime::World,
+    /// The runtime's world, locked for a call; why not, once a failed world
+    /// of threads could not be started anew (`restart`).
+    runtime: Mutex<Result<hir_runtime::World, String>>,
+    pub backend: Backend,
     pub num_streams: usize,
+    local_ranks: Vec<usize>,
+    /// How a world of threads is started (again after a failed call); `None`
+    /// for a rank of a job of processes.
+    config: Option<Config>,
     /// The job this process is one rank of, if its ranks are processes.
     group: Option<Arc<ProcessGroup>>,
 }
@@ -36,13 +51,18 @@ impl World {
         num_streams: usize,
         timeout: Duration,
     ) -> Result<World> {
+        let config = Config {
+            timeout,
+            ..Config::new(backend, ranks, num_streams)
+        };
+        let runtime = hir_runtime::World::start(&config)
+            .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
         Ok(World {
-            runtime: hir_runtime::World::start(&Config {
-                timeout,
-                ..Config::new(backend, ranks, num_streams)
-            })
-            .map_err(|error| anyhow!("cannot start the runtime: {error}"))?,
+            local_ranks: runtime.local_ranks(),
+            runtime: Mutex::new(Ok(runtime)),
+            backend,
             num_streams,
+            config: Some(config),
             group: None,
         })
     }
@@ -63,8 +83,11 @@ impl World {
         )
         .map_err(|error| anyhow!("rank {rank}: cannot start the cuda runtime: {error}"))?;
         Ok(World {
-            runtime: hir_runtime::World::Cuda(world),
+            local_ranks: world.local_ranks(),
+            runtime: Mutex::new(Ok(hir_runtime::World::Cuda(world))),
+            backend: Backend::Cuda,
             num_streams,
+            config: None,
             group: Some(group),
         })
     }
@@ -73,20 +96,21 @@ impl World {
     pub fn size(&self) -> usize {
         match &self.group {
             Some(group) => group.world_size(),
-            None => self.runtime.ranks(),
+            None => self.local_ranks.len(),
         }
     }
 
     /// The ranks this process runs, in order.
     pub fn local_ranks(&self) -> Vec<usize> {
-        self.runtime.local_ranks()
+        self.local_ranks.clone()
     }
 
     /// Runs `program` on every rank of this process, rank `local_ranks()[i]`
     /// on `arrays[i]`, after checking that each array lives where its rank
     /// runs: until the work is done (`hir::compile`'s run), or, with
     /// `streams` on the cuda backend, enqueued on the caller's stream
-    /// `streams[i]` (`hir::compile`'s enqueue).
+    /// `streams[i]` (`hir::compile`'s enqueue). Waits for the calls of
+    /// other threads before it.
     pub fn run(
         &self,
         program: &Compiled,
@@ -111,15 +135,40 @@ impl World {
                     .collect()
             })
             .collect();
-        match (&self.runtime, streams) {
-            (_, None) => program.run(&self.runtime, &ranks, &arrays),
+        let mut runtime = self.runtime.lock().unwrap_or_else(PoisonError::into_inner);
+        let world = match &*runtime {
+            Ok(world) => world,
+            Err(why) => {
+                return Err(Failure::Usage(format!(
+                    "this world failed, and starting it again failed: {why}; make a new one \
+                     with hir.init"
+                )));
+            }
+        };
+        let result = match (world, streams) {
+            (_, None) => program.run(world, &ranks, &arrays),
             (hir_runtime::World::Cuda(world), Some(streams)) => {
                 program.enqueue(world, &ranks, &arrays, streams)
             }
             (hir_runtime::World::Cpu(_), Some(_)) => Err(Failure::Usage(
                 "CUDA streams were given, but this world runs on the cpu backend".into(),
             )),
+        };
+        if let (Err(Failure::Run(_)), None) = (&result, streams) {
+            self.restart(&mut runtime);
         }
+        result
+    }
+
+    /// Starts a failed world of threads anew (the old one dropped first, so
+    /// that its GPUs are free), so that the next call does not inherit the
+    /// failure; a rank of a job of processes keeps it.
+    fn restart(&self, runtime: &mut Result<hir_runtime::World, String>) {
+        let Some(config) = &self.config else {
+            return;
+        };
+        drop(std::mem::replace(runtime, Err("not started yet".into())));
+        *runtime = hir_runtime::World::start(config).map_err(|error| error.to_string());
     }
 
     /// Whether `arrays` are in the memory `rank` of this world runs on.
@@ -129,7 +178,7 @@ impl World {
         rank: usize,
         arrays: &[Array],
     ) -> Result<(), String> {
-        let backend = self.runtime.backend();
+        let backend = self.backend;
         let memory = match backend {
             Backend::Cpu => Memory::Host,
             Backend::Cuda => Memory::Cuda(self.ordinal(rank)),

@@ -52,6 +52,9 @@ def test_bad_options_are_value_errors():
         hir.compile(BINARY, p2p="mpi")
     with pytest.raises(ValueError, match="ring-chunks"):
         hir.compile(BINARY, ring_chunks=-1)
+    # Past what the IR holds: an error, never wrapped.
+    with pytest.raises(ValueError, match="'ring-chunks' must be an integer from 0 to 9223372036854775807, not '9223372036854775808'"):
+        hir.compile(BINARY, ring_chunks=2**63)
     with pytest.raises(ValueError, match="no option 'rings'"):
         hir.compile(BINARY, rings=2)
     with pytest.raises(ValueError, match="needs p2p=none"):

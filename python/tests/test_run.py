@@ -116,6 +116,19 @@ def test_wrong_shape_dtype_count_and_layout_are_errors():
         program(a, a.astype(np.uint8))
 
 
+def test_world_sizes_are_bounded_as_hir_run_n_is():
+    # A world too large for memory is a ValueError, not the end of the
+    # interpreter; the world before it is kept.
+    hir.init(world_size=2)
+    with pytest.raises(ValueError, match="world_size must be from 1 to 1024, not 1099511627776"):
+        hir.init(world_size=2**40)
+    with pytest.raises(ValueError, match="world_size must be from 1 to 1024, not 0"):
+        hir.init(world_size=0)
+    with pytest.raises(ValueError, match="num_streams must be from 1 to 1024, not 1048576"):
+        hir.init(world_size=2, num_streams=2**20)
+    assert hir.world()["world_size"] == 2
+
+
 def test_a_world_of_threads_needs_every_ranks_arrays(examples):
     hir.init(world_size=2, backend="cpu")
     program = hir.compile(examples / "binary.mlir")
@@ -124,10 +137,9 @@ def test_a_world_of_threads_needs_every_ranks_arrays(examples):
         program(a, a)
 
 
-def test_a_failing_rank_raises_run_error_with_rank_and_op():
-    # Row 4 of a [4, 8] buffer (an index the verifier cannot see): the view
-    # overruns it.
-    host = """
+# Row 4 of a [4, 8] buffer (an index the verifier cannot see): the view
+# overruns it.
+OVERRUN = """
 func.func @overrun(%a: memref<4x8xf32>, %b: memref<8xf32>) {
   %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
@@ -139,7 +151,10 @@ func.func @overrun(%a: memref<4x8xf32>, %b: memref<8xf32>) {
   return
 }
 """
-    program = hir.compile(host)
+
+
+def test_a_failing_rank_raises_run_error_with_rank_and_op():
+    program = hir.compile(OVERRUN)
     a = np.zeros((4, 8), dtype=np.float32)
     b = np.full(8, 7.0, dtype=np.float32)
     with pytest.raises(hir.RunError) as error:

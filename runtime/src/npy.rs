@@ -153,36 +153,31 @@ impl Array {
         if bytes.len() < 10 || &bytes[..6] != MAGIC {
             return Err(bad("no NumPy magic string".into()));
         }
-        let (length, start) = match bytes[6] {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-            2 | 3 if bytes.len() >= 12 => (
+        let (length, start) = match (bytes[6], bytes[7]) {
+            (major, minor) if minor != 0 || !(1..=3).contains(&major) => {
+                return Err(bad(format!("unknown version {major}.{minor}")));
+            }
+            (1, _) => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            _ if bytes.len() >= 12 => (
                 u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
                 12,
             ),
-            version => return Err(bad(format!("unknown version {version}"))),
+            _ => return Err(bad("the header is cut short".into())),
         };
         let header = bytes
             .get(start..start + length)
             .ok_or_else(|| bad("the header is cut short".into()))?;
         let header =
             std::str::from_utf8(header).map_err(|_| bad("the header is not text".into()))?;
-        let descr = field(header, "descr")
-            .map(|value| value.trim_matches(|c| c == '\'' || c == '"'))
-            .ok_or_else(|| bad(format!("no 'descr' in {header:?}")))?;
-        if field(header, "fortran_order") != Some("False") {
+        let Header {
+            descr,
+            fortran_order,
+            shape,
+        } = Header::parse(header).map_err(|why| bad(format!("{why}, in header {header:?}")))?;
+        if fortran_order {
             return Err(bad(format!("only C order is supported, header {header:?}")));
         }
-        let shape = field(header, "shape")
-            .and_then(|value| value.strip_prefix('('))
-            .and_then(|value| value.strip_suffix(')'))
-            .ok_or_else(|| bad(format!("no 'shape' in {header:?}")))?;
-        let shape = shape
-            .split(',')
-            .map(str::trim)
-            .filter(|dim| !dim.is_empty())
-            .map(|dim| dim.parse::<usize>())
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| bad(format!("bad shape ({shape})")))?;
+        let descr = descr.as_str();
         let (dtype, size) = match descr {
             "<f4" => (DType::F32, 4),
             "<f2" => (DType::F16, 2),
@@ -221,26 +216,204 @@ impl Array {
     }
 }
 
-/// The text of `'key': value` in a header dict, up to the next top-level
-/// comma.
-fn field<'h>(header: &'h str, key: &str) -> Option<&'h str> {
-    let rest = &header[header.find(&format!("'{key}'"))? + key.len() + 2..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    let mut depth = 0;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' | '}' if depth == 0 => return Some(rest[..i].trim()),
-            _ => {}
+/// A header's dict, read as strictly as NumPy reads it: a Python dict
+/// literal of exactly the keys `descr` (a string), `fortran_order` (`True`
+/// or `False`) and `shape` (a tuple of non-negative integers), each once,
+/// followed by nothing but the whitespace that pads it.
+#[derive(Debug, PartialEq)]
+struct Header {
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<usize>,
+}
+
+impl Header {
+    const KEYS: [&'static str; 3] = ["descr", "fortran_order", "shape"];
+
+    fn parse(text: &str) -> std::result::Result<Header, String> {
+        let mut cursor = Cursor { text, at: 0 };
+        cursor.expect('{')?;
+        let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+        loop {
+            if cursor.eat('}') {
+                break;
+            }
+            let key = cursor.string()?;
+            cursor.expect(':')?;
+            let repeated = match key.as_str() {
+                "descr" => descr.replace(cursor.string()?).is_some(),
+                "fortran_order" => fortran_order.replace(cursor.boolean()?).is_some(),
+                "shape" => shape.replace(cursor.shape()?).is_some(),
+                other => {
+                    return Err(format!(
+                        "an unknown key '{other}' (a header has only '{}')",
+                        Self::KEYS.join("', '")
+                    ));
+                }
+            };
+            if repeated {
+                return Err(format!("the key '{key}' appears twice"));
+            }
+            if !cursor.eat(',') {
+                cursor.expect('}')?;
+                break;
+            }
         }
+        let rest = text[cursor.at..].trim_end();
+        if !rest.trim_start().is_empty() {
+            return Err(format!(
+                "{rest:?} after the end of the dict, at byte {}",
+                cursor.at
+            ));
+        }
+        let missing = |key: &str| format!("no '{key}'");
+        Ok(Header {
+            descr: descr.ok_or_else(|| missing("descr"))?,
+            fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
+            shape: shape.ok_or_else(|| missing("shape"))?,
+        })
     }
-    None
+}
+
+/// Reads the Python literals of a header, skipping the whitespace before
+/// each token.
+struct Cursor<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn rest(&mut self) -> &str {
+        let rest = &self.text[self.at..];
+        self.at += rest.len() - rest.trim_start().len();
+        &self.text[self.at..]
+    }
+
+    fn eat(&mut self, token: char) -> bool {
+        let eaten = self.rest().starts_with(token);
+        if eaten {
+            self.at += token.len_utf8();
+        }
+        eaten
+    }
+
+    fn expect(&mut self, token: char) -> std::result::Result<(), String> {
+        if self.eat(token) {
+            return Ok(());
+        }
+        let at = self.at;
+        let found = self.rest().chars().next();
+        Err(match found {
+            Some(found) => format!("'{token}' expected at byte {at}, found '{found}'"),
+            None => format!("'{token}' expected at byte {at}, found the end"),
+        })
+    }
+
+    /// A string in single or double quotes, without escapes.
+    fn string(&mut self) -> std::result::Result<String, String> {
+        let at = self.at;
+        let rest = self.rest();
+        let quote = rest
+            .chars()
+            .next()
+            .filter(|&quote| quote == '\'' || quote == '"')
+            .ok_or_else(|| format!("a quoted string expected at byte {at}"))?;
+        let body = &rest[1..];
+        let end = body
+            .find(quote)
+            .ok_or_else(|| format!("a string at byte {at} does not end"))?;
+        let value = &body[..end];
+        if value.contains('\\') {
+            return Err(format!("a string with an escape at byte {at}"));
+        }
+        let value = value.to_string();
+        self.at += end + 2;
+        Ok(value)
+    }
+
+    fn boolean(&mut self) -> std::result::Result<bool, String> {
+        for (word, value) in [("True", true), ("False", false)] {
+            if self.rest().starts_with(word) {
+                self.at += word.len();
+                return Ok(value);
+            }
+        }
+        Err(format!("True or False expected at byte {}", self.at))
+    }
+
+    /// A tuple of non-negative integers: `()`, `(3,)`, `(2, 3)`, `(2, 3,)`.
+    fn shape(&mut self) -> std::result::Result<Vec<usize>, String> {
+        let start = self.at;
+        self.expect('(')?;
+        let mut shape = Vec::new();
+        loop {
+            if self.eat(')') {
+                break;
+            }
+            let at = self.at;
+            let rest = self.rest();
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let extent = rest[..digits]
+                .parse::<usize>()
+                .map_err(|_| format!("an extent expected at byte {at}, found {rest:.12?}"))?;
+            self.at += digits;
+            shape.push(extent);
+            if !self.eat(',') {
+                self.expect(')')?;
+                if shape.len() == 1 {
+                    // `(3)` is the integer 3 in Python, not a shape.
+                    return Err(format!(
+                        "the shape at byte {start} is no tuple: (N,) has a comma"
+                    ));
+                }
+                break;
+            }
+        }
+        Ok(shape)
+    }
+}
+
+/// The bytes of the file `path`, which must be a regular file (a FIFO or a
+/// device may never end, or never start: a FIFO without a writer would
+/// block its reader), read up to the size it had when opened.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot =
+        |error: std::io::Error| Error::Io(format!("cannot read {}: {error}", path.display()));
+    // Non-blocking, so that opening a FIFO with no writer returns: the
+    // check below then refuses it (a regular file reads as ever).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let metadata = file.metadata().map_err(cannot)?;
+    if !metadata.is_file() {
+        return Err(Error::Invalid(format!(
+            "{} is not a regular file: an .npy file is read from one",
+            path.display()
+        )));
+    }
+    let size = metadata.len();
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+        .map_err(|_| Error::OutOfMemory(format!("{} bytes to read {}", size, path.display())))?;
+    file.take(size.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > size {
+        return Err(Error::Io(format!(
+            "{} grew past its {size} bytes while it was read",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 pub fn read(path: &Path) -> Result<Array> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| Error::Io(format!("cannot read {}: {error}", path.display())))?;
+    let bytes = read_bytes(path)?;
     Array::from_npy(&bytes).map_err(|error| Error::Invalid(format!("{}: {error}", path.display())))
 }
 
@@ -352,11 +525,94 @@ mod tests {
         assert!(error(&file(dict, &[0; 16])).contains("element type '<u4'"));
         let dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }";
         assert!(error(&file(dict, &[0; 16])).contains("element type '>f4'"));
+        // Not regular files: a FIFO without a writer (whose reader would
+        // block) and a device are refused at once.
+        let fifo = std::env::temp_dir().join(format!("hir-npy-fifo-{}", std::process::id()));
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let error = read(&fifo).unwrap_err().to_string();
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(
+            error.ends_with("is not a regular file: an .npy file is read from one"),
+            "{error}"
+        );
+        let error = read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "/dev/zero is not a regular file: an .npy file is read from one"
+        );
         let missing = read(Path::new("/nonexistent/a.npy")).unwrap_err();
         assert!(
             missing
                 .to_string()
                 .starts_with("cannot read /nonexistent/a.npy")
         );
+    }
+
+    #[test]
+    fn headers_are_read_as_strictly_as_numpy_reads_them() {
+        let data = [0u8; 8];
+        let error = |dict: &str| Array::from_npy(&file(dict, &data)).unwrap_err().to_string();
+        // What NumPy writes, and other spacings and quotes it reads, pass.
+        for dict in [
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+            "{\"shape\":(2,),\"descr\":\"<f4\",\"fortran_order\":False}   ",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2)}",
+        ] {
+            let array = Array::from_npy(&file(dict, &data)).unwrap();
+            assert_eq!(array.len(), 2, "{dict}");
+        }
+        for (dict, why) in [
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (8,), 'shape': (2,), }",
+                "the key 'shape' appears twice",
+            ),
+            (
+                "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2,), }",
+                "the key 'descr' appears twice",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'align': True, }",
+                "an unknown key 'align'",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } trailing",
+                "\" trailing\" after the end of the dict",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }{}",
+                "\"{}\" after the end of the dict",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }",
+                "is no tuple",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }",
+                "an extent expected",
+            ),
+            ("{'descr': '<f4', 'shape': (2,), }", "no 'fortran_order'"),
+            (
+                "{'descr': '<f4', 'fortran_order': 0, 'shape': (2,), }",
+                "True or False expected",
+            ),
+            (
+                "{'descr': '<f4' 'fortran_order': False, 'shape': (2,), }",
+                "'}' expected",
+            ),
+            ("{'descr': '<f4", "does not end"),
+        ] {
+            let error = error(dict);
+            assert!(error.contains(why), "{dict}: {error}");
+            assert!(error.starts_with("not a supported .npy file: "), "{error}");
+        }
+        let mut version = file(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+            &data,
+        );
+        version[7] = 1;
+        let error = Array::from_npy(&version).unwrap_err().to_string();
+        assert!(error.contains("unknown version 1.1"), "{error}");
     }
 }

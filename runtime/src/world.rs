@@ -10,6 +10,13 @@ use std::path::Path;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+/// The most ranks a world of this process starts (`hir-run -n`, Python's
+/// `hir.init`): far above the GPUs of a host, far below what the ranks'
+/// threads and tables would need of memory.
+pub const MAX_RANKS: usize = 1024;
+/// The most streams a rank's pool holds.
+pub const MAX_STREAMS: usize = 1024;
+
 /// A runtime backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
@@ -98,8 +105,16 @@ impl Graphs {
 }
 
 impl World {
-    /// Starts the ranks `config` describes, all in this process.
+    /// Starts the ranks `config` describes, all in this process: at most
+    /// [`MAX_RANKS`] ranks of at most [`MAX_STREAMS`] pool streams.
     pub fn start(config: &Config) -> Result<World> {
+        if config.ranks > MAX_RANKS || config.num_streams > MAX_STREAMS {
+            return Err(crate::error::Error::Invalid(format!(
+                "a world of {} ranks of {} pool streams each is larger than a world may be \
+                 ({MAX_RANKS} ranks, {MAX_STREAMS} streams)",
+                config.ranks, config.num_streams
+            )));
+        }
         match config.backend {
             Backend::Cpu => cpu::World::new(cpu::Config {
                 trace: config.trace,
@@ -240,6 +255,17 @@ mod tests {
     }
 
     #[test]
+    fn a_world_larger_than_the_bounds_is_an_error() {
+        for (ranks, streams) in [(1 << 40, 4), (MAX_RANKS + 1, 1), (2, MAX_STREAMS + 1)] {
+            let error = World::start(&Config::new(Backend::Cpu, ranks, streams))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(error.contains("is larger than a world may be"), "{error}");
+        }
+    }
+
+    #[test]
     fn one_world_runs_and_times_the_cpu_ranks() {
         let world = World::start(&Config::new(Backend::Cpu, 3, 2)).unwrap();
         assert_eq!(world.backend(), Backend::Cpu);
@@ -249,5 +275,99 @@ mod tests {
         let times = world.run_timed(|_| ()).unwrap();
         assert_eq!(times.len(), 3);
         assert!(times.into_iter().all(|time| time.unwrap() >= 0.0));
+    }
+
+    /// What one rank of [`allreduce_call`] got: the sum of `shared`, then of
+    /// `mine`.
+    type Sums = (Vec<f32>, Vec<f32>);
+
+    /// One call as a program makes it: each rank registers its arguments,
+    /// allreduces `shared` (the same array in every call) into `sums` and its
+    /// own `mine` into `totals`, and waits. Returns what each rank got.
+    fn allreduce_call(
+        world: &World,
+        shared: &[Vec<f32>],
+        mine: &[Vec<f32>],
+    ) -> std::result::Result<Vec<Sums>, RunError> {
+        use crate::memref::View;
+        use crate::ops::{CollectiveOp, Team};
+        use hir_abi::{Collective, DType, ReduceKind, Transport};
+        let ranks = world.ranks();
+        let team = Team::new(&(0..ranks as i64).collect::<Vec<_>>(), ranks).unwrap();
+        world.run(|device| {
+            let rank = device.rank();
+            let n = shared[rank].len();
+            let (mut sums, mut totals) = (vec![0f32; n], vec![0f32; n]);
+            let view = |data: *mut f32| View::contiguous(DType::F32, data.cast(), &[n]);
+            let allocations = device.allocations();
+            let (sums_at, totals_at) = (sums.as_mut_ptr(), totals.as_mut_ptr());
+            let inputs = [
+                shared[rank].as_ptr().cast_mut(),
+                mine[rank].as_ptr().cast_mut(),
+            ];
+            let _known: Vec<_> = inputs
+                .into_iter()
+                .chain([sums_at, totals_at])
+                .map(|data| allocations.register(data.cast(), n * 4).unwrap())
+                .collect();
+            // The collectives only read their inputs.
+            for (input, output) in inputs.into_iter().zip([sums_at, totals_at]) {
+                let op = CollectiveOp {
+                    op: Collective::Allreduce,
+                    kind: ReduceKind::Sum,
+                    root: 0,
+                    axis: 0,
+                    team: team.clone(),
+                    backend: Transport::Nccl,
+                    input: view(input),
+                    output: view(output),
+                };
+                let request = device.collective(op).unwrap();
+                device.wait(request).unwrap();
+            }
+            device.synchronize().unwrap();
+            (sums, totals)
+        })
+    }
+
+    #[test]
+    fn calls_from_many_threads_are_serialised_and_right() {
+        const THREADS: usize = 8;
+        const CALLS: usize = 250;
+        const RANKS: usize = 4;
+        const N: usize = 64;
+        let world = World::start(&Config::new(Backend::Cpu, RANKS, 2)).unwrap();
+        // Every call passes the same arrays as `shared`.
+        let shared: Vec<Vec<f32>> = (0..RANKS)
+            .map(|rank| (0..N).map(|e| (rank * N + e) as f32).collect())
+            .collect();
+        let shared_sum: Vec<f32> = (0..N)
+            .map(|e| (0..RANKS).map(|rank| shared[rank][e]).sum())
+            .collect();
+        std::thread::scope(|scope| {
+            for thread in 0..THREADS {
+                let (world, shared, shared_sum) = (&world, &shared, &shared_sum);
+                scope.spawn(move || {
+                    for call in 0..CALLS {
+                        let tag = (thread * CALLS + call) as f32;
+                        let mine: Vec<Vec<f32>> = (0..RANKS)
+                            .map(|rank| (0..N).map(|e| tag + (rank + e) as f32).collect())
+                            .collect();
+                        let got = allreduce_call(world, shared, &mine)
+                            .unwrap_or_else(|error| panic!("thread {thread} call {call}: {error}"));
+                        for (rank, (sums, totals)) in got.iter().enumerate() {
+                            assert_eq!(sums, shared_sum, "thread {thread} call {call} rank {rank}");
+                            let expected: Vec<f32> = (0..N)
+                                .map(|e| (0..RANKS).map(|r| mine[r][e]).sum())
+                                .collect();
+                            assert_eq!(
+                                totals, &expected,
+                                "thread {thread} call {call} rank {rank}"
+                            );
+                        }
+                    }
+                });
+            }
+        });
     }
 }

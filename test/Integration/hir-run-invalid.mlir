@@ -67,6 +67,14 @@
 // A program is a regular file of bounded size: a device is refused before it is read.
 // RUN: not hir-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: hir-run: error: /dev/zero is not a regular file: a program is read from one
+// So is an --input file: a FIFO with no writer (whose read would block past
+// --timeout) and a device are refused at once, in threads and in processes.
+// RUN: %python -c "import os, sys; p = sys.argv[1]; os.path.lexists(p) and os.remove(p); os.mkfifo(p)" %t.fifo
+// RUN: not hir-run -n 1 --timeout 5 --input arg0=%t.fifo %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=FIFO
+// RUN: not hir-run -n 1 --input arg0=/dev/zero %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=DEV-INPUT
+// RUN: not hir-run -n 2 --dry-run --timeout 5 --input arg0=%t.fifo %S/Inputs/allgather_2.mlir 2>&1 | FileCheck %s --check-prefix=FIFO
+// FIFO: --input arg0: {{.*}}.fifo is not a regular file: an .npy file is read from one
+// DEV-INPUT: hir-run: error: --input arg0: /dev/zero is not a regular file: an .npy file is read from one
 
 // Usage errors are clap's, exit 2, and hint at a mistyped option.
 // RUN: not hir-run --num-strems 2 %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=TYPO

@@ -63,6 +63,16 @@
 // EXIT-DAG: [rank 2] hir-run: error: rank 2: {{.*}}gave up: rank 1 exited (connection closed)
 // EXIT-DAG: {{^}}hir-run: error: rank 1 exited (connection closed)
 
+// A rank that fails once its run is done (test hook: rank 1, after its dry
+// run passed): rank 0, whose part was done, exits non-zero too, naming the
+// failure, instead of exiting 0 from a failed job.
+// RUN: HIR_TEST_HOOK=1:fail-after-run %python %S/Inputs/ranks.py 2 'hir-run --dry-run --timeout 20 %S/Inputs/allgather_2.mlir' > %t.late 2>&1
+// RUN: FileCheck %s --check-prefix=LATE < %t.late
+// LATE-DAG: [rank 0] hir-run: error: rank 0: the job failed: rank 1 failed in run: the test hook failed it after its run
+// LATE-DAG: [rank 1] hir-run: error: rank 1: run: the test hook failed it after its run
+// LATE-DAG: rank 0: exit 1
+// LATE-DAG: rank 1: exit 1
+
 // A stuck rank (test hook: rank 1 hangs before the barrier, where no abort
 // reaches it): rank 0's watchdog fails its barrier after --timeout and tells
 // rank 1, whose watchdog ends its process after its grace period.

@@ -2,8 +2,11 @@
 // located error and a non-zero exit.
 // RUN: hir-opt --hir-lower --split-input-file --verify-diagnostics %s
 // RUN: not hir-opt --pass-pipeline='builtin.module(hir-lower{num-streams=-1})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda ring-chunks=9223372036854775808})' %s 2>&1 | FileCheck %s --check-prefix=WRAP
 
-// OPTION: hir-lower: option 'num-streams' must be a non-negative integer, not '-1'
+// OPTION: hir-lower: option 'num-streams' must be an integer from 0 to 9223372036854775807, not '-1'
+// A count past what the IR holds (2^63) is an error, not a wrap.
+// WRAP: hir-lower: option 'ring-chunks' must be an integer from 0 to 9223372036854775807, not '9223372036854775808'
 
 // A matmul cannot be stream-parallel along its output columns.
 fusion.mesh @dev = [0]

@@ -1,8 +1,10 @@
 // RUN: hir-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{chunks=2}))'
 // RUN: hir-opt %s --split-input-file --host-p2p-pipeline | FileCheck %s --check-prefix=CHOSEN
 // RUN: not hir-opt %s --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{chunks=two}))' 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not hir-opt %s --pass-pipeline='builtin.module(func.func(host-p2p-pipeline{chunks=18446744073709551615}))' 2>&1 | FileCheck %s --check-prefix=WRAP
 
-// OPTION: option 'chunks' must be a non-negative integer, not 'two'
+// OPTION: option 'chunks' must be an integer from 0 to 9223372036854775807, not 'two'
+// WRAP: option 'chunks' must be an integer from 0 to 9223372036854775807, not '18446744073709551615'
 
 // Rings whose steps do not split into parts: an error where chunks=2 asks
 // for them; whole steps where the pass chooses (chunks=0, the default).

@@ -8,10 +8,10 @@ use hir::passes::Choice;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// The most ranks `-n` starts on one host (threads or processes).
-pub const MAX_RANKS: usize = 1024;
-/// The most streams a rank's pool holds.
-pub const MAX_STREAMS: usize = 1024;
+/// The most ranks `-n` starts on one host (threads or processes), and the
+/// most streams a rank's pool holds: the runtime's bounds on a world, which
+/// Python's `hir.init` takes too.
+pub use hir_runtime::world::{MAX_RANKS, MAX_STREAMS};
 /// The longest `--timeout`: a week, far below what `Instant` arithmetic can
 /// hold.
 pub const MAX_TIMEOUT_SECONDS: usize = 7 * 24 * 3600;
@@ -30,6 +30,18 @@ pub fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
     value
         .parse()
         .map_err(|_| "takes a non-negative integer".to_owned())
+}
+
+/// A count that goes into the IR (`--ring-chunks`): 0 to
+/// [`hir::passes::options::MAX_COUNT`] (2^63 - 1), as `hir-lower` takes it,
+/// never wrapped.
+pub fn ir_count(value: &str) -> Result<usize, String> {
+    hir::passes::options::count("", value, 0).map_err(|_| {
+        format!(
+            "must be an integer from 0 to {}",
+            hir::passes::options::MAX_COUNT
+        )
+    })
 }
 
 /// An integer of at least 1.
@@ -115,6 +127,13 @@ mod tests {
             number::<u64>("x").unwrap_err(),
             "takes a non-negative integer"
         );
+        assert_eq!(ir_count("3").unwrap(), 3);
+        for wraps in ["9223372036854775808", "18446744073709551615", "-1"] {
+            assert_eq!(
+                ir_count(wraps).unwrap_err(),
+                "must be an integer from 0 to 9223372036854775807"
+            );
+        }
     }
 
     #[test]

@@ -5,13 +5,17 @@
 //! every view the program passes against the buffers its rank knows.
 
 use crate::tensor::{self, Tensor};
-use anyhow::{Result, ensure};
+use anyhow::{Result, anyhow, ensure};
 use hir::arguments::{Arguments, Array};
 use hir_abi::DType;
 use hir_runtime::bounds::{Allocations, Registration};
 use hir_runtime::{cuda::DeviceBuffer, npy};
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// The elements converted at a time between f64 and a buffer's type: the
+/// only temporary a conversion needs.
+const CHUNK: usize = 1 << 16;
 
 /// One argument of one rank: its elements in a buffer of the element type.
 pub struct Buffer {
@@ -29,9 +33,34 @@ pub struct Buffer {
 impl Buffer {
     /// A buffer of `tensor`'s values rounded to `dtype` (through f32 to a
     /// float type, exactly to an integer type).
+    /// Converted a chunk at a time into memory reserved fallibly, so that
+    /// no second copy of the whole is made.
     pub fn try_new(tensor: &Tensor, dtype: DType) -> Result<Self> {
-        let bytes = npy::Array::from_f64(dtype, &tensor.shape, &tensor.data).data;
-        Self::try_from_bytes(dtype, tensor.shape.clone(), &bytes)
+        let mut buffer = Self::zeroed(dtype, tensor.shape.clone())?;
+        let size = dtype.size();
+        let chunks = tensor.data.chunks(CHUNK);
+        for (values, bytes) in chunks.zip(buffer.bytes_mut().chunks_mut(CHUNK * size)) {
+            bytes.copy_from_slice(&npy::Array::from_f64(dtype, &[values.len()], values).data);
+        }
+        Ok(buffer)
+    }
+
+    /// A buffer of `shape` whose bytes are all zero, or an error naming its
+    /// size when memory cannot be had.
+    pub fn zeroed(dtype: DType, shape: Vec<usize>) -> Result<Self> {
+        let bytes = tensor::numel(&shape)?
+            .checked_mul(dtype.size())
+            .ok_or_else(|| anyhow!("a {shape:?} {} buffer overflows 64-bit sizes", dtype.mlir()))?;
+        let words = bytes.div_ceil(8).max(1);
+        let mut storage = tensor::reserve(words, &shape)?;
+        storage.resize(words, 0u64);
+        Ok(Self {
+            dtype,
+            shape,
+            known: None,
+            storage,
+            device: None,
+        })
     }
 
     /// A buffer of `shape` holding `bytes`, the elements of `dtype` in
@@ -47,24 +76,9 @@ impl Buffer {
             bytes.len(),
             dtype.mlir()
         );
-        let words = bytes.len().div_ceil(8).max(1);
-        let mut storage = tensor::reserve(words, &shape)?;
-        storage.resize(words, 0u64);
-        // SAFETY: `storage` holds at least `bytes.len()` bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                storage.as_mut_ptr().cast::<u8>(),
-                bytes.len(),
-            )
-        };
-        Ok(Self {
-            dtype,
-            shape,
-            known: None,
-            storage,
-            device: None,
-        })
+        let mut buffer = Self::zeroed(dtype, shape)?;
+        buffer.bytes_mut().copy_from_slice(bytes);
+        Ok(buffer)
     }
 
     /// Makes the host storage a buffer of the rank whose `allocations` these
@@ -104,14 +118,20 @@ impl Buffer {
         }
     }
 
-    /// The values, in f64.
-    pub fn read(&self) -> Tensor {
-        let array = npy::Array {
-            dtype: self.dtype,
-            shape: self.shape.clone(),
-            data: self.bytes().to_vec(),
-        };
-        Tensor::new(self.shape.clone(), array.to_f64())
+    /// The values, in f64, converted a chunk at a time into memory reserved
+    /// fallibly.
+    pub fn read(&self) -> Result<Tensor> {
+        let len = tensor::numel(&self.shape)?;
+        let mut data = tensor::reserve(len, &self.shape)?;
+        for bytes in self.bytes().chunks(CHUNK * self.dtype.size()) {
+            let chunk = npy::Array {
+                dtype: self.dtype,
+                shape: vec![bytes.len() / self.dtype.size()],
+                data: bytes.to_vec(),
+            };
+            data.extend(chunk.to_f64());
+        }
+        Ok(Tensor::new(self.shape.clone(), data))
     }
 }
 
@@ -154,5 +174,37 @@ impl Calls {
 
     pub fn arguments(&self, rank: usize) -> *mut *mut c_void {
         self.0[rank]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_convert_in_chunks_and_refuse_what_memory_cannot_hold() {
+        // More elements than one chunk, every type: exact round trips (of
+        // integers up to 256, which every type holds).
+        let len = 3 * CHUNK + 5;
+        let tensor = Tensor::new(vec![len], (0..len).map(|i| (i % 257) as f64).collect());
+        for dtype in DType::ALL {
+            let buffer = Buffer::try_new(&tensor, dtype).unwrap();
+            assert!(buffer.read().unwrap() == tensor, "{dtype:?}");
+        }
+        // 2^42 f32s: 16 TiB, an error naming the size, not an abort.
+        let error = Buffer::zeroed(DType::F32, vec![1 << 42])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.starts_with("out of memory: cannot allocate"),
+            "{error}"
+        );
+        let error = Buffer::zeroed(DType::I64, vec![1 << 62, 2])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("overflows 64-bit sizes"), "{error}");
+        assert!(Buffer::zeroed(DType::I64, vec![1 << 62, 4]).is_err());
     }
 }

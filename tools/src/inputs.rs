@@ -389,7 +389,7 @@ mod tests {
     #[test]
     fn outputs_start_as_nan_and_files_are_named() {
         let outputs = nans(vec![2, 3], DType::BF16).unwrap();
-        assert!(outputs.read().data.iter().all(|v| v.is_nan()));
+        assert!(outputs.read().unwrap().data.iter().all(|v| v.is_nan()));
         assert_eq!(nans(vec![4], DType::I32).unwrap().bytes(), [0; 16]);
         let signature = signature(vec![param(vec![4], DType::F32, 1, None)]);
         let error = Inputs::new(&signature, &[(1, "x.npy".into())], 0)

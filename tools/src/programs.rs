@@ -328,6 +328,39 @@ pub fn check(form: Form, params: &Params) -> Result<()> {
             }
         );
     }
+    // Every extent is an IR count and every tensor's bytes (the partial
+    // products [D, M, N] the largest of rs's and ar's) fit in memory's
+    // address range: the products below are then exact, never wrapped.
+    let bytes = |extents: &[(usize, &str)]| -> Option<usize> {
+        extents
+            .iter()
+            .try_fold(params.dtype.size(), |bytes, &(extent, _)| {
+                bytes.checked_mul(extent)
+            })
+            .filter(|&bytes| bytes <= isize::MAX as usize)
+    };
+    for tensor in [
+        [(m, "M"), (k, "K"), (1, "")],
+        [(k, "K"), (n, "N"), (1, "")],
+        [(d, "D"), (m, "M"), (n, "N")],
+        [(d, "D"), (m, "M"), (k, "K")],
+        [(s, "S"), (d, "D"), (1, "")],
+    ] {
+        if bytes(&tensor).is_none() {
+            let names: Vec<&str> = tensor
+                .iter()
+                .filter(|(_, name)| !name.is_empty())
+                .map(|&(_, name)| name)
+                .collect();
+            bail!(
+                "{}: a [{}] tensor of {} is larger than memory can address (D={d} M={m} K={k} \
+                 N={n} S={s})",
+                form.name(),
+                names.join(", "),
+                params.dtype.mlir()
+            );
+        }
+    }
     let divides = |extent: usize, what: &str, by: usize, why: &str| -> Result<()> {
         if !extent.is_multiple_of(by) {
             bail!(
@@ -684,6 +717,15 @@ mod tests {
             .to_string();
         assert!(error.contains("K=6 is not divisible by D (K is sharded)=4"));
         assert!(check(Form::ArAllreduce, &params(3, 1, 5, 7, 2)).is_ok());
+        // Extents whose products would wrap are errors, not wrapped checks.
+        let error = check(Form::AgPipeline, &params(1 << 33, 1 << 33, 1 << 33, 4, 4))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("larger than memory can address"), "{error}");
+        let error = check(Form::AgGemm, &params(2, 1, usize::MAX, 4, 4))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("a [M, K] tensor of"), "{error}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>
     let mut values: HashMap<usize, Tensor> = HashMap::new();
     for (index, input) in inputs.iter().enumerate() {
         let argument = block.argument(index)?;
-        values.insert(argument.to_raw().ptr as usize, input.clone());
+        values.insert(argument.to_raw().ptr as usize, input.try_clone()?);
     }
     let mut next = block.first_operation();
     while let Some(op) = next {
@@ -41,7 +41,7 @@ pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>
             })
             .collect::<Result<Vec<&Tensor>>>()?;
         if name == "func.return" {
-            return Ok(operands.into_iter().cloned().collect());
+            return operands.into_iter().map(Tensor::try_clone).collect();
         }
         let result = op.result(0).map_err(|_| {
             anyhow::anyhow!("'{name}' op has no result the reference evaluation can compute")

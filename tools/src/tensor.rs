@@ -89,20 +89,28 @@ impl Tensor {
         Tensor::new(shape, data)
     }
 
-    /// The concatenation of `parts` along `axis`.
-    pub fn concat(parts: &[Tensor], axis: usize) -> Tensor {
+    /// The concatenation of `parts` along `axis`, or an error when it does
+    /// not fit in memory.
+    pub fn concat(parts: &[Tensor], axis: usize) -> Result<Tensor> {
         let first = &parts[0];
         let outer: usize = first.shape[..axis].iter().product();
-        let mut data = Vec::new();
+        let mut shape = first.shape.clone();
+        shape[axis] = parts.iter().map(|part| part.shape[axis]).sum();
+        let mut data = reserve(numel(&shape)?, &shape)?;
         for o in 0..outer {
             for part in parts {
                 let inner = part.shape[axis..].iter().product::<usize>();
                 data.extend_from_slice(&part.data[o * inner..(o + 1) * inner]);
             }
         }
-        let mut shape = first.shape.clone();
-        shape[axis] = parts.iter().map(|part| part.shape[axis]).sum();
-        Tensor::new(shape, data)
+        Ok(Tensor::new(shape, data))
+    }
+
+    /// A copy, or an error when it does not fit in memory.
+    pub fn try_clone(&self) -> Result<Tensor> {
+        let mut data = reserve(self.data.len(), &self.shape)?;
+        data.extend_from_slice(&self.data);
+        Ok(Tensor::new(self.shape.clone(), data))
     }
 }
 
@@ -212,7 +220,7 @@ mod tests {
         let tensor = Tensor::new(vec![2, 3, 2], (0..12).map(f64::from).collect());
         let parts: Vec<Tensor> = (0..3).map(|index| tensor.part(1, index, 3)).collect();
         assert_eq!(parts[1].data, vec![2.0, 3.0, 8.0, 9.0]);
-        assert_eq!(Tensor::concat(&parts, 1), tensor);
+        assert_eq!(Tensor::concat(&parts, 1).unwrap(), tensor);
     }
 
     #[test]
@@ -221,7 +229,7 @@ mod tests {
         let parts: Vec<Tensor> = (0..2).map(|index| tensor.part(1, index, 2)).collect();
         assert_eq!(parts[1].shape, vec![2, 2, 3]);
         assert_eq!(parts[1].data[..6], [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]);
-        assert_eq!(Tensor::concat(&parts, 1), tensor);
+        assert_eq!(Tensor::concat(&parts, 1).unwrap(), tensor);
     }
 
     #[test]
@@ -243,6 +251,14 @@ mod tests {
             "{error}"
         );
         assert!(Tensor::filled(vec![1 << 62, 4], 0.0).is_err());
+        // Joining parts into a value too large for memory (the parts' data
+        // is never read: the result's memory is asked for first).
+        let parts = [Tensor {
+            shape: vec![1 << 30, 1 << 30],
+            data: Vec::new(),
+        }];
+        let error = Tensor::concat(&parts, 0).unwrap_err().to_string();
+        assert!(error.starts_with("out of memory"), "{error}");
         assert_eq!(
             Tensor::filled(vec![2, 0], 1.0).unwrap().data,
             Vec::<f64>::new()

@@ -22,9 +22,10 @@ use melior::pass::{conversion, memref};
 /// `reconcile-unrealized-casts` folds the casts the conversions leave
 /// between them. `hir-scope-loop-allocas` comes right after the runtime
 /// calls are made, so that the descriptors they take live for one loop
-/// iteration. `comm-verify-requests` first checks that every request is
-/// waited for exactly once on every path (it changes nothing).
-pub const LLVM_PIPELINE: &str = "func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
+/// iteration. `host-verify-loops` and `comm-verify-requests` first check
+/// that every loop with a constant step steps forward and that every
+/// request is waited for exactly once on every path (they change nothing).
+pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
 expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,\
 convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 

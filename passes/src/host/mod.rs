@@ -8,3 +8,4 @@ pub mod p2p_pipeline;
 pub mod presplit_chunks;
 pub mod reduce_pipeline;
 pub mod stream_parallelize;
+pub mod verify_loops;

@@ -79,12 +79,12 @@ pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "host-stream-parallelize";
 
 /// Creates the pass; `num_streams` is 0 for the pool's size.
-pub fn create(num_streams: usize) -> Box<dyn HirPass> {
+pub fn create(num_streams: i64) -> Box<dyn HirPass> {
     Box::new(StreamParallelize { num_streams })
 }
 
 struct StreamParallelize {
-    num_streams: usize,
+    num_streams: i64,
 }
 
 impl HirPass for StreamParallelize {
@@ -214,17 +214,13 @@ fn fuse<'c>(
 
 /// A loop left after fusing: hoists what is the same in every iteration and
 /// sets the rotation over `num_streams` streams.
-fn finish<'c>(
-    rewriter: &RewriterBase<'c, '_>,
-    stream_for: OperationRef<'c, '_>,
-    num_streams: usize,
-) {
+fn finish<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, '_>, num_streams: i64) {
     let context = rewriter.context();
     // SAFETY: the context outlives the rewrite.
     let context = unsafe { context.to_ref() };
     let location = stream_for.location();
     if num_streams > 0 && stream_for.operand_count() == 4 {
-        let streams = Builder::before(context, stream_for).index(num_streams as i64, location);
+        let streams = Builder::before(context, stream_for).index(num_streams, location);
         let mut operands: Vec<Value> = stream_for.operands().collect();
         operands.push(streams);
         rewrite::set_operands(rewriter, stream_for, &operands);

@@ -3,20 +3,26 @@
 //! A launcher generates the secret ([`Secret::generate`]: 32 random bytes
 //! from `getrandom`, as 64 hex digits) and gives it to its ranks in
 //! `HIR_JOB_SECRET`; under torchrun (or by hand) every rank reads the same
-//! variable, which the user sets. The secret never travels: each connection
-//! proves it knows it with HMAC-SHA256 over nonces of both sides (the
-//! handshake), and then every frame either side sends carries an
-//! HMAC-SHA256 tag under a key of that connection ([`Session`]) and its
-//! sequence number, so a frame cannot be forged, altered, replayed or
-//! reordered by anyone without the secret.
+//! variable, which the user sets. A secret is random bytes written as hex
+//! or base64, at least 128 bits of them, with no repeating pattern
+//! ([`Secret::parse`]): a password or a short or patterned value is refused,
+//! since anyone who sees one handshake could test guesses of it offline.
 //!
-//! The [`JobId`] (a hash of the secret, safe to show) tells two jobs apart:
-//! a store refuses a member of another job, and a member another job's
-//! store, naming both ids.
+//! The secret never travels, nor does anything derived from it before the
+//! peer proved it knows it: the store's challenge is a nonce alone (no job
+//! id, which would let a stranger test guesses offline), the client proves
+//! the secret with HMAC-SHA256 over both nonces and its hello, and only
+//! then does the store answer with its own proof (the handshake). Then
+//! every frame either side sends carries an HMAC-SHA256 tag under a key of
+//! that connection ([`Session`]) and its sequence number, so a frame cannot
+//! be forged, altered, replayed or reordered by anyone without the secret.
+//! Someone must prove first: the client does, to whatever holds the store's
+//! port, bound to that side's fresh nonce; a 128-bit secret keeps that proof
+//! from being guessed back.
 //!
 //! Without `HIR_JOB_SECRET` a job runs only on a loopback `MASTER_ADDR`,
-//! with the empty secret ([`Secret::none`]): every such job has the same id
-//! and any local user can connect. Nothing is encrypted.
+//! with the empty secret ([`Secret::none`]): any local user can connect.
+//! Nothing is encrypted.
 
 use crate::error::{Error, Result};
 use hmac::{Hmac, Mac};
@@ -26,8 +32,8 @@ use std::io;
 
 /// The variable that carries the job's secret to its ranks.
 pub const SECRET_VAR: &str = "HIR_JOB_SECRET";
-/// The fewest characters a secret may have (128 bits as hex).
-pub const MIN_SECRET: usize = 32;
+/// The fewest bits of random bytes a secret holds.
+pub const MIN_SECRET_BITS: usize = 128;
 /// A tag's length: a full HMAC-SHA256.
 pub const TAG: usize = 32;
 /// A nonce's length.
@@ -35,7 +41,8 @@ pub const NONCE: usize = 32;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// A job's shared secret. Its `Debug` shows the job id, never the secret.
+/// A job's shared secret. Its `Debug` never shows it, nor anything derived
+/// from it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret {
     value: String,
@@ -50,15 +57,35 @@ impl Secret {
         })
     }
 
-    /// The secret in `value` (`HIR_JOB_SECRET`): at least [`MIN_SECRET`]
-    /// characters, used as they are (surrounding whitespace trimmed).
+    /// The secret in `value` (`HIR_JOB_SECRET`, surrounding whitespace
+    /// trimmed): random bytes as hex digits or base64 (standard or URL-safe,
+    /// padded or not), at least [`MIN_SECRET_BITS`] of them, which neither
+    /// repeat a shorter pattern nor take fewer than half as many distinct
+    /// byte values as there are bytes (up to 128). Anything else is refused
+    /// with what is wrong: a secret too weak to resist guessing offline.
     pub fn parse(value: &str) -> Result<Secret> {
         let value = value.trim();
-        if value.len() < MIN_SECRET {
+        let hint = "a job's secret is random bytes written as hex or base64, e.g. \
+                    `openssl rand -hex 32`";
+        let bytes = decode_hex(value)
+            .or_else(|| decode_base64(value))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{SECRET_VAR} is neither hex nor base64 ({} characters): {hint}",
+                    value.len()
+                ))
+            })?;
+        let bits = bytes.len() * 8;
+        if bits < MIN_SECRET_BITS {
             return Err(Error::Invalid(format!(
-                "{SECRET_VAR} has {} characters, fewer than the {MIN_SECRET} a job's secret \
-                 needs (e.g. `openssl rand -hex 32`)",
-                value.len()
+                "{SECRET_VAR} holds {bits} bits, fewer than the {MIN_SECRET_BITS} a job's \
+                 secret needs: {hint}"
+            )));
+        }
+        if let Some(why) = patterned(&bytes) {
+            return Err(Error::Invalid(format!(
+                "{SECRET_VAR} is not random: its {} bytes {why}: {hint}",
+                bytes.len()
             )));
         }
         Ok(Secret {
@@ -82,14 +109,6 @@ impl Secret {
     /// The value to set `HIR_JOB_SECRET` to.
     pub fn value(&self) -> &str {
         &self.value
-    }
-
-    /// The job's id: the first 8 bytes of an HMAC of a fixed label.
-    pub fn job_id(&self) -> JobId {
-        let mac = self.mac(&[b"hir-store/job-id/v1"]);
-        let mut id = [0u8; 8];
-        id.copy_from_slice(&mac[..8]);
-        JobId(id)
     }
 
     /// HMAC-SHA256 of the concatenated `parts` under the secret.
@@ -134,9 +153,69 @@ impl fmt::Debug for Secret {
         if self.is_none() {
             write!(f, "Secret(none)")
         } else {
-            write!(f, "Secret(job {})", self.job_id())
+            write!(f, "Secret(hidden)")
         }
     }
+}
+
+/// The bytes of `text` if it is hex digits, two per byte.
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if text.is_empty() || !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
+        .collect()
+}
+
+/// The bytes of `text` if it is base64, standard (`+/`) or URL-safe (`-_`),
+/// with or without its `=` padding.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let digits = text.trim_end_matches('=');
+    if digits.is_empty() || text.len() - digits.len() > 2 || digits.len() % 4 == 1 {
+        return None;
+    }
+    let value = |byte: u8| -> Option<u32> {
+        Some(u32::from(match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        }))
+    };
+    let mut bytes = Vec::with_capacity(digits.len() * 3 / 4);
+    for group in digits.as_bytes().chunks(4) {
+        let mut bits = 0u32;
+        for &digit in group {
+            bits = bits << 6 | value(digit)?;
+        }
+        bits <<= 6 * (4 - group.len());
+        let whole = [(bits >> 16) as u8, (bits >> 8) as u8, bits as u8];
+        bytes.extend(&whole[..group.len() - 1]);
+    }
+    Some(bytes)
+}
+
+/// What shows that `bytes` are not random, if anything does: a shorter
+/// pattern repeated, or few distinct values (16 random bytes have 8 or
+/// fewer distinct values about once in 10^10 draws, 32 once in 5 * 10^14).
+fn patterned(bytes: &[u8]) -> Option<String> {
+    let len = bytes.len();
+    if let Some(period) =
+        (1..=len / 2).find(|&period| (period..len).all(|at| bytes[at] == bytes[at - period]))
+    {
+        return Some(format!("repeat a pattern of {period}"));
+    }
+    let mut seen = [false; 256];
+    bytes
+        .iter()
+        .for_each(|&byte| seen[usize::from(byte)] = true);
+    let distinct = seen.iter().filter(|&&seen| seen).count();
+    let needed = len.min(256) / 2;
+    (distinct <= needed).then(|| format!("take only {distinct} distinct values"))
 }
 
 fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; TAG] {
@@ -164,22 +243,6 @@ pub fn same_proof(proof: &[u8], expected: &[u8; TAG]) -> bool {
             .zip(expected)
             .fold(0u8, |diff, (a, b)| diff | (a ^ b))
             == 0
-}
-
-/// A job's public id, derived from its secret.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct JobId(pub [u8; 8]);
-
-impl fmt::Display for JobId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
-    }
-}
-
-impl fmt::Debug for JobId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JobId({self})")
-    }
 }
 
 /// Which end of a connection a [`Session`] is.
@@ -267,15 +330,48 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.value().len(), 64);
         assert_eq!(Secret::parse(a.value()).unwrap(), a);
-        assert_ne!(a.job_id(), b.job_id());
         assert!(!format!("{a:?}").contains(a.value()));
-        assert_eq!(format!("{a:?}"), format!("Secret(job {})", a.job_id()));
-        let short = Secret::parse("0123456789").unwrap_err().to_string();
-        assert!(
-            short.starts_with("HIR_JOB_SECRET has 10 characters"),
-            "{short}"
-        );
+        assert_eq!(format!("{a:?}"), "Secret(hidden)");
         assert!(Secret::none().is_none());
+    }
+
+    #[test]
+    fn weak_secrets_are_refused_saying_why() {
+        // 128 random bits or more, as hex or base64 (either alphabet,
+        // padded or not): taken.
+        for good in [
+            "3f0c9a1d22e8b4c791aa02be5c6d7e10",
+            "  3F0C9A1D22E8B4C791AA02BE5C6D7E10\n",
+            "PwyaHSLotMeRqgK+XG1+EA==",
+            "PwyaHSLotMeRqgK-XG1-EA",
+            "uqs7m/HuDMLaLty7Sk2MpFVcr29TcvQPqqmAY3arxn0=",
+        ] {
+            assert!(Secret::parse(good).is_ok(), "{good}");
+        }
+        let error = |value: &str| Secret::parse(value).unwrap_err().to_string();
+        let hint = "a job's secret is random bytes written as hex or base64, e.g. \
+                    `openssl rand -hex 32`";
+        // 32 characters, the old bound, of a password: not an encoding.
+        assert_eq!(
+            error("correct horse battery staple!!!!"),
+            format!("HIR_JOB_SECRET is neither hex nor base64 (32 characters): {hint}")
+        );
+        assert_eq!(
+            error("0123456789"),
+            format!(
+                "HIR_JOB_SECRET holds 40 bits, fewer than the 128 a job's secret needs: {hint}"
+            )
+        );
+        // 120 bits of base64.
+        assert!(error("PwyaHSLotMeRqgK+XG1+").contains("holds 120 bits"));
+        assert_eq!(
+            error(&"a".repeat(32)),
+            format!("HIR_JOB_SECRET is not random: its 16 bytes repeat a pattern of 1: {hint}")
+        );
+        assert!(error(&"0123456789abcdef".repeat(2)).contains("repeat a pattern of 8"));
+        assert!(error(&"deadbeef".repeat(8)).contains("repeat a pattern of 4"));
+        assert!(error("00000000000000000000000000000001").contains("take only 2 distinct values"));
+        assert!(error("0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0c").contains("distinct values"));
     }
 
     #[test]

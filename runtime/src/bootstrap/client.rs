@@ -4,9 +4,11 @@
 //! drops the connection, e.g. when full), then does the handshake of
 //! [`super::protocol`]: the client proves it knows the job's secret, the
 //! server proves it too (a stranger holding the port cannot pose as the
-//! store). A refusal (another job, a taken rank, another world size) is an
-//! error at once, naming both sides.
+//! store). A refusal (no proof of the secret: another job, or another
+//! secret; a taken rank, another world size) is an error at once, naming
+//! both sides.
 
+use super::admission::Deadline;
 use super::auth::{self, Secret, Side, same_proof};
 use super::protocol::Failure;
 use super::protocol::{
@@ -20,6 +22,13 @@ use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// How much longer than the server may hold a request (its wait, at most
+/// the job's timeout) a client waits for the response: past it, the store
+/// is not responding (its host is stopped, or unreachable). One request
+/// waits at most its wait plus this; the connection is then given up, so
+/// that the requests after it fail at once.
+pub const SLACK: Duration = Duration::from_secs(5);
 
 /// Who connects: a member of the job whose secret is `secret`, of
 /// `world_size` ranks, as rank `rank` (`None`: not a rank).
@@ -94,7 +103,8 @@ enum Refusal {
 /// A connection to the store. Requests are serialized: a thread that needs
 /// to block on its own (a watchdog) opens a connection of its own.
 pub struct StoreClient {
-    connection: Mutex<(TcpStream, auth::Session)>,
+    /// The connection and its session, or why it was given up.
+    connection: Mutex<Result<(TcpStream, auth::Session), Error>>,
     addr: String,
     rank: Option<usize>,
     /// The rank whose process hosts the server, if a rank does.
@@ -152,11 +162,17 @@ impl StoreClient {
                 })
                 .and_then(|resolved| TcpStream::connect_timeout(&resolved, Duration::from_secs(1)))
                 .map_err(Refusal::Retry)
-                .and_then(|stream| handshake(stream, addr, member, heartbeat));
+                .and_then(|stream| {
+                    // Within the connect's own deadline: a store whose host is
+                    // stopped accepts (the kernel does) but never answers.
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let limit = HANDSHAKE.min(left).max(Duration::from_millis(100));
+                    handshake(stream, addr, member, heartbeat, limit)
+                });
             match attempt {
                 Ok((stream, session)) => {
                     return Ok(StoreClient {
-                        connection: Mutex::new((stream, session)),
+                        connection: Mutex::new(Ok((stream, session))),
                         addr: addr.to_string(),
                         rank: member.rank,
                         host,
@@ -182,8 +198,37 @@ impl StoreClient {
         self.rank
     }
 
-    /// The error for a lost connection.
+    /// The error for a lost connection: a response that failed its check
+    /// (tampered with on the way) and a store that stopped answering are
+    /// named as such; else the connection closed, and the rank hosting the
+    /// store, if one does, exited.
     fn lost(&self, error: io::Error) -> Error {
+        let addr = &self.addr;
+        if error.kind() == io::ErrorKind::InvalidData {
+            return Error::Io(format!(
+                "a response from the store at {addr} failed its check ({error}): someone \
+                 tampers with the connection"
+            ));
+        }
+        if matches!(
+            error.kind(),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+        ) {
+            let silent = format!(
+                "did not answer within the request's wait and {}s of slack (stopped, or its \
+                 host unreachable)",
+                SLACK.as_secs()
+            );
+            return match self.host {
+                Some(host) if Some(host) != self.rank => Error::Peer {
+                    rank: host,
+                    what: format!("is not responding: the store it hosts at {addr} {silent}"),
+                },
+                _ => Error::Io(format!(
+                    "the store at {addr} is not responding: it {silent}"
+                )),
+            };
+        }
         match self.host {
             Some(host) if Some(host) != self.rank => Error::Peer {
                 rank: host,
@@ -201,16 +246,32 @@ impl StoreClient {
 
     /// Sends `request` and reads the response; `blocks` is how long the
     /// server may hold it.
+    ///
+    /// A connection that failed once (no response in time, a frame that
+    /// failed its check, a close) is given up: a late response would be
+    /// read as the next request's. Every later request fails at once with
+    /// the same error.
     fn call(&self, request: Request, blocks: Duration) -> Result<Response> {
         let mut connection = lock(&self.connection);
-        let (stream, session) = &mut *connection;
-        let slack = Duration::from_secs(30);
-        let _ = stream.set_write_timeout(Some(slack));
-        let _ = stream.set_read_timeout(Some(blocks.saturating_add(slack)));
-        write_frame(stream, &request.encode(), Some(session)).map_err(|error| self.lost(error))?;
-        let frame =
-            read_frame(stream, MAX_FRAME, Some(session)).map_err(|error| self.lost(error))?;
-        match Response::decode(&frame).map_err(|error| self.lost(error))? {
+        let (stream, session) = match &mut *connection {
+            Ok(open) => open,
+            Err(lost) => return Err(lost.clone()),
+        };
+        let _ = stream.set_write_timeout(Some(SLACK));
+        let _ = stream.set_read_timeout(Some(blocks.saturating_add(SLACK)));
+        let frame = write_frame(stream, &request.encode(), Some(session))
+            .and_then(|()| read_frame(stream, MAX_FRAME, Some(session)))
+            .and_then(|frame| Response::decode(&frame));
+        let response = match frame {
+            Ok(response) => response,
+            Err(error) => {
+                let error = self.lost(error);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                *connection = Err(error.clone());
+                return Err(error);
+            }
+        };
+        match response {
             Response::Error(message) => Err(Error::Io(format!(
                 "the store at {} refused a request: {message}",
                 self.addr
@@ -320,33 +381,23 @@ impl StoreClient {
     }
 }
 
-/// The client's side of the handshake.
+/// The client's side of the handshake, within `limit` in all.
 fn handshake(
-    mut stream: TcpStream,
+    stream: TcpStream,
     addr: &str,
     member: &Member,
     heartbeat: Option<Duration>,
+    limit: Duration,
 ) -> std::result::Result<(TcpStream, auth::Session), Refusal> {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE));
-    let _ = stream.set_write_timeout(Some(HANDSHAKE));
-    let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
+    let mut timed = Deadline::new(&stream, limit);
+    let frame = read_frame(&mut timed, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
     let challenge = Challenge::decode(&frame).map_err(|error| {
         Refusal::Final(Error::Io(format!(
             "the server at {addr} is not a HIR store: {error}"
         )))
     })?;
-    let job = member.secret.job_id();
-    if challenge.job != job {
-        return Err(Refusal::Final(Error::Invalid(format!(
-            "the store at {addr} serves job {}, not this job {job}: two jobs were given one \
-             port, or their ranks different {}",
-            challenge.job,
-            auth::SECRET_VAR
-        ))));
-    }
     let hello = Hello {
-        job,
         nonce: auth::random().map_err(Refusal::Retry)?,
         rank: member.rank,
         world_size: member.world_size,
@@ -359,8 +410,8 @@ fn handshake(
     let proof = member
         .secret
         .hello_proof(&challenge.nonce, &hello.nonce, &body);
-    write_frame(&mut stream, &hello.encode(&proof), None).map_err(Refusal::Retry)?;
-    let frame = read_frame(&mut stream, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
+    write_frame(&mut timed, &hello.encode(&proof), None).map_err(Refusal::Retry)?;
+    let frame = read_frame(&mut timed, MAX_HANDSHAKE_FRAME, None).map_err(Refusal::Retry)?;
     let verdict = Verdict::decode(&frame).map_err(|error| {
         Refusal::Final(Error::Io(format!(
             "a bad answer from the store at {addr}: {error}"
@@ -377,7 +428,7 @@ fn handshake(
                 .welcome_proof(&challenge.nonce, &hello.nonce, &body);
             if !same_proof(&proof, &expected) {
                 return Err(Refusal::Final(Error::Invalid(format!(
-                    "the store at {addr} did not prove that it knows job {job}'s secret: \
+                    "the store at {addr} did not prove that it knows this job's secret: \
                      something else holds its port"
                 ))));
             }

@@ -12,14 +12,19 @@
 //! - [`watchdog`]: the thread that turns a hang or a peer's failure into
 //!   this rank's error and keeps the process from hanging.
 
+mod admission;
 pub mod auth;
 mod client;
+#[cfg(test)]
+mod flood_tests;
 #[cfg(test)]
 pub(crate) mod process_tests;
 pub mod protocol;
 #[cfg(test)]
 mod security_tests;
 pub mod store;
+#[cfg(test)]
+mod tamper_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod watchdog;
@@ -89,6 +94,12 @@ impl Env {
         };
         let rank = number("RANK", &rank)?;
         let world_size = number("WORLD_SIZE", &world_size)?;
+        if world_size > protocol::MAX_RANKS {
+            return Err(Error::Invalid(format!(
+                "WORLD_SIZE {world_size} is more ranks than a job may have ({})",
+                protocol::MAX_RANKS
+            )));
+        }
         if rank >= world_size {
             return Err(Error::Invalid(format!(
                 "RANK {rank} is not below WORLD_SIZE {world_size}"

@@ -7,16 +7,16 @@
 //! A frame is a little-endian `u32` length, the payload, and, once the
 //! handshake is done, a [`TAG`]-byte tag ([`super::auth::Session`]).
 //! Requests, responses and verdicts are a tag byte and the fields; a
-//! challenge starts with the protocol's magic and version, a hello with the
-//! job id. Strings and byte strings are a `u32` length and the bytes,
-//! integers little-endian `i64`, nonces, proofs and job ids their bytes.
+//! challenge starts with the protocol's magic and version. Strings and byte strings are a `u32` length and the bytes,
+//! integers little-endian `i64`, nonces and proofs their bytes.
 //!
-//! The handshake: the server sends a [`Challenge`] (its nonce and job id),
-//! the client a [`Hello`] (its nonce, who it is, and its proof of the
-//! secret), the server a [`Verdict`] (welcome, with its own proof, or
-//! refused, with why). Then requests and responses, each frame tagged.
+//! The handshake: the server sends a [`Challenge`] (its nonce: nothing
+//! derived from the secret), the client a [`Hello`] (its nonce, who it is,
+//! and its proof of the secret), the server a [`Verdict`] (welcome, with
+//! its own proof, or refused, with why). Then requests and responses, each
+//! frame tagged.
 
-use super::auth::{JobId, NONCE, Session, TAG};
+use super::auth::{NONCE, Session, TAG};
 use crate::error::Error;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -27,8 +27,8 @@ use std::time::Duration;
 pub const MAX_HANDSHAKE_FRAME: usize = 4 << 10;
 /// The largest frame of an authenticated connection.
 pub const MAX_FRAME: usize = 1 << 30;
-/// The handshake's first bytes, with its version.
-const MAGIC: &[u8; 8] = b"HIRSTOR1";
+/// The handshake's first bytes, with its version (2: no job id).
+const MAGIC: &[u8; 8] = b"HIRSTOR2";
 
 fn invalid(what: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.into())
@@ -109,13 +109,11 @@ pub enum Response {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Challenge {
     pub nonce: [u8; NONCE],
-    pub job: JobId,
 }
 
 /// Who a connection is: a rank of the job (or not a rank, e.g. a probe).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hello {
-    pub job: JobId,
     pub nonce: [u8; NONCE],
     pub rank: Option<usize>,
     pub world_size: usize,
@@ -367,11 +365,7 @@ impl Response {
 
 impl Challenge {
     pub fn encode(&self) -> Vec<u8> {
-        Writer::default()
-            .raw(MAGIC)
-            .raw(&self.nonce)
-            .raw(&self.job.0)
-            .0
+        Writer::default().raw(MAGIC).raw(&self.nonce).0
     }
 
     pub fn decode(bytes: &[u8]) -> io::Result<Challenge> {
@@ -381,10 +375,7 @@ impl Challenge {
                 "not a HIR store (or another version of it): its first message is not the handshake",
             ));
         }
-        let challenge = Challenge {
-            nonce: r.array()?,
-            job: JobId(r.array()?),
-        };
+        let challenge = Challenge { nonce: r.array()? };
         r.end(challenge)
     }
 }
@@ -393,7 +384,6 @@ impl Hello {
     /// The fields the proofs cover.
     pub fn body(&self) -> Vec<u8> {
         Writer::default()
-            .raw(&self.job.0)
             .raw(&self.nonce)
             .int(self.rank.map_or(-1, |rank| rank as i64))
             .int(self.world_size as i64)
@@ -417,7 +407,6 @@ impl Hello {
             .ok_or_else(|| invalid("a hello shorter than its proof"))?;
         let (body, proof) = bytes.split_at(body);
         let mut r = Reader(body);
-        let job = JobId(r.array()?);
         let nonce = r.array()?;
         let rank = match r.int()? {
             -1 => None,
@@ -432,7 +421,6 @@ impl Hello {
             every => Some(every),
         };
         let hello = r.end(Hello {
-            job,
             nonce,
             rank,
             world_size,

@@ -20,7 +20,7 @@
 //! | goodbye | | ok |
 //! | absent | | the ranks that never said hello |
 //!
-//! The server refuses a stranger (no proof, another job's id), a second
+//! The server refuses a stranger (no proof of the secret), a second
 //! process claiming a rank that has joined, and a world size other than
 //! the job's; the last two are failures of the job too. Blocking requests
 //! wait on the server, bounded by their timeout, and end early when any
@@ -31,16 +31,19 @@
 //! heartbeat it announced (its process is stopped).
 //!
 //! Bounds: [`MAX_CONNECTIONS`] open and [`MAX_UNPROVEN`] in their handshake
-//! (which has [`HANDSHAKE`] to finish, in frames of at most
-//! [`MAX_HANDSHAKE_FRAME`]), [`MAX_FRAME`] per message afterwards and
+//! (which has [`HANDSHAKE`] in all to finish, in frames of at most
+//! [`MAX_HANDSHAKE_FRAME`]; when they are all taken, a newcomer takes the
+//! slot of an old one: `admission.rs`), [`MAX_FRAME`] per message afterwards and
 //! [`MAX_STORED`] of keys and values in all. Accept errors (`EMFILE`) back
 //! off up to 1 s.
 
+pub use super::admission::{HANDSHAKE, MAX_CONNECTIONS, MAX_UNPROVEN};
 pub use super::client::{Got, StoreClient};
 pub use super::protocol::{Failure, MAX_FRAME, MAX_HANDSHAKE_FRAME};
 
-use super::auth::{self, Secret, Side, same_proof};
-use super::protocol::{Challenge, Hello, Request, Response, Verdict, read_frame, write_frame};
+use super::admission::{self, Connections};
+use super::auth::{self, Secret};
+use super::protocol::{Request, Response, read_frame, write_frame};
 use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -52,12 +55,6 @@ use std::time::{Duration, Instant};
 
 /// How often a server-side wait checks that its client is still there.
 const POLL: Duration = Duration::from_millis(20);
-/// The most connections open at once.
-pub const MAX_CONNECTIONS: usize = 1024;
-/// The most connections that have not finished their handshake.
-pub const MAX_UNPROVEN: usize = 64;
-/// How long a client has for its handshake (either side).
-pub const HANDSHAKE: Duration = Duration::from_secs(10);
 /// The most bytes of keys and values the store holds.
 pub const MAX_STORED: usize = 4 << 30;
 
@@ -71,7 +68,7 @@ struct Heartbeat {
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     values: HashMap<String, Vec<u8>>,
     /// Bytes of keys and values held.
     stored: usize,
@@ -80,25 +77,16 @@ struct State {
     /// Ranks that said goodbye: their connections may close.
     done: HashSet<usize>,
     /// Ranks that said hello: their process's id, and how to name it.
-    joined: HashMap<usize, (u64, String)>,
+    pub(super) joined: HashMap<usize, (u64, String)>,
     /// By connection.
     heartbeats: HashMap<u64, Heartbeat>,
 }
 
-#[derive(Default)]
-struct Connections {
-    next: u64,
-    /// A clone of each open connection, to shut them down with the server;
-    /// removed when it closes.
-    open: HashMap<u64, TcpStream>,
-    unproven: usize,
-}
-
 pub(super) struct Shared {
-    secret: Secret,
-    world_size: usize,
+    pub(super) secret: Secret,
+    pub(super) world_size: usize,
     state: Mutex<State>,
-    changed: Condvar,
+    pub(super) changed: Condvar,
     closing: AtomicBool,
     connections: Mutex<Connections>,
     /// Connections refused: strangers, bad hellos, over the limits.
@@ -121,7 +109,7 @@ impl Shared {
         }
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
 
@@ -131,7 +119,7 @@ impl Shared {
     }
 }
 
-fn record(state: &mut State, failure: Failure) {
+pub(super) fn record(state: &mut State, failure: Failure) {
     if !state.failures.contains(&failure) {
         state.failures.push(failure);
     }
@@ -209,7 +197,7 @@ impl StoreServer {
 
     /// How many connections are open.
     pub fn open_connections(&self) -> usize {
-        lock(&self.shared.connections).open.len()
+        lock(&self.shared.connections).open()
     }
 
     /// How many times `accept` failed (e.g. out of file descriptors).
@@ -251,9 +239,7 @@ impl Drop for StoreServer {
         self.shared.changed.notify_all();
         // Wakes the accept loop, which then sees `closing`.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        for (_, connection) in lock(&self.shared.connections).open.drain() {
-            let _ = connection.shutdown(Shutdown::Both);
-        }
+        lock(&self.shared.connections).shut_all();
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
@@ -267,10 +253,10 @@ fn accept(listener: TcpListener, shared: Arc<Shared>) {
         if shared.closing.load(Ordering::Acquire) {
             break;
         }
-        let stream = match accepted {
-            Ok((stream, _)) => {
+        let (stream, source) = match accepted {
+            Ok((stream, source)) => {
                 backoff = Duration::ZERO;
-                stream
+                (stream, source.ip())
             }
             Err(_) => {
                 // Out of descriptors or memory, or a connection reset before
@@ -283,37 +269,27 @@ fn accept(listener: TcpListener, shared: Arc<Shared>) {
             }
         };
         let _ = stream.set_nodelay(true);
-        let id = {
-            let mut connections = lock(&shared.connections);
-            let Ok(clone) = stream.try_clone() else {
-                continue;
-            };
-            if connections.open.len() >= MAX_CONNECTIONS || connections.unproven >= MAX_UNPROVEN {
-                shared.refused.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            let id = connections.next;
-            connections.next += 1;
-            connections.open.insert(id, clone);
-            connections.unproven += 1;
-            id
+        let Ok(clone) = stream.try_clone() else {
+            continue;
+        };
+        let Some(id) = lock(&shared.connections).enter(clone, source) else {
+            shared.refused.fetch_add(1, Ordering::Relaxed);
+            continue;
         };
         let serving = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("hir-store-conn".into())
             .spawn(move || serve(stream, id, &serving));
         if spawned.is_err() {
-            let mut connections = lock(&shared.connections);
-            connections.open.remove(&id);
-            connections.unproven -= 1;
+            lock(&shared.connections).close(id);
         }
     }
 }
 
 /// Serves one connection until it closes, then forgets it.
 fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
-    let proven = handshake(&mut stream, shared);
-    lock(&shared.connections).unproven -= 1;
+    let proven = admission::handshake(&stream, shared);
+    lock(&shared.connections).proven(id);
     match proven {
         Ok((hello, session)) => {
             // A heartbeat counts for a rank's connection only.
@@ -333,103 +309,11 @@ fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
         }
         Err(why) => {
             shared.refused.fetch_add(1, Ordering::Relaxed);
-            // Best effort: a stranger need not listen.
-            let _ = write_frame(&mut stream, &Verdict::Refused(why).encode(), None);
+            admission::refuse(&stream, why);
         }
     }
-    lock(&shared.connections).open.remove(&id);
+    lock(&shared.connections).close(id);
     let _ = stream.shutdown(Shutdown::Both);
-}
-
-/// The server's side of the handshake: the client's hello, once it proved
-/// the secret and was admitted, and the connection's session; else why not.
-fn handshake(stream: &mut TcpStream, shared: &Shared) -> Result<(Hello, auth::Session), String> {
-    let _ = stream.set_read_timeout(Some(HANDSHAKE));
-    let _ = stream.set_write_timeout(Some(HANDSHAKE));
-    let nonce = auth::random().map_err(|error| format!("the store has no randomness: {error}"))?;
-    let job = shared.secret.job_id();
-    write_frame(stream, &Challenge { nonce, job }.encode(), None)
-        .map_err(|error| error.to_string())?;
-    let frame = read_frame(stream, MAX_HANDSHAKE_FRAME, None)
-        .map_err(|error| format!("no hello: {error}"))?;
-    let (hello, body, proof) =
-        Hello::decode(&frame).map_err(|error| format!("a bad hello: {error}"))?;
-    if hello.job != job {
-        return Err(format!(
-            "this store serves job {job}, not job {} of {}: two jobs were given one port, \
-             or their ranks different {}",
-            hello.job,
-            hello.who(),
-            auth::SECRET_VAR
-        ));
-    }
-    let expected = shared.secret.hello_proof(&nonce, &hello.nonce, body);
-    if !same_proof(&proof, &expected) {
-        return Err(format!(
-            "{} did not prove that it knows job {job}'s secret",
-            hello.who()
-        ));
-    }
-    admit(&hello, shared)?;
-    let welcome = Verdict::Welcome {
-        proof: shared.secret.welcome_proof(&nonce, &hello.nonce, body),
-    };
-    write_frame(stream, &welcome.encode(), None).map_err(|error| error.to_string())?;
-    let _ = stream.set_read_timeout(None);
-    let _ = stream.set_write_timeout(None);
-    let session = shared.secret.session(&nonce, &hello.nonce, Side::Server);
-    Ok((hello, session))
-}
-
-/// Lets a member of the job in, unless its world size is not the job's or
-/// its rank was taken by another process: both are failures of the job (its
-/// ranks will not all meet), recorded so that every rank stops at once.
-fn admit(hello: &Hello, shared: &Shared) -> Result<(), String> {
-    let mut state = shared.state();
-    let who = hello.who();
-    let rank = hello.rank;
-    let refuse = |state: &mut State, why: String| {
-        if let Some(rank) = rank {
-            record(state, Failure::failed(rank, "bootstrap", &why));
-            shared.changed.notify_all();
-        }
-        Err(why)
-    };
-    if hello.world_size != shared.world_size {
-        let whom = rank.map_or("a client".to_string(), |rank| format!("rank {rank}"));
-        return refuse(
-            &mut state,
-            format!(
-                "{whom} ({who}) was started with WORLD_SIZE {}, but this job's store \
-                 serves {} ranks",
-                hello.world_size, shared.world_size
-            ),
-        );
-    }
-    let Some(rank) = rank else { return Ok(()) };
-    if rank >= shared.world_size {
-        return refuse(
-            &mut state,
-            format!(
-                "rank {rank} ({who}) is not below WORLD_SIZE {}",
-                shared.world_size
-            ),
-        );
-    }
-    match state.joined.get(&rank) {
-        Some((process, first)) if *process != hello.process => {
-            let why = format!(
-                "rank {rank} joined twice: first {first}, then {who} (two processes were \
-                 given RANK={rank})"
-            );
-            refuse(&mut state, why)
-        }
-        Some(_) => Ok(()),
-        None => {
-            state.joined.insert(rank, (hello.process, who));
-            Ok(())
-        }
-    }
 }
 
 /// Answers a member's requests until its connection closes.
@@ -447,7 +331,11 @@ fn requests(
         }
     };
     let mut goodbye = false;
-    while let Ok(frame) = read_frame(stream, MAX_FRAME, Some(&mut session)) {
+    let ended = loop {
+        let frame = match read_frame(stream, MAX_FRAME, Some(&mut session)) {
+            Ok(frame) => frame,
+            Err(error) => break Some(error),
+        };
         beat(true);
         let response = match Request::decode(&frame) {
             Err(error) => Response::Error(error.to_string()),
@@ -457,23 +345,37 @@ fn requests(
                 match handle(request, rank, &gone, shared) {
                     Some(response) => response,
                     // The client went away during a wait.
-                    None => break,
+                    None => break None,
                 }
             }
         };
         if write_frame(stream, &response.encode(), Some(&mut session)).is_err() {
-            break;
+            break None;
         }
         beat(false);
-    }
+    };
     if let Some(rank) = rank {
         let done = goodbye || shared.state().done.contains(&rank);
         if !done && !shared.closing.load(Ordering::Acquire) {
             shared.record(Failure {
                 rank,
-                what: "exited (connection closed)".into(),
+                what: ended_as(ended.as_ref()),
             });
         }
+    }
+}
+
+/// How a rank's connection that closed before its goodbye ended, for its
+/// failure: a frame that failed its check (its tag: altered, forged,
+/// replayed or reordered on the way; or over the size limit) is named as
+/// such, anything else is the rank's exit.
+fn ended_as(error: Option<&io::Error>) -> String {
+    match error {
+        Some(error) if error.kind() == io::ErrorKind::InvalidData => format!(
+            "sent the store a frame that failed its check ({error}): the store closed its \
+             connection, as it closes any that carries a tampered frame"
+        ),
+        _ => "exited (connection closed)".into(),
     }
 }
 

@@ -291,6 +291,14 @@ fn env_reads_torchrun_variables() {
         error(&[("RANK", "x"), ("WORLD_SIZE", "2")]),
         "RANK must be a non-negative integer, not 'x'"
     );
+    assert_eq!(
+        error(&[("RANK", "0"), ("WORLD_SIZE", "18446744073709551615")]),
+        "WORLD_SIZE 18446744073709551615 is more ranks than a job may have (16777216)"
+    );
+    assert_eq!(
+        error(&[("RANK", "0"), ("WORLD_SIZE", "18446744073709551616")]),
+        "WORLD_SIZE must be a non-negative integer, not '18446744073709551616'"
+    );
     let remote = [
         ("RANK", "1"),
         ("WORLD_SIZE", "2"),
@@ -305,8 +313,8 @@ fn env_reads_torchrun_variables() {
         error(&remote)
     );
     assert!(
-        error(&[remote.as_slice(), &[(SECRET_VAR, "short")]].concat())
-            .starts_with("HIR_JOB_SECRET has 5 characters")
+        error(&[remote.as_slice(), &[(SECRET_VAR, "c0ffee")]].concat())
+            .starts_with("HIR_JOB_SECRET holds 24 bits, fewer than the 128")
     );
     for loopback in ["127.0.0.1", "localhost", "::1", "[::1]", "127.1.2.3"] {
         assert!(is_loopback(loopback), "{loopback}");

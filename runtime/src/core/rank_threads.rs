@@ -1,6 +1,14 @@
 //! Ranks that are threads, for both backends: [`run`] runs the tool's body
-//! on one thread per rank and waits for them, and what happens when a failed
-//! rank's program does not return.
+//! on one thread per rank and waits for them, one run of a world at a time
+//! ([`Calls`]), and what happens when a failed rank's program does not
+//! return.
+//!
+//! A world's runs are serialised: its ranks number their collectives,
+//! transfers and requests as they post them, and register the call's
+//! arguments with their buffer tables, so two runs at once (two threads of
+//! a Python program, say) would pair one call's collectives with the
+//! other's and drop each other's registrations. A run waits for the one
+//! before it to end, its work included.
 //!
 //! Once a rank has failed, its later runtime calls do nothing and return at
 //! once, so its program runs on to its end. A program whose own loops are
@@ -20,8 +28,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The lock that serialises the runs of one world: each world holds one and
+/// passes it to [`run`].
+#[derive(Default)]
+pub(crate) struct Calls(Mutex<()>);
+
 /// Runs `work` on one thread per device (named `{name}-{rank}`) with that
-/// device entered, so that the C-ABI entries reach it, then `finish` (the
+/// device entered, after any other run of the same world (`calls`) ended, so that the C-ABI entries reach it, then `finish` (the
 /// backend waits for the work the rank enqueued). Returns each rank's value,
 /// or the errors of the ranks that failed: an error or a panic of `work` is
 /// one, in op `launcher`; so is a rank whose thread cannot start, and the
@@ -29,6 +42,7 @@ use std::time::{Duration, Instant};
 /// ranks already running give up). Once a rank has failed, the others get
 /// `grace` to return (see [`Running::wait`]).
 pub(crate) fn run<D: Device + 'static, T: Send>(
+    calls: &Calls,
     devices: &[Arc<D>],
     name: &str,
     faults: &Faults,
@@ -36,6 +50,7 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
     work: impl Fn(&D) -> Result<T> + Sync,
     finish: impl Fn(&D) + Sync,
 ) -> std::result::Result<Vec<T>, RunError> {
+    let _serialised = lock(&calls.0);
     let running = Running::new(devices.len());
     let values: Vec<Option<T>> = std::thread::scope(|scope| {
         let mut failed = false;

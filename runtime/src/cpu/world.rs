@@ -53,6 +53,7 @@ impl Config {
 pub struct World {
     pub(super) shared: Arc<Shared>,
     pub(super) devices: Vec<Arc<CpuDevice>>,
+    calls: rank_threads::Calls,
 }
 
 impl World {
@@ -77,6 +78,7 @@ impl World {
         let mut world = World {
             shared,
             devices: Vec::with_capacity(ranks),
+            calls: Default::default(),
         };
         for rank in 0..ranks {
             // On an error, `world` drops: it stops the threads of the ranks
@@ -102,8 +104,10 @@ impl World {
     /// (a panic in `body` is one, in op `launcher`; so is a rank whose
     /// thread cannot start, and the others then give up). Errors are sticky:
     /// once a rank has failed, every later run fails with the same errors.
+    /// Runs from several threads run one after another.
     pub fn run<T: Send>(&self, body: impl Fn(&dyn Device) -> T + Sync) -> Result<Vec<T>, RunError> {
         rank_threads::run(
+            &self.calls,
             &self.devices,
             "hir-rank",
             &self.shared.faults,

@@ -126,6 +126,7 @@ impl World {
             });
         }
         rank_threads::run(
+            &self.calls,
             &self.devices,
             "hir-cuda-rank",
             &self.faults,

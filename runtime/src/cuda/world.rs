@@ -88,6 +88,8 @@ pub struct World {
     pub(super) faults: Arc<Faults>,
     pub(super) devices: Vec<Arc<CudaDevice>>,
     trace: Option<Arc<Trace>>,
+    /// Serialises [`World::run`] and [`World::run_on`].
+    pub(super) calls: rank_threads::Calls,
 }
 
 impl World {
@@ -127,6 +129,7 @@ impl World {
             faults,
             devices,
             trace,
+            calls: Default::default(),
         })
     }
 
@@ -193,6 +196,7 @@ impl World {
             faults,
             devices: vec![Arc::new(device)],
             trace,
+            calls: Default::default(),
         })
     }
 
@@ -227,9 +231,11 @@ impl World {
     }
 
     /// Runs `body` on one thread per rank with that rank entered, then waits
-    /// for all the work it enqueued, as the cpu backend's `World::run` does.
+    /// for all the work it enqueued, as the cpu backend's `World::run` does
+    /// (one run at a time).
     pub fn run<T: Send>(&self, body: impl Fn(&CudaDevice) -> T + Sync) -> Result<Vec<T>, RunError> {
         rank_threads::run(
+            &self.calls,
             &self.devices,
             "hir-cuda-rank",
             &self.faults,

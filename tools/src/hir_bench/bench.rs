@@ -142,7 +142,7 @@ pub fn run(run: &Run) -> Result<()> {
         let variants = variants_of(run);
         for &shape in &run.shapes {
             let params = params(run, shape);
-            let inputs = make_inputs(family, &params, &variants, run.seed);
+            let inputs = make_inputs(family, &params, &variants, run.seed)?;
             let session = Session::start(&plan, run.num_streams, false)?;
             let mut reference: Option<Vec<f32>> = None;
             for &variant in &variants {
@@ -304,28 +304,31 @@ fn write(path: &std::path::Path, text: &str) -> Result<()> {
 
 /// The logical inputs the family's chosen variants read, each from its own
 /// seed.
-fn make_inputs(family: Family, params: &Params, variants: &[Variant], seed: u64) -> Inputs {
+fn make_inputs(family: Family, params: &Params, variants: &[Variant], seed: u64) -> Result<Inputs> {
     let needed: Vec<Logical> = variants
         .iter()
         .map(|variant| variant.program(family))
         .flat_map(|(form, _)| form_inputs(form))
         .collect();
     let make = |logical: Logical, number: u64| {
-        needed.contains(&logical).then(|| {
-            Values::random(
-                logical.shape(params),
-                params.dtype,
-                seed.wrapping_mul(0x1_0000_0001).wrapping_add(number),
-            )
-        })
+        needed
+            .contains(&logical)
+            .then(|| {
+                Values::random(
+                    logical.shape(params),
+                    params.dtype,
+                    seed.wrapping_mul(0x1_0000_0001).wrapping_add(number),
+                )
+            })
+            .transpose()
     };
-    Inputs {
+    Ok(Inputs {
         params: params.clone(),
-        a: make(Logical::A, 1),
-        b: make(Logical::B, 2),
-        l: make(Logical::L, 3),
-        p: make(Logical::P, 5),
-    }
+        a: make(Logical::A, 1)?,
+        b: make(Logical::B, 2)?,
+        l: make(Logical::L, 3)?,
+        p: make(Logical::P, 5)?,
+    })
 }
 
 fn form_inputs(form: Form) -> Vec<Logical> {
@@ -432,7 +435,7 @@ fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> Result<RankCall> {
                 dtype.size(),
                 axis,
                 rank,
-            )),
+            )?),
             None => Cow::Borrowed(&values.bytes),
         };
         buffers.push(Buffer::try_from_bytes(dtype, param.local_shape(), &bytes)?);
@@ -442,7 +445,7 @@ fn rank_call(built: &Built, inputs: &Inputs, rank: usize) -> Result<RankCall> {
     buffers.push(Buffer::try_from_bytes(
         dtype,
         local,
-        &data::nans(dtype, len),
+        &data::nans(dtype, len)?,
     )?);
     Ok(RankCall::new(buffers))
 }
@@ -513,7 +516,7 @@ fn bench_variant(
         runtime.run_ranks(body)?;
         for (&rank, call) in local.iter().zip(&mut calls) {
             let last = call.buffers.len() - 1;
-            let nans = data::nans(dtype, call.buffers[last].bytes().len() / dtype.size());
+            let nans = data::nans(dtype, call.buffers[last].bytes().len() / dtype.size())?;
             runtime.upload(rank, &mut call.buffers[last], &nans)?;
         }
         &graphed

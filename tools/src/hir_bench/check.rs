@@ -36,10 +36,12 @@ pub(crate) fn full_output(
     outputs: &[&[u8]],
 ) -> Result<Vec<f32>> {
     if output != Logical::Partial {
-        return Ok(data::load_all(dtype, outputs[0]));
+        return data::load_all(dtype, outputs[0]);
     }
     let size = dtype.size();
-    let mut sum = vec![0.0f32; outputs[0].len() / size];
+    let len = outputs[0].len() / size;
+    let mut sum = hir_tools::tensor::reserve(len, &[len])?;
+    sum.resize(len, 0.0f32);
     peers.all_ranks_in_pieces("gemm-output", outputs, size, |offset, pieces| {
         for piece in pieces {
             for (index, value) in sum[offset / size..][..piece.len() / size]

@@ -227,7 +227,7 @@ pub struct Run {
     #[arg(skip)]
     pub chunks: usize,
     /// Parts each P2P ring step's transfer and GEMM are split into (0: host-p2p-pipeline chooses)
-    #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
+    #[arg(long, value_name = "C", default_value = "0", value_parser = args::ir_count, allow_negative_numbers = true)]
     pub ring_chunks: usize,
     /// How a P2P ring step's stream waits for the previous step's: for all of it (step), or, in
     /// allgather rings, only for its transfers, guarded at the wrap (comm: nvFuser's

@@ -3,9 +3,26 @@
 //! and shape, each rank's shard of them, and the f64 references outputs are
 //! checked against.
 
+use anyhow::{Result, anyhow};
 use hir_abi::DType;
 use hir_tools::programs::{Logical, Params};
 use hir_tools::tensor::{self, Rng};
+
+/// `len` zero bytes of a tensor of `shape`, reserved fallibly: memory that
+/// cannot be had is an error naming the size, not an abort.
+fn zeros(len: usize, shape: &[usize]) -> Result<Vec<u8>> {
+    let mut bytes = tensor::reserve(len, shape)?;
+    bytes.resize(len, 0);
+    Ok(bytes)
+}
+
+/// The bytes of `shape`'s elements of `size` bytes, or an error when they
+/// overflow 64-bit sizes.
+fn byte_len(shape: &[usize], size: usize) -> Result<usize> {
+    tensor::numel(shape)?
+        .checked_mul(size)
+        .ok_or_else(|| anyhow!("a tensor of shape {shape:?} has more bytes than 64-bit sizes hold"))
+}
 
 /// A logical tensor: row-major elements of `dtype`.
 pub struct Values {
@@ -44,20 +61,21 @@ pub fn load(dtype: DType, bytes: &[u8], index: usize) -> f32 {
 }
 
 /// Every element of `bytes`, in f32.
-pub fn load_all(dtype: DType, bytes: &[u8]) -> Vec<f32> {
-    (0..bytes.len() / dtype.size())
-        .map(|index| load(dtype, bytes, index))
-        .collect()
+pub fn load_all(dtype: DType, bytes: &[u8]) -> Result<Vec<f32>> {
+    let len = bytes.len() / dtype.size();
+    let mut values = tensor::reserve(len, &[len])?;
+    values.extend((0..len).map(|index| load(dtype, bytes, index)));
+    Ok(values)
 }
 
 /// The bytes of `len` NaNs of `dtype`: what outputs hold before a run, so
 /// that an element the program does not write shows.
-pub fn nans(dtype: DType, len: usize) -> Vec<u8> {
-    let mut bytes = vec![0; len * dtype.size()];
+pub fn nans(dtype: DType, len: usize) -> Result<Vec<u8>> {
+    let mut bytes = zeros(byte_len(&[len], dtype.size())?, &[len])?;
     for index in 0..len {
         store(dtype, &mut bytes, index, f64::NAN);
     }
-    bytes
+    Ok(bytes)
 }
 
 impl Values {
@@ -65,11 +83,11 @@ impl Values {
     /// random inputs): never zero. Made in chunks of 2^20 elements, each
     /// from its own seed, on all the host's cores: the same values whatever
     /// the machine.
-    pub fn random(shape: Vec<usize>, dtype: DType, seed: u64) -> Values {
+    /// Memory that cannot be had is an error naming the size.
+    pub fn random(shape: Vec<usize>, dtype: DType, seed: u64) -> Result<Values> {
         const CHUNK: usize = 1 << 20;
-        let len: usize = shape.iter().product();
         let size = dtype.size();
-        let mut bytes = vec![0u8; len * size];
+        let mut bytes = zeros(byte_len(&shape, size)?, &shape)?;
         let threads = std::thread::available_parallelism().map_or(1, |count| count.get());
         let chunks: Vec<(usize, &mut [u8])> = bytes.chunks_mut(CHUNK * size).enumerate().collect();
         let per_thread = chunks.len().div_ceil(threads).max(1);
@@ -101,7 +119,7 @@ impl Values {
                 });
             }
         });
-        Values { dtype, bytes }
+        Ok(Values { dtype, bytes })
     }
 
     pub fn get(&self, index: usize) -> f64 {
@@ -112,16 +130,22 @@ impl Values {
 /// The slice at `index` of axis `axis` of `bytes`, a row-major array of
 /// `shape` with elements of `size` bytes: what the rank at mesh position
 /// `index` holds of a value sharded along `axis`.
-pub fn shard(bytes: &[u8], shape: &[usize], size: usize, axis: usize, index: usize) -> Vec<u8> {
+pub fn shard(
+    bytes: &[u8],
+    shape: &[usize],
+    size: usize,
+    axis: usize,
+    index: usize,
+) -> Result<Vec<u8>> {
     let outer: usize = shape[..axis].iter().product();
     let inner: usize = shape[axis + 1..].iter().product::<usize>() * size;
     let extent = shape[axis];
-    let mut out = Vec::with_capacity(outer * inner);
+    let mut out = tensor::reserve(outer * inner, shape)?;
     for o in 0..outer {
         let start = (o * extent + index) * inner;
         out.extend_from_slice(&bytes[start..start + inner]);
     }
-    out
+    Ok(out)
 }
 
 /// The global row-major index of element `local` of the shard at `index` of
@@ -211,7 +235,7 @@ mod tests {
     fn shards_and_maps_back() {
         let shape = [2, 3, 2];
         let bytes: Vec<u8> = (0..12).collect();
-        let part = shard(&bytes, &shape, 1, 1, 2);
+        let part = shard(&bytes, &shape, 1, 1, 2).unwrap();
         assert_eq!(part, vec![4, 5, 10, 11]);
         for (local, &value) in part.iter().enumerate() {
             assert_eq!(global_index(&shape, Some(1), 2, local), value as usize);
@@ -221,10 +245,34 @@ mod tests {
 
     #[test]
     fn random_values_are_never_small_and_are_deterministic() {
-        let values = Values::random(vec![3, 1000], DType::BF16, 5);
-        let again = Values::random(vec![3, 1000], DType::BF16, 5);
+        let values = Values::random(vec![3, 1000], DType::BF16, 5).unwrap();
+        let again = Values::random(vec![3, 1000], DType::BF16, 5).unwrap();
         assert_eq!(values.bytes, again.bytes);
         assert!((0..3000).all(|index| (0.09..=1.0).contains(&values.get(index).abs())));
-        assert!(load(DType::BF16, &nans(DType::BF16, 2), 1).is_nan());
+        assert!(load(DType::BF16, &nans(DType::BF16, 2).unwrap(), 1).is_nan());
+    }
+
+    #[test]
+    fn data_too_large_for_memory_is_an_error_naming_it() {
+        // 2^22 x 2^22 bf16: 32 TiB.
+        let error = Values::random(vec![1 << 22, 1 << 22], DType::BF16, 5)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            error,
+            "out of memory: cannot allocate 35184372088832 B for a tensor of shape \
+             [4194304, 4194304]"
+        );
+        let error = Values::random(vec![1 << 62, 8], DType::F32, 5)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("more elements than 64-bit sizes hold"),
+            "{error}"
+        );
+        assert!(nans(DType::F32, 1 << 44).is_err());
+        assert!(load_all(DType::F32, &[0; 8]).unwrap().len() == 2);
     }
 }

@@ -126,10 +126,14 @@ fn constant(value: Value) -> Option<i64> {
 }
 
 /// Random f32 values `[-1, 1)` as bytes.
-fn random_bytes(rng: &mut Rng, len: usize) -> Vec<u8> {
-    (0..len)
-        .flat_map(|_| ((rng.unit() * 2.0 - 1.0) as f32).to_le_bytes())
-        .collect()
+/// `len` random f32 in [-1, 1), as bytes; memory that cannot be had is an
+/// error.
+fn random_bytes(rng: &mut Rng, len: usize) -> Result<Vec<u8>> {
+    let mut bytes = data::nans(DType::F32, len)?;
+    for value in bytes.chunks_exact_mut(4) {
+        value.copy_from_slice(&((rng.unit() * 2.0 - 1.0) as f32).to_le_bytes());
+    }
+    Ok(bytes)
 }
 
 pub fn run(options: &Overhead) -> Result<()> {
@@ -208,10 +212,12 @@ fn bench(options: &Overhead, runtime: &World, slices: usize) -> Result<Row> {
     let engine = hir_tools::jit::Engine::new(&module, &hir_runtime::symbols())?;
     let packed = engine.lookup("_mlir_ciface_overhead")?;
 
-    let len = slices * options.elements;
+    let len = slices
+        .checked_mul(options.elements)
+        .context("--elements times the slices overflows 64-bit sizes")?;
     let mut rng = Rng::new(options.seed);
-    let (a, b) = (random_bytes(&mut rng, len), random_bytes(&mut rng, len));
-    let nans = vec![0xff; len * 4];
+    let (a, b) = (random_bytes(&mut rng, len)?, random_bytes(&mut rng, len)?);
+    let nans = data::nans(DType::F32, len)?;
     let shape = vec![slices, options.elements];
     let mut call = RankCall::new(vec![
         Buffer::try_from_bytes(DType::F32, shape.clone(), &a)?,
@@ -269,7 +275,7 @@ fn time(runtime: &World, iters: usize, body: &(impl Fn(usize) + Sync)) -> Result
 fn check(runtime: &World, call: &mut RankCall, a: &[u8], b: &[u8], how: &str) -> Result<()> {
     runtime.fetch(0, &mut call.buffers[2])?;
     let floats = |bytes: &[u8]| data::load_all(DType::F32, bytes);
-    let (a, b, out) = (floats(a), floats(b), floats(call.buffers[2].bytes()));
+    let (a, b, out) = (floats(a)?, floats(b)?, floats(call.buffers[2].bytes())?);
     let wrong = (0..out.len())
         .filter(|&i| (a[i] + b[i]).to_bits() != out[i].to_bits())
         .count();

@@ -206,27 +206,34 @@ pub fn run(options: &Pointwise) -> Result<()> {
     )?;
     let provenance = Provenance::new(options.backend, 1, "f32");
     let n = options.elements;
-    let one_pass_bytes = 4 * n * DType::F32.size();
+    // In u128: the product of a large --elements never wraps.
+    let one_pass_bytes = 4 * n as u128 * DType::F32.size() as u128;
     println!("{}", provenance.line());
     println!(
         "hir-bench pointwise: out = max(exp(-tanh(a * b + c)) * a - c, b), {} ops on {n} f32 ({:.1} MiB a tensor), {} backend, {} timed calls (median)",
         CHAIN.len(),
-        (n * DType::F32.size()) as f64 / (1 << 20) as f64,
+        n as f64 * DType::F32.size() as f64 / (1 << 20) as f64,
         options.backend.name(),
         options.iters
     );
 
+    // Memory reserved fallibly: `--elements` too large is an error.
     let mut rng = Rng::new(options.seed);
-    let inputs: Vec<Vec<f32>> = (0..3)
-        .map(|_| (0..n).map(|_| (rng.unit() * 2.0 - 1.0) as f32).collect())
-        .collect();
-    let bytes =
-        |values: &[f32]| -> Vec<u8> { values.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    let nans = vec![0xff; n * DType::F32.size()];
-    let mut buffers: Vec<Buffer> = inputs
-        .iter()
-        .map(|values| Buffer::try_from_bytes(DType::F32, vec![n], &bytes(values)))
-        .collect::<Result<_>>()?;
+    let mut inputs: Vec<Vec<f32>> = Vec::new();
+    for _ in 0..3 {
+        let mut values = hir_tools::tensor::reserve(n, &[n])?;
+        values.extend((0..n).map(|_| (rng.unit() * 2.0 - 1.0) as f32));
+        inputs.push(values);
+    }
+    let nans = data::nans(DType::F32, n)?;
+    let mut buffers: Vec<Buffer> = Vec::new();
+    for values in &inputs {
+        let mut buffer = Buffer::zeroed(DType::F32, vec![n])?;
+        for (bytes, value) in buffer.bytes_mut().chunks_exact_mut(4).zip(values) {
+            bytes.copy_from_slice(&value.to_le_bytes());
+        }
+        buffers.push(buffer);
+    }
     buffers.push(Buffer::try_from_bytes(DType::F32, vec![n], &nans)?);
     let mut call = RankCall::new(buffers);
     for buffer in &mut call.buffers {
@@ -266,7 +273,7 @@ pub fn run(options: &Pointwise) -> Result<()> {
         runtime.upload(0, &mut call.buffers[3], &nans)?;
         runtime.run_ranks(body)?;
         runtime.fetch(0, &mut call.buffers[3])?;
-        let output = data::load_all(DType::F32, call.buffers[3].bytes());
+        let output = data::load_all(DType::F32, call.buffers[3].bytes())?;
         let reference_error =
             relative_error(output.iter().zip(&want).map(|(&x, &y)| (f64::from(x), y)));
         let verdict = if reference_error <= REFERENCE_TOLERANCE {

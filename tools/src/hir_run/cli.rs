@@ -55,7 +55,7 @@ pub struct Options {
     #[arg(long, default_value = "elementwise", value_parser = choice::<Fuse>())]
     pub fuse: Fuse,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
-    #[arg(long, value_name = "C", default_value = "0", value_parser = number::<usize>, allow_negative_numbers = true)]
+    #[arg(long, value_name = "C", default_value = "0", value_parser = args::ir_count, allow_negative_numbers = true)]
     pub ring_chunks: usize,
     /// Global value of argument I from a .npy file (repeatable)
     #[arg(long = "input", value_name = "argI=FILE", value_parser = input)]

@@ -114,12 +114,8 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     let mut inputs = Vec::new();
     for (index, path) in latest {
         // One read gives both the array and the bytes its hash is of.
-        let contents = std::fs::read(path).map_err(|error| {
-            anyhow!(
-                "--input arg{index}: cannot read {}: {error}",
-                path.display()
-            )
-        })?;
+        let contents =
+            npy::read_bytes(path).map_err(|error| anyhow!("--input arg{index}: {error}"))?;
         let array = npy::Array::from_npy(&contents)
             .map_err(|error| anyhow!("--input arg{index}: {}: {error}", path.display()))?;
         let mut file = Fnv::default();
@@ -314,7 +310,7 @@ fn run(options: &Options) -> Result<()> {
     let mut mismatch = false;
     if signature.fusion {
         let outputs = if outputs_used {
-            assemble(signature, &ranks)
+            assemble(signature, &ranks)?
         } else {
             Vec::new()
         };
@@ -349,7 +345,7 @@ fn run(options: &Options) -> Result<()> {
         for (rank, call) in ranks.iter().enumerate() {
             for (index, buffer) in call.buffers.iter().enumerate() {
                 let name = format!("arg{index}.rank{rank}");
-                let value = buffer.read();
+                let value = buffer.read()?;
                 if let Some(dir) = &options.expect {
                     let expected = read_expected(dir, &name, &value.shape)?;
                     let what = format!("{name} against {}", dir.display());
@@ -568,7 +564,9 @@ struct Output {
     copies: Vec<(usize, Tensor)>,
 }
 
-fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
+/// The outputs as the ranks left them; an error when one does not fit in
+/// memory.
+fn assemble(signature: &Signature, ranks: &[RankCall]) -> Result<Vec<Output>> {
     let inputs = signature.inputs.len();
     signature
         .outputs
@@ -576,10 +574,10 @@ fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
         .enumerate()
         .map(|(index, param)| {
             let Some(placement) = param.placement.as_ref() else {
-                return Output {
-                    value: ranks[0].buffers[inputs + index].read(),
+                return Ok(Output {
+                    value: ranks[0].buffers[inputs + index].read()?,
                     copies: Vec::new(),
-                };
+                });
             };
             // Replicas in order of their first device; in each, every device
             // with its part along each split axis.
@@ -588,7 +586,7 @@ fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
                 let splits = placement.splits(position);
                 let parts: Vec<usize> = splits.iter().map(|&(_, _, part)| part).collect();
                 let key = replica_key(placement, position);
-                let local = ranks[device].buffers[inputs + index].read();
+                let local = ranks[device].buffers[inputs + index].read()?;
                 match replicas.iter_mut().find(|(other, _, _)| *other == key) {
                     Some((_, _, members)) => members.push((parts, local)),
                     None => replicas.push((key, device, vec![(parts, local)])),
@@ -601,12 +599,14 @@ fn assemble(signature: &Signature, ranks: &[RankCall]) -> Vec<Output> {
                 .collect();
             let mut joined = replicas
                 .into_iter()
-                .map(|(_, first, members)| (first, join(members, &splits)));
+                .map(|(_, first, members)| Ok((first, join(members, &splits)?)))
+                .collect::<Result<Vec<_>>>()?
+                .into_iter();
             let (_, value) = joined.next().expect("a mesh has a device");
-            Output {
+            Ok(Output {
                 value,
                 copies: joined.collect(),
-            }
+            })
         })
         .collect()
 }
@@ -627,10 +627,10 @@ fn replica_key(placement: &Placement, position: usize) -> Vec<usize> {
 }
 
 /// The parts of one replica joined along each split axis in turn.
-fn join(members: Vec<Part>, splits: &[(usize, usize)]) -> Tensor {
+fn join(members: Vec<Part>, splits: &[(usize, usize)]) -> Result<Tensor> {
     let Some(&(axis, count)) = splits.first() else {
         let (_, local) = members.into_iter().next().expect("a replica has a device");
-        return local;
+        return Ok(local);
     };
     let mut groups: Vec<Vec<Part>> = (0..count).map(|_| Vec::new()).collect();
     for (mut parts, local) in members {
@@ -640,6 +640,6 @@ fn join(members: Vec<Part>, splits: &[(usize, usize)]) -> Tensor {
     let joined: Vec<Tensor> = groups
         .into_iter()
         .map(|group| join(group, &splits[1..]))
-        .collect();
+        .collect::<Result<_>>()?;
     Tensor::concat(&joined, axis)
 }

@@ -13,8 +13,10 @@
 //! (exits with status 0 without a word, as a crash would), `stall` (hangs
 //! where abort cannot reach it, before the dry run's barrier), `stop` (stops
 //! its own process with `SIGSTOP` there: its watchdog falls silent and the
-//! store names it); and, in `hir-run`, `corrupt-outputs` (rank `R`'s outputs
-//! are zeroed after the run, before they are checked).
+//! store names it), `fail-after-run` (fails once its run succeeded: the
+//! others, done by then, exit non-zero too); and, in `hir-run`,
+//! `corrupt-outputs` (rank `R`'s outputs are zeroed after the run, before
+//! they are checked).
 
 use super::Plan;
 use hir_runtime::Backend;
@@ -177,11 +179,23 @@ fn leave(
     if let Some(watchdog) = watchdog {
         watchdog.stop();
     }
-    group.finish();
+    // The job's failures the store knew of: another rank's (one that failed
+    // after this rank's part was done, or a process refused as a taken
+    // rank) fails this rank's exit too, so that no rank of a failed job
+    // exits 0.
+    let failures = group.finish();
     if error.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+        return ExitCode::FAILURE;
+    }
+    match failures.first() {
+        Some(cause) => {
+            say(&format!(
+                "{tool}: error: rank {}: the job failed: {cause}",
+                host.rank
+            ));
+            ExitCode::FAILURE
+        }
+        None => ExitCode::SUCCESS,
     }
 }
 
@@ -258,7 +272,14 @@ fn steps(
         world,
         hash: mine.hash,
     };
-    run(&joined).map_err(|error| ("run".to_string(), Error::Io(format!("{error:#}"))))
+    run(&joined).map_err(|error| ("run".to_string(), Error::Io(format!("{error:#}"))))?;
+    if hook(rank, "fail-after-run") {
+        return Err((
+            "run".to_string(),
+            Error::Invalid("the test hook failed it after its run".into()),
+        ));
+    }
+    Ok(())
 }
 
 /// Every rank's fingerprint must be rank 0's: the error names the first

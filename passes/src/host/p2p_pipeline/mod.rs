@@ -260,13 +260,13 @@ pub fn check_chunks(
 /// allgather rings it applies to run whole steps.
 pub fn create(
     backend: Transport,
-    chunks: usize,
+    chunks: i64,
     allreduce: Allreduce,
     sync: StreamSync,
 ) -> Box<dyn HirPass> {
     Box::new(P2pPipeline {
         backend,
-        chunks: chunks as i64,
+        chunks,
         allreduce,
         sync,
     })
