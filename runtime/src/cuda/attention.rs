@@ -11,13 +11,12 @@
 //! warp-per-row kernel (`hir_attention_rows_<t>`), which takes any strides.
 
 use super::axes::coalesce;
-use super::{Check, CudaDevice, State, Stream};
+use super::{Check, CudaDevice, State, Stream, nvrtc};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::Kernel;
 use cudarc::driver::{result as cu, sys};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use hir_abi::DType;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -206,18 +205,8 @@ fn ptx(variant: Variant, arch: i32) -> Result<Arc<CString>> {
     if let Some(ptx) = lock(CACHE.get_or_init(Mutex::default)).get(&(arch, variant)) {
         return Ok(ptx.clone());
     }
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture=compute_{arch}")],
-        name: Some("hir_attention.cu".into()),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(variant.source(), options).map_err(|error| {
-        Error::Cuda(format!(
-            "NVRTC cannot compile the attention kernel {}: {error}",
-            variant.name()
-        ))
-    })?;
-    let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
+    let what = format!("the attention kernel {}", variant.name());
+    let ptx = nvrtc::compile(variant.source(), "hir_attention.cu", arch, &what)?;
     lock(CACHE.get_or_init(Mutex::default)).insert((arch, variant), ptx.clone());
     Ok(ptx)
 }
@@ -225,44 +214,20 @@ fn ptx(variant: Variant, arch: i32) -> Result<Arc<CString>> {
 /// `variant`'s entry loaded into the current context, its shared memory
 /// limit raised to what it takes.
 fn function(variant: Variant) -> Result<sys::CUfunction> {
-    // Handles are context-wide; kept as addresses to be `Send`.
     type Cache = Mutex<HashMap<(usize, Variant), usize>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let mut context = std::ptr::null_mut();
-    // SAFETY: writes the current context handle.
-    unsafe { sys::cuCtxGetCurrent(&mut context) }
-        .result()
-        .check("finding the current context")?;
-    let key = (context as usize, variant);
+    let key = (nvrtc::current_context()?, variant);
     if let Some(&function) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
         return Ok(function as sys::CUfunction);
     }
-    let mut device = 0;
-    // SAFETY: writes the current context's device.
-    unsafe { sys::cuCtxGetDevice(&mut device) }
-        .result()
-        .check("finding the current device")?;
-    let attribute = |attribute| {
-        // SAFETY: a device of the current context.
-        unsafe { cu::device::get_attribute(device, attribute) }
-            .check("reading the compute capability")
-    };
-    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-    let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let (major, minor) = nvrtc::current_capability()?;
     if matches!(variant, Variant::Flash(..)) && major < 8 {
         return Err(Error::Cuda(format!(
             "the attention kernel needs compute capability 8.0 or newer, the device has {major}.{minor}"
         )));
     }
     let ptx = ptx(variant, major * 10 + minor)?;
-    // SAFETY: NUL-terminated PTX text.
-    let module = unsafe { cu::module::load_data(ptx.as_ptr().cast()) }
-        .check("loading the attention kernel")?;
-    super::kernels::load_functions(module)?;
-    let name = CString::new(variant.name()).expect("no NUL");
-    // SAFETY: the module stays loaded for the process.
-    let function =
-        unsafe { cu::module::get_function(module, name) }.check("finding the attention kernel")?;
+    let function = nvrtc::load(&ptx, &variant.name(), "the attention kernel")?;
     let shared = variant.shared_bytes();
     if shared > 48 * 1024 {
         // SAFETY: a loaded function; the device's opt-in limit is checked by the driver.

@@ -17,13 +17,12 @@
 
 use super::axes::coalesce;
 use super::kernels::MAX_RANK;
-use super::{Check, Stream};
+use super::{Check, Stream, nvrtc};
 use crate::error::{Error, Result};
 use crate::fused::FusedKernel;
 use crate::lock;
 use crate::memref::View;
 use cudarc::driver::{result as cu, sys};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use hir_abi::DType;
 use hir_abi::fused::{Instr, Program};
 use std::collections::HashMap;
@@ -122,14 +121,7 @@ fn ptx(words: &Arc<[i64]>, program: &Program, arch: i32) -> Result<Arc<CString>>
     if let Some(ptx) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
         return Ok(ptx.clone());
     }
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture=compute_{arch}")],
-        name: Some("hir_fused.cu".into()),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(source(program), options)
-        .map_err(|error| Error::Cuda(format!("NVRTC cannot compile a fused kernel: {error}")))?;
-    let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
+    let ptx = nvrtc::compile(source(program), "hir_fused.cu", arch, "a fused kernel")?;
     #[cfg(test)]
     lock(&COMPILED).push(words.clone());
     lock(CACHE.get_or_init(Mutex::default)).insert(key, ptx.clone());
@@ -148,40 +140,15 @@ pub(super) fn compiled() -> Vec<Arc<[i64]>> {
 
 /// `hir_fused` of `program` loaded into the current context.
 fn function(words: &Arc<[i64]>, program: &Program) -> Result<sys::CUfunction> {
-    // Handles are context-wide and usable from any thread that made the
-    // context current; they are kept as addresses to be `Send`.
     type Cache = Mutex<HashMap<(usize, Arc<[i64]>), usize>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let mut context = std::ptr::null_mut();
-    // SAFETY: writes the current context handle.
-    unsafe { sys::cuCtxGetCurrent(&mut context) }
-        .result()
-        .check("finding the current context")?;
-    let key = (context as usize, words.clone());
+    let key = (nvrtc::current_context()?, words.clone());
     if let Some(&function) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
         return Ok(function as sys::CUfunction);
     }
-    let mut device = 0;
-    // SAFETY: writes the current context's device.
-    unsafe { sys::cuCtxGetDevice(&mut device) }
-        .result()
-        .check("finding the current device")?;
-    let attribute = |attribute| {
-        // SAFETY: a device of the current context.
-        unsafe { cu::device::get_attribute(device, attribute) }
-            .check("reading the compute capability")
-    };
-    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-    let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let (major, minor) = nvrtc::current_capability()?;
     let ptx = ptx(words, program, major * 10 + minor)?;
-    // SAFETY: NUL-terminated PTX text.
-    let module =
-        unsafe { cu::module::load_data(ptx.as_ptr().cast()) }.check("loading a fused kernel")?;
-    super::kernels::load_functions(module)?;
-    let name = CString::new("hir_fused").expect("no NUL");
-    // SAFETY: the module stays loaded for the process.
-    let function =
-        unsafe { cu::module::get_function(module, name) }.check("finding the fused kernel")?;
+    let function = nvrtc::load(&ptx, "hir_fused", "the fused kernel")?;
     lock(CACHE.get_or_init(Mutex::default)).insert(key, function as usize);
     Ok(function)
 }

@@ -43,6 +43,7 @@ mod ipc;
 mod kernels;
 pub(crate) mod mailbox;
 mod nccl;
+mod nvrtc;
 mod p2p;
 mod process;
 mod scratch;
