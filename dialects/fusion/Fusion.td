@@ -301,7 +301,9 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape", [Pure, HIR_AxisMapOpInterface]> {
     never `stream`) and the group's other axes are `serial`: an outer split,
     each device holding one contiguous run of the group's elements on both
     sides (fusion-verify-sharding checks that the device count divides both
-    outer extents). Any other distributed axis in a group is a located error.
+    outer extents). A side left unannotated is inferred
+    (fusion-propagate-sharding carries the outer split across). Any other
+    distributed axis in a group is a located error.
 
     ```mlir
     %r = fusion.reshape %x : tensor<4x8x16xf32> -> tensor<4x128xf32>

@@ -41,6 +41,7 @@ ops! {
     FusionFill => fusion::FillOperation,
     FusionIota => fusion::IotaOperation,
     FusionAttention => fusion::AttentionOperation,
+    FusionReshape => fusion::ReshapeOperation,
     HostAlloc => host::AllocOperation,
     HostDealloc => host::DeallocOperation,
     HostSelect => host::SelectOperation,

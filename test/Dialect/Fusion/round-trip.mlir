@@ -268,6 +268,24 @@ func.func @reshape(%x: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, seria
   return %2 : tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>>
 }
 
+// Outer splits: a merged or split group distributed on its outermost axis,
+// alike on both sides ([S, H] split on H as [S, heads, dh] split on the
+// heads, and back), and a reshape whose result is left to
+// fusion-propagate-sharding.
+// CHECK-LABEL: func.func @outer_split
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x2x8xf32>
+func.func @outer_split(%x: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>)
+    -> tensor<8x2x8xf32> {
+  %0 = fusion.reshape %x : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+                        -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %1 = fusion.reshape %0 : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+                        -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+  %2 = fusion.reshape %1 : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x2x8xf32>
+  return %2 : tensor<8x2x8xf32>
+}
+
 // A one-device mesh referenced by an encoding.
 // CHECK-LABEL: func.func @single_device
 // CHECK-SAME: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>
