@@ -329,6 +329,32 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+LogicalResult SliceOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifySlice(*this, input, result, getOffsets(), getStrides())))
+    return failure();
+  // An axis the slice cuts is serial wherever it is annotated: a device's
+  // part of it would hold indices of other devices' parts.
+  for (int64_t axis = 0; axis < input.getRank(); ++axis) {
+    if (slicesWhole(input.getShape(), result.getShape(), getOffsets(), getStrides(), axis))
+      continue;
+    for (auto [side, type] : {std::pair<StringRef, RankedTensorType>{"input", input},
+                              std::pair<StringRef, RankedTensorType>{"result", result}})
+      if (std::optional<ParallelType> parallel = parallelType(type, axis);
+          parallel && *parallel != ParallelType::serial)
+        return emitOpError() << side << " axis " << axis << " is " << stringifyEnum(*parallel)
+                             << " but the slice cuts it (offset " << getOffsets()[axis]
+                             << ", stride " << getStrides()[axis] << ", "
+                             << result.getDimSize(axis) << " of " << input.getDimSize(axis)
+                             << "); only an axis taken whole may be distributed (reshard it "
+                                "first, or reshape the part to cut onto a serial axis)";
+  }
+  return success();
+}
+
 LogicalResult FillOp::verify() {
   if (failed(verifyEncodings(*this)))
     return failure();

@@ -42,6 +42,7 @@ ops! {
     FusionIota => fusion::IotaOperation,
     FusionAttention => fusion::AttentionOperation,
     FusionReshape => fusion::ReshapeOperation,
+    FusionSlice => fusion::SliceOperation,
     HostAlloc => host::AllocOperation,
     HostDealloc => host::DeallocOperation,
     HostSelect => host::SelectOperation,

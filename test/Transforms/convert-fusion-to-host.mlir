@@ -428,3 +428,22 @@ func.func @outer_merge(%x: tensor<2x4x8xf32, #fusion.dist<@grid, [serial, didy, 
                         -> tensor<2x32xf32, #fusion.dist<@grid, [serial, didy]>>
   return %y : tensor<2x32xf32, #fusion.dist<@grid, [serial, didy]>>
 }
+
+// -----
+
+// A slice: a copy of its box (a static memref.subview) of the rank's part;
+// the didx axis it takes whole is the rank's own (offset 0, local extent),
+// the serial axis it cuts the same box on every rank.
+// CHECK-LABEL: func.func @slice(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<8x1x12xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x1x4xf32>) {
+// CHECK-NEXT: [[BOX:%.+]] = memref.subview [[X]][0, 0, 4] [8, 1, 4] [1, 1, 1] : memref<8x1x12xf32> to memref<8x1x4xf32, strided<[12, 12, 1], offset: 4>>
+// CHECK-NEXT: host.copy ins([[BOX]] : memref<8x1x4xf32, strided<[12, 12, 1], offset: 4>>) outs([[Y]] : memref<8x1x4xf32>)
+// CHECK-NEXT: return
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @slice(%x: tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>)
+    -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> {
+  %y = fusion.slice %x offsets [0, 0, 4] strides [1, 1, 1]
+      : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+     -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  return %y : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+}

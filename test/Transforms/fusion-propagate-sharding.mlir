@@ -204,3 +204,19 @@ func.func @outer_regroup(%x: tensor<4x6xf32, #fusion.dist<@tp, [didx, serial]>>)
   %s = fusion.reshape %r : tensor<2x12xf32> -> tensor<2x3x4xf32>
   return %s : tensor<2x3x4xf32>
 }
+
+// -----
+
+// A slice carries the split of an axis it takes whole, forward and
+// backward; an axis it cuts is tied to nothing, so serial on both sides.
+fusion.mesh @tp = [0, 1]
+// CHECK-LABEL: func.func @slice
+// CHECK-SAME: (%{{[^:]+}}: tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>)
+// CHECK-SAME: -> tensor<4x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [0, 0, 4] strides [1, 1, 2] : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [2, 0, 0] strides [1, 1, 1] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+func.func @slice(%x: tensor<8x4x12xf32>) -> tensor<4x4x4xf32> {
+  %k = fusion.slice %x offsets [0, 0, 4] strides [1, 1, 2] : tensor<8x4x12xf32> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %r = fusion.slice %k offsets [2, 0, 0] strides [1, 1, 1] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x4xf32>
+  return %r : tensor<4x4x4xf32>
+}
