@@ -180,3 +180,24 @@ hir::AxisMaps hir::reshapeAxisMaps(Operation *op) {
       map[group.inBegin] = group.outBegin;
   return withDestination(op, {map}, outputRank);
 }
+
+bool hir::slicesWhole(ArrayRef<int64_t> input, ArrayRef<int64_t> output, ArrayRef<int64_t> offsets,
+                      ArrayRef<int64_t> strides, int64_t axis) {
+  auto in = [axis](ArrayRef<int64_t> list) {
+    return axis < static_cast<int64_t>(list.size()) ? std::optional(list[axis]) : std::nullopt;
+  };
+  return in(input) && in(input) == in(output) && in(offsets) == 0 && in(strides) == 1;
+}
+
+hir::AxisMaps hir::sliceAxisMaps(Operation *op) {
+  auto shape = [](Value value) { return cast<ShapedType>(value.getType()).getShape(); };
+  auto list = [op](StringRef name) {
+    auto attribute = op->getAttrOfType<DenseI64ArrayAttr>(name);
+    return attribute ? attribute.asArrayRef() : ArrayRef<int64_t>();
+  };
+  ArrayRef<int64_t> input = shape(op->getOperand(0)), output = shape(op->getResult(0));
+  SmallVector<int64_t> map;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(input.size()); ++axis)
+    map.push_back(slicesWhole(input, output, list("offsets"), list("strides"), axis) ? axis : -1);
+  return {map};
+}

@@ -50,6 +50,14 @@ llvm::SmallVector<ReshapeGroup> reshapeGroups(llvm::ArrayRef<int64_t> input,
 /// axes map nowhere (-1: they correspond to no one output axis).
 AxisMaps reshapeAxisMaps(mlir::Operation *op);
 
+/// Whether a slice takes axis `axis` of `input` whole into `output`
+/// (offset 0, stride 1, the same extent).
+bool slicesWhole(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> output,
+                 llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> strides, int64_t axis);
+/// A slice's: an axis taken whole maps to itself, an axis cut nowhere (-1:
+/// the result's axis holds only some of its indices, elsewhere).
+AxisMaps sliceAxisMaps(mlir::Operation *op);
+
 } // namespace hir
 
 #include "common/AxisMapInterface.h.inc"

@@ -5,6 +5,7 @@
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -289,6 +290,40 @@ LogicalResult hir::verifyReshape(Operation *op, ShapedType input, ShapedType out
     return op->emitOpError() << "result shape " << shapeStr(output.getShape()) << " holds "
                              << output.getNumElements() << " elements, the input shape "
                              << shapeStr(input.getShape()) << " " << input.getNumElements();
+  if (input.getElementType() != output.getElementType())
+    return op->emitOpError() << "input and result differ in element type: "
+                             << input.getElementType() << " vs " << output.getElementType();
+  return success();
+}
+
+LogicalResult hir::verifySlice(Operation *op, ShapedType input, ShapedType output,
+                               ArrayRef<int64_t> offsets, ArrayRef<int64_t> strides) {
+  if (!input.hasStaticShape() || !output.hasStaticShape())
+    return op->emitOpError() << "slices static shapes only, got " << input << " to " << output;
+  if (input.getRank() != output.getRank())
+    return op->emitOpError() << "result has rank " << output.getRank() << ", the input "
+                             << input.getRank() << "; a slice keeps every axis";
+  for (auto [name, list] : {std::pair<StringRef, ArrayRef<int64_t>>{"offsets", offsets},
+                            std::pair<StringRef, ArrayRef<int64_t>>{"strides", strides}})
+    if (static_cast<int64_t>(list.size()) != input.getRank())
+      return op->emitOpError() << name << " has " << list.size() << " entries for an input of rank "
+                               << input.getRank();
+  for (int64_t axis = 0; axis < input.getRank(); ++axis) {
+    int64_t offset = offsets[axis], stride = strides[axis], size = output.getDimSize(axis);
+    int64_t extent = input.getDimSize(axis);
+    if (offset < 0 || stride < 1)
+      return op->emitOpError() << "axis " << axis << " has offset " << offset << " and stride "
+                               << stride << "; an offset is at least 0 and a stride at least 1";
+    // The last index taken, offset + (size - 1) * stride (none past the
+    // offset for an empty slice), is within the input; int64 overflow is
+    // past it too.
+    std::optional<int64_t> last =
+        size == 0 ? std::optional(offset - 1) : llvm::checkedMulAdd(size - 1, stride, offset);
+    if (!last || *last >= extent)
+      return op->emitOpError() << "axis " << axis << " takes " << size << " indices from "
+                               << offset << " by " << stride << ", past the input's extent "
+                               << extent;
+  }
   if (input.getElementType() != output.getElementType())
     return op->emitOpError() << "input and result differ in element type: "
                              << input.getElementType() << " vs " << output.getElementType();

@@ -71,6 +71,13 @@ mlir::LogicalResult verifyPermutation(mlir::Operation *op, mlir::ShapedType inpu
 mlir::LogicalResult verifyReshape(mlir::Operation *op, mlir::ShapedType input,
                                   mlir::ShapedType output);
 
+/// One offset (at least 0) and one stride (at least 1) per axis, and the
+/// box of `output`'s extents from them inside `input`; element types agree
+/// (slice).
+mlir::LogicalResult verifySlice(mlir::Operation *op, mlir::ShapedType input,
+                                mlir::ShapedType output, llvm::ArrayRef<int64_t> offsets,
+                                llvm::ArrayRef<int64_t> strides);
+
 /// `axis` is in range for a generated value of type `output` (iota).
 mlir::LogicalResult verifyIotaAxis(mlir::Operation *op, mlir::ShapedType output, int64_t axis);
 

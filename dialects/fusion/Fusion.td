@@ -301,7 +301,9 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape", [Pure, HIR_AxisMapOpInterface]> {
     never `stream`) and the group's other axes are `serial`: an outer split,
     each device holding one contiguous run of the group's elements on both
     sides (fusion-verify-sharding checks that the device count divides both
-    outer extents). Any other distributed axis in a group is a located error.
+    outer extents). A side left unannotated is inferred
+    (fusion-propagate-sharding carries the outer split across). Any other
+    distributed axis in a group is a located error.
 
     ```mlir
     %r = fusion.reshape %x : tensor<4x8x16xf32> -> tensor<4x128xf32>
@@ -316,6 +318,41 @@ def Fusion_ReshapeOp : Fusion_Op<"reshape", [Pure, HIR_AxisMapOpInterface]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::hir::AxisMaps getOperandAxisMaps() { return ::hir::reshapeAxisMaps(*this); }
+  }];
+}
+
+def Fusion_SliceOp : Fusion_Op<"slice", [Pure, HIR_AxisMapOpInterface]> {
+  let summary = "a strided box of a tensor";
+  let description = [{
+    Result index `i` along axis `a` is input index `offsets[a] + i *
+    strides[a]` (`input[o0 : o0 + n0 * s0 : s0, ...]` in PyTorch, `n` the
+    result's extents): one offset (at least 0) and one stride (at least 1)
+    per axis, the box inside the input, one element type. An axis taken
+    whole (offset 0, stride 1, the input's extent) maps to itself and may be
+    distributed, its parallel type moving with it; an axis the slice cuts is
+    `serial` on both sides (a located error otherwise: a device's part of a
+    cut axis would be another device's to send), so the slice is local to
+    each device. Megatron's fused QKV projection, `[S, 3H]` with H split,
+    reaches its three heads' views as `[S, heads, 3 dh]` (an outer split of
+    the heads) and a slice of the serial last axis each.
+
+    ```mlir
+    %q = fusion.slice %qkv offsets [0, 0, 0] strides [1, 1, 1]
+        : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+       -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+    // Every other row.
+    %e = fusion.slice %x offsets [1, 0] strides [2, 1] : tensor<8x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs Fusion_Tensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets `strides` $strides attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::hir::AxisMaps getOperandAxisMaps() { return ::hir::sliceAxisMaps(*this); }
   }];
 }
 

@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace hir;
@@ -259,10 +260,12 @@ LogicalResult TransposeOp::verify() {
   return verifyPermutation(*this, shaped(getInput()), shaped(getResult()), getPermutation());
 }
 
-/// `type`'s parallel type on `axis` (`serial` without a distribution).
-static ParallelType parallelType(RankedTensorType type, int64_t axis) {
-  auto dist = dyn_cast_or_null<DistAttr>(type.getEncoding());
-  return dist ? dist.getAxes()[axis] : ParallelType::serial;
+/// `type`'s parallel type on `axis`, if `type` is annotated (unannotated,
+/// fusion-propagate-sharding infers it).
+static std::optional<ParallelType> parallelType(RankedTensorType type, int64_t axis) {
+  if (auto dist = dyn_cast_or_null<DistAttr>(type.getEncoding()))
+    return dist.getAxes()[axis];
+  return std::nullopt;
 }
 
 /// The first axis in [begin, end) that `type`'s distribution does not keep
@@ -270,8 +273,9 @@ static ParallelType parallelType(RankedTensorType type, int64_t axis) {
 static std::optional<std::pair<int64_t, ParallelType>>
 distributedAxis(RankedTensorType type, int64_t begin, int64_t end) {
   for (int64_t axis = begin; axis < end; ++axis)
-    if (parallelType(type, axis) != ParallelType::serial)
-      return std::make_pair(axis, parallelType(type, axis));
+    if (std::optional<ParallelType> parallel = parallelType(type, axis);
+        parallel && *parallel != ParallelType::serial)
+      return std::make_pair(axis, *parallel);
   return std::nullopt;
 }
 
@@ -285,34 +289,68 @@ LogicalResult ReshapeOp::verify() {
   for (const ReshapeGroup &group : reshapeGroups(input.getShape(), result.getShape())) {
     if (group.keepsAxis())
       continue;
-    // A merged or split group may be distributed on its outermost axis, alike
-    // on both sides (an outer split: each device's shard is one contiguous run
-    // of the group's row-major elements on both sides, when the device count
-    // divides both outer extents, which fusion-verify-sharding checks).
-    bool bothSides = group.inEnd > group.inBegin && group.outEnd > group.outBegin;
-    ParallelType outer = bothSides ? parallelType(input, group.inBegin) : ParallelType::serial;
+    std::string axes = llvm::formatv("input axes [{0}, {1}) to result axes [{2}, {3})",
+                                     group.inBegin, group.inEnd, group.outBegin, group.outEnd);
     auto fail = [&](StringRef side, std::pair<int64_t, ParallelType> axis) {
       return emitOpError() << side << " axis " << axis.first << " is "
-                           << stringifyEnum(axis.second)
-                           << " but the reshape merges or splits it (input axes ["
-                           << group.inBegin << ", " << group.inEnd << ") to result axes ["
-                           << group.outBegin << ", " << group.outEnd
-                           << ")); only an axis kept whole, or the outermost axis of a merged "
-                              "or split group distributed alike (didx, didy or didz) on both "
-                              "sides, may be distributed";
+                           << stringifyEnum(axis.second) << " but the reshape merges or splits it ("
+                           << axes
+                           << "); only an axis kept whole, or the outermost axis of a merged or "
+                              "split group distributed alike (didx, didy or didz) on both sides, "
+                              "may be distributed";
     };
-    if (outer == ParallelType::stream)
-      return fail("input", {group.inBegin, outer});
-    if (bothSides && parallelType(result, group.outBegin) != outer)
-      return fail(outer == ParallelType::serial ? "result" : "input",
-                  outer == ParallelType::serial
-                      ? std::make_pair(group.outBegin, parallelType(result, group.outBegin))
-                      : std::make_pair(group.inBegin, outer));
-    int64_t skipIn = outer == ParallelType::serial ? 0 : 1;
-    if (auto axis = distributedAxis(input, group.inBegin + skipIn, group.inEnd))
+    // A group with axes on both sides may be distributed on its outermost
+    // axis, alike on both sides (an outer split: each device's shard is one
+    // contiguous run of the group's row-major elements on both sides, when
+    // the device count divides both outer extents, which
+    // fusion-verify-sharding checks). A side left unannotated is inferred
+    // later; a group of unit axes on one side only is serial.
+    bool bothSides = group.inEnd > group.inBegin && group.outEnd > group.outBegin;
+    int64_t skip = bothSides ? 1 : 0;
+    if (bothSides) {
+      std::optional<ParallelType> in = parallelType(input, group.inBegin);
+      std::optional<ParallelType> out = parallelType(result, group.outBegin);
+      if (in == ParallelType::stream)
+        return fail("input", {group.inBegin, *in});
+      if (out == ParallelType::stream)
+        return fail("result", {group.outBegin, *out});
+      if (in && out && *in != *out)
+        return emitOpError() << "input axis " << group.inBegin << " is " << stringifyEnum(*in)
+                             << " but result axis " << group.outBegin << " is "
+                             << stringifyEnum(*out)
+                             << "; the outermost axes of a merged or split group (" << axes
+                             << ") are distributed alike (an outer split) or not at all";
+    }
+    if (auto axis = distributedAxis(input, group.inBegin + skip, group.inEnd))
       return fail("input", *axis);
-    if (auto axis = distributedAxis(result, group.outBegin + skipIn, group.outEnd))
+    if (auto axis = distributedAxis(result, group.outBegin + skip, group.outEnd))
       return fail("result", *axis);
+  }
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifyEncodings(*this)))
+    return failure();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifySlice(*this, input, result, getOffsets(), getStrides())))
+    return failure();
+  // An axis the slice cuts is serial wherever it is annotated: a device's
+  // part of it would hold indices of other devices' parts.
+  for (int64_t axis = 0; axis < input.getRank(); ++axis) {
+    if (slicesWhole(input.getShape(), result.getShape(), getOffsets(), getStrides(), axis))
+      continue;
+    for (auto [side, type] : {std::pair<StringRef, RankedTensorType>{"input", input},
+                              std::pair<StringRef, RankedTensorType>{"result", result}})
+      if (std::optional<ParallelType> parallel = parallelType(type, axis);
+          parallel && *parallel != ParallelType::serial)
+        return emitOpError() << side << " axis " << axis << " is " << stringifyEnum(*parallel)
+                             << " but the slice cuts it (offset " << getOffsets()[axis]
+                             << ", stride " << getStrides()[axis] << ", "
+                             << result.getDimSize(axis) << " of " << input.getDimSize(axis)
+                             << "); only an axis taken whole may be distributed (reshard it "
+                                "first, or reshape the part to cut onto a serial axis)";
   }
   return success();
 }

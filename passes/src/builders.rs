@@ -239,35 +239,84 @@ impl<'c, 'a> Builder<'c, 'a> {
         size: i64,
         location: Location<'c>,
     ) -> Value<'c, 'a> {
-        let context = self.context;
-        let r#type = MemRefType::try_from(view.r#type()).expect("a view is a memref");
         let mut sizes = static_shape(view.r#type()).expect("views have static shapes");
         sizes[axis] = size;
-        let strides = strides(view.r#type()).expect("buffers have strided layouts");
-        let dynamic = MemRefType::dynamic_stride_or_offset();
-        let layout = StridedLayoutAttribute::new(context, dynamic, &strides);
+        let mut offsets = vec![0; sizes.len()];
+        offsets[axis] = MemRefType::dynamic_stride_or_offset();
+        let steps = vec![1; sizes.len()];
+        self.subview(view, &[offset], &offsets, &sizes, &steps, location)
+    }
+
+    /// `memref.subview` of `view` at static `offsets`, `sizes` and `steps`
+    /// along every axis (a `fusion.slice`'s box).
+    pub fn strided_box(
+        &self,
+        view: Value<'c, '_>,
+        offsets: &[i64],
+        sizes: &[i64],
+        steps: &[i64],
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        self.subview(view, &[], offsets, sizes, steps, location)
+    }
+
+    /// `memref.subview` of `view`: `offsets` (dynamic ones taken from
+    /// `dynamic`, in order), `sizes` and `steps` per axis; its layout has
+    /// `view`'s strides times the steps, and its offset is static where
+    /// `view`'s and every offset are (as the op's verifier infers it).
+    fn subview(
+        &self,
+        view: Value<'c, '_>,
+        dynamic: &[Value<'c, '_>],
+        offsets: &[i64],
+        sizes: &[i64],
+        steps: &[i64],
+        location: Location<'c>,
+    ) -> Value<'c, 'a> {
+        let context = self.context;
+        let r#type = MemRefType::try_from(view.r#type()).expect("a view is a memref");
+        let (base, offset) =
+            strides_and_offset(view.r#type()).expect("buffers have strided layouts");
+        let strides: Vec<i64> = base
+            .iter()
+            .zip(steps)
+            .map(|(stride, step)| stride * step)
+            .collect();
+        let dynamic_offset = MemRefType::dynamic_stride_or_offset();
+        let offset = if dynamic.is_empty() && offset != dynamic_offset {
+            offset
+                + offsets
+                    .iter()
+                    .zip(&base)
+                    .map(|(at, stride)| at * stride)
+                    .sum::<i64>()
+        } else {
+            dynamic_offset
+        };
+        let layout = StridedLayoutAttribute::new(context, offset, &strides);
         let part = MemRefType::new(
             r#type.element(),
-            &sizes,
+            sizes,
             Some(layout.into()),
             r#type.memory_space(),
         );
-        let mut offsets = vec![0; sizes.len()];
-        offsets[axis] = dynamic;
         let array = |values: &[i64]| -> Attribute<'c> {
             DenseI64ArrayAttribute::new(context, values).into()
         };
+        let operands: Vec<Value> = std::iter::once(view)
+            .chain(dynamic.iter().copied())
+            .collect();
         result(self.op(
             Op::MemrefSubview.name(),
             location,
-            &[view, offset],
+            &operands,
             &[
-                ("static_offsets", array(&offsets)),
-                ("static_sizes", array(&sizes)),
-                ("static_strides", array(&vec![1; sizes.len()])),
+                ("static_offsets", array(offsets)),
+                ("static_sizes", array(sizes)),
+                ("static_strides", array(steps)),
                 (
                     "operandSegmentSizes",
-                    DenseI32ArrayAttribute::new(context, &[1, 1, 0, 0]).into(),
+                    DenseI32ArrayAttribute::new(context, &[1, dynamic.len() as i32, 0, 0]).into(),
                 ),
             ],
             &[part.into()],

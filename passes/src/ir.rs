@@ -111,6 +111,14 @@ pub fn constant(value: Value) -> Option<i64> {
         .then(|| integer_attribute(&op, "value"))?
 }
 
+/// The values of `op`'s `DenseI64ArrayAttr` named `attribute`, if it has one.
+pub fn i64_array(op: &OperationRef, attribute: &str) -> Option<Vec<i64>> {
+    let array = DenseI64ArrayAttribute::try_from(op.attribute(attribute).ok()?).ok()?;
+    (0..array.len())
+        .map(|index| array.element(index).ok())
+        .collect()
+}
+
 /// The size of the team of collective `op` when it is the whole mesh in
 /// order, `[0, 1, ..., D-1]`, where a position in the team is the rank
 /// `host.rank` returns; `None` for any other team, and for several teams

@@ -41,6 +41,8 @@ ops! {
     FusionFill => fusion::FillOperation,
     FusionIota => fusion::IotaOperation,
     FusionAttention => fusion::AttentionOperation,
+    FusionReshape => fusion::ReshapeOperation,
+    FusionSlice => fusion::SliceOperation,
     HostAlloc => host::AllocOperation,
     HostDealloc => host::DeallocOperation,
     HostSelect => host::SelectOperation,

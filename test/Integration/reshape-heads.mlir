@@ -2,10 +2,12 @@
 // (issue 38): [S, H] with H split over the devices becomes [S, heads, dh]
 // with the heads split, each device reshaping its own contiguous shard; the
 // merge back feeds a row-parallel linear (a reduce-scatter). Checked against
-// the f64 reference on 2 and 4 cpu ranks.
+// the f64 reference on 2 and 4 cpu ranks; on 4 the values between the split
+// and the merge are left to fusion-propagate-sharding.
 // RUN: hir-run -n 2 --check %S/Inputs/reshape_heads_2.mlir | FileCheck %s
 // RUN: hir-run -n 4 --check %S/Inputs/reshape_heads_4.mlir | FileCheck %s
 // RUN: hir-opt --hir-lower %S/Inputs/reshape_heads_2.mlir | FileCheck %s --check-prefix=HOST
+// RUN: hir-opt --hir-lower %S/Inputs/reshape_heads_4.mlir | FileCheck %s --check-prefix=HOST4
 // RUN: not hir-opt --hir-lower %s 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 
 // CHECK: ran @heads on {{[24]}} ranks
@@ -21,6 +23,10 @@
 // HOST: comm.reduce_scatter
 // HOST-NEXT: comm.wait
 // HOST-NOT: comm.allgather
+// HOST4: host.reshape ins(%{{.+}} : memref<8x4xf32>) outs(%{{.+}} : memref<8x1x4xf32>)
+// HOST4: host.reshape ins(%{{.+}} : memref<8x1x4xf32>) outs(%{{.+}} : memref<8x4xf32>)
+// HOST4-NOT: comm.allgather
+// HOST4: comm.reduce_scatter
 
 // The device count must divide the split's outer extent (3 heads on 2).
 // INDIVISIBLE: reshape-heads.mlir:[[@LINE+4]]:8: error: result #0: didx axis 1 has extent 3, not a multiple of the 2 devices of mesh '@tp'

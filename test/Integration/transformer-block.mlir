@@ -2,7 +2,9 @@
 // sequence-parallel block, forward), printed small and run with hir-run
 // --check on the cpu backend at D = 1, 2, 4: LayerNorm on each device's
 // tokens, the allgather into Q, K, V (one column-parallel GEMM each, its
-// split columns reshaped into split heads), causal softmax attention on
+// split columns reshaped into split heads; or with --qkv fused one GEMM
+// with Megatron's fused weight [3H, H], its split columns reshaped into
+// split heads of 3 dh and sliced into q, k and v), causal softmax attention on
 // the local heads (one fusion.attention, or with --attention math the unfused
 // chain of matmuls and softmax), the heads merged back, the row-parallel
 // out-projection reduce-scattered back to
@@ -15,6 +17,11 @@
 // The unfused attention computes the same block.
 // RUN: hir-bench program block --attention math --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 1 --dtype f32 > %t.m1.mlir && hir-run -n 1 --check %t.m1.mlir | FileCheck %s
 // RUN: hir-bench program block --attention math --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 4 --dtype f32 > %t.m4.mlir && hir-run -n 4 --check %t.m4.mlir | FileCheck %s
+// One GEMM for Q, K and V, sliced, computes the same block as Megatron's
+// fused weight defines it (its own arguments, so its own reference).
+// RUN: hir-bench program block --qkv fused --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 1 --dtype f32 > %t.q1.mlir && hir-run -n 1 --check %t.q1.mlir | FileCheck %s
+// RUN: hir-bench program block --qkv fused --blocks 1 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.q2.mlir && hir-run -n 2 --check %t.q2.mlir | FileCheck %s
+// RUN: hir-bench program block --qkv fused --attention math --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 4 --dtype f32 > %t.q4.mlir && hir-run -n 4 --check %t.q4.mlir | FileCheck %s
 // Two blocks stacked, and the default element type, bf16.
 // RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 2 --dtype f32 > %t.2x2.mlir && hir-run -n 2 --check %t.2x2.mlir | FileCheck %s
 // RUN: hir-bench program block --blocks 2 --s 16 --h 16 --heads 4 --f 32 -n 4 > %t.bf16.mlir && hir-run -n 4 --check %t.bf16.mlir | FileCheck %s
@@ -24,6 +31,8 @@
 // RUN: hir-run -n 4 --expect %t.out1 %t.4.mlir | FileCheck %s --check-prefix=SAME
 // The fused and the unfused attention agree.
 // RUN: hir-run -n 4 --expect %t.out1 %t.m4.mlir | FileCheck %s --check-prefix=SAME
+// RUN: hir-run -n 1 --output-dir %t.outq1 %t.q1.mlir
+// RUN: hir-run -n 2 --expect %t.outq1 %t.q2.mlir | FileCheck %s --check-prefix=SAME
 
 // CHECK: ran @blocks on {{[0-9]}} rank
 // CHECK-NEXT: result0: relative error {{.*}}: ok
@@ -38,6 +47,28 @@
 // LOWERED: comm.reduce_scatter
 // LOWERED-NOT: comm.allgather
 // LOWERED-NOT: comm.reduce_scatter
+
+// Each projection is one GEMM on each rank: Q, K and V of the local 8 of 16
+// columns (or one of 24 of the fused 48, sliced), and the out-projection of
+// the local columns, whose partial sums the reduce-scatter adds (no sum over
+// the heads).
+// RUN: hir-opt --hir-lower %t.2.mlir | FileCheck %s --check-prefix=GEMMS
+// RUN: hir-opt --hir-lower %t.q2.mlir | FileCheck %s --check-prefix=FUSED
+// GEMMS: comm.allgather
+// GEMMS-COUNT-3: host.linear ins(%{{.+}}, %{{.+}} : memref<16x16xf32>, memref<8x16xf32>) outs(%{{.+}} : memref<16x8xf32>)
+// GEMMS-NOT: host.linear
+// GEMMS: host.attention
+// GEMMS-NOT: host.sum
+// GEMMS: host.linear ins(%{{.+}}, %{{.+}} : memref<16x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<16x16xf32>)
+// GEMMS: comm.reduce_scatter
+// FUSED: comm.allgather
+// FUSED: host.linear ins(%{{.+}}, %{{.+}} : memref<16x16xf32>, memref<24x16xf32>) outs(%{{.+}} : memref<16x24xf32>)
+// FUSED-COUNT-3: memref.subview
+// FUSED-NOT: host.linear
+// FUSED: host.attention
+// FUSED-NOT: host.sum
+// FUSED: host.linear ins(%{{.+}}, %{{.+}} : memref<16x8xf32>, memref<16x8xf32>) outs(%{{.+}} : memref<16x16xf32>)
+// FUSED: comm.reduce_scatter
 
 // Sizes that do not split are errors naming them.
 // RUN: not hir-bench program block --s 6 -n 4 2>&1 | FileCheck %s --check-prefix=SPLIT

@@ -400,3 +400,50 @@ func.func @reshape(%x: tensor<8x4x4xf32, #fusion.dist<@tp, [didx, serial, serial
                         -> tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
   return %y : tensor<8x16xf32, #fusion.dist<@tp, [didx, serial]>>
 }
+
+// -----
+
+// Outer splits: [S, H] split on H as [S, heads, dh] split on the heads, and
+// a didy split over a 2-D mesh's columns merged back; each rank reshapes its
+// own contiguous shard, local shapes on both sides, with no collective.
+// CHECK-LABEL: func.func @outer_split(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<8x4xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x1x4xf32>) {
+// CHECK-NEXT: host.reshape ins([[X]] : memref<8x4xf32>) outs([[Y]] : memref<8x1x4xf32>)
+// CHECK-NEXT: return
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @outer_split(%x: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>)
+    -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> {
+  %y = fusion.reshape %x : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+                        -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  return %y : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+}
+// CHECK-LABEL: func.func @outer_merge(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<2x2x8xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<2x16xf32>) {
+// CHECK-NEXT: host.reshape ins([[X]] : memref<2x2x8xf32>) outs([[Y]] : memref<2x16xf32>)
+// CHECK-NEXT: return
+fusion.mesh @grid = [[0, 1], [2, 3]]
+func.func @outer_merge(%x: tensor<2x4x8xf32, #fusion.dist<@grid, [serial, didy, serial]>>)
+    -> tensor<2x32xf32, #fusion.dist<@grid, [serial, didy]>> {
+  %y = fusion.reshape %x : tensor<2x4x8xf32, #fusion.dist<@grid, [serial, didy, serial]>>
+                        -> tensor<2x32xf32, #fusion.dist<@grid, [serial, didy]>>
+  return %y : tensor<2x32xf32, #fusion.dist<@grid, [serial, didy]>>
+}
+
+// -----
+
+// A slice: a copy of its box (a static memref.subview) of the rank's part;
+// the didx axis it takes whole is the rank's own (offset 0, local extent),
+// the serial axis it cuts the same box on every rank.
+// CHECK-LABEL: func.func @slice(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: memref<8x1x12xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x1x4xf32>) {
+// CHECK-NEXT: [[BOX:%.+]] = memref.subview [[X]][0, 0, 4] [8, 1, 4] [1, 1, 1] : memref<8x1x12xf32> to memref<8x1x4xf32, strided<[12, 12, 1], offset: 4>>
+// CHECK-NEXT: host.copy ins([[BOX]] : memref<8x1x4xf32, strided<[12, 12, 1], offset: 4>>) outs([[Y]] : memref<8x1x4xf32>)
+// CHECK-NEXT: return
+fusion.mesh @tp = [0, 1, 2, 3]
+func.func @slice(%x: tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>)
+    -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> {
+  %y = fusion.slice %x offsets [0, 0, 4] strides [1, 1, 1]
+      : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+     -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  return %y : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+}

@@ -95,3 +95,24 @@ func.func @f(%a: tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>
   %y = fusion.matmul %a, %w : tensor<4x8x16xf32, #fusion.dist<@one, [serial, serial, serial]>>, tensor<1x16x4xf32, #fusion.dist<@one, [didy, serial, serial]>> -> tensor<4x8x4xf32>
   return %y : tensor<4x8x4xf32>
 }
+
+// -----
+
+// A reshape's outer split needs the devices to divide the other side's outer
+// extent: 6 columns over 2 devices split into 3 heads cannot stay split.
+fusion.mesh @tp = [0, 1]
+func.func @f(%x: tensor<8x6xf32, #fusion.dist<@tp, [serial, didx]>>) -> tensor<8x3x2xf32> {
+  // expected-error @+1 {{cannot carry didx from input axis 1 of 'fusion.reshape' to result axis 1 of extent 3, not a multiple of the 2 devices of mesh '@tp' (an outer split needs the devices to divide the outermost extents of the merged or split group on both sides)}}
+  %s = fusion.reshape %x : tensor<8x6xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x3x2xf32>
+  return %s : tensor<8x3x2xf32>
+}
+
+// -----
+
+// Likewise backward, from a merge's annotated result.
+fusion.mesh @tp = [0, 1]
+func.func @f(%x: tensor<8x3x2xf32>) -> tensor<8x6xf32, #fusion.dist<@tp, [serial, didx]>> {
+  // expected-error @+1 {{cannot carry didx from result axis 1 of 'fusion.reshape' to input axis 1 of extent 3}}
+  %m = fusion.reshape %x : tensor<8x3x2xf32> -> tensor<8x6xf32, #fusion.dist<@tp, [serial, didx]>>
+  return %m : tensor<8x6xf32, #fusion.dist<@tp, [serial, didx]>>
+}

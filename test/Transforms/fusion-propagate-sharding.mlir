@@ -167,3 +167,56 @@ func.func @split_axis(%x: tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>>) -
   %n = fusion.neg %x : tensor<4x8xf32, #fusion.dist<@dev, [didx, serial]>> -> tensor<4x8xf32>
   return %n : tensor<4x8xf32>
 }
+
+// -----
+
+// A reshape carries a split across a group it splits or merges on the
+// group's outermost axes (an outer split), forward and backward; its other
+// axes are serial. [S, H] split on H: the heads are split after the split,
+// and the merge back, inferred from its annotated result, splits the heads
+// before it.
+fusion.mesh @tp = [0, 1]
+// CHECK-LABEL: func.func @outer_split
+// CHECK-SAME: -> tensor<4x8x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.transpose %{{.*}} [1, 0, 2] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x8x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+func.func @outer_split(%x: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>) -> tensor<4x8x4xf32> {
+  %s = fusion.reshape %x : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x4x4xf32>
+  %t = fusion.transpose %s [1, 0, 2] : tensor<8x4x4xf32> -> tensor<4x8x4xf32>
+  return %t : tensor<4x8x4xf32>
+}
+// CHECK-LABEL: func.func @outer_merge
+// CHECK-SAME: (%{{[^:]+}}: tensor<4x8x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>)
+// CHECK-NEXT: fusion.transpose %{{.*}} [1, 0, 2] : tensor<4x8x4xf32, #fusion.dist<@tp, [didx, serial, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+func.func @outer_merge(%x: tensor<4x8x4xf32>) -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> {
+  %t = fusion.transpose %x [1, 0, 2] : tensor<4x8x4xf32> -> tensor<8x4x4xf32>
+  %m = fusion.reshape %t : tensor<8x4x4xf32> -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+  return %m : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+}
+// A group that is neither a pure split nor a merge ([4, 6] as [2, 12]) is
+// an outer split too; an axis the reshape keeps whole keeps its split.
+// CHECK-LABEL: func.func @outer_regroup
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<4x6xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x12xf32, #fusion.dist<@tp, [didx, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<2x12xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x3x4xf32, #fusion.dist<@tp, [didx, serial, serial]>>
+func.func @outer_regroup(%x: tensor<4x6xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<2x3x4xf32> {
+  %r = fusion.reshape %x : tensor<4x6xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<2x12xf32>
+  %s = fusion.reshape %r : tensor<2x12xf32> -> tensor<2x3x4xf32>
+  return %s : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A slice carries the split of an axis it takes whole, forward and
+// backward; an axis it cuts is tied to nothing, so serial on both sides.
+fusion.mesh @tp = [0, 1]
+// CHECK-LABEL: func.func @slice
+// CHECK-SAME: (%{{[^:]+}}: tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>)
+// CHECK-SAME: -> tensor<4x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [0, 0, 4] strides [1, 1, 2] : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [2, 0, 0] strides [1, 1, 1] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+func.func @slice(%x: tensor<8x4x12xf32>) -> tensor<4x4x4xf32> {
+  %k = fusion.slice %x offsets [0, 0, 4] strides [1, 1, 2] : tensor<8x4x12xf32> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %r = fusion.slice %k offsets [2, 0, 0] strides [1, 1, 1] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x4xf32>
+  return %r : tensor<4x4x4xf32>
+}

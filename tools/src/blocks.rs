@@ -24,7 +24,11 @@
 //! split heads (an outer split, local on each device) and the transpose to
 //! `[A, S, dh]`; `tokens` the transpose back and the merge to `[S, H]`,
 //! whose split columns the out-projection contracts: its partial sums are
-//! the reduce-scatter.
+//! the reduce-scatter. With `--qkv fused`, Q, K and V are one GEMM with
+//! Megatron's fused weight `Wqkv [3H, H]` (rows ordered head by head, q, k
+//! then v within each; split by rows), whose `[S, 3H]` is reshaped to
+//! `[S, A, 3 dh]` (the heads split) and sliced into q, k and v along the
+//! last axis (`fusion.slice`).
 //! LayerNorm is written with the dialect's ops (`sum`, `broadcast`, `sub`,
 //! `mul`, `rsqrt`), without its own op. Attention is one `fusion.attention
 //! causal` (its default scale is 1 / sqrt(dh)), or with `--attention math`
@@ -37,6 +41,16 @@ use anyhow::{Result, bail};
 use hir::passes::Choice as _;
 use hir_abi::DType;
 use std::fmt::Write as _;
+
+hir::passes::choice! {
+    /// How a block projects the tokens to q, k and v.
+    pub enum Qkv {
+        /// Three GEMMs, one weight each (`Wq`, `Wk`, `Wv`).
+        Separate = "separate",
+        /// One GEMM with the fused weight `Wqkv`, sliced into q, k and v.
+        Fused = "fused",
+    }
+}
 
 hir::passes::choice! {
     /// How a block computes its attention.
@@ -67,11 +81,17 @@ pub struct Blocks {
     pub dtype: DType,
     /// How attention is written: one fused op, or the unfused chain.
     pub attention: Attention,
+    /// Q, K and V as three GEMMs or one.
+    pub qkv: Qkv,
 }
 
-/// One argument of a block.
+/// The arguments of a block, with three projection weights.
 const WEIGHTS: [&str; 11] = [
     "ln1_g", "ln1_b", "wq", "wk", "wv", "wo", "ln2_g", "ln2_b", "w1", "c1", "w2",
+];
+/// The arguments of a block, with the fused projection weight.
+const FUSED_WEIGHTS: [&str; 9] = [
+    "ln1_g", "ln1_b", "wqkv", "wo", "ln2_g", "ln2_b", "w1", "c1", "w2",
 ];
 
 impl Blocks {
@@ -106,7 +126,15 @@ impl Blocks {
 
     /// The arguments of the entry function: `x`, then each block's weights.
     pub fn arguments(&self) -> usize {
-        1 + self.blocks * WEIGHTS.len()
+        1 + self.blocks * self.weights().len()
+    }
+
+    /// The names of a block's weights, in argument order.
+    fn weights(&self) -> &'static [&'static str] {
+        match self.qkv {
+            Qkv::Separate => &WEIGHTS,
+            Qkv::Fused => &FUSED_WEIGHTS,
+        }
     }
 
     /// The program's text: `@blocks(x, weights of block 0, ...) -> x`.
@@ -215,13 +243,15 @@ impl Emitter<'_> {
             devices: d,
             dtype,
             attention,
+            qkv,
         } = *self.sizes;
         let _ = writeln!(
             self.text,
             "// hir-bench program block: {blocks} Megatron sequence-parallel transformer block(s), \
-             S={s} H={h} heads={heads} F={f} D={d} {}, {} attention (tools/src/blocks.rs)",
+             S={s} H={h} heads={heads} F={f} D={d} {}, {} attention, {} qkv (tools/src/blocks.rs)",
             dtype.mlir(),
-            attention.name()
+            attention.name(),
+            qkv.name()
         );
         let devices: Vec<String> = (0..d).map(|device| device.to_string()).collect();
         let _ = writeln!(self.text, "fusion.mesh @tp = [{}]", devices.join(", "));
@@ -229,25 +259,13 @@ impl Emitter<'_> {
         let mut arguments = vec![format!("%x: {rows}")];
         let mut weights = Vec::new();
         for block in 0..blocks {
-            let types = [
-                self.t(&[h], &["serial"]),
-                self.t(&[h], &["serial"]),
-                self.t(&[h, h], &["didx", "serial"]),
-                self.t(&[h, h], &["didx", "serial"]),
-                self.t(&[h, h], &["didx", "serial"]),
-                self.t(&[h, h], &["serial", "didx"]),
-                self.t(&[h], &["serial"]),
-                self.t(&[h], &["serial"]),
-                self.t(&[f, h], &["didx", "serial"]),
-                self.t(&[f], &["didx"]),
-                self.t(&[h, f], &["serial", "didx"]),
-            ];
-            let values: Vec<Value> = WEIGHTS
+            let values: Vec<Value> = self
+                .sizes
+                .weights()
                 .iter()
-                .zip(types)
-                .map(|(name, ty)| Value {
+                .map(|name| Value {
                     name: format!("%{name}_{block}"),
-                    ty,
+                    ty: self.weight_type(name),
                 })
                 .collect();
             arguments.extend(
@@ -271,6 +289,21 @@ impl Emitter<'_> {
             x = self.block(block, &x, weights, &shared);
         }
         let _ = writeln!(self.text, "  return {} : {rows}\n}}", x.name);
+    }
+
+    /// The type of the block's weight `name`: Megatron's layout and split.
+    fn weight_type(&self, name: &str) -> String {
+        let Blocks { h, f, .. } = *self.sizes;
+        match name {
+            "ln1_g" | "ln1_b" | "ln2_g" | "ln2_b" => self.t(&[h], &["serial"]),
+            "wq" | "wk" | "wv" => self.t(&[h, h], &["didx", "serial"]),
+            "wqkv" => self.t(&[3 * h, h], &["didx", "serial"]),
+            "wo" => self.t(&[h, h], &["serial", "didx"]),
+            "w1" => self.t(&[f, h], &["didx", "serial"]),
+            "c1" => self.t(&[f], &["didx"]),
+            "w2" => self.t(&[h, f], &["serial", "didx"]),
+            _ => unreachable!("{name} is not a weight of the block"),
+        }
     }
 
     /// The values every block uses, made once.
@@ -387,7 +420,12 @@ impl Emitter<'_> {
     }
 
     /// Block `block`: attention, then the MLP, each with its residual.
-    fn block(&mut self, block: usize, x: &Value, w: &[Value], shared: &Shared) -> Value {
+    fn block(&mut self, block: usize, x: &Value, weights: &[Value], shared: &Shared) -> Value {
+        let names = self.sizes.weights();
+        let w = |name: &str| {
+            let index = names.iter().position(|weight| *weight == name);
+            &weights[index.expect("a weight of the block")]
+        };
         let Blocks { s, h, heads, f, .. } = *self.sizes;
         let dh = h / heads;
         let p = format!("b{block}");
@@ -396,37 +434,62 @@ impl Emitter<'_> {
         let whole = self.t(&[s, h], &["serial", "serial"]);
         let per_head = self.t(&[heads, s, dh], &["didx", "serial", "serial"]);
 
-        let y = self.layer_norm(&format!("{p}_ln1"), x, &w[0], &w[1], shared);
+        let y = self.layer_norm(&format!("{p}_ln1"), x, w("ln1_g"), w("ln1_b"), shared);
         let gathered = self.op(&format!("{p}_yg"), "set", &[&y], "", whole.clone());
         let columns = self.t(&[s, h], &["serial", "didx"]);
         let token_heads = self.t(&[s, heads, dh], &["serial", "didx", "serial"]);
-        // Column parallel, one GEMM each; the local columns are whole heads.
-        let mut project = |name: &str, weight: &Value| {
-            let y = self.op(
-                &format!("{p}_{name}"),
-                "linear",
-                &[&gathered, weight],
-                "",
-                columns.clone(),
-            );
-            let y = self.op(
-                &format!("{p}_{name}_split"),
-                "reshape",
-                &[&y],
-                "",
-                token_heads.clone(),
-            );
-            self.op(
-                &format!("{p}_{name}_heads"),
-                "transpose",
-                &[&y],
-                "[1, 0, 2]",
-                per_head.clone(),
-            )
-        };
-        let q = project("q", &w[2]);
-        let k = project("k", &w[3]);
-        let v = project("v", &w[4]);
+        // Column parallel: the local columns are whole heads.
+        let [q, k, v] = match self.sizes.qkv {
+            Qkv::Separate => ["q", "k", "v"].map(|name| {
+                let y = self.op(
+                    &format!("{p}_{name}"),
+                    "linear",
+                    &[&gathered, w(&format!("w{name}"))],
+                    "",
+                    columns.clone(),
+                );
+                self.op(
+                    &format!("{p}_{name}_split"),
+                    "reshape",
+                    &[&y],
+                    "",
+                    token_heads.clone(),
+                )
+            }),
+            Qkv::Fused => {
+                let y = self.op(
+                    &format!("{p}_qkv"),
+                    "linear",
+                    &[&gathered, w("wqkv")],
+                    "",
+                    self.t(&[s, 3 * h], &["serial", "didx"]),
+                );
+                let y = self.op(
+                    &format!("{p}_qkv_split"),
+                    "reshape",
+                    &[&y],
+                    "",
+                    self.t(&[s, heads, 3 * dh], &["serial", "didx", "serial"]),
+                );
+                // Each head's q, k and v, one after the other.
+                [("q", 0), ("k", dh), ("v", 2 * dh)].map(|(name, offset)| {
+                    self.op(
+                        &format!("{p}_{name}_split"),
+                        "slice",
+                        &[&y],
+                        &format!("offsets [0, 0, {offset}] strides [1, 1, 1]"),
+                        token_heads.clone(),
+                    )
+                })
+            }
+        }
+        .map(|split| {
+            let name = split
+                .name
+                .trim_start_matches('%')
+                .replace("_split", "_heads");
+            self.op(&name, "transpose", &[&split], "[1, 0, 2]", per_head.clone())
+        });
         let heads_out = match &shared.math {
             None => self.op(
                 &format!("{p}_o"),
@@ -449,7 +512,7 @@ impl Emitter<'_> {
         let attention = self.op(
             &format!("{p}_attn"),
             "linear",
-            &[&merged, &w[5]],
+            &[&merged, w("wo")],
             "",
             rows.clone(),
         );
@@ -462,13 +525,13 @@ impl Emitter<'_> {
         );
 
         let _ = writeln!(self.text, "  // block {block}: MLP");
-        let y = self.layer_norm(&format!("{p}_ln2"), &x, &w[6], &w[7], shared);
+        let y = self.layer_norm(&format!("{p}_ln2"), &x, w("ln2_g"), w("ln2_b"), shared);
         let gathered = self.op(&format!("{p}_y2g"), "set", &[&y], "", whole);
         let hidden_ty = self.t(&[s, f], &["serial", "didx"]);
         let hidden = self.op(
             &format!("{p}_fc1"),
             "linear",
-            &[&gathered, &w[8], &w[9]],
+            &[&gathered, w("w1"), w("c1")],
             "",
             hidden_ty.clone(),
         );
@@ -476,7 +539,7 @@ impl Emitter<'_> {
         let out = self.op(
             &format!("{p}_fc2"),
             "linear",
-            &[&hidden, &w[10]],
+            &[&hidden, w("w2")],
             "",
             rows.clone(),
         );
@@ -575,6 +638,7 @@ mod tests {
             devices,
             dtype: DType::BF16,
             attention: Attention::Fused,
+            qkv: Qkv::Separate,
         }
     }
 
@@ -612,6 +676,28 @@ mod tests {
             );
             assert_eq!(text.contains("fusion.exp"), !fused, "{attention}");
             assert_eq!(text.contains("%mask"), !fused, "{attention}");
+        }
+    }
+
+    #[test]
+    fn qkv_is_three_gemms_or_one_sliced() {
+        let context = crate::context();
+        for qkv in [Qkv::Separate, Qkv::Fused] {
+            let blocks = Blocks { qkv, ..sizes(2, 2) };
+            let text = blocks.generate().unwrap();
+            let module = crate::program::parse_source(&context, &text, "block").unwrap();
+            let function = crate::program::entry(&module).unwrap();
+            let signature = crate::program::signature(&module, &function).unwrap();
+            assert_eq!(signature.inputs.len(), blocks.arguments());
+            let fused = qkv == Qkv::Fused;
+            // Per block: q, k, v (or qkv), the out-projection, FC1 and FC2.
+            let linears = if fused { 4 } else { 6 };
+            assert_eq!(text.matches("fusion.linear").count(), 2 * linears);
+            assert_eq!(
+                text.matches("fusion.slice").count(),
+                if fused { 6 } else { 0 }
+            );
+            assert_eq!(text.contains("%wqkv_1: tensor<48x16xbf16"), fused, "{qkv}");
         }
     }
 

@@ -128,7 +128,8 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
         OpKind::Contraction if name == fusion::LinearOperation::name() => {
             linear(operands[0], operands[1], operands.get(2).copied(), shape)
         }
-        // The ops of no kind: attention, a transpose and the generators.
+        // The ops of no kind: attention, a transpose, a reshape, a slice and
+        // the generators.
         OpKind::None if name == fusion::AttentionOperation::name() => {
             let d = *operands[0].shape.last().ok_or_else(unsupported)?;
             let scale = match op.attribute("scale") {
@@ -152,6 +153,12 @@ fn apply(op: &OperationRef, name: &str, operands: &[&Tensor], shape: Vec<usize>)
             // The same elements in row-major order.
             Ok(Tensor::new(shape, operands[0].data.clone()))
         }
+        OpKind::None if name == fusion::SliceOperation::name() => slice(
+            operands[0],
+            &list(op, "offsets")?,
+            &list(op, "strides")?,
+            shape,
+        ),
         OpKind::None if name == fusion::FillOperation::name() => {
             let value = op
                 .attribute("value")
@@ -187,6 +194,30 @@ fn transpose(input: &Tensor, permutation: &[usize], shape: Vec<usize>) -> Result
     data.extend((0..len).map(|flat| {
         let source: usize = (0..shape.len())
             .map(|axis| (flat / out_strides[axis]) % shape[axis] * in_strides[permutation[axis]])
+            .sum();
+        input.data[source]
+    }));
+    Ok(Tensor::new(shape, data))
+}
+
+/// The box of `input` of `shape` whose index `i` along axis `a` is
+/// `offsets[a] + i * strides[a]`.
+fn slice(
+    input: &Tensor,
+    offsets: &[usize],
+    strides: &[usize],
+    shape: Vec<usize>,
+) -> Result<Tensor> {
+    let len = tensor::numel(&shape)?;
+    let out_strides = super::tensor::strides(&shape);
+    let in_strides = input.strides();
+    let mut data = tensor::reserve(len, &shape)?;
+    data.extend((0..len).map(|flat| {
+        let source: usize = (0..shape.len())
+            .map(|axis| {
+                let index = (flat / out_strides[axis]) % shape[axis];
+                (offsets[axis] + index * strides[axis]) * in_strides[axis]
+            })
             .sum();
         input.data[source]
     }));

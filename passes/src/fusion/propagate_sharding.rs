@@ -6,7 +6,9 @@
 //! `axis_map` describes (identity for `set` and the pointwise ops; `sum` and
 //! `amax` drop the reduced axes; `broadcast` inserts axes; `matmul` and
 //! `linear` map batch, `M` and `N`, and tie the two sides of the contraction
-//! `K`), and all its tensors to one mesh. An inferred axis takes the
+//! `K`; `reshape` maps an axis it keeps whole and the outermost axis of a
+//! group it merges or splits, so a split moves across it as an outer split),
+//! and all its tensors to one mesh. An inferred axis takes the
 //! parallel type of the axis it is tied to, except that:
 //! - `stream` is a schedule the user chose for one value: it is never
 //!   propagated (the inferred axis is `serial`);
@@ -24,7 +26,9 @@
 //!
 //! Annotated values are never changed. A value that two neighbours give
 //! different distributions is an error, as is a value that would get two
-//! `didx` axes. A function with no annotated tensor is all-`serial` on the
+//! `didx` axes, and a reshape whose outer split cannot reach the other side
+//! (the mesh does not divide that side's outer extent: `[8, 6]` split on
+//! axis 1 over 2 devices, reshaped to `[8, 3, 2]`). A function with no annotated tensor is all-`serial` on the
 //! module's mesh when there is exactly one (an error otherwise); functions
 //! with neither a fusion op nor an annotated tensor are left alone. The
 //! functions' types follow their arguments and returned values.
@@ -471,6 +475,9 @@ fn propagate<'c>(
         );
         return false;
     }
+    if !outer_splits_carry(&graph, meshes) {
+        return false;
+    }
     for node in graph.nodes.iter().filter(|node| node.open) {
         for parallel_type in ParallelType::DEVICE {
             let sharded: Vec<_> = (0..node.axes.len())
@@ -495,6 +502,63 @@ fn propagate<'c>(
         node.value.set_type(r#type);
     }
     update_function_type(context, function);
+    true
+}
+
+/// Whether every `fusion.reshape` carries a device split of one side's
+/// outermost axis of a merged or split group to the other side's (an outer
+/// split); else an error at the op naming the outer extent that the mesh's
+/// devices do not divide (`propose` made it `serial`, which the reshape's
+/// verifier would reject without saying why).
+fn outer_splits_carry(graph: &Graph, meshes: &HashMap<String, Mesh>) -> bool {
+    let side = |end: End| match end.role {
+        Role::Operand(_) => "input",
+        Role::Result => "result",
+    };
+    for constraint in graph
+        .constraints
+        .iter()
+        .filter(|constraint| Op::FusionReshape.is(&constraint.op))
+    {
+        for &((a, a_axis), (b, b_axis)) in &constraint.axes {
+            for ((from, from_axis), (to, to_axis)) in
+                [((a, a_axis), (b, b_axis)), ((b, b_axis), (a, a_axis))]
+            {
+                let (source, target) = (&graph.nodes[from.node], &graph.nodes[to.node]);
+                let parallel_type = match &source.annotated {
+                    Some(dist) => Some(dist.axes[from_axis]),
+                    None => source.axes[from_axis],
+                };
+                let (Some(parallel_type), Some(mesh)) = (parallel_type, source.mesh()) else {
+                    continue;
+                };
+                if !target.open
+                    || !parallel_type.is_device()
+                    || target.axes[to_axis] != Some(ParallelType::Serial)
+                {
+                    continue;
+                }
+                let parts = meshes
+                    .get(mesh)
+                    .and_then(|mesh| mesh.parts(parallel_type))
+                    .unwrap_or(0);
+                emit_error(
+                    constraint.op.location(),
+                    &format!(
+                        "cannot carry {keyword} from {} axis {from_axis} of 'fusion.reshape' to \
+                         {} axis {to_axis} of extent {}, not a multiple of the {parts} devices \
+                         of mesh '@{mesh}' (an outer split needs the devices to divide the \
+                         outermost extents of the merged or split group on both sides)",
+                        side(from),
+                        side(to),
+                        target.shape[to_axis],
+                        keyword = parallel_type.keyword(),
+                    ),
+                );
+                return false;
+            }
+        }
+    }
     true
 }
 

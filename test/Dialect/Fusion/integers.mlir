@@ -3,8 +3,8 @@
 
 // The fusion ops that take integer tensors (i32, i64) survive printing and
 // re-parsing: set, neg, abs, relu, add, sub, mul, max, min, where,
-// transpose, reshape, fill, iota, sum, amax, broadcast and cast (to and from
-// every element type).
+// transpose, reshape, slice, fill, iota, sum, amax, broadcast and cast (to
+// and from every element type).
 
 fusion.mesh @tp = [0, 1, 2, 3]
 
@@ -46,7 +46,10 @@ func.func @layout(%x: tensor<8x16xi64, #fusion.dist<@tp, [didx, serial]>>)
                         -> tensor<128xi64, #fusion.dist<@tp, [serial]>>
   %3 = fusion.reshape %2 : tensor<128xi64, #fusion.dist<@tp, [serial]>>
                         -> tensor<16x8xi64, #fusion.dist<@tp, [serial, serial]>>
-  return %3 : tensor<16x8xi64, #fusion.dist<@tp, [serial, serial]>>
+  // CHECK: fusion.slice %{{.*}} offsets [0, 0] strides [1, 1] : tensor<16x8xi64, {{.*}}> -> tensor<16x8xi64, {{.*}}>
+  %4 = fusion.slice %3 offsets [0, 0] strides [1, 1] : tensor<16x8xi64, #fusion.dist<@tp, [serial, serial]>>
+                                                   -> tensor<16x8xi64, #fusion.dist<@tp, [serial, serial]>>
+  return %4 : tensor<16x8xi64, #fusion.dist<@tp, [serial, serial]>>
 }
 
 // CHECK-LABEL: func.func @generate_and_reduce

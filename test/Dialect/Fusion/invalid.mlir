@@ -1,7 +1,8 @@
 // RUN: hir-opt %s -split-input-file -verify-diagnostics
 
 // One chunk per verifier rule of the fusion dialect (FusionDialect.cpp, the
-// shape rules of common/Verify.cpp) and per ODS constraint.
+// shape rules of common/Verify.cpp) and per ODS constraint; reshape's and
+// slice's are in reshape-slice-invalid.mlir.
 
 // mesh: at least one device.
 // expected-error @+1 {{'fusion.mesh' op mesh has no device}}
@@ -570,74 +571,6 @@ func.func @f() -> tensor<4x8xf32, "x"> {
   // expected-error @+1 {{'fusion.fill' op tensor encoding "x" is not a #fusion.dist distribution}}
   %0 = fusion.fill 1.0 : tensor<4x8xf32, "x">
   return %0 : tensor<4x8xf32, "x">
-}
-
-// -----
-
-// reshape: as many elements.
-func.func @f(%a: tensor<4x8xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'fusion.reshape' op result shape 16 holds 16 elements, the input shape 4x8 32}}
-  %0 = fusion.reshape %a : tensor<4x8xf32> -> tensor<16xf32>
-  return %0 : tensor<16xf32>
-}
-
-// -----
-
-// reshape: one element type.
-func.func @f(%a: tensor<4x8xf32>) -> tensor<32xf16> {
-  // expected-error @+1 {{'fusion.reshape' op input and result differ in element type: 'f32' vs 'f16'}}
-  %0 = fusion.reshape %a : tensor<4x8xf32> -> tensor<32xf16>
-  return %0 : tensor<32xf16>
-}
-
-// -----
-
-// reshape: a distributed input axis is not merged.
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @f(%a: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>) -> tensor<32xf32, #fusion.dist<@tp, [serial]>> {
-  // expected-error @+1 {{'fusion.reshape' op input axis 0 is didx but the reshape merges or splits it (input axes [0, 2) to result axes [0, 1)); only an axis kept whole, or the outermost axis of a merged or split group distributed alike (didx, didy or didz) on both sides, may be distributed}}
-  %0 = fusion.reshape %a : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<32xf32, #fusion.dist<@tp, [serial]>>
-  return %0 : tensor<32xf32, #fusion.dist<@tp, [serial]>>
-}
-
-// -----
-
-// reshape: nor is a result axis split from a merge (here a stream axis).
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @f(%a: tensor<32xf32, #fusion.dist<@tp, [serial]>>) -> tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>> {
-  // expected-error @+1 {{'fusion.reshape' op result axis 1 is stream but the reshape merges or splits it (input axes [0, 1) to result axes [0, 2)); only an axis kept whole, or the outermost axis of a merged or split group distributed alike (didx, didy or didz) on both sides, may be distributed}}
-  %0 = fusion.reshape %a : tensor<32xf32, #fusion.dist<@tp, [serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
-  return %0 : tensor<4x8xf32, #fusion.dist<@tp, [serial, stream]>>
-}
-
-// -----
-
-// reshape: only a group's outermost axis may carry the split (here the inner one).
-fusion.mesh @tp = [0, 1]
-func.func @f(%a: tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>) -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>> {
-  // expected-error @+1 {{'fusion.reshape' op result axis 2 is didx but the reshape merges or splits it (input axes [1, 2) to result axes [1, 3)); only an axis kept whole, or the outermost axis of a merged or split group distributed alike (didx, didy or didz) on both sides, may be distributed}}
-  %0 = fusion.reshape %a : tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>
-  return %0 : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, serial, didx]>>
-}
-
-// -----
-
-// reshape: a stream axis is a schedule of one value, never split or merged.
-fusion.mesh @tp = [0, 1]
-func.func @f(%a: tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>>) -> tensor<128xf32, #fusion.dist<@tp, [stream]>> {
-  // expected-error @+1 {{'fusion.reshape' op input axis 0 is stream but the reshape merges or splits it (input axes [0, 2) to result axes [0, 1)); only an axis kept whole, or the outermost axis of a merged or split group distributed alike (didx, didy or didz) on both sides, may be distributed}}
-  %0 = fusion.reshape %a : tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<128xf32, #fusion.dist<@tp, [stream]>>
-  return %0 : tensor<128xf32, #fusion.dist<@tp, [stream]>>
-}
-
-// -----
-
-// reshape: the split moves with the outermost axis on both sides, or not at all.
-fusion.mesh @tp = [0, 1]
-func.func @f(%a: tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>) -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> {
-  // expected-error @+1 {{'fusion.reshape' op result axis 1 is didx but the reshape merges or splits it}}
-  %0 = fusion.reshape %a : tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
-  return %0 : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
 }
 
 // -----

@@ -268,6 +268,38 @@ func.func @reshape(%x: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, seria
   return %2 : tensor<4x128x1xf32, #fusion.dist<@tp, [didx, serial, serial]>>
 }
 
+// Outer splits: a merged or split group distributed on its outermost axis,
+// alike on both sides ([S, H] split on H as [S, heads, dh] split on the
+// heads, and back), and a reshape whose result is left to
+// fusion-propagate-sharding.
+// CHECK-LABEL: func.func @outer_split
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+// CHECK-NEXT: fusion.reshape %{{.*}} : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x2x8xf32>
+func.func @outer_split(%x: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>)
+    -> tensor<8x2x8xf32> {
+  %0 = fusion.reshape %x : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+                        -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %1 = fusion.reshape %0 : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+                        -> tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>
+  %2 = fusion.reshape %1 : tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>> -> tensor<8x2x8xf32>
+  return %2 : tensor<8x2x8xf32>
+}
+
+// Slices: a box of a serial axis beside a whole didx axis (a fused QKV's
+// q), a strided one, and one left to fusion-propagate-sharding.
+// CHECK-LABEL: func.func @slice
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [0, 0, 4] strides [1, 1, 1] : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+// CHECK-NEXT: fusion.slice %{{.*}} offsets [1, 0, 0] strides [2, 1, 3] : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x2xf32>
+func.func @slice(%x: tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>) -> tensor<4x4x2xf32> {
+  %0 = fusion.slice %x offsets [0, 0, 4] strides [1, 1, 1]
+      : tensor<8x4x12xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+     -> tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>>
+  %1 = fusion.slice %0 offsets [1, 0, 0] strides [2, 1, 3]
+      : tensor<8x4x4xf32, #fusion.dist<@tp, [serial, didx, serial]>> -> tensor<4x4x2xf32>
+  return %1 : tensor<4x4x2xf32>
+}
+
 // A one-device mesh referenced by an encoding.
 // CHECK-LABEL: func.func @single_device
 // CHECK-SAME: tensor<1x8xf16, #fusion.dist<@single, [didx, stream]>>

@@ -6,7 +6,7 @@ use hir::passes::{Choice as _, StreamSync};
 use hir_abi::DType;
 use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number, positive};
-use hir_tools::blocks::{Attention, Blocks};
+use hir_tools::blocks::{Attention, Blocks, Qkv};
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
@@ -82,6 +82,10 @@ pub struct BlockSizes {
     /// softmax (math)
     #[arg(long, value_name = "A", default_value = "fused", value_parser = choice::<Attention>())]
     pub attention: Attention,
+    /// Q, K and V as three GEMMs with a weight each (separate), or one GEMM with Megatron's fused
+    /// weight [3H, H], sliced (fused)
+    #[arg(long, value_name = "Q", default_value = "separate", value_parser = choice::<Qkv>())]
+    pub qkv: Qkv,
 }
 
 impl BlockSizes {
@@ -96,6 +100,7 @@ impl BlockSizes {
             devices: self.devices,
             dtype: self.dtype,
             attention: self.attention,
+            qkv: self.qkv,
         }
     }
 }
@@ -488,7 +493,16 @@ mod tests {
         };
         let Model::Block(block) = program.model;
         assert_eq!(block.sizes.attention, Attention::Math);
+        assert_eq!(block.sizes.qkv, Qkv::Separate);
         assert!(parse_args(&["program", "block", "--attention", "flash"]).is_err());
+        let Command::Program(program) =
+            parse_args(&["program", "block", "--qkv", "fused"]).unwrap()
+        else {
+            panic!("not program");
+        };
+        let Model::Block(block) = program.model;
+        assert_eq!(block.sizes.qkv, Qkv::Fused);
+        assert!(parse_args(&["program", "block", "--qkv", "packed"]).is_err());
         let Command::Startup(startup) = parse_args(&["startup"]).unwrap() else {
             panic!("not startup");
         };

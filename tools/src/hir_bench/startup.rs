@@ -239,7 +239,7 @@ fn table(options: &Startup, provenance: &Provenance, context_ms: f64, rows: &[Ro
         text,
         "hir-bench startup: compile stages in ms, median of {} compiles each in a fresh context \
          (making a context: {context_ms:.2} ms); blocks at S={} H={} heads={} F={} D={} {}, {} \
-         attention; hir-lower with its default options",
+         attention, {} qkv; hir-lower with its default options",
         options.repeat,
         sizes.s,
         sizes.h,
@@ -247,7 +247,8 @@ fn table(options: &Startup, provenance: &Provenance, context_ms: f64, rows: &[Ro
         sizes.f,
         sizes.devices,
         sizes.dtype.mlir(),
-        sizes.attention.name()
+        sizes.attention.name(),
+        sizes.qkv.name()
     );
     let _ = write!(text, "| program | ops |");
     for stage in STAGES {

@@ -7,6 +7,8 @@
 //!   attention): the host op of the same name into the result's buffer
 //!   (attention's scale resolved: its default is `1 / sqrt(D)`), in a
 //!   stream loop where the result has a `stream` axis;
+//! - **slices** (`fusion.slice`): a `host.copy` of the box, a
+//!   `memref.subview` of the rank's part, likewise;
 //! - **reductions** (sum, amax, matmul, linear): the same, or where the op
 //!   reduces a `didx`/`didy` axis, the local part and the collective
 //!   ([`Lowering::across_devices`]);
@@ -96,6 +98,7 @@ pub(super) fn add(set: &RewritePatternSet, context: &Context, state: &Shared, me
     }
     add(fusion::MatmulOperation::name(), reduction_or_contraction);
     add(fusion::LinearOperation::name(), reduction_or_contraction);
+    add(Op::FusionSlice.name(), slice);
     add(Op::FusionSet.name(), resharding);
     add(Op::FusionFill.name(), generator);
     add(Op::FusionIota.name(), generator);
@@ -286,6 +289,34 @@ fn reduction_or_contraction<'c, 'm>(
                 parallel_type,
             ),
             None => lowering.local(op, operands),
+        }
+    })
+}
+
+/// A `fusion.slice`: a copy of its box of the rank's part. Its verifier
+/// keeps every axis it cuts serial, so the box is the same on every rank;
+/// an axis it takes whole is the rank's part (offset 0, the local extent).
+fn slice<'c, 'm>(lowering: &Lowering<'c, 'm>, op: OperationRef<'c, 'm>) -> Result<(), Emitted> {
+    lowering.fusion_op(op, |lowering, operands| {
+        let location = op.location();
+        let offsets = ir::i64_array(&op, "offsets").expect("verified");
+        let sizes = builders::buffer_shape(operands.destination.r#type());
+        // A stride moves nothing along an axis of one index or none (and
+        // may be any size there).
+        let steps: Vec<i64> = ir::i64_array(&op, "strides")
+            .expect("verified")
+            .into_iter()
+            .zip(&sizes)
+            .map(|(stride, &size)| if size > 1 { stride } else { 1 })
+            .collect();
+        let view =
+            operands
+                .builder
+                .strided_box(operands.buffers[0], &offsets, &sizes, &steps, location);
+        let copy = operands.builder.copy(view, operands.destination, location);
+        match operands.output.stream() {
+            Some(stream) => lowering.stream_loop(&[copy], stream),
+            None => Ok(()),
         }
     })
 }
