@@ -26,6 +26,14 @@
 // HOST: host.select %arg4[0]
 // HOST: host.attention scale 0.35355339059327373 causal ins({{.*}} : memref<2x16x8xf32, strided<[128, 8, 1], offset: ?>>, {{.*}}) outs({{.*}} : memref<2x16x8xf32, strided<[128, 8, 1], offset: ?>>)
 
+// The same attention written with upstream shard and linalg (Q K^T, a
+// softmax over the keys, times V) imports as one fusion.attention.
+// RUN: hir-run --check -n 2 --print-ir %S/Inputs/shard_attention.mlir | FileCheck %s --check-prefix=SHARD
+// SHARD: fusion.attention %arg0, %arg1, %arg2 scale 1.000000e+00
+// SHARD: host.attention scale 1.000000e+00 ins(%arg0, %arg1, %arg2 : memref<2x16x8xf32>, memref<2x12x8xf32>, memref<2x12x4xf32>) outs(%arg3 : memref<2x16x4xf32>)
+// SHARD: ran @shard_attention on 2 ranks
+// SHARD-NEXT: result0: relative error {{.*}}: ok
+
 // Keys split over the ranks are a located error of the op's verifier.
 // RUN: not hir-run --check -n 2 %S/Inputs/attention_split_keys.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT: attention_split_keys.mlir:8:8: error: 'fusion.attention' op k axis 1 (Sk) is didx; the Sq, Sk, D and Dv axes of attention are serial (only batch axes may be split or streamed)

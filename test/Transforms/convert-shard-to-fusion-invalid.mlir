@@ -118,7 +118,7 @@ shard.grid @g(shape = 4)
 func.func @unknown(%a: tensor<8x4xf32>) -> tensor<4x4xf32> {
   %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
   %a1 = shard.shard %a to %s : tensor<8x4xf32>
-  // expected-error @+1 {{'tensor.extract_slice' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
+  // expected-error @+1 {{'tensor.extract_slice' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, linalg.softmax, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
   %t = tensor.extract_slice %a1[0, 0] [4, 4] [1, 1] : tensor<8x4xf32> to tensor<4x4xf32>
   return %t : tensor<4x4xf32>
 }
@@ -206,7 +206,7 @@ shard.grid @g(shape = 2)
 func.func @nested(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{'scf.for' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
+  // expected-error @+1 {{'scf.for' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, linalg.softmax, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations}}
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a) -> (tensor<8xf32>) {
     %e = tensor.empty() : tensor<8xf32>
     %y = linalg.exp ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
@@ -362,4 +362,14 @@ func.func @unsigned(%ids: tensor<8xi32>) -> tensor<8xf32> {
   // expected-error @+1 {{'arith.uitofp' is not imported}}
   %f = arith.uitofp %ids1 : tensor<8xi32> to tensor<8xf32>
   return %f : tensor<8xf32>
+}
+
+// -----
+
+// A softmax of integers has no fusion counterpart (exp and div take floats).
+func.func @softmax_integers(%x: tensor<8x16xi32>) -> tensor<8x16xi32> {
+  %e = tensor.empty() : tensor<8x16xi32>
+  // expected-error @+1 {{'linalg.softmax' of i32 is not imported: fusion's exp and div take floats}}
+  %p = linalg.softmax dimension(1) ins(%x : tensor<8x16xi32>) outs(%e : tensor<8x16xi32>) -> tensor<8x16xi32>
+  return %p : tensor<8x16xi32>
 }

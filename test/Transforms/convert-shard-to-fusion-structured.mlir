@@ -175,3 +175,107 @@ func.func @scaled_ids(%ids: tensor<8x4xi32>, %w: tensor<8x4xf32>) -> tensor<8x4x
   } -> tensor<8x4xi64>
   return %r : tensor<8x4xi64>
 }
+
+// -----
+
+// A softmax over an axis is its stable definition: amax, broadcast, sub,
+// exp, sum, broadcast, div; the last takes the result's distribution.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME:  (%[[X:[^:]+]]: tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>>)
+// CHECK-NEXT:  %[[M:.*]] = fusion.amax %[[X]] [1] : tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>> -> tensor<8xf32>
+// CHECK-NEXT:  %[[MB:.*]] = fusion.broadcast %[[M]] [1] : tensor<8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[D:.*]] = fusion.sub %[[X]], %[[MB]] : {{.*}} -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[E:.*]] = fusion.exp %[[D]] : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[S:.*]] = fusion.sum %[[E]] [1] : tensor<8x16xf32> -> tensor<8xf32>
+// CHECK-NEXT:  %[[SB:.*]] = fusion.broadcast %[[S]] [1] : tensor<8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %[[P:.*]] = fusion.div %[[E]], %[[SB]] : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32, #fusion.dist<@g, [didx, serial]>>
+// CHECK-NEXT:  return %[[P]]
+shard.grid @g(shape = 4)
+func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %x1 = shard.shard %x to %s : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %p = linalg.softmax dimension(1) ins(%x1 : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %p1 = shard.shard %p to %s : tensor<8x16xf32>
+  return %p1 : tensor<8x16xf32>
+}
+
+// -----
+
+// softmax(Q K^T) V is one fusion.attention of scale 1 (the scores are not
+// scaled): batched with K^T a transpose, its heads split over the grid, and
+// 2-D with K^T in the transposed-B maps of linalg.matmul. The transposes,
+// the score matmuls, the softmaxes and their destinations go.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME:  (%[[Q:[^:]+]]: tensor<4x16x8xf32, #fusion.dist<@g, [didx, serial, serial]>>, %[[K:[^:]+]]: tensor<4x12x8xf32, #fusion.dist<@g, [didx, serial, serial]>>, %[[V:[^:]+]]: tensor<4x12x2xf32, #fusion.dist<@g, [didx, serial, serial]>>, %[[Q2:[^:]+]]: tensor<16x8xf32>, %[[K2:[^:]+]]: tensor<12x8xf32>, %[[V2:[^:]+]]: tensor<12x2xf32>)
+// CHECK-NEXT:  %[[O:.*]] = fusion.attention %[[Q]], %[[K]], %[[V]] scale 1.000000e+00 : tensor<4x16x8xf32, #fusion.dist<@g, [didx, serial, serial]>>, tensor<4x12x8xf32, #fusion.dist<@g, [didx, serial, serial]>>, tensor<4x12x2xf32, #fusion.dist<@g, [didx, serial, serial]>> -> tensor<4x16x2xf32, #fusion.dist<@g, [didx, serial, serial]>>
+// CHECK-NEXT:  %[[O2:.*]] = fusion.attention %[[Q2]], %[[K2]], %[[V2]] scale 1.000000e+00 : tensor<16x8xf32>, tensor<12x8xf32>, tensor<12x2xf32> -> tensor<16x2xf32>
+// CHECK-NEXT:  return %[[O]], %[[O2]]
+#qk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+shard.grid @g(shape = 4)
+func.func @attention(%q: tensor<4x16x8xf32>, %k: tensor<4x12x8xf32>, %v: tensor<4x12x2xf32>,
+                     %q2: tensor<16x8xf32>, %k2: tensor<12x8xf32>, %v2: tensor<12x2xf32>)
+    -> (tensor<4x16x2xf32>, tensor<16x2xf32>) {
+  %heads = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %q1 = shard.shard %q to %heads : tensor<4x16x8xf32>
+  %k1 = shard.shard %k to %heads : tensor<4x12x8xf32>
+  %v1 = shard.shard %v to %heads : tensor<4x12x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<4x8x12xf32>
+  %kt = linalg.transpose ins(%k1 : tensor<4x12x8xf32>) outs(%et : tensor<4x8x12xf32>) permutation = [0, 2, 1]
+  %es = tensor.empty() : tensor<4x16x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x16x12xf32>) -> tensor<4x16x12xf32>
+  %s = linalg.batch_matmul ins(%q1, %kt : tensor<4x16x8xf32>, tensor<4x8x12xf32>) outs(%zs : tensor<4x16x12xf32>) -> tensor<4x16x12xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x16x12xf32>) outs(%es : tensor<4x16x12xf32>) -> tensor<4x16x12xf32>
+  %eo = tensor.empty() : tensor<4x16x2xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x16x2xf32>) -> tensor<4x16x2xf32>
+  %o = linalg.batch_matmul ins(%p, %v1 : tensor<4x16x12xf32>, tensor<4x12x2xf32>) outs(%zo : tensor<4x16x2xf32>) -> tensor<4x16x2xf32>
+  %o1 = shard.shard %o to %heads : tensor<4x16x2xf32>
+  %e2 = tensor.empty() : tensor<16x12xf32>
+  %s2 = linalg.matmul indexing_maps = [#qk, #kt, #out] ins(%q2, %k2 : tensor<16x8xf32>, tensor<12x8xf32>) outs(%e2 : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %p2 = linalg.softmax dimension(1) ins(%s2 : tensor<16x12xf32>) outs(%e2 : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %eo2 = tensor.empty() : tensor<16x2xf32>
+  %o2 = linalg.matmul ins(%p2, %v2 : tensor<16x12xf32>, tensor<12x2xf32>) outs(%eo2 : tensor<16x2xf32>) -> tensor<16x2xf32>
+  return %o1, %o2 : tensor<4x16x2xf32>, tensor<16x2xf32>
+}
+
+// -----
+
+// Not the pattern, imported op by op: scaled scores (a mul between the
+// matmul and the softmax), scores used twice, and a query split along its
+// sequence (Sq), which fusion.attention keeps whole.
+// CHECK-LABEL: func.func @not_attention
+// CHECK-NOT:   fusion.attention
+// CHECK:       fusion.linear
+// CHECK-NEXT:  fusion.mul
+// CHECK:       fusion.exp
+// CHECK:       fusion.linear %[[Q:[^,]+]],
+// CHECK:       fusion.exp
+// CHECK:       fusion.linear %{{.*}} : tensor<16x8xf32, #fusion.dist<@g, [didx, serial]>>
+// CHECK:       fusion.exp
+// CHECK:       return
+#qk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+shard.grid @g(shape = 4)
+func.func @not_attention(%q: tensor<16x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x2xf32>,
+                         %c: tensor<16x12xf32>, %qs: tensor<16x8xf32>)
+    -> (tensor<16x2xf32>, tensor<16x2xf32>, tensor<16x12xf32>, tensor<16x2xf32>) {
+  %e = tensor.empty() : tensor<16x12xf32>
+  %eo = tensor.empty() : tensor<16x2xf32>
+  %s = linalg.matmul indexing_maps = [#qk, #kt, #out] ins(%q, %k : tensor<16x8xf32>, tensor<12x8xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %scaled = linalg.mul ins(%s, %c : tensor<16x12xf32>, tensor<16x12xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %p = linalg.softmax dimension(1) ins(%scaled : tensor<16x12xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<16x12xf32>, tensor<12x2xf32>) outs(%eo : tensor<16x2xf32>) -> tensor<16x2xf32>
+  %s2 = linalg.matmul indexing_maps = [#qk, #kt, #out] ins(%q, %k : tensor<16x8xf32>, tensor<12x8xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %p2 = linalg.softmax dimension(1) ins(%s2 : tensor<16x12xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %o2 = linalg.matmul ins(%p2, %v : tensor<16x12xf32>, tensor<12x2xf32>) outs(%eo : tensor<16x2xf32>) -> tensor<16x2xf32>
+  %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %qs1 = shard.shard %qs to %rows : tensor<16x8xf32>
+  %s3 = linalg.matmul indexing_maps = [#qk, #kt, #out] ins(%qs1, %k : tensor<16x8xf32>, tensor<12x8xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %p3 = linalg.softmax dimension(1) ins(%s3 : tensor<16x12xf32>) outs(%e : tensor<16x12xf32>) -> tensor<16x12xf32>
+  %o3 = linalg.matmul ins(%p3, %v : tensor<16x12xf32>, tensor<12x2xf32>) outs(%eo : tensor<16x2xf32>) -> tensor<16x2xf32>
+  return %o, %o2, %s2, %o3 : tensor<16x2xf32>, tensor<16x2xf32>, tensor<16x12xf32>, tensor<16x2xf32>
+}

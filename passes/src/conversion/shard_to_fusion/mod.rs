@@ -26,9 +26,10 @@
 //!   `arith` ops on tensors of [`LINALG_ELEMENTWISE`] and [`ARITH`], and `linalg.elementwise` of
 //!   the kinds of [`ELEMENTWISE_KINDS`], become their fusion ops.
 //!   `tensor.empty` and `linalg.fill` are destinations only, and go.
-//! - `linalg.transpose`, `linalg.broadcast`, `linalg.reduce` and
-//!   `linalg.generic` become short sequences of fusion ops
-//!   ([`structured`]).
+//! - `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`,
+//!   `linalg.softmax` and `linalg.generic` become short sequences of fusion
+//!   ops ([`structured`]); `softmax(Q K^T) V` of linalg's matmuls and
+//!   softmax becomes one `fusion.attention` ([`attention`]).
 //! - Function signatures follow their arguments and returned values.
 //!
 //! What fusion cannot say is a located error, and the pass changes nothing:
@@ -83,6 +84,7 @@ use melior::{
 };
 use std::collections::{HashMap, HashSet};
 
+mod attention;
 mod sharding;
 mod structured;
 mod tables;
@@ -90,7 +92,9 @@ mod tables;
 pub use sharding::grid_axis_type;
 use sharding::{Grids, dists, grid};
 pub use tables::{ARITH, ELEMENTWISE_KINDS, LINALG_ELEMENTWISE};
-use tables::{COLLECTIVES, Name, elementwise};
+use tables::{
+    BATCH_MATMUL_MAPS, COLLECTIVES, MATMUL_MAPS, MATMUL_TRANSPOSED_B_MAPS, Name, elementwise,
+};
 
 /// The op the pass runs on: grids and meshes are symbols of the module.
 pub const ANCHOR: &str = crate::ops::MODULE;
@@ -210,6 +214,9 @@ enum Step<'c> {
     },
     /// The fusion ops a structured op (`linalg.generic`, ...) becomes.
     Expand(structured::Expansion<'c>),
+    /// The `fusion.attention` of the attention pattern whose `P V` matmul
+    /// this is ([`attention`]); the pattern's other ops are dropped.
+    Attention,
 }
 
 /// What the conversion of one function does: the distribution of each
@@ -251,7 +258,20 @@ fn plan_function<'c, 'a>(
     let mut steps = Vec::new();
     for op in ops {
         match step(&op, &mut destinations) {
-            Ok(step) => steps.push((op, step)),
+            Ok(step) => {
+                let step = match attention::parts(&op) {
+                    Some(parts) if parts.fuses(&op, &destinations, &dists) => {
+                        for (fused, step) in &mut steps {
+                            if parts.fused.contains(fused) {
+                                *step = Step::Drop;
+                            }
+                        }
+                        Step::Attention
+                    }
+                    _ => step,
+                };
+                steps.push((op, step));
+            }
             Err(Emitted) => failed = true,
         }
     }
@@ -407,7 +427,7 @@ fn step<'c>(
     error(
         op.location(),
         format!(
-            "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
+            "'{name}' is not imported: convert-shard-to-fusion takes shard annotations, linalg.matmul, linalg.batch_matmul, linalg.generic, linalg.transpose, linalg.broadcast, linalg.reduce, linalg.softmax, the elementwise linalg and arith ops with a fusion counterpart, tensor.empty and linalg.fill as destinations"
         ),
     )
 }
@@ -483,12 +503,8 @@ fn matmul<'c>(op: &OperationRef<'c, '_>, destinations: &Destinations) -> Result<
     let maps = op.attribute("indexing_maps").ok();
     let parse = |text: &str| Attribute::parse(context, text);
     let target = if is(op, linalg::MatmulOperation::name) {
-        let plain = parse(
-            "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]",
-        );
-        let transposed = parse(
-            "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]",
-        );
+        let plain = parse(MATMUL_MAPS);
+        let transposed = parse(MATMUL_TRANSPOSED_B_MAPS);
         match maps {
             None => fusion::MatmulOperation::name(),
             Some(maps) if Some(maps) == plain => fusion::MatmulOperation::name(),
@@ -503,9 +519,7 @@ fn matmul<'c>(op: &OperationRef<'c, '_>, destinations: &Destinations) -> Result<
             }
         }
     } else {
-        let plain = parse(
-            "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]",
-        );
+        let plain = parse(BATCH_MATMUL_MAPS);
         if let Some(maps) = maps
             && Some(maps) != plain
         {
@@ -660,6 +674,11 @@ fn convert_function<'c>(context: &'c Context, function: OperationRef<'c, '_>, pl
                         &[r#type],
                     ));
                 }
+                rewriter.replace_op_with_values(op, &[value]);
+            }
+            Step::Attention => {
+                let value =
+                    attention::build(context, op, typed(op.result(0).expect("a result").into()));
                 rewriter.replace_op_with_values(op, &[value]);
             }
             Step::Expand(expansion) => {

@@ -1,7 +1,12 @@
 //! linalg's structured ops beyond the matmuls and the named elementwise ops:
-//! `linalg.transpose`, `linalg.broadcast`, `linalg.reduce` and
-//! `linalg.generic`, each imported as a short sequence of fusion ops (an
-//! [`Expansion`]).
+//! `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`,
+//! `linalg.softmax` and `linalg.generic`, each imported as a short sequence
+//! of fusion ops (an [`Expansion`]).
+//!
+//! A `linalg.softmax` over axis d is its definition, numerically stable as
+//! linalg states it: `e = exp(x - broadcast(amax(x, d)))`, then
+//! `e / broadcast(sum(e, d))` (a softmax between a `Q K^T` and a `P V`
+//! matmul is imported as one `fusion.attention` instead: [`super::attention`]).
 //!
 //! A `linalg.generic` is read as the tensor program its body describes over
 //! the iteration space: each input is brought to the iteration space's axes
@@ -27,8 +32,9 @@ use melior::{
     Context,
     dialect::ods::{arith, linalg as linalg_ops, math},
     ir::{
-        Attribute, AttributeLike, BlockLike, OperationRef, RegionLike, Type, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, FloatAttribute},
+        Attribute, AttributeLike, BlockLike, OperationRef, RegionLike, Type, TypeLike, Value,
+        ValueLike,
+        attribute::{DenseI64ArrayAttribute, FloatAttribute, IntegerAttribute},
         operation::{OperationLike, OperationResult},
         r#type::{RankedTensorType, ShapedTypeLike},
     },
@@ -50,6 +56,7 @@ pub const OPS: &[Name] = &[
     linalg::TransposeOperation::name,
     linalg::BroadcastOperation::name,
     linalg::ReduceOperation::name,
+    linalg_ops::SoftmaxOperation::name,
 ];
 
 /// Where an emitted op's operand comes from.
@@ -129,6 +136,9 @@ pub fn step<'c>(
     }
     let expansion = if is(op, linalg::GenericOperation::name) {
         generic(op, destinations)?
+    } else if is(op, linalg_ops::SoftmaxOperation::name) {
+        reads_no_destination(op, &[0], destinations)?;
+        softmax(op)?
     } else {
         reads_no_destination(op, &[0], destinations)?;
         let attribute = |attribute: &str| {
@@ -161,6 +171,94 @@ pub fn step<'c>(
         expansion
     };
     Ok(Some(Step::Expand(expansion)))
+}
+
+/// `linalg.softmax dimension(d) ins(x) outs(init)`: amax over d, broadcast
+/// back, sub, exp, sum over d, broadcast back, div (the init is only
+/// written).
+fn softmax<'c>(op: &OperationRef<'c, '_>) -> Result<Expansion<'c>, Emitted> {
+    let context = op.context();
+    // SAFETY: `context` lives through this function, the only place the
+    // reference is used.
+    let context = unsafe { context.to_ref() };
+    let input = op.operand(0).expect("verified: an input");
+    let element = element_of(input);
+    if !element.is_float() {
+        return error(
+            op.location(),
+            format!(
+                "'linalg.softmax' of {element} is not imported: fusion's exp and div take floats"
+            ),
+        );
+    }
+    let shape = shape_of(input);
+    let axis = op
+        .attribute("dimension")
+        .ok()
+        .and_then(|axis| IntegerAttribute::try_from(axis).ok())
+        .expect("verified: linalg.softmax carries its dimension")
+        .value();
+    let mut reduced = shape.clone();
+    reduced.remove(axis as usize);
+    let plain = |shape: &Vec<i64>| Result_::Plain(shape.clone(), element);
+    let axes = || vec![("axes", i64s(context, &[axis]))];
+    let mut expansion = Expansion {
+        emits: Vec::new(),
+        value: Source::Operand(0),
+    };
+    let mut emit = |target: &'static str, operands: Vec<Source>, attributes, result| {
+        expansion.push(Emit {
+            target,
+            operands,
+            attributes,
+            result,
+        })
+    };
+    let x = Source::Operand(0);
+    let max = emit(
+        fusion::AmaxOperation::name(),
+        vec![x],
+        axes(),
+        plain(&reduced),
+    );
+    let max = emit(
+        fusion::BroadcastOperation::name(),
+        vec![max],
+        axes(),
+        plain(&shape),
+    );
+    let shifted = emit(
+        fusion::SubOperation::name(),
+        vec![x, max],
+        vec![],
+        plain(&shape),
+    );
+    let exp = emit(
+        fusion::ExpOperation::name(),
+        vec![shifted],
+        vec![],
+        plain(&shape),
+    );
+    let total = emit(
+        fusion::SumOperation::name(),
+        vec![exp],
+        axes(),
+        plain(&reduced),
+    );
+    let total = emit(
+        fusion::BroadcastOperation::name(),
+        vec![total],
+        axes(),
+        plain(&shape),
+    );
+    let value = emit(
+        fusion::DivOperation::name(),
+        vec![exp, total],
+        vec![],
+        Result_::Final,
+    );
+    expansion.value = value;
+    Ok(expansion)
 }
 
 /// Which reduction a combiner op is: the fusion reduction, the fusion op

@@ -86,3 +86,11 @@ pub const COLLECTIVES: &[Name] = &[
     shard::ShiftOperation::name,
     shard::UpdateHaloOperation::name,
 ];
+
+/// The indexing maps of `linalg.matmul`'s `A[M, K] @ B[K, N]` (its default).
+pub const MATMUL_MAPS: &str = "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]";
+/// The indexing maps of `linalg.matmul`'s `A[M, K] @ B[N, K]^T`.
+pub const MATMUL_TRANSPOSED_B_MAPS: &str = "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]";
+/// The indexing maps of `linalg.batch_matmul`'s `A[B, M, K] @ B[B, K, N]`
+/// (its default).
+pub const BATCH_MATMUL_MAPS: &str = "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]";
