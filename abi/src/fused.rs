@@ -1,30 +1,46 @@
 //! The program of a `host.fused` op: what `convert-host-to-llvm` serializes
-//! its region into and both backends run, per element of the iteration
-//! shape (the shape of its outputs), as one kernel. It is passed to
+//! its region into and both backends run as one kernel. It is passed to
 //! [`crate::Entry::Fused`] as a `memref<*xi64>` constant; the words are also
 //! the key the cuda backend caches its compiled kernel by.
 //!
-//! The buffers are the op's operands, inputs then outputs. Values live in
-//! *slots*: slot `k < loads.len()` is load `k` (a buffer read at the element,
-//! through stride 0 along its broadcast axes), slot `loads.len() + j` is the
-//! result of instruction `j`. Every instruction computes in f32 on its
-//! operand slots and rounds its result to its element type, exactly as the
-//! unfused op computes and writes its output buffer, so the fused kernel
-//! gives the bits the chain of ops gives. Stores write slots to output
+//! The iteration shape is the shape of the outputs. The buffers are the
+//! op's operands, inputs then outputs. Values live in *slots*: slot
+//! `k < loads.len()` is load `k` (a buffer read at the element, through
+//! stride 0 along its broadcast axes), slot `loads.len() + j` is the result
+//! of instruction `j`. Every instruction computes in f32 on its operand slots
+//! and rounds its result to its element type, exactly as the unfused op
+//! computes and writes its output buffer. Stores write slots to output
 //! buffers, rounding to the buffer's element type.
+//!
+//! A *row program* (`reduced` is the iteration shape's last axis) may also
+//! reduce along that axis: a [`Instr::Reduce`] folds a slot over each row
+//! into one value per row. Slots are then of two levels: a slot is
+//! *row-level* (one value per row) when it is a reduction, a load broadcast
+//! along the reduced axis, or an instruction on row-level slots only; every
+//! other slot varies along the row. A row store writes a row-level slot to a
+//! buffer of the iteration shape without the reduced axis (a row statistic,
+//! as LayerNorm's mean); every program stores at least one buffer of the
+//! whole iteration shape. The reductions' order of summation is the
+//! backend's (a sequential f32 sum on cpu, a tree on cuda), so a row program
+//! matches the unfused ops within rounding, not bit for bit. (Rounding is
+//! as declared: a LayerNorm written in bf16 rounds every intermediate to
+//! bf16, which costs integer work per element and accuracy; one written as
+//! torch computes it, in f32 between a cast in and a cast out, rounds once.)
 //!
 //! Every element type is a float: integer buffers are never fused
 //! (`host-fuse-elementwise` leaves their ops alone), and [`Program::decode`]
 //! refuses them.
 //!
-//! Words: `[VERSION, n, dtype * n, loads, (buffer, axes) * loads, instrs,
-//! (opcode, dtype, a, b, c) * instrs, stores, (buffer, slot) * stores]`,
-//! `axes` a bit mask of the iteration axes a load broadcasts along, unused
-//! operands 0. Opcodes: `1 + i` for `Unary::ALL[i]`, `16 + i` for
+//! Words: `[VERSION, reduced, n, dtype * n, loads, (buffer, axes) * loads,
+//! instrs, (opcode, dtype, a, b, c) * instrs, stores, (buffer, slot, row) *
+//! stores]`, `reduced` the reduced axis or -1, `axes` a bit mask of the
+//! iteration axes a load broadcasts along, unused operands 0, `row` 1 for a
+//! row store. Opcodes: `1 + i` for `Unary::ALL[i]`, `16 + i` for
 //! `Binary::ALL[i]`, 32 `where(a, b, c)` (`b` where `a` is nonzero, NaN
-//! included), 33 `convert(a)` (copy or cast: `a` rounded to the dtype).
+//! included), 33 `convert(a)` (copy or cast: `a` rounded to the dtype),
+//! `34 + i` for `Reduction::ALL[i]` over the reduced axis.
 
-use crate::{Binary, DType, Unary};
+use crate::{Binary, DType, Reduction, Unary};
 use std::fmt;
 
 /// The most buffers (inputs and outputs) a fused op takes: one entry per
@@ -35,7 +51,7 @@ pub const MAX_BUFFERS: usize = 8;
 /// `i64` bits, and the cuda kernel's views hold this many strides).
 pub const MAX_RANK: usize = 8;
 
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// What an instruction computes, on slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,13 +62,15 @@ pub enum Instr {
     Where(usize, usize, usize),
     /// The slot's value, rounded to the instruction's type (copy, cast).
     Convert(usize),
+    /// The slot folded over each row (the reduced axis), in f32.
+    Reduce(Reduction, usize),
 }
 
 impl Instr {
     /// The slots it reads.
     pub fn operands(self) -> Vec<usize> {
         match self {
-            Instr::Unary(_, a) | Instr::Convert(a) => vec![a],
+            Instr::Unary(_, a) | Instr::Convert(a) | Instr::Reduce(_, a) => vec![a],
             Instr::Binary(_, a, b) => vec![a, b],
             Instr::Where(m, a, b) => vec![m, a, b],
         }
@@ -65,6 +83,7 @@ impl Instr {
             Instr::Binary(op, _, _) => 16 + position(Binary::ALL.iter().position(|&b| b == op)),
             Instr::Where(..) => 32,
             Instr::Convert(_) => 33,
+            Instr::Reduce(op, _) => 34 + position(Reduction::ALL.iter().position(|&r| r == op)),
         }
     }
 }
@@ -78,16 +97,39 @@ pub struct Load {
     pub broadcast: Vec<usize>,
 }
 
+/// A slot written to an output buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Store {
+    pub buffer: usize,
+    pub slot: usize,
+    /// A row store: the buffer lacks the reduced axis, and the slot is
+    /// row-level.
+    pub row: bool,
+}
+
+impl Store {
+    /// A store of `slot` to a buffer of the iteration shape.
+    pub fn whole(buffer: usize, slot: usize) -> Store {
+        Store {
+            buffer,
+            slot,
+            row: false,
+        }
+    }
+}
+
 /// A fused op's program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
+    /// The axis reductions fold (the iteration shape's last), in a row
+    /// program.
+    pub reduced: Option<usize>,
     /// The element type of each buffer, inputs then outputs.
     pub dtypes: Vec<DType>,
     pub loads: Vec<Load>,
     /// Each instruction and the element type its result is rounded to.
     pub instrs: Vec<(Instr, DType)>,
-    /// `(buffer, slot)`: the output buffers and the slots written to them.
-    pub stores: Vec<(usize, usize)>,
+    pub stores: Vec<Store>,
 }
 
 /// Why words are not a program.
@@ -121,9 +163,31 @@ impl Program {
         }
     }
 
+    /// Whether each slot is row-level (one value per row of a row
+    /// program; none in another program).
+    pub fn row_level(&self) -> Vec<bool> {
+        let mut levels: Vec<bool> = self
+            .loads
+            .iter()
+            .map(|load| {
+                self.reduced
+                    .is_some_and(|axis| load.broadcast.contains(&axis))
+            })
+            .collect();
+        for &(instr, _) in &self.instrs {
+            let level = match instr {
+                Instr::Reduce(..) => true,
+                _ => instr.operands().iter().all(|&slot| levels[slot]),
+            };
+            levels.push(level);
+        }
+        levels
+    }
+
     /// The words the runtime is passed.
     pub fn encode(&self) -> Vec<i64> {
-        let mut words = vec![VERSION, self.dtypes.len() as i64];
+        let reduced = self.reduced.map_or(-1, |axis| axis as i64);
+        let mut words = vec![VERSION, reduced, self.dtypes.len() as i64];
         words.extend(self.dtypes.iter().map(|&dtype| dtype_code(dtype)));
         words.push(self.loads.len() as i64);
         for load in &self.loads {
@@ -141,15 +205,16 @@ impl Program {
             words.extend(operands.into_iter().map(|slot| slot as i64));
         }
         words.push(self.stores.len() as i64);
-        for &(buffer, slot) in &self.stores {
-            words.extend([buffer as i64, slot as i64]);
+        for store in &self.stores {
+            words.extend([store.buffer as i64, store.slot as i64, store.row as i64]);
         }
         words
     }
 
     /// The program `words` encode, checked: buffers and slots in range,
     /// each slot read only after it is computed, every store to a distinct
-    /// buffer that no load reads.
+    /// buffer that no load reads, reductions of slots that vary along the
+    /// row and row stores of row-level ones, in a row program.
     pub fn decode(words: &[i64]) -> Result<Program, Invalid> {
         let mut words = words.iter().copied();
         let mut next = |what: &str| {
@@ -173,6 +238,10 @@ impl Program {
                 .and_then(|code| DType::ALL.get(code).copied())
                 .filter(|dtype| dtype.is_float())
                 .ok_or_else(|| Invalid(format!("unknown or integer element type code {code}")))
+        };
+        let reduced = match next("reduced axis")? {
+            -1 => None,
+            axis => Some(count(axis, "reduced axis", MAX_RANK - 1)?),
         };
         let buffers = count(next("buffer count")?, "buffer count", MAX_BUFFERS)?;
         let dtypes = (0..buffers)
@@ -218,36 +287,71 @@ impl Program {
                 },
                 32 => Instr::Where(slot(a)?, slot(b)?, slot(c)?),
                 33 => Instr::Convert(slot(a)?),
+                34..=35 if reduced.is_some() => {
+                    Instr::Reduce(Reduction::ALL[opcode as usize - 34], slot(a)?)
+                }
+                34..=35 => return Err(Invalid("reduces in a program with no reduced axis".into())),
                 _ => return Err(Invalid(format!("unknown opcode {opcode}"))),
             };
             instrs.push((instr, result));
         }
         let slots = loads.len() + instrs.len();
-        let mut stores: Vec<(usize, usize)> = Vec::new();
+        let mut stores: Vec<Store> = Vec::new();
         for _ in 0..count(next("store count")?, "store count", buffers)? {
             let target = buffer(next("stores")?)?;
             let slot = count(next("stores")?, "slot", slots.saturating_sub(1))?;
-            if stores.iter().any(|&(other, _)| other == target)
+            let row = match next("stores")? {
+                0 => false,
+                1 if reduced.is_some() => true,
+                other => return Err(Invalid(format!("store kind {other} is not 0 or 1"))),
+            };
+            if stores.iter().any(|other| other.buffer == target)
                 || loads.iter().any(|load| load.buffer == target)
             {
                 return Err(Invalid(format!(
                     "buffer {target} is stored twice, or loaded and stored"
                 )));
             }
-            stores.push((target, slot));
+            stores.push(Store {
+                buffer: target,
+                slot,
+                row,
+            });
         }
-        if stores.is_empty() {
-            return Err(Invalid("stores nothing".into()));
+        if stores.iter().all(|store| store.row) {
+            return Err(Invalid("stores no buffer of the iteration shape".into()));
         }
         if let Some(extra) = words.next() {
             return Err(Invalid(format!("has words past its end ({extra}...)")));
         }
-        Ok(Program {
+        let program = Program {
+            reduced,
             dtypes,
             loads,
             instrs,
             stores,
-        })
+        };
+        let levels = program.row_level();
+        for (index, &(instr, _)) in program.instrs.iter().enumerate() {
+            if let Instr::Reduce(_, operand) = instr
+                && levels[operand]
+            {
+                return Err(Invalid(format!(
+                    "instruction {index} reduces slot {operand}, which is one value per row"
+                )));
+            }
+        }
+        if let Some(store) = program
+            .stores
+            .iter()
+            .find(|store| store.row && !levels[store.slot])
+        {
+            return Err(Invalid(format!(
+                "row store to buffer {} of slot {}, which varies along the row",
+                store.buffer, store.slot
+            )));
+        }
+        Ok(program)
     }
 }
 
@@ -257,6 +361,7 @@ mod tests {
 
     fn sample() -> Program {
         Program {
+            reduced: None,
             dtypes: vec![DType::F32, DType::F32, DType::BF16],
             loads: vec![
                 Load {
@@ -274,7 +379,43 @@ mod tests {
                 (Instr::Where(0, 3, 1), DType::F32),
                 (Instr::Convert(4), DType::BF16),
             ],
-            stores: vec![(2, 5)],
+            stores: vec![Store::whole(2, 5)],
+        }
+    }
+
+    /// LayerNorm of `[r, n]` rows (without its affine part) into `y`, with
+    /// the row means also stored: `x`, `1/n` per row, `y`, `mean`.
+    fn layer_norm() -> Program {
+        let x = Load {
+            buffer: 0,
+            broadcast: vec![],
+        };
+        let inv_n = Load {
+            buffer: 1,
+            broadcast: vec![1],
+        };
+        Program {
+            reduced: Some(1),
+            dtypes: vec![DType::BF16, DType::F32, DType::BF16, DType::F32],
+            loads: vec![x, inv_n],
+            instrs: vec![
+                (Instr::Reduce(Reduction::Sum, 0), DType::F32),
+                (Instr::Binary(Binary::Mul, 2, 1), DType::F32),
+                (Instr::Binary(Binary::Sub, 0, 3), DType::F32),
+                (Instr::Binary(Binary::Mul, 4, 4), DType::F32),
+                (Instr::Reduce(Reduction::Sum, 5), DType::F32),
+                (Instr::Binary(Binary::Mul, 6, 1), DType::F32),
+                (Instr::Unary(Unary::Rsqrt, 7), DType::F32),
+                (Instr::Binary(Binary::Mul, 4, 8), DType::BF16),
+            ],
+            stores: vec![
+                Store::whole(2, 9),
+                Store {
+                    buffer: 3,
+                    slot: 3,
+                    row: true,
+                },
+            ],
         }
     }
 
@@ -286,6 +427,36 @@ mod tests {
         assert_eq!(program.slots(), 6);
         assert_eq!(program.slot_dtype(1), DType::F32);
         assert_eq!(program.slot_dtype(5), DType::BF16);
+        assert_eq!(program.row_level(), vec![false; 6]);
+        let rows = layer_norm();
+        assert_eq!(Program::decode(&rows.encode()), Ok(rows.clone()));
+        let levels = rows.row_level();
+        assert_eq!(
+            levels,
+            [
+                false, true, true, true, false, false, true, true, true, false
+            ]
+        );
+    }
+
+    #[test]
+    fn row_programs_reduce_only_what_varies_along_the_row() {
+        let refused = |program: Program, message: &str| {
+            let error = Program::decode(&program.encode()).expect_err("refused");
+            assert!(error.0.contains(message), "{error} lacks '{message}'");
+        };
+        let mut twice = layer_norm();
+        twice.instrs[4] = (Instr::Reduce(Reduction::Amax, 3), DType::F32);
+        refused(twice, "one value per row");
+        let mut varying = layer_norm();
+        varying.stores[1].slot = 4;
+        refused(varying, "varies along the row");
+        let mut rows_only = layer_norm();
+        rows_only.stores.remove(0);
+        refused(rows_only, "no buffer of the iteration shape");
+        let mut unreduced = layer_norm();
+        unreduced.reduced = None;
+        refused(unreduced, "no reduced axis");
     }
 
     #[test]
@@ -298,22 +469,27 @@ mod tests {
         refused(&words[..words.len() - 1], "ends before");
         refused(&[words.clone(), vec![7]].concat(), "past its end");
         let mut integer = words.clone();
-        integer[2] = 3;
+        integer[3] = 3;
         refused(&integer, "integer element type");
         let mut version = words.clone();
-        version[0] = 2;
+        version[0] = 1;
         refused(&version, "version");
-        // The first instruction is at word 11 (after the version, 3 dtypes
-        // and their count, 2 loads and their count, the instruction count);
-        // its first operand (word 13) reading slot 2, its own result.
+        // The first instruction is at word 12 (after the version, the
+        // reduced axis, 3 dtypes and their count, 2 loads and their count,
+        // the instruction count); its first operand (word 14) reading slot
+        // 2, its own result.
         let mut forward = words.clone();
-        forward[13] = 2;
+        forward[14] = 2;
         refused(&forward, "read before it is computed");
         let mut opcode = words.clone();
-        opcode[11] = 99;
+        opcode[12] = 99;
         refused(&opcode, "unknown opcode");
+        let mut kind = words.clone();
+        let last = kind.len() - 1;
+        kind[last] = 1;
+        refused(&kind, "store kind");
         let mut store = words;
-        let last = store.len() - 2;
+        let last = store.len() - 3;
         store[last] = 0;
         refused(&store, "loaded and stored");
     }

@@ -613,22 +613,25 @@ def Host_FusedOp : Host_Op<"fused", [AttrSizedOperandSegments, SingleBlock, NoTe
     MemoryEffects<[MemRead<Host_StreamResource>]>, DestinationStyleOpInterface]> {
   let summary = "a chain of elementwise ops computed as one kernel";
   let description = [{
-    The ops of the body, run as one pointwise kernel over the shape of the
-    outputs (the iteration shape) on the current stream: each element of
-    every output is computed from the elements at the same position of the
-    inputs, with no intermediate buffer written. `host-fuse-elementwise`
-    makes it from a chain of elementwise ops; `convert-host-to-llvm` lowers
-    it to one runtime call with the body serialized into a program.
+    The ops of the body, run as one kernel over the shape of the largest
+    outputs (the iteration shape) on the current stream, with no
+    intermediate buffer written. `host-fuse-elementwise` makes it from a
+    chain of elementwise ops, their broadcasts and the reductions of the
+    last axis between them; `convert-host-to-llvm` lowers it to one runtime
+    call with the body serialized into a program.
 
     The body is the chain itself: its block arguments are the inputs, the
-    outputs, then the temporaries (buffers of the iteration shape that exist
-    only inside the kernel); its ops are elementwise host ops (`Elementwise`)
-    and broadcasts (`Broadcast`: of an input, since every other argument has
-    the iteration shape; read with stride 0 along the new axes), in
-    destination-passing style on those arguments. Each
-    output and temporary is written by exactly one op, before any op reads
-    it; no input is written. It computes exactly what the ops compute in
-    order, rounding each temporary to its element type.
+    outputs, then the temporaries (buffers that exist only inside the
+    kernel); its ops are elementwise host ops (`Elementwise`), broadcasts
+    (`Broadcast`: of an input, read with stride 0 along the new axes, or of
+    a row along the last axis) and reductions (`Reduction`) of the last axis
+    of a buffer of the iteration shape, in destination-passing style on
+    those arguments. Every output and temporary has the iteration shape or
+    it without its last axis (a row: one value per row). Each output and
+    temporary is written by exactly one op, before any op reads it; no
+    input is written. It computes exactly what the ops compute in order,
+    rounding each temporary to its element type; a reduction sums in the
+    backend's order.
 
     ```mlir
     host.fused ins(%x, %b : memref<4x8xf32>, memref<8xf32>)

@@ -197,17 +197,39 @@ LogicalResult AttentionOp::verify() {
                          getScale().convertToDouble());
 }
 
-/// The shape every output of a fused op has: its iteration shape.
+/// A fused op's iteration shape: that of its outputs of the largest rank.
+static ArrayRef<int64_t> iterationShape(FusedOp op) {
+  MemRefType largest;
+  for (Type output : op.getOutputs().getTypes()) {
+    auto type = cast<MemRefType>(output);
+    if (!largest || type.getRank() > largest.getRank())
+      largest = type;
+  }
+  return largest ? largest.getShape() : ArrayRef<int64_t>{};
+}
+
+/// Whether `shape` is `iteration` without its last axis: a row of a fused
+/// op that reduces along that axis.
+static bool isRowShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> iteration) {
+  return !iteration.empty() && shape == iteration.drop_back();
+}
+
+/// Every output has the iteration shape, or it without its last axis (a row
+/// output, one value per row).
 LogicalResult FusedOp::verify() {
   if (getOutputs().empty())
     return emitOpError() << "needs at least one output";
-  auto first = cast<MemRefType>(getOutputs()[0].getType());
-  if (!first.hasStaticShape())
-    return emitOpError() << "output #0 must have a static shape, got " << first;
   for (auto [index, output] : llvm::enumerate(getOutputs().getTypes()))
-    if (cast<MemRefType>(output).getShape() != first.getShape())
+    if (!cast<MemRefType>(output).hasStaticShape())
+      return emitOpError() << "output #" << index << " must have a static shape, got " << output;
+  ArrayRef<int64_t> shape = iterationShape(*this);
+  for (auto [index, output] : llvm::enumerate(getOutputs().getTypes())) {
+    ArrayRef<int64_t> outputShape = cast<MemRefType>(output).getShape();
+    if (outputShape != shape && !isRowShape(outputShape, shape))
       return emitOpError() << "output #" << index << " of type " << output
-                           << " does not have the shape of output #0, " << first;
+                           << " has neither the iteration shape [" << shape
+                           << "] (its largest outputs') nor that shape without its last axis";
+  }
   return success();
 }
 
@@ -223,13 +245,14 @@ LogicalResult FusedOp::verifyRegions() {
       return emitOpError() << "body argument #" << index << " has type "
                            << body.getArgument(index).getType() << ", not the type of operand #"
                            << index << ", " << getOperand(index).getType();
-  auto shape = cast<MemRefType>(getOutputs()[0].getType()).getShape();
+  ArrayRef<int64_t> shape = iterationShape(*this);
   for (unsigned index = buffers; index < body.getNumArguments(); ++index) {
     auto type = dyn_cast<MemRefType>(body.getArgument(index).getType());
-    if (!type || type.getShape() != shape || !type.getLayout().isIdentity())
+    if (!type || (type.getShape() != shape && !isRowShape(type.getShape(), shape)) ||
+        !type.getLayout().isIdentity())
       return emitOpError() << "temporary #" << index - buffers
-                           << " must be a buffer of the iteration shape with the identity "
-                              "layout, got "
+                           << " must be a buffer of the iteration shape, or of it without its "
+                              "last axis, with the identity layout, got "
                            << body.getArgument(index).getType();
   }
   // Which arguments an op of the body has written so far.
@@ -245,10 +268,20 @@ LogicalResult FusedOp::verifyRegions() {
   for (Operation &op : body) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
     if (op.getDialect() != getOperation()->getDialect() ||
-        !(op.hasTrait<hir::Elementwise>() || op.hasTrait<hir::Broadcast>()) || !dps ||
-        dps.getNumDpsInits() != 1)
+        !(op.hasTrait<hir::Elementwise>() || op.hasTrait<hir::Broadcast>() ||
+          op.hasTrait<hir::Reduction>()) ||
+        !dps || dps.getNumDpsInits() != 1)
       return op.emitOpError() << "cannot be in a host.fused body, which holds only elementwise "
-                                 "host ops and broadcasts";
+                                 "host ops, broadcasts and reductions";
+    if (op.hasTrait<hir::Reduction>()) {
+      auto axes = op.getAttrOfType<DenseI64ArrayAttr>("axes");
+      auto input = cast<MemRefType>(dps.getDpsInputOperand(0)->get().getType());
+      if (!axes || input.getShape() != shape ||
+          axes.asArrayRef() != ArrayRef<int64_t>{input.getRank() - 1})
+        return op.emitOpError() << "in a host.fused body must reduce the last axis of a buffer of "
+                                   "the iteration shape ["
+                                << shape << "]";
+    }
     for (OpOperand *input : dps.getDpsInputOperands()) {
       std::optional<unsigned> argument = argumentOf(input->get());
       if (!argument)

@@ -2,13 +2,13 @@
 //! op ([`hir_abi::fused::Program`], decoded and checked by the entry) and its
 //! buffers, checked against each other the same way whatever the backend.
 //! The cpu backend interprets the program a block of elements at a time
-//! (`cpu/fused.rs`); the cuda backend compiles it into one kernel
-//! (`cuda/fused.rs`).
+//! (`cpu/fused.rs`), a row at a time in a row program; the cuda backend
+//! compiles it into one kernel (`cuda/fused.rs`).
 
 use crate::error::{Error, Result};
 use crate::memref::View;
 use hir_abi::Entry;
-use hir_abi::fused::{Load, MAX_RANK, Program};
+use hir_abi::fused::{Load, MAX_RANK, Program, Store};
 use std::sync::Arc;
 
 /// A `host.fused` op with its buffers, inputs then outputs.
@@ -30,14 +30,16 @@ impl FusedKernel {
         Entry::Fused(self.buffers.len())
     }
 
-    /// The iteration shape: that of every output.
+    /// The iteration shape: that of every output but the row stores'.
     pub fn shape(&self) -> &[usize] {
-        &self.buffers[self.program.stores[0].0].sizes
+        let whole = self.program.stores.iter().find(|store| !store.row);
+        &self.buffers[whole.expect("decoded: a whole store").buffer].sizes
     }
 
     /// Checks the buffers against the program: one per program buffer, of
     /// its element type; every output of one shape of at most `MAX_RANK`
-    /// axes, every load's buffer of that shape without its broadcast axes.
+    /// axes (the row stores' without the reduced axis, which is the last),
+    /// every load's buffer of that shape without its broadcast axes.
     pub fn validate(&self) -> Result<()> {
         let program = &self.program;
         if self.buffers.len() != program.dtypes.len() {
@@ -61,11 +63,29 @@ impl FusedKernel {
                 "the iteration shape {shape:?} has more than {MAX_RANK} axes"
             )));
         }
-        for &(buffer, _) in &program.stores {
-            if self.buffers[buffer].sizes != shape {
+        if let Some(axis) = program.reduced
+            && axis + 1 != shape.len()
+        {
+            return Err(invalid(format!(
+                "the reduced axis {axis} is not the last of the iteration shape {shape:?}"
+            )));
+        }
+        for store in &program.stores {
+            let expected = match store.row {
+                true => &shape[..shape.len() - 1],
+                false => shape,
+            };
+            let sizes = &self.buffers[store.buffer].sizes;
+            if sizes != expected {
                 return Err(invalid(format!(
-                    "output buffer {buffer} of shape {:?} is not of the iteration shape {shape:?}",
-                    self.buffers[buffer].sizes
+                    "output buffer {} of shape {sizes:?} is not of the shape {expected:?} \
+                     (the iteration shape {shape:?}{})",
+                    store.buffer,
+                    if store.row {
+                        " without its last axis"
+                    } else {
+                        ""
+                    }
                 )));
             }
         }
@@ -104,6 +124,22 @@ impl FusedKernel {
         }
     }
 
+    /// The view a store writes at the iteration shape: its buffer, with
+    /// stride 0 along the reduced axis for a row store.
+    pub fn store_view(&self, store: &Store) -> View {
+        let buffer = &self.buffers[store.buffer];
+        if !store.row {
+            return buffer.clone();
+        }
+        let mut strides = buffer.strides.clone();
+        strides.push(0);
+        View {
+            sizes: self.shape().to_vec(),
+            strides,
+            ..buffer.clone()
+        }
+    }
+
     /// The buffers the kernel reads (as their views, not broadcast).
     pub fn reads(&self) -> impl Iterator<Item = &View> {
         self.program
@@ -117,6 +153,6 @@ impl FusedKernel {
         self.program
             .stores
             .iter()
-            .map(|&(buffer, _)| &self.buffers[buffer])
+            .map(|store| &self.buffers[store.buffer])
     }
 }

@@ -121,3 +121,129 @@ func.func @cut(%a0: memref<8xf32>, %a1: memref<8xf32>, %a2: memref<8xf32>, %a3: 
   host.add ins(%t5, %a7 : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
   return
 }
+
+// -----
+
+// A LayerNorm (f32 inside casts, as torch computes it) is one kernel: the
+// reductions of the last axis, the ops on rows (the mean, the variance,
+// rsqrt), the broadcasts of rows along the last axis and of the weights;
+// the row buffers become temporaries of the row shape.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-NOT: host.alloc
+// CHECK: host.fused ins(%arg0, %arg1, %arg2, %arg3 : memref<4x8xbf16>, memref<4xf32>, memref<4xf32>, memref<8xbf16>) outs(%arg4 : memref<4x8xbf16>) {
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: host.cast
+// CHECK-NEXT: host.sum [1] ins(%{{.*}} : memref<4x8xf32>) outs(%[[S:.*]] : memref<4xf32>)
+// CHECK-NEXT: host.mul ins(%[[S]], %{{.*}} : memref<4xf32>, memref<4xf32>) outs(%[[M:.*]] : memref<4xf32>)
+// CHECK-NEXT: host.broadcast [1] ins(%[[M]] : memref<4xf32>) outs(%{{.*}} : memref<4x8xf32>)
+// CHECK-NEXT: host.sub
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.sum [1]
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.add
+// CHECK-NEXT: host.rsqrt {{.*}} memref<4xf32>
+// CHECK-NEXT: host.broadcast [1]
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.broadcast [0]
+// CHECK-NEXT: host.cast
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.cast {{.*}} outs(%{{.*}} : memref<4x8xbf16>)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @layer_norm(%x16: memref<4x8xbf16>, %inv: memref<4xf32>, %eps: memref<4xf32>, %g16: memref<8xbf16>, %y: memref<4x8xbf16>) {
+  %x = host.alloc : memref<4x8xf32>
+  host.cast ins(%x16 : memref<4x8xbf16>) outs(%x : memref<4x8xf32>)
+  %s = host.alloc : memref<4xf32>
+  host.sum [1] ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>)
+  %m = host.alloc : memref<4xf32>
+  host.mul ins(%s, %inv : memref<4xf32>, memref<4xf32>) outs(%m : memref<4xf32>)
+  %mb = host.alloc : memref<4x8xf32>
+  host.broadcast [1] ins(%m : memref<4xf32>) outs(%mb : memref<4x8xf32>)
+  %c = host.alloc : memref<4x8xf32>
+  host.sub ins(%x, %mb : memref<4x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>)
+  %q = host.alloc : memref<4x8xf32>
+  host.mul ins(%c, %c : memref<4x8xf32>, memref<4x8xf32>) outs(%q : memref<4x8xf32>)
+  %v = host.alloc : memref<4xf32>
+  host.sum [1] ins(%q : memref<4x8xf32>) outs(%v : memref<4xf32>)
+  %v2 = host.alloc : memref<4xf32>
+  host.mul ins(%v, %inv : memref<4xf32>, memref<4xf32>) outs(%v2 : memref<4xf32>)
+  %v3 = host.alloc : memref<4xf32>
+  host.add ins(%v2, %eps : memref<4xf32>, memref<4xf32>) outs(%v3 : memref<4xf32>)
+  %r = host.alloc : memref<4xf32>
+  host.rsqrt ins(%v3 : memref<4xf32>) outs(%r : memref<4xf32>)
+  %rb = host.alloc : memref<4x8xf32>
+  host.broadcast [1] ins(%r : memref<4xf32>) outs(%rb : memref<4x8xf32>)
+  %n = host.alloc : memref<4x8xf32>
+  host.mul ins(%c, %rb : memref<4x8xf32>, memref<4x8xf32>) outs(%n : memref<4x8xf32>)
+  %gb16 = host.alloc : memref<4x8xbf16>
+  host.broadcast [0] ins(%g16 : memref<8xbf16>) outs(%gb16 : memref<4x8xbf16>)
+  %gb = host.alloc : memref<4x8xf32>
+  host.cast ins(%gb16 : memref<4x8xbf16>) outs(%gb : memref<4x8xf32>)
+  %o = host.alloc : memref<4x8xf32>
+  host.mul ins(%n, %gb : memref<4x8xf32>, memref<4x8xf32>) outs(%o : memref<4x8xf32>)
+  host.cast ins(%o : memref<4x8xf32>) outs(%y : memref<4x8xbf16>)
+  return
+}
+
+// -----
+
+// A row statistic used after the chain is a row output (softmax's maxima).
+// CHECK-LABEL: func.func @softmax_with_maxima
+// CHECK: host.fused ins(%arg0 : memref<2x3x16xf32>) outs(%arg2, %arg1 : memref<2x3xf32>, memref<2x3x16xf32>) {
+// CHECK: host.amax [2]
+// CHECK: host.sum [2]
+// CHECK: host.div
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @softmax_with_maxima(%x: memref<2x3x16xf32>, %y: memref<2x3x16xf32>, %max: memref<2x3xf32>) {
+  host.amax [2] ins(%x : memref<2x3x16xf32>) outs(%max : memref<2x3xf32>)
+  %mb = host.alloc : memref<2x3x16xf32>
+  host.broadcast [2] ins(%max : memref<2x3xf32>) outs(%mb : memref<2x3x16xf32>)
+  %c = host.alloc : memref<2x3x16xf32>
+  host.sub ins(%x, %mb : memref<2x3x16xf32>, memref<2x3x16xf32>) outs(%c : memref<2x3x16xf32>)
+  %e = host.alloc : memref<2x3x16xf32>
+  host.exp ins(%c : memref<2x3x16xf32>) outs(%e : memref<2x3x16xf32>)
+  %s = host.alloc : memref<2x3xf32>
+  host.sum [2] ins(%e : memref<2x3x16xf32>) outs(%s : memref<2x3xf32>)
+  %sb = host.alloc : memref<2x3x16xf32>
+  host.broadcast [2] ins(%s : memref<2x3xf32>) outs(%sb : memref<2x3x16xf32>)
+  host.div ins(%e, %sb : memref<2x3x16xf32>, memref<2x3x16xf32>) outs(%y : memref<2x3x16xf32>)
+  return
+}
+
+// -----
+
+// Reductions stay unfused where a kernel over rows cannot hold them: of an
+// axis other than the last (with its broadcast back); a chain whose outputs
+// are all rows (a sum and its scaling, used after it); a row broadcast
+// along an axis other than the last.
+// CHECK-LABEL: func.func @reductions_not_fused
+// CHECK: host.sum [0]
+// CHECK-NEXT: host.fused ins(%0, %arg0 : memref<8xf32>, memref<4x8xf32>) outs(%arg2 : memref<4x8xf32>)
+// CHECK-NOT: host.sum
+// CHECK: host.set_current_stream
+// CHECK-NEXT: host.alloc
+// CHECK-NEXT: host.sum [1]
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.set_current_stream
+// CHECK-NEXT: host.alloc
+// CHECK-NEXT: host.exp
+// CHECK-NEXT: host.broadcast [0]
+// CHECK-NEXT: return
+func.func @reductions_not_fused(%x: memref<4x8xf32>, %w: memref<4xf32>, %y: memref<4x8xf32>,
+                                %rows: memref<4xf32>, %z: memref<8x4xf32>, %s: !host.stream) {
+  %s0 = host.alloc : memref<8xf32>
+  host.sum [0] ins(%x : memref<4x8xf32>) outs(%s0 : memref<8xf32>)
+  %b0 = host.alloc : memref<4x8xf32>
+  host.broadcast [0] ins(%s0 : memref<8xf32>) outs(%b0 : memref<4x8xf32>)
+  host.sub ins(%x, %b0 : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  host.set_current_stream %s
+  %s1 = host.alloc : memref<4xf32>
+  host.sum [1] ins(%x : memref<4x8xf32>) outs(%s1 : memref<4xf32>)
+  host.mul ins(%s1, %w : memref<4xf32>, memref<4xf32>) outs(%rows : memref<4xf32>)
+  host.set_current_stream %s
+  %t = host.alloc : memref<4xf32>
+  host.exp ins(%w : memref<4xf32>) outs(%t : memref<4xf32>)
+  host.broadcast [0] ins(%t : memref<4xf32>) outs(%z : memref<8x4xf32>)
+  return
+}

@@ -30,7 +30,8 @@
 //! `[S, A, 3 dh]` (the heads split) and sliced into q, k and v along the
 //! last axis (`fusion.slice`).
 //! LayerNorm is written with the dialect's ops (`sum`, `broadcast`, `sub`,
-//! `mul`, `rsqrt`), without its own op. Attention is one `fusion.attention
+//! `mul`, `rsqrt`), without its own op, in f32 between a cast of `x` in and
+//! a cast of the result out, as torch computes it. Attention is one `fusion.attention
 //! causal` (its default scale is 1 / sqrt(dh)), or with `--attention math`
 //! the unfused chain: q scaled, `q k^T`, an additive causal mask made once
 //! from two f32 `iota`s (exact positions at any S, unlike bf16's) and shared
@@ -158,9 +159,9 @@ struct Value {
 
 /// What a block needs of the values made once.
 struct Shared {
-    /// `[S]` rows of 1 / H: a mean is a sum times this.
+    /// `[S]` f32 rows of 1 / H: a mean is a sum times this.
     inv_h: Value,
-    /// `[S]` rows of LayerNorm's epsilon.
+    /// `[S]` f32 rows of LayerNorm's epsilon.
     eps: Value,
     /// What the unfused attention needs (`--attention math`).
     math: Option<Math>,
@@ -309,7 +310,7 @@ impl Emitter<'_> {
     /// The values every block uses, made once.
     fn shared(&mut self) -> Shared {
         let Blocks { s, h, .. } = *self.sizes;
-        let row = self.t(&[s], &["didx"]);
+        let row = self.ty(&[s], DType::F32, &["didx"]);
         let inv_h = self.init("inv_h", "fill", &float(1.0 / h as f64), row.clone());
         let eps = self.init("eps", "fill", &float(1e-5), row);
         let math = (self.sizes.attention == Attention::Math).then(|| self.math());
@@ -348,13 +349,25 @@ impl Emitter<'_> {
         Math { scale, mask }
     }
 
+    /// `value` cast to `ty`, or itself where it has that type already.
+    fn cast(&mut self, name: &str, value: &Value, ty: String) -> Value {
+        if value.ty == ty {
+            return value.clone();
+        }
+        self.op(name, "cast", &[value], "", ty)
+    }
+
     /// LayerNorm of `x`'s rows on each device: `(x - mean) / sqrt(var +
-    /// eps) * g + b`, the mean and variance over H.
+    /// eps) * g + b`, the mean and variance over H. As torch's LayerNorm, it
+    /// computes in f32 between a cast in and a cast out, whatever the
+    /// program's element type: one rounding, and a fused kernel that is not
+    /// bound by rounding every intermediate to bf16.
     fn layer_norm(&mut self, p: &str, x: &Value, g: &Value, b: &Value, shared: &Shared) -> Value {
         let Blocks { s, h, .. } = *self.sizes;
-        let rows = self.t(&[s, h], &["didx", "serial"]);
-        let row = self.t(&[s], &["didx"]);
-        let sum = self.op(&format!("{p}_sum"), "sum", &[x], "[1]", row.clone());
+        let rows = self.ty(&[s, h], DType::F32, &["didx", "serial"]);
+        let row = self.ty(&[s], DType::F32, &["didx"]);
+        let x = self.cast(&format!("{p}_x"), x, rows.clone());
+        let sum = self.op(&format!("{p}_sum"), "sum", &[&x], "[1]", row.clone());
         let mean = self.op(
             &format!("{p}_mean"),
             "mul",
@@ -369,7 +382,7 @@ impl Emitter<'_> {
             "[1]",
             rows.clone(),
         );
-        let centered = self.op(&format!("{p}_c"), "sub", &[x, &mean], "", rows.clone());
+        let centered = self.op(&format!("{p}_c"), "sub", &[&x, &mean], "", rows.clone());
         let squares = self.op(
             &format!("{p}_sq"),
             "mul",
@@ -413,10 +426,15 @@ impl Emitter<'_> {
             "",
             rows.clone(),
         );
-        let g = self.op(&format!("{p}_g"), "broadcast", &[g], "[0]", rows.clone());
-        let b = self.op(&format!("{p}_b"), "broadcast", &[b], "[0]", rows.clone());
+        // Broadcast, then cast: ops of the iteration shape, in one kernel.
+        let out = self.t(&[s, h], &["didx", "serial"]);
+        let g = self.op(&format!("{p}_g"), "broadcast", &[g], "[0]", out.clone());
+        let g = self.cast(&format!("{p}_g32"), &g, rows.clone());
+        let b = self.op(&format!("{p}_b"), "broadcast", &[b], "[0]", out.clone());
+        let b = self.cast(&format!("{p}_b32"), &b, rows.clone());
         let scaled = self.op(&format!("{p}_gn"), "mul", &[&normed, &g], "", rows.clone());
-        self.op(&format!("{p}_y"), "add", &[&scaled, &b], "", rows)
+        let y = self.op(&format!("{p}_y32"), "add", &[&scaled, &b], "", rows);
+        self.cast(&format!("{p}_y"), &y, out)
     }
 
     /// Block `block`: attention, then the MLP, each with its residual.

@@ -6,6 +6,13 @@
 //! conversion to the written buffer's type), and each output a store of the
 //! slot last written to it.
 //!
+//! A body that reduces (a `host.sum` or `host.amax` of the iteration
+//! shape's last axis) or holds buffers of the iteration shape without that
+//! axis is a row program: a reduction is an instruction whose result is one
+//! value per row, a buffer of the row shape holds such values (an input
+//! read as a load broadcast along the row, an output written by a row
+//! store), and a broadcast of one along the row is that value.
+//!
 //! ```mlir
 //! host.fused ins(%x, %b : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xbf16>) {
 //! ^bb0(%xa: memref<4x8xf32>, %ba: memref<8xf32>, %ya: memref<4x8xbf16>, %t0: memref<4x8xf32>, %t1: memref<4x8xf32>):
@@ -20,12 +27,15 @@
 use super::runtime_calls::{self, Failure, Result, dtype};
 use crate::ir;
 use crate::ops::Op;
-use hir_abi::fused::{Instr, Load, Program};
-use hir_abi::{Binary, Unary};
+use hir_abi::fused::{Instr, Load, Program, Store};
+use hir_abi::{Binary, Reduction, Unary};
 use hir_dialects::{OpKind, destination};
 use melior::ir::{
-    BlockLike, OperationRef, RegionLike, Value, attribute::DenseI32ArrayAttribute,
-    block::BlockArgument, operation::OperationLike,
+    BlockLike, OperationRef, RegionLike, Value, ValueLike,
+    attribute::DenseI32ArrayAttribute,
+    block::BlockArgument,
+    operation::OperationLike,
+    r#type::{MemRefType, ShapedTypeLike},
 };
 
 /// The program of `fused`, a verified `host.fused` op.
@@ -63,22 +73,57 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
             )
         })
         .collect();
+    let rank =
+        |value: Value| MemRefType::try_from(value.r#type()).map_or(0, |memref| memref.rank());
+    let arguments: Vec<Value> = (0..body.argument_count())
+        .map(|index| body.argument(index).expect("index in range").into())
+        .collect();
+    // The iteration shape's rank (its largest outputs'); buffers of one
+    // axis fewer hold one value per row.
+    let iteration = arguments[inputs..dtypes.len()]
+        .iter()
+        .map(|&output| rank(output))
+        .max()
+        .expect("verified: a fused op has outputs");
+    let rows = |argument: usize| iteration > 0 && rank(arguments[argument]) + 1 == iteration;
+    let reduced = (ops
+        .iter()
+        .any(|(op, _, _)| OpKind::of(op) == OpKind::Reduction)
+        || (inputs..arguments.len()).any(rows))
+    .then(|| iteration - 1);
+    // The load of a broadcast of an input, or of an input read plainly (one
+    // of the row shape is broadcast along the row).
+    let broadcast_load = |op: OperationRef<'c, '_>, target: usize, input: usize| {
+        let mut broadcast = axes(op)?;
+        if rows(target) {
+            broadcast.extend(reduced);
+        }
+        Ok(Load {
+            buffer: input,
+            broadcast,
+        })
+    };
+    let plain_load = |input: usize| Load {
+        buffer: input,
+        broadcast: if rows(input) {
+            reduced.into_iter().collect()
+        } else {
+            Vec::new()
+        },
+    };
     // The loads first, since their slots come before the instructions'.
     let mut loads: Vec<Load> = Vec::new();
-    for (op, _, reads) in &ops {
+    for (op, target, reads) in &ops {
         let wanted: Vec<Load> = if OpKind::of(op) == OpKind::Broadcast {
-            vec![Load {
-                buffer: reads[0],
-                broadcast: axes(*op)?,
-            }]
+            match reads[0] < inputs {
+                true => vec![broadcast_load(*op, *target, reads[0])?],
+                false => Vec::new(),
+            }
         } else {
             reads
                 .iter()
                 .filter(|&&read| read < inputs)
-                .map(|&read| Load {
-                    buffer: read,
-                    broadcast: Vec::new(),
-                })
+                .map(|&read| plain_load(read))
                 .collect()
         };
         for load in wanted {
@@ -98,19 +143,27 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
     let mut instrs = Vec::new();
     for (op, target, reads) in ops {
         if OpKind::of(&op) == OpKind::Broadcast {
-            current[target] = Some(slot_of(Load {
-                buffer: reads[0],
-                broadcast: axes(op)?,
-            }));
+            current[target] = Some(match reads[0] < inputs {
+                true => slot_of(broadcast_load(op, target, reads[0])?),
+                // A row value broadcast along the row is that value.
+                false if reduced.is_some() && axes(op)? == [iteration - 1] => {
+                    current[reads[0]].expect("verified: written before read")
+                }
+                false => {
+                    return Err(Failure::new(
+                        op.location(),
+                        "a broadcast in a fused kernel reads an input, or a row value along \
+                         the row"
+                            .into(),
+                    ));
+                }
+            });
             continue;
         }
         let operands: Vec<usize> = reads
             .iter()
             .map(|&read| match read < inputs {
-                true => slot_of(Load {
-                    buffer: read,
-                    broadcast: Vec::new(),
-                }),
+                true => slot_of(plain_load(read)),
                 false => current[read].expect("verified: written before read"),
             })
             .collect();
@@ -122,9 +175,11 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
             _ => match (
                 Unary::ALL.into_iter().find(|op| op.name() == mnemonic),
                 Binary::ALL.into_iter().find(|op| op.name() == mnemonic),
+                Reduction::ALL.into_iter().find(|op| op.name() == mnemonic),
             ) {
-                (Some(unary), _) => Instr::Unary(unary, operands[0]),
-                (_, Some(binary)) => Instr::Binary(binary, operands[0], operands[1]),
+                (Some(unary), _, _) => Instr::Unary(unary, operands[0]),
+                (_, Some(binary), _) => Instr::Binary(binary, operands[0], operands[1]),
+                (_, _, Some(reduction)) => Instr::Reduce(reduction, operands[0]),
                 _ => {
                     return Err(Failure::new(
                         op.location(),
@@ -140,14 +195,14 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
         current[target] = Some(loads.len() + instrs.len() - 1);
     }
     let stores = (inputs..dtypes.len())
-        .map(|output| {
-            (
-                output,
-                current[output].expect("verified: every output is written"),
-            )
+        .map(|output| Store {
+            buffer: output,
+            slot: current[output].expect("verified: every output is written"),
+            row: rows(output),
         })
         .collect();
     Ok(Program {
+        reduced,
         dtypes,
         loads,
         instrs,

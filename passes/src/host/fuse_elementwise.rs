@@ -1,20 +1,28 @@
 //! `host-fuse-elementwise`: groups each maximal chain of elementwise host ops
-//! (with the broadcasts of their inputs) into one `host.fused` op, which the
-//! backends run as one kernel instead of one kernel per op.
+//! (with the broadcasts of their inputs, and the reductions along the last
+//! axis between them) into one `host.fused` op, which the backends run as
+//! one kernel instead of one kernel per op: a LayerNorm, an RMSNorm or a
+//! softmax becomes one kernel.
 //!
-//! A chain is a run of ops of one block, each `Elementwise` or a
-//! `Broadcast` (the op kinds of their ODS traits) writing a buffer of one
-//! shape, the iteration shape. Views, allocations and constants between
-//! them (`host.select`, `memref.subview`, `host.alloc`, `arith.constant`)
-//! move before the chain; any other op ends it: a communication, a wait, a
-//! stream switch or sync, a contraction, a reduction, a loop. An op joins a
-//! chain only where fusing cannot change what it computes: it does not
-//! write a buffer the chain reads or writes through another view (an
-//! in-place op, writing the value it reads, starts a chain), does not read
-//! through another view a buffer the chain writes, and broadcasts only a
-//! buffer read from outside the chain. A chain of more buffers than the
-//! runtime's entries take (`hir_abi::fused::MAX_BUFFERS`) is cut in two.
-//! A chain of one op stays as it is.
+//! A chain is a run of ops of one block, each `Elementwise`, a `Broadcast`
+//! or a `Reduction` (the op kinds of their ODS traits), over one iteration
+//! shape: the largest shape any of them writes or reduces. Each writes a
+//! buffer of that shape or of it without its last axis (a row: one value
+//! per row), and each reduction reduces exactly the last axis of a buffer
+//! of the iteration shape. Views, allocations and constants between them
+//! (`host.select`, `memref.subview`, `host.alloc`, `arith.constant`) move
+//! before the chain; any other op ends it: a communication, a wait, a
+//! stream switch or sync, a contraction, a reduction of another axis, a
+//! loop. An op joins a chain only where fusing cannot change what it
+//! computes: it does not write a buffer the chain reads or writes through
+//! another view (an in-place op, writing the value it reads, starts a
+//! chain), does not read through another view a buffer the chain writes,
+//! and broadcasts a buffer read from outside the chain, or a row the chain
+//! computes along the last axis. A chain of more buffers than the runtime's
+//! entries take (`hir_abi::fused::MAX_BUFFERS`), or one whose outputs are
+//! all rows, is cut: each part is the longest prefix that has a buffer of
+//! its iteration shape among its outputs and fits. A part of one op stays
+//! as it is.
 //!
 //! An intermediate buffer, a `host.alloc` (or a `host.select` of one) used
 //! only by the chain, becomes a temporary of the body, and its allocation
@@ -116,12 +124,27 @@ fn buffers<'c, 'a>(op: OperationRef<'c, 'a>) -> (Value<'c, 'a>, Vec<Value<'c, 'a
     (operand(op, written), reads)
 }
 
-/// Whether `op` can be in a chain: an elementwise host op or broadcast on
-/// statically shaped float buffers of at most `MAX_RANK` axes (a fused
-/// program computes in f32; integer ops stay unfused).
+/// The static shape of buffer `value`.
+fn shape(value: Value) -> Option<Vec<i64>> {
+    builders::static_shape(value.r#type())
+}
+
+/// Whether `op` can be in a chain: an elementwise host op, broadcast, or
+/// reduction of the last axis, on statically shaped float buffers of at
+/// most `MAX_RANK` axes (a fused program computes in f32; integer ops stay
+/// unfused).
 fn fusable(op: OperationRef) -> bool {
-    matches!(OpKind::of(&op), OpKind::Elementwise | OpKind::Broadcast)
-        && destination(&op).is_some()
+    let kind = OpKind::of(&op);
+    let reduces_last = || {
+        let (_, reads) = buffers(op);
+        let rank = shape(reads[0]).map_or(0, |shape| shape.len() as i64);
+        rank > 0 && ir::i64_array(&op, "axes") == Some(vec![rank - 1])
+    };
+    matches!(
+        kind,
+        OpKind::Elementwise | OpKind::Broadcast | OpKind::Reduction
+    ) && destination(&op).is_some()
+        && (kind != OpKind::Reduction || reduces_last())
         && op.operands().all(|value| {
             builders::static_shape(value.r#type()).is_some_and(|shape| shape.len() <= MAX_RANK)
                 && MemRefType::try_from(value.r#type())
@@ -182,7 +205,10 @@ fn chains<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<Chain<'c, 'a>> {
             current.between.push(op);
         } else {
             let next = Chain {
-                members: if fusable(op) { vec![op] } else { Vec::new() },
+                members: match fusable(op) && admits(&[], op) {
+                    true => vec![op],
+                    false => Vec::new(),
+                },
                 between: Vec::new(),
             };
             chains.push(std::mem::replace(&mut current, next));
@@ -193,18 +219,55 @@ fn chains<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<Chain<'c, 'a>> {
     chains
 }
 
+/// The shape `op` asks of its chain's iteration shape: the one it reduces,
+/// or the one it writes.
+fn extent(op: OperationRef) -> Vec<i64> {
+    let (written, reads) = buffers(op);
+    let value = match OpKind::of(&op) {
+        OpKind::Reduction => reads[0],
+        _ => written,
+    };
+    shape(value).expect("fusable ops have static shapes")
+}
+
+/// The iteration shape of `ops`: the largest of their extents.
+fn iteration_shape(ops: &[OperationRef]) -> Vec<i64> {
+    ops.iter()
+        .map(|&op| extent(op))
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+}
+
+/// Whether `op`, a member of a chain of iteration shape `full` whose
+/// members write `chain_written`, computes over that shape: it writes a
+/// buffer of the shape or a row of it, reduces the last axis of one of the
+/// shape, and broadcasts along the last axis any row the chain computes.
+fn over(op: OperationRef, full: &[i64], chain_written: &[Value]) -> bool {
+    let (written, reads) = buffers(op);
+    let row = full.split_last().map(|(_, row)| row);
+    let written = shape(written).expect("fusable ops have static shapes");
+    let is_row = row == Some(&written[..]);
+    match OpKind::of(&op) {
+        OpKind::Reduction => is_row && shape(reads[0]).as_deref() == Some(full),
+        OpKind::Broadcast if chain_written.contains(&reads[0]) => {
+            written == full
+                && shape(reads[0]).as_deref() == row
+                && ir::i64_array(&op, "axes") == Some(vec![full.len() as i64 - 1])
+        }
+        _ => written == full || is_row,
+    }
+}
+
 /// Whether `op` can join the chain `members` without changing what the ops
 /// compute (see the module's documentation).
 fn admits(members: &[OperationRef], op: OperationRef) -> bool {
     let (written, reads) = buffers(op);
-    let broadcast = OpKind::of(&op) == OpKind::Broadcast;
-    let Some(first) = members.first() else {
-        // A broadcast writes elements its input may hold at other places.
-        return !broadcast || reads.iter().all(|&read| root(read) != root(written));
-    };
-    let shape = |value: Value| builders::static_shape(value.r#type());
-    if shape(written) != shape(buffers(*first).0) {
-        return false;
+    // A broadcast or a reduction writes elements its input may hold at
+    // other places.
+    let in_place = matches!(OpKind::of(&op), OpKind::Broadcast | OpKind::Reduction)
+        && reads.iter().any(|&read| root(read) == root(written));
+    if members.is_empty() || in_place {
+        return !in_place;
     }
     let mut chain_written = Vec::new();
     let mut chain_read = Vec::new();
@@ -220,15 +283,20 @@ fn admits(members: &[OperationRef], op: OperationRef) -> bool {
     {
         return false;
     }
-    reads.iter().all(|read| {
-        if chain_written.contains(read) {
-            !broadcast
-        } else {
-            chain_written
+    let reads_apart = reads.iter().all(|read| {
+        chain_written.contains(read)
+            || chain_written
                 .iter()
                 .all(|&value| root(value) != root(*read))
-        }
-    })
+    });
+    let mut all = members.to_vec();
+    all.push(op);
+    chain_written.push(written);
+    let full = iteration_shape(&all);
+    reads_apart
+        && all
+            .iter()
+            .all(|&member| over(member, &full, &chain_written))
 }
 
 /// The buffers of `members` as a `host.fused` op takes them: the inputs
@@ -286,18 +354,28 @@ fn temporary(value: Value, members: &[OperationRef]) -> bool {
     }
 }
 
-/// `chain` cut into parts of at most `MAX_BUFFERS` buffers, each longest
-/// first; parts of one op are dropped.
+/// Whether `part` can be one `host.fused` op: at most `MAX_BUFFERS`
+/// buffers, one of its outputs of its iteration shape (the others of it
+/// or rows of it).
+fn one_kernel(part: &[OperationRef]) -> bool {
+    let operands = operands(part);
+    let full = iteration_shape(part);
+    operands.inputs.len() + operands.outputs.len() <= MAX_BUFFERS
+        && operands
+            .outputs
+            .iter()
+            .any(|&output| shape(output).as_deref() == Some(&full[..]))
+}
+
+/// `chain` cut into parts that are one kernel each, each longest first;
+/// parts of one op are dropped.
 fn split<'c, 'a>(chain: &[OperationRef<'c, 'a>]) -> Vec<Vec<OperationRef<'c, 'a>>> {
     let mut parts = Vec::new();
     let mut rest = chain;
     while !rest.is_empty() {
-        let fits = (1..=rest.len())
+        let fits = (2..=rest.len())
             .rev()
-            .find(|&length| {
-                let operands = operands(&rest[..length]);
-                operands.inputs.len() + operands.outputs.len() <= MAX_BUFFERS
-            })
+            .find(|&length| one_kernel(&rest[..length]))
             .unwrap_or(1);
         if fits > 1 {
             parts.push(rest[..fits].to_vec());

@@ -2,7 +2,10 @@
 //! iteration shape a block of elements at a time, each instruction the
 //! scalar op of the unfused kernel ([`super::kernels`]) and each result
 //! rounded to its element type as the unfused op's output buffer rounds it,
-//! so that the fused kernel gives the unfused chain's bits.
+//! so that the fused kernel gives the unfused chain's bits. A row program
+//! runs a row at a time: its row-level slots hold one value, the others the
+//! row's, and a reduction folds its operand in order from the unfused
+//! kernel's identity, as that kernel does.
 
 use super::elements::round;
 use super::kernels::{binary, unary};
@@ -10,8 +13,8 @@ use crate::error::Result;
 use crate::fused::FusedKernel;
 use crate::memref::View;
 use half::{bf16, f16};
-use hir_abi::DType;
 use hir_abi::fused::Instr;
+use hir_abi::{DType, Reduction};
 
 /// Elements computed at a time: each slot holds this many values.
 const BLOCK: usize = 1024;
@@ -63,6 +66,9 @@ unsafe fn write(view: &View, offset: usize, value: f32) {
 
 /// Runs a validated fused kernel.
 pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
+    if kernel.program.reduced.is_some() {
+        return run_rows(kernel);
+    }
     let program = &kernel.program;
     let numel: usize = kernel.shape().iter().product();
     let loads: Vec<View> = program
@@ -74,7 +80,7 @@ pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
     let stores: Vec<(&View, usize)> = program
         .stores
         .iter()
-        .map(|&(buffer, slot)| (&kernel.buffers[buffer], slot))
+        .map(|store| (&kernel.buffers[store.buffer], store.slot))
         .collect();
     let mut store_offsets: Vec<_> = stores.iter().map(|(view, _)| view.offsets()).collect();
     let mut slots = vec![vec![0f32; BLOCK]; program.slots()];
@@ -95,6 +101,7 @@ pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
             let operand = |slot: usize| &slots[slot][..count];
             let values = &mut result[..count];
             match instr {
+                Instr::Reduce(..) => unreachable!("decoded: reductions are in row programs"),
                 Instr::Unary(op, a) => {
                     for (value, &x) in values.iter_mut().zip(operand(a)) {
                         *value = round(dtype, unary(op, x));
@@ -129,4 +136,168 @@ pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
         done += count;
     }
     Ok(())
+}
+
+/// `view` at the iteration shape without its last axis: one offset per row.
+fn rows_of(view: View) -> View {
+    let rank = view.sizes.len();
+    View {
+        sizes: view.sizes[..rank - 1].to_vec(),
+        strides: view.strides[..rank - 1].to_vec(),
+        ..view
+    }
+}
+
+/// Runs a validated row program, a row at a time.
+fn run_rows(kernel: &FusedKernel) -> Result<()> {
+    let program = &kernel.program;
+    let shape = kernel.shape();
+    let (n, rows) = match shape.split_last() {
+        Some((&n, outer)) => (n, outer.iter().product::<usize>()),
+        None => unreachable!("validated: the reduced axis is the iteration shape's last"),
+    };
+    let levels = program.row_level();
+    // Each load's view, with one offset per row for a row-level load and
+    // one per element for the others.
+    let loads: Vec<View> = program
+        .loads
+        .iter()
+        .enumerate()
+        .map(|(slot, load)| match levels[slot] {
+            true => rows_of(kernel.load_view(load)),
+            false => kernel.load_view(load),
+        })
+        .collect();
+    let mut load_offsets: Vec<_> = loads.iter().map(View::offsets).collect();
+    let stores: Vec<View> = program
+        .stores
+        .iter()
+        .map(|store| match store.row {
+            true => rows_of(kernel.store_view(store)),
+            false => kernel.store_view(store),
+        })
+        .collect();
+    let mut store_offsets: Vec<_> = stores.iter().map(View::offsets).collect();
+    let width = |slot: usize| if levels[slot] { 1 } else { n };
+    let mut slots: Vec<Vec<f32>> = (0..program.slots())
+        .map(|slot| vec![0f32; width(slot)])
+        .collect();
+    for _ in 0..rows {
+        for ((view, offsets), values) in loads.iter().zip(&mut load_offsets).zip(&mut slots) {
+            for (value, offset) in values.iter_mut().zip(offsets) {
+                // SAFETY: the offsets are the view's, inside the buffer the
+                // program passed (a broadcast view repeats its elements).
+                *value = unsafe { read(view, offset) };
+            }
+        }
+        for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
+            let slot = program.loads.len() + index;
+            let mut result = std::mem::take(&mut slots[slot]);
+            // A row-level operand is the same at every element.
+            let at = |operand: usize, e: usize| slots[operand][if levels[operand] { 0 } else { e }];
+            if let Instr::Reduce(op, a) = instr {
+                let (init, combine): (f32, fn(f32, f32) -> f32) = match op {
+                    Reduction::Sum => (0.0, |x, y| x + y),
+                    Reduction::Amax => {
+                        (f32::NEG_INFINITY, |x, y| binary(hir_abi::Binary::Max, x, y))
+                    }
+                };
+                result[0] = round(dtype, slots[a].iter().fold(init, |acc, &x| combine(acc, x)));
+            } else {
+                for (e, value) in result.iter_mut().enumerate() {
+                    let exact = match instr {
+                        Instr::Unary(op, a) => unary(op, at(a, e)),
+                        Instr::Binary(op, a, b) => binary(op, at(a, e), at(b, e)),
+                        // NaN is nonzero.
+                        Instr::Where(mask, a, b) => match at(mask, e) != 0.0 {
+                            true => at(a, e),
+                            false => at(b, e),
+                        },
+                        Instr::Convert(a) => at(a, e),
+                        Instr::Reduce(..) => unreachable!("handled above"),
+                    };
+                    *value = round(dtype, exact);
+                }
+            }
+            slots[slot] = result;
+        }
+        for ((view, store), offsets) in stores.iter().zip(&program.stores).zip(&mut store_offsets) {
+            let values = &slots[store.slot];
+            let count = if store.row { 1 } else { n };
+            for (e, offset) in offsets.take(count).enumerate() {
+                let value = values[if levels[store.slot] { 0 } else { e }];
+                // SAFETY: as for the loads; an output is written once per element.
+                unsafe { write(view, offset, value) };
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hir_abi::Binary;
+    use hir_abi::fused::{Load, Program, Store};
+    use std::sync::Arc;
+
+    /// Softmax over rows of a `[3, 5]` f32 buffer, with the row maxima also
+    /// stored: checked against an f64 evaluation.
+    #[test]
+    fn a_row_program_reduces_each_row() {
+        let f = DType::F32;
+        let program = Program {
+            reduced: Some(1),
+            dtypes: vec![f, f, f],
+            loads: vec![Load {
+                buffer: 0,
+                broadcast: vec![],
+            }],
+            instrs: vec![
+                (Instr::Reduce(Reduction::Amax, 0), f),
+                (Instr::Binary(Binary::Sub, 0, 1), f),
+                (Instr::Unary(hir_abi::Unary::Exp, 2), f),
+                (Instr::Reduce(Reduction::Sum, 3), f),
+                (Instr::Binary(Binary::Div, 3, 4), f),
+            ],
+            stores: vec![
+                Store::whole(1, 5),
+                Store {
+                    buffer: 2,
+                    slot: 1,
+                    row: true,
+                },
+            ],
+        };
+        let mut x: Vec<f32> = (0..15).map(|i| ((i * 7) % 11) as f32 * 0.5 - 2.0).collect();
+        let (mut y, mut max) = (vec![0f32; 15], vec![0f32; 3]);
+        let view = |data: &mut [f32], sizes: &[usize]| {
+            View::contiguous(f, data.as_mut_ptr().cast(), sizes)
+        };
+        let kernel = FusedKernel {
+            words: program.encode().into(),
+            program: Arc::new(program),
+            buffers: vec![
+                view(&mut x, &[3, 5]),
+                view(&mut y, &[3, 5]),
+                view(&mut max, &[3]),
+            ],
+        };
+        kernel.validate().unwrap();
+        run(&kernel).unwrap();
+        for row in 0..3 {
+            let values: Vec<f64> = x[row * 5..][..5].iter().map(|&v| v as f64).collect();
+            let top = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(max[row] as f64, top);
+            let total: f64 = values.iter().map(|v| (v - top).exp()).sum();
+            for (e, value) in values.iter().enumerate() {
+                let want = (value - top).exp() / total;
+                let got = y[row * 5 + e] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.abs().max(1e-3),
+                    "{got} vs {want}"
+                );
+            }
+        }
+    }
 }

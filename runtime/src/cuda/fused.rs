@@ -17,7 +17,7 @@
 
 use super::axes::coalesce;
 use super::kernels::MAX_RANK;
-use super::{Check, Stream, nvrtc};
+use super::{Check, Stream, fused_rows, nvrtc};
 use crate::error::{Error, Result};
 use crate::fused::FusedKernel;
 use crate::lock;
@@ -35,7 +35,7 @@ const THREADS: u32 = 256;
 const MAX_BLOCKS: usize = 8192;
 
 /// The `kernels.cu` struct of an element type.
-fn element(dtype: DType) -> &'static str {
+pub(super) fn element(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "F32",
         DType::BF16 => "BF16",
@@ -45,7 +45,7 @@ fn element(dtype: DType) -> &'static str {
 }
 
 /// The `kernels.cu` functor of an op's mnemonic: `OpNeg` for `neg`.
-fn functor(name: &str) -> String {
+pub(super) fn functor(name: &str) -> String {
     let mut chars = name.chars();
     let first: String = chars
         .next()
@@ -55,18 +55,24 @@ fn functor(name: &str) -> String {
     format!("Op{first}{}", chars.as_str())
 }
 
-/// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry.
+/// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry, a
+/// row program's from `fused_rows.rs`.
 pub(crate) fn source(program: &Program) -> String {
-    let views = program.loads.len() + program.stores.len();
     let mut source = include_str!("kernels.cu").to_string();
+    source.push_str(
+        "template <class E> __device__ float hir_round(float x) {\n    \
+         typename E::T t = E::round(x);\n    return E::load(&t);\n}\n",
+    );
+    if program.reduced.is_some() {
+        source.push_str(fused_rows::HELPERS);
+        fused_rows::entry(program, &mut source);
+        return source;
+    }
+    let views = program.loads.len() + program.stores.len();
     let mut line = |text: String| writeln!(source, "{text}").expect("writing to a string");
     line(format!(
         "struct FusedParams {{ i64 rank; i64 numel; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
     ));
-    line("template <class E> __device__ float hir_round(float x) {".into());
-    line("    typename E::T t = E::round(x);".into());
-    line("    return E::load(&t);".into());
-    line("}".into());
     line("extern \"C\" __global__ void hir_fused(FusedParams p) {".into());
     line("    HIR_GRID_STRIDE(i, p.numel) {".into());
     line(format!("        i64 o[{views}];"));
@@ -95,17 +101,19 @@ pub(crate) fn source(program: &Program) -> String {
             // NaN is nonzero, as in the unfused kernel.
             Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
             Instr::Convert(a) => format!("s{a}"),
+            Instr::Reduce(..) => unreachable!("decoded: reductions are in row programs"),
         };
         line(format!(
             "        float s{slot} = hir_round<{}>({value});",
             element(dtype)
         ));
     }
-    for (index, &(buffer, slot)) in program.stores.iter().enumerate() {
+    for (index, store) in program.stores.iter().enumerate() {
         let view = program.loads.len() + index;
-        let e = element(program.dtypes[buffer]);
+        let e = element(program.dtypes[store.buffer]);
         line(format!(
-            "        (({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{slot});"
+            "        (({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{});",
+            store.slot
         ));
     }
     line("    }".into());
@@ -178,24 +186,35 @@ pub(crate) fn params(views: &[View]) -> Result<Vec<i64>> {
 /// Enqueues a validated fused kernel on `stream`.
 pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
     let program = &kernel.program;
-    let numel: usize = kernel.shape().iter().product();
-    if numel == 0 {
-        return Ok(());
-    }
-    let mut views: Vec<View> = program
-        .loads
-        .iter()
-        .map(|load| kernel.load_view(load))
-        .collect();
-    views.extend(
-        program
-            .stores
+    let shape = kernel.shape();
+    let numel: usize = shape.iter().product();
+    let (mut params, blocks, threads) = if program.reduced.is_some() {
+        let rows: usize = shape[..shape.len() - 1].iter().product();
+        if rows == 0 {
+            return Ok(());
+        }
+        let launch = fused_rows::launch(kernel)?;
+        (launch.params, launch.rows, launch.threads as u32)
+    } else {
+        if numel == 0 {
+            return Ok(());
+        }
+        let mut views: Vec<View> = program
+            .loads
             .iter()
-            .map(|&(buffer, _)| kernel.buffers[buffer].clone()),
-    );
-    let mut params = params(&views)?;
+            .map(|load| kernel.load_view(load))
+            .collect();
+        views.extend(
+            program
+                .stores
+                .iter()
+                .map(|store| kernel.buffers[store.buffer].clone()),
+        );
+        let blocks = numel.div_ceil(THREADS as usize).min(MAX_BLOCKS);
+        (params(&views)?, blocks, THREADS)
+    };
     let function = function(&kernel.words, program)?;
-    let blocks = numel.div_ceil(THREADS as usize).min(MAX_BLOCKS) as u32;
+    let blocks = blocks as u32;
     let mut args = [params.as_mut_ptr() as *mut c_void];
     // SAFETY: `params` is the kernel's one by-value parameter, whose layout
     // (8-byte fields only) its words mirror; cuLaunchKernel copies it before
@@ -204,7 +223,7 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
         cu::launch_kernel(
             function,
             (blocks, 1, 1),
-            (THREADS, 1, 1),
+            (threads, 1, 1),
             0,
             stream,
             &mut args,
@@ -216,7 +235,7 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hir_abi::fused::Load;
+    use hir_abi::fused::{Load, Store};
     use hir_abi::{Binary, Unary};
 
     /// The generated entry: loads through the element type's struct, each
@@ -226,6 +245,7 @@ mod tests {
     #[test]
     fn the_source_applies_the_unfused_functors() {
         let program = Program {
+            reduced: None,
             dtypes: vec![DType::BF16, DType::F32, DType::BF16],
             loads: vec![
                 Load {
@@ -242,7 +262,7 @@ mod tests {
                 (Instr::Unary(Unary::Gelu, 2), DType::BF16),
                 (Instr::Where(0, 3, 1), DType::BF16),
             ],
-            stores: vec![(2, 4)],
+            stores: vec![Store::whole(2, 4)],
         };
         let source = source(&program);
         for expected in [

@@ -24,18 +24,18 @@ use crate::device::Device;
 use crate::fused::FusedKernel;
 use crate::memref::View;
 use crate::ops::{Kernel, KernelOp};
-use hir_abi::fused::{Instr, Load, Program};
+use hir_abi::fused::{Instr, Load, Program, Store};
 use hir_abi::{Binary, DType, Unary};
 use std::sync::Arc;
 
 /// The relative errors of values computed in f32, and of values rounded
 /// to bf16 or f16 on the way (where one result one ulp apart weighs most).
-const F32: f64 = 1e-5;
-const BF16: f64 = 1e-2;
+pub(super) const F32: f64 = 1e-5;
+pub(super) const BF16: f64 = 1e-2;
 
 /// How closely two runs must match.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Match {
+pub(super) enum Match {
     Bits,
     /// At most this relative L2 error, over each whole allocation.
     Close(f64),
@@ -44,15 +44,15 @@ enum Match {
 /// Where a program buffer lives: an allocation of `len` elements and the
 /// view of it the kernel is passed.
 #[derive(Clone, Debug)]
-struct Layout {
-    len: usize,
-    offset: usize,
-    sizes: Vec<usize>,
-    strides: Vec<usize>,
+pub(super) struct Layout {
+    pub(super) len: usize,
+    pub(super) offset: usize,
+    pub(super) sizes: Vec<usize>,
+    pub(super) strides: Vec<usize>,
 }
 
 impl Layout {
-    fn dense(sizes: &[usize]) -> Layout {
+    pub(super) fn dense(sizes: &[usize]) -> Layout {
         let strides = View::contiguous(DType::F32, std::ptr::null_mut(), sizes).strides;
         Layout {
             len: sizes.iter().product(),
@@ -74,15 +74,15 @@ impl Layout {
 
 /// A program, the layouts of its buffers, and how the fused run must match
 /// the unfused one on this backend and the fused one on the cpu backend.
-struct Case {
-    name: &'static str,
-    program: Program,
-    layouts: Vec<Layout>,
-    unfused: Match,
-    cpu: Match,
+pub(super) struct Case {
+    pub(super) name: &'static str,
+    pub(super) program: Program,
+    pub(super) layouts: Vec<Layout>,
+    pub(super) unfused: Match,
+    pub(super) cpu: Match,
 }
 
-fn load(buffer: usize, broadcast: &[usize]) -> Load {
+pub(super) fn load(buffer: usize, broadcast: &[usize]) -> Load {
     Load {
         buffer,
         broadcast: broadcast.to_vec(),
@@ -181,62 +181,97 @@ fn fused(device: &dyn Device, case: &Case, bases: &[*mut u8]) {
 /// broadcast load into a temporary of its buffer's type, each instruction
 /// into a temporary of its own type (an op of one element type, as the host
 /// ops are: a case whose program mixes types elsewhere than in a convert is
-/// a bug of the case), each store a copy or a cast.
+/// a bug of the case), each store a copy or a cast. In a row program a
+/// row-level slot is a temporary of the rows' shape, broadcast along the
+/// row where a varying instruction or a whole store reads it, and a
+/// reduction is the unfused reduction over the last axis.
 fn unfused(device: &dyn Device, case: &Case, bases: &[*mut u8]) {
     let program = &case.program;
     let fused = kernel(case, bases);
     let shape = fused.shape().to_vec();
-    let numel: usize = shape.iter().product();
-    let mut temporaries = Vec::new();
-    let mut temporary = |dtype: DType| {
-        let site = 6000 + temporaries.len() as i64;
+    let last = shape.len().saturating_sub(1);
+    let levels = program.row_level();
+    let temporaries = std::cell::RefCell::new(Vec::new());
+    let temporary = |dtype: DType, row: bool| {
+        let sizes = if row { &shape[..last] } else { &shape[..] };
+        let numel: usize = sizes.iter().product();
+        let site = 6000 + temporaries.borrow().len() as i64;
         let ptr = device.alloc(site, numel * dtype.size()).unwrap().as_ptr();
-        temporaries.push(ptr);
-        View::contiguous(dtype, ptr, &shape)
+        temporaries.borrow_mut().push(ptr);
+        View::contiguous(dtype, ptr, sizes)
     };
     let compute = |op: KernelOp, inputs: Vec<View>, output: View| {
         device
             .compute(Kernel { op, inputs, output })
             .unwrap_or_else(|error| panic!("{}: unfused: {error}", case.name));
     };
+    // A row-level slot's view broadcast along the row.
+    let whole = |view: &View, row: bool| {
+        if !row {
+            return view.clone();
+        }
+        let out = temporary(view.dtype, false);
+        compute(
+            KernelOp::Broadcast(vec![last]),
+            vec![view.clone()],
+            out.clone(),
+        );
+        out
+    };
     let mut slots: Vec<View> = Vec::new();
-    for load in &program.loads {
+    for (slot, load) in program.loads.iter().enumerate() {
         let input = fused.buffers[load.buffer].clone();
-        if load.broadcast.is_empty() {
+        let row = levels[slot];
+        let axes: Vec<usize> = load
+            .broadcast
+            .iter()
+            .copied()
+            .filter(|&axis| !row || axis != last)
+            .collect();
+        if axes.is_empty() {
             slots.push(input);
             continue;
         }
-        let out = temporary(input.dtype);
-        compute(
-            KernelOp::Broadcast(load.broadcast.clone()),
-            vec![input],
-            out.clone(),
-        );
+        let out = temporary(input.dtype, row);
+        compute(KernelOp::Broadcast(axes), vec![input], out.clone());
         slots.push(out);
     }
-    for &(instr, dtype) in &program.instrs {
-        let inputs: Vec<View> = instr.operands().iter().map(|&s| slots[s].clone()).collect();
+    for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
+        let row = levels[program.loads.len() + index];
+        let inputs: Vec<View> = instr
+            .operands()
+            .iter()
+            .map(|&s| match row {
+                true => slots[s].clone(),
+                false => whole(&slots[s], levels[s]),
+            })
+            .collect();
         let op = match instr {
             Instr::Unary(op, _) => KernelOp::Unary(op),
             Instr::Binary(op, _, _) => KernelOp::Binary(op),
             Instr::Where(..) => KernelOp::Where,
             Instr::Convert(_) if inputs[0].dtype == dtype => KernelOp::Copy,
             Instr::Convert(_) => KernelOp::Cast,
+            Instr::Reduce(op, _) => KernelOp::Reduce(op, vec![last]),
         };
-        let out = temporary(dtype);
+        let out = temporary(dtype, row);
         compute(op, inputs, out.clone());
         slots.push(out);
     }
-    for &(buffer, slot) in &program.stores {
-        let output = fused.buffers[buffer].clone();
-        let op = match slots[slot].dtype == output.dtype {
+    for store in &program.stores {
+        let output = fused.buffers[store.buffer].clone();
+        let value = match store.row {
+            true => slots[store.slot].clone(),
+            false => whole(&slots[store.slot], levels[store.slot]),
+        };
+        let op = match value.dtype == output.dtype {
             true => KernelOp::Copy,
             false => KernelOp::Cast,
         };
-        compute(op, vec![slots[slot].clone()], output);
+        compute(op, vec![value], output);
     }
     device.synchronize().unwrap();
-    for ptr in temporaries {
+    for ptr in temporaries.into_inner() {
         device.dealloc(ptr).unwrap();
     }
 }
@@ -288,7 +323,7 @@ fn compare(case: &Case, what: &str, how: Match, want: &[Vec<u8>], got: &[Vec<u8>
 
 /// Runs a case fused and unfused on the GPU and fused on the cpu, and
 /// compares them.
-fn check(world: &World, case: &Case) {
+pub(super) fn check(world: &World, case: &Case) {
     let fused_gpu = on_cuda(world, case, |device, bases| fused(device, case, bases));
     let unfused_gpu = on_cuda(world, case, |device, bases| unfused(device, case, bases));
     let cpu = on_cpu(case, |device, bases| fused(device, case, bases));
@@ -320,6 +355,7 @@ fn exact_f32() -> Case {
     Case {
         name: "exact f32 chain",
         program: Program {
+            reduced: None,
             dtypes: vec![DType::F32; 4],
             loads: vec![load(0, &[]), load(1, &[]), load(2, &[])],
             instrs: vec![
@@ -332,7 +368,7 @@ fn exact_f32() -> Case {
                 (Instr::Binary(Mul, 8, 2), DType::F32),
                 (Instr::Unary(Unary::Abs, 9), DType::F32),
             ],
-            stores: vec![(3, 10)],
+            stores: vec![Store::whole(3, 10)],
         },
         layouts: vec![Layout::dense(&shape); 4],
         unfused: Match::Bits,
@@ -347,6 +383,7 @@ fn broadcast_bf16() -> Case {
     Case {
         name: "bf16 broadcasts, two outputs",
         program: Program {
+            reduced: None,
             dtypes: vec![bf, bf, bf, bf, f],
             loads: vec![load(0, &[]), load(1, &[0, 1]), load(2, &[0, 2])],
             instrs: vec![
@@ -358,7 +395,7 @@ fn broadcast_bf16() -> Case {
                 (Instr::Where(6, 5, 7), bf),
                 (Instr::Convert(8), f),
             ],
-            stores: vec![(3, 8), (4, 9)],
+            stores: vec![Store::whole(3, 8), Store::whole(4, 9)],
         },
         layouts: vec![
             Layout::dense(&[32, 48, 40]),
@@ -393,6 +430,7 @@ fn strided_casts() -> Case {
     Case {
         name: "f16/f32/bf16 casts, strided views, three outputs",
         program: Program {
+            reduced: None,
             dtypes: vec![h, f, h, f, bf],
             loads: vec![load(0, &[]), load(1, &[])],
             instrs: vec![
@@ -404,7 +442,7 @@ fn strided_casts() -> Case {
                 (Instr::Unary(Unary::Relu, 6), h),
                 (Instr::Convert(5), bf),
             ],
-            stores: vec![(2, 7), (3, 3), (4, 8)],
+            stores: vec![Store::whole(2, 7), Store::whole(3, 3), Store::whole(4, 8)],
         },
         layouts: vec![
             transposed,
@@ -427,6 +465,7 @@ fn eight_buffers() -> Case {
     Case {
         name: "eight buffers, broadcasts along every axis",
         program: Program {
+            reduced: None,
             dtypes: vec![f; 8],
             loads: vec![
                 load(0, &[]),
@@ -445,7 +484,7 @@ fn eight_buffers() -> Case {
                 (Instr::Unary(Unary::Neg, 10), f),
                 (Instr::Unary(Unary::Abs, 8), f),
             ],
-            stores: vec![(6, 11), (7, 12)],
+            stores: vec![Store::whole(6, 11), Store::whole(7, 12)],
         },
         layouts: vec![
             Layout::dense(&shape),
@@ -469,13 +508,14 @@ fn two_buffers() -> Case {
     Case {
         name: "two buffers, transposed input, strided output",
         program: Program {
+            reduced: None,
             dtypes: vec![f, f],
             loads: vec![load(0, &[])],
             instrs: vec![
                 (Instr::Unary(Unary::Relu, 0), f),
                 (Instr::Unary(Unary::Neg, 1), f),
             ],
-            stores: vec![(1, 2)],
+            stores: vec![Store::whole(1, 2)],
         },
         layouts: vec![
             Layout {
@@ -505,6 +545,7 @@ fn multiply_add_f32() -> Case {
     Case {
         name: "f32 a * b + c chain",
         program: Program {
+            reduced: None,
             dtypes: vec![f; 4],
             loads: vec![load(0, &[]), load(1, &[]), load(2, &[])],
             instrs: vec![
@@ -517,7 +558,7 @@ fn multiply_add_f32() -> Case {
                 (Instr::Binary(Binary::Mul, 8, 2), f),
                 (Instr::Unary(Unary::Gelu, 9), f),
             ],
-            stores: vec![(3, 10)],
+            stores: vec![Store::whole(3, 10)],
         },
         layouts: vec![Layout::dense(&shape); 4],
         unfused: Match::Close(F32),
@@ -552,7 +593,8 @@ fn the_cases_run_fused_and_unfused_alike_on_the_cpu_backend() {
             &fused,
         );
         let start = initial(&case);
-        for &(buffer, _) in &case.program.stores {
+        for store in &case.program.stores {
+            let buffer = store.buffer;
             assert_ne!(
                 fused[buffer], start[buffer],
                 "{}: output {buffer} unwritten",
@@ -602,6 +644,7 @@ fn each_distinct_program_is_compiled_once() {
     let casts = |first: DType, second: DType| Case {
         name: "casts",
         program: Program {
+            reduced: None,
             dtypes: vec![h, f],
             loads: vec![load(0, &[])],
             instrs: vec![
@@ -609,7 +652,7 @@ fn each_distinct_program_is_compiled_once() {
                 (Instr::Convert(1), second),
                 (Instr::Convert(2), f),
             ],
-            stores: vec![(1, 3)],
+            stores: vec![Store::whole(1, 3)],
         },
         layouts: vec![Layout::dense(&[8, 9]); 2],
         unfused: Match::Bits,

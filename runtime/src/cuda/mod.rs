@@ -33,6 +33,9 @@ mod cudnn_sdpa;
 mod device;
 mod export;
 mod fused;
+mod fused_rows;
+#[cfg(test)]
+mod fused_rows_tests;
 #[cfg(test)]
 mod fused_tests;
 mod graph;

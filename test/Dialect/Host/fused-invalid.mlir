@@ -11,7 +11,7 @@ func.func @no_output(%a: memref<8xf32>) {
 // -----
 
 func.func @outputs_of_two_shapes(%a: memref<8xf32>, %y: memref<8xf32>, %z: memref<4xf32>) {
-  // expected-error @+1 {{output #1 of type 'memref<4xf32>' does not have the shape of output #0}}
+  // expected-error @+1 {{output #1 of type 'memref<4xf32>' has neither the iteration shape [8] (its largest outputs') nor that shape without its last axis}}
   host.fused ins(%a : memref<8xf32>) outs(%y, %z : memref<8xf32>, memref<4xf32>) {
   ^bb0(%x: memref<8xf32>, %o: memref<8xf32>, %p: memref<4xf32>):
     host.neg ins(%x : memref<8xf32>) outs(%o : memref<8xf32>)
@@ -32,7 +32,7 @@ func.func @argument_type(%a: memref<8xf32>, %y: memref<8xf32>) {
 // -----
 
 func.func @temporary_shape(%a: memref<8xf32>, %y: memref<8xf32>) {
-  // expected-error @+1 {{temporary #0 must be a buffer of the iteration shape with the identity layout, got 'memref<4xf32>'}}
+  // expected-error @+1 {{temporary #0 must be a buffer of the iteration shape, or of it without its last axis, with the identity layout, got 'memref<4xf32>'}}
   host.fused ins(%a : memref<8xf32>) outs(%y : memref<8xf32>) {
   ^bb0(%x: memref<8xf32>, %o: memref<8xf32>, %t: memref<4xf32>):
     host.neg ins(%x : memref<8xf32>) outs(%o : memref<8xf32>)
@@ -45,7 +45,7 @@ func.func @temporary_shape(%a: memref<8xf32>, %y: memref<8xf32>) {
 func.func @not_elementwise(%a: memref<8x8xf32>, %y: memref<8x8xf32>) {
   host.fused ins(%a : memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
   ^bb0(%x: memref<8x8xf32>, %o: memref<8x8xf32>):
-    // expected-error @+1 {{'host.matmul' op cannot be in a host.fused body, which holds only elementwise host ops and broadcasts}}
+    // expected-error @+1 {{'host.matmul' op cannot be in a host.fused body, which holds only elementwise host ops, broadcasts and reductions}}
     host.matmul ins(%x, %x : memref<8x8xf32>, memref<8x8xf32>) outs(%o : memref<8x8xf32>)
   }
   return
@@ -103,6 +103,29 @@ func.func @never_written(%a: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>
   host.fused ins(%a : memref<8xf32>) outs(%y, %z : memref<8xf32>, memref<8xf32>) {
   ^bb0(%x: memref<8xf32>, %o: memref<8xf32>, %p: memref<8xf32>):
     host.neg ins(%x : memref<8xf32>) outs(%o : memref<8xf32>)
+  }
+  return
+}
+
+// -----
+
+func.func @reduces_another_axis(%a: memref<8x8xf32>, %y: memref<8x8xf32>, %m: memref<8xf32>) {
+  host.fused ins(%a : memref<8x8xf32>) outs(%y, %m : memref<8x8xf32>, memref<8xf32>) {
+  ^bb0(%x: memref<8x8xf32>, %o: memref<8x8xf32>, %r: memref<8xf32>):
+    // expected-error @+1 {{'host.sum' op in a host.fused body must reduce the last axis of a buffer of the iteration shape [8, 8]}}
+    host.sum [0] ins(%x : memref<8x8xf32>) outs(%r : memref<8xf32>)
+    host.neg ins(%x : memref<8x8xf32>) outs(%o : memref<8x8xf32>)
+  }
+  return
+}
+
+// -----
+
+func.func @only_rows(%a: memref<4x8xf32>, %m: memref<4xf32>) {
+  host.fused ins(%a : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%x: memref<4x8xf32>, %r: memref<4xf32>):
+    // expected-error @+1 {{'host.sum' op in a host.fused body must reduce the last axis of a buffer of the iteration shape [4]}}
+    host.sum [1] ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>)
   }
   return
 }
