@@ -489,9 +489,14 @@ impl<'c, 'a> Runtime<'c, 'a> {
                 .collect::<Vec<_>>()
                 .join("x")
         });
+        // A negative value is `m<magnitude>`: the name stays a bare identifier.
+        let spelled = |&value: &i64| match value < 0 {
+            true => format!("m{}", value.unsigned_abs()),
+            false => value.to_string(),
+        };
         let name = std::iter::once(format!("__hir_{kind}"))
             .chain(extents)
-            .chain(values.iter().map(i64::to_string))
+            .chain(values.iter().map(spelled))
             .collect::<Vec<_>>()
             .join("_");
         let i64 = i64_type(context);
