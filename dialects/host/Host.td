@@ -582,7 +582,8 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
                        Arg<Host_FloatBuffer, "", [MemWrite]>:$output,
                        OptionalAttr<Host_Activation>:$activation);
   let assemblyFormat = [{
-    (`activation` $activation^)? `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
+    (`activation` $activation^)?
+    `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let hasVerifier = 1;
