@@ -11,6 +11,13 @@
 // RUN: hir-opt %S/Inputs/epilogue_2.mlir --hir-lower=fuse=none | FileCheck %s --check-prefix=UNFUSED
 // RUN: hir-run --check -n 2 %S/Inputs/epilogue_2.mlir | FileCheck %s --check-prefix=CHECKED
 // RUN: hir-run --check -n 2 --fuse none %S/Inputs/epilogue_2.mlir | FileCheck %s --check-prefix=CHECKED
+// A stream<2> AG+linear: its chunks in the pre-split layout, and as rings.
+// RUN: hir-opt %S/Inputs/epilogue_chunks_2.mlir --hir-lower | FileCheck %s --check-prefix=CHUNKS
+// RUN: hir-opt %S/Inputs/epilogue_chunks_2.mlir --hir-lower=p2p=nccl | FileCheck %s --check-prefix=CHUNKS
+// RUN: hir-opt %S/Inputs/epilogue_chunks_2.mlir --hir-lower=p2p=cuda | FileCheck %s --check-prefix=CHUNKS
+// RUN: hir-run --check -n 2 %S/Inputs/epilogue_chunks_2.mlir | FileCheck %s --check-prefix=ONE
+// RUN: hir-run --check -n 2 --p2p nccl %S/Inputs/epilogue_chunks_2.mlir | FileCheck %s --check-prefix=ONE
+// RUN: hir-run --check -n 2 --p2p cuda %S/Inputs/epilogue_chunks_2.mlir | FileCheck %s --check-prefix=ONE
 // RUN: hir-run -n 2 --fuse none --output-dir %t/unfused %S/Inputs/epilogue_2.mlir
 // RUN: hir-run -n 2 --expect %t/unfused %S/Inputs/epilogue_2.mlir | FileCheck %s --check-prefix=SAME
 
@@ -29,6 +36,13 @@
 // CHECKED: ran @epilogues on 2 ranks
 // CHECKED-NEXT: result0: relative error {{.*}} (tolerance 1e-4 for f32): ok
 // CHECKED-NEXT: result1: relative error {{.*}} (tolerance 3e-2 for bf16): ok
+
+// CHUNKS: scf.for
+// CHUNKS: host.linear activation gelu ins(
+// CHUNKS-NOT: host.gelu
+
+// ONE: ran @ag_linear_gelu on 2 ranks
+// ONE-NEXT: result0: relative error {{.*}} (tolerance 1e-4 for f32): ok
 
 // SAME: result0 against {{.*}}: ok
 // SAME: result1 against {{.*}}: ok

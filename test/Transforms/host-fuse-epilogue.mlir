@@ -85,6 +85,79 @@ func.func @in_stream_loop(%x: memref<4x8x16xf32>, %w: memref<16x16xf32>, %b: mem
 
 // -----
 
+// A stream<2> loop's chunks, as host-presplit-chunks leaves them: views of
+// the intermediate in the pre-split layout (memref.expand_shape), then a
+// select of chunk i for each op.
+// CHECK-LABEL: func.func @presplit_chunks
+// CHECK-NOT: host.alloc
+// CHECK: %[[Y:.*]] = memref.expand_shape %arg3
+// CHECK: host.stream_for
+// CHECK: %[[XI:.*]] = host.select
+// CHECK-NEXT: %[[YI:.*]] = host.select %[[Y]][0][%{{.*}}]
+// CHECK-NEXT: host.linear activation gelu ins(%[[XI]], %arg1, %arg2 : {{.*}}) outs(%[[YI]] : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+// CHECK-NEXT: }
+func.func @presplit_chunks(%x: memref<2x16x16xf32>, %w: memref<16x16xf32>, %b: memref<16xf32>,
+                           %y: memref<32x16xf32>) {
+  %main = host.get_current_stream : !host.stream
+  %t = host.alloc : memref<32x16xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %tc = memref.expand_shape %t [[0, 1], [2]] output_shape [2, 16, 16] : memref<32x16xf32> into memref<2x16x16xf32>
+  %yc = memref.expand_shape %y [[0, 1], [2]] output_shape [2, 16, 16] : memref<32x16xf32> into memref<2x16x16xf32>
+  host.stream_for %c0 to %c2 step %c1 from %main {
+  ^bb0(%i: index, %s: !host.stream):
+    %xi = host.select %x[0][%i] : memref<2x16x16xf32> to memref<16x16xf32, strided<[16, 1], offset: ?>>
+    %ti = host.select %tc[0][%i] : memref<2x16x16xf32> to memref<16x16xf32, strided<[16, 1], offset: ?>>
+    host.linear ins(%xi, %w, %b : memref<16x16xf32, strided<[16, 1], offset: ?>>, memref<16x16xf32>, memref<16xf32>)
+                outs(%ti : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+    %tj = host.select %tc[0][%i] : memref<2x16x16xf32> to memref<16x16xf32, strided<[16, 1], offset: ?>>
+    %yi = host.select %yc[0][%i] : memref<2x16x16xf32> to memref<16x16xf32, strided<[16, 1], offset: ?>>
+    host.gelu ins(%tj : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+              outs(%yi : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+  }
+  return
+}
+
+// -----
+
+// A ring step's chunk, as host-p2p-pipeline leaves it: each op's subview
+// has its offset computed by its own arith ops, and they are one view; the
+// output's view and its offset, computed between the two, move before the
+// linear. An offset computed otherwise (another constant) is another chunk.
+// CHECK-LABEL: func.func @ring_offsets
+// CHECK-NOT: host.alloc
+// CHECK: %[[YV:.*]] = memref.subview %arg2[%{{.*}}, 0] [8, 16] [1, 1]
+// CHECK-NEXT: host.linear activation gelu ins(%arg0, %arg1 : memref<8x16xf32>, memref<16x16xf32>) outs(%[[YV]] : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+// CHECK-NOT: activation
+// CHECK: host.gelu
+// CHECK-NEXT: return
+func.func @ring_offsets(%x: memref<8x16xf32>, %w: memref<16x16xf32>, %y: memref<16x16xf32>,
+                        %j: index) {
+  %t = host.alloc : memref<16x16xf32>
+  %c8 = arith.constant 8 : index
+  %o1 = arith.muli %j, %c8 : index
+  %tw = memref.subview %t[%o1, 0] [8, 16] [1, 1] : memref<16x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+  host.linear ins(%x, %w : memref<8x16xf32>, memref<16x16xf32>) outs(%tw : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+  %c8_0 = arith.constant 8 : index
+  %o2 = arith.muli %j, %c8_0 : index
+  %tr = memref.subview %t[%o2, 0] [8, 16] [1, 1] : memref<16x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+  %c8_1 = arith.constant 8 : index
+  %o3 = arith.muli %j, %c8_1 : index
+  %yv = memref.subview %y[%o3, 0] [8, 16] [1, 1] : memref<16x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+  host.gelu ins(%tr : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs(%yv : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+  %u = host.alloc : memref<16x16xf32>
+  %uw = memref.subview %u[%o1, 0] [8, 16] [1, 1] : memref<16x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+  host.linear ins(%x, %w : memref<8x16xf32>, memref<16x16xf32>) outs(%uw : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+  %c1 = arith.constant 1 : index
+  %o4 = arith.muli %j, %c1 : index
+  %ur = memref.subview %u[%o4, 0] [8, 16] [1, 1] : memref<16x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+  host.gelu ins(%ur : memref<8x16xf32, strided<[16, 1], offset: ?>>) outs(%yv : memref<8x16xf32, strided<[16, 1], offset: ?>>)
+  return
+}
+
+// -----
+
 // Not folded where the intermediate is used by something else: another
 // reader, a function's buffer (the caller sees it), an accumulating matmul
 // (its output holds an earlier sum).

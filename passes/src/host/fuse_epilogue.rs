@@ -11,22 +11,25 @@
 //! GEMM `g` when:
 //!
 //! - `%x` is a view of an allocation (`host.alloc`) that nothing else uses:
-//!   every op that reaches it (through `host.select` and `memref.subview`)
-//!   is `g`, writing it as its output, or the activation, reading it; `g`
-//!   writes the same view the activation reads (the same value, or views
-//!   taken alike: a stream loop's body takes the slice once for each op);
+//!   every op that reaches it (through `host.select`, `memref.subview` and
+//!   `memref.expand_shape`) is `g`, writing it as its output, or the
+//!   activation, reading it; `g` writes the same view the activation reads
+//!   (the same value, or views taken alike, of offsets computed alike: a
+//!   stream loop's body takes the slice once for each op, a ring computes
+//!   a chunk's offset once for each);
 //! - `g` is a `host.linear`, or a `host.matmul` that does not accumulate,
 //!   with no activation yet, in the activation's block before it; its output
 //!   has the element type of `%x` and `%y` (the activation's verifier makes
 //!   them one), so the product is rounded once, to that type, after the
 //!   activation;
 //! - writing `%y` at `g` instead of at the activation changes nothing else:
-//!   the ops between them are views, allocations, constants and compute
-//!   ops that do not touch `%y`'s buffer (no stream switch, sync, wait,
-//!   communication or loop: the write moves in stream order only), and `g`
-//!   reads no view of `%y`'s buffer;
-//! - `%y` is defined before `g`, or by views between them whose operands
-//!   are, which move before `g`.
+//!   the ops between them are views, `arith` ops, allocations and host
+//!   compute ops that do not touch `%y`'s buffer (no stream switch, sync,
+//!   wait, communication or loop: the write moves in stream order only),
+//!   and `g` reads no view of `%y`'s buffer;
+//! - `%y` is defined before `g`, or by views, `arith` ops and allocations
+//!   between them (of operands defined before `g` or so defined), which
+//!   move before `g`.
 //!
 //! Then `g` writes `%y` with the activation, the activation goes, and so do
 //! the views and the allocation that only it and `g` used.
@@ -137,7 +140,7 @@ impl<'c, 'a> Fold<'c, 'a> {
             || !is_plain_gemm(gemm)
             || destination(&gemm).and_then(|index| ir::operand(&gemm, index)) != Some(written)
             || gemm.operands().filter(|&value| value == written).count() != 1
-            || !same_view(written, read)
+            || !same_value(written, read)
             || !same_element_type(written, output)
             || gemm.operands().any(|value| root(value) == root(output))
         {
@@ -196,13 +199,17 @@ fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
         .map(|result| result.owner())
 }
 
-/// Whether `op` takes a view of its first operand: `host.select` or
-/// `memref.subview`.
+/// Whether `op` takes a view of its first operand: `host.select`,
+/// `memref.subview`, or `memref.expand_shape` (the pre-split layout
+/// `host-presplit-chunks` views a `stream<k>` loop's chunks in).
 fn is_view(op: &OperationRef) -> bool {
-    matches!(Op::of(op), Some(Op::HostSelect | Op::MemrefSubview))
+    matches!(
+        Op::of(op),
+        Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
+    )
 }
 
-/// The buffer a view is of (through `host.select` and `memref.subview`).
+/// The buffer a view is of (through the views of [`is_view`]).
 fn root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
     while let Some(source) = producer(value)
         .filter(is_view)
@@ -228,16 +235,26 @@ fn accesses<'c: 'a, 'a>(buffer: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, Val
     found
 }
 
-/// Whether `a` and `b` are one view: the same value, or views taken alike
-/// (the same op, operands and attributes) of one view.
-fn same_view(a: Value, b: Value) -> bool {
+/// Whether `op` computes a value from its operands alone, so that two of
+/// them of equal operands and attributes compute one value: a view
+/// ([`is_view`]) or an `arith` op (index arithmetic, constants).
+fn computes_a_value(op: &OperationRef) -> bool {
+    op.result_count() == 1 && (is_view(op) || Op::ArithConstant.same_dialect(op))
+}
+
+/// Whether `a` and `b` are one value (one view, where they are buffers):
+/// the same value, or the results of ops that compute a value alike (the
+/// same op and attributes, of operands that are one value). A stream loop's
+/// body takes the same slice once for each op, and a ring's computes its
+/// offsets once for each.
+fn same_value(a: Value, b: Value) -> bool {
     if a == b {
         return true;
     }
     let (Some(x), Some(y)) = (producer(a), producer(b)) else {
         return false;
     };
-    is_view(&x)
+    computes_a_value(&x)
         && ir::name(&x) == ir::name(&y)
         && a.r#type() == b.r#type()
         && x.operand_count() == y.operand_count()
@@ -247,11 +264,9 @@ fn same_view(a: Value, b: Value) -> bool {
             name.as_str()
                 .is_ok_and(|name| y.attribute(name).ok() == Some(value))
         })
-        && match (ir::operand(&x, 0), ir::operand(&y, 0)) {
-            (Some(p), Some(q)) => same_view(p, q),
-            _ => false,
-        }
-        && (1..x.operand_count()).all(|index| ir::operand(&x, index) == ir::operand(&y, index))
+        && x.operands()
+            .zip(y.operands())
+            .all(|(p, q)| same_value(p, q))
 }
 
 /// Whether the buffers `a` and `b` have one element type.
@@ -276,14 +291,11 @@ fn is_plain_gemm(op: OperationRef) -> bool {
 }
 
 /// Whether `op`, between the GEMM and the activation, lets the write of the
-/// activation's output move to the GEMM: a view, an allocation or a
-/// constant, or a host compute op (in destination-passing style, with no
+/// activation's output move to the GEMM: a view, an `arith` op or an
+/// allocation, or a host compute op (in destination-passing style, with no
 /// region) that does not touch the output's buffer `output`.
 fn harmless(op: OperationRef, output: Value) -> bool {
-    if matches!(
-        Op::of(&op),
-        Some(Op::HostSelect | Op::MemrefSubview | Op::HostAlloc | Op::ArithConstant)
-    ) {
+    if computes_a_value(&op) || Op::HostAlloc.is(&op) {
         return true;
     }
     Op::HostCopy.same_dialect(&op)
@@ -293,7 +305,7 @@ fn harmless(op: OperationRef, output: Value) -> bool {
 }
 
 /// The ops that define `value` after `gemm` in its block, operands first,
-/// if they are views, allocations and constants, which may move before it
+/// if they are views, `arith` ops and allocations, which may move before it
 /// (no stream switch is between them); `None` if one may not.
 fn hoistable<'c: 'a, 'a>(
     value: Value<'c, 'a>,
@@ -306,7 +318,7 @@ fn hoistable<'c: 'a, 'a>(
     if owner.block() != gemm.block() || owner.is_before_in_block(gemm) {
         return Some(ops);
     }
-    if !(is_view(&owner) || matches!(Op::of(&owner), Some(Op::HostAlloc | Op::ArithConstant))) {
+    if !(computes_a_value(&owner) || Op::HostAlloc.is(&owner)) {
         return None;
     }
     for operand in owner.operands() {
