@@ -232,6 +232,39 @@ impl Unary {
     }
 }
 
+/// An activation a GEMM applies in its epilogue (`host.linear activation
+/// gelu`, cuBLASLt's `GELU` epilogues): to each f32 element of the product
+/// (plus bias), before the one rounding to the output's element type. The
+/// code is the case of `host`'s `Activation` enum attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum Activation {
+    Gelu = 0,
+}
+
+impl Activation {
+    pub const ALL: [Activation; 1] = [Activation::Gelu];
+
+    /// The spelling of `host`'s `activation` attribute, also the entries'.
+    pub const fn name(self) -> &'static str {
+        self.unary().name()
+    }
+
+    /// The elementwise op it applies, whose [`Unary::eval`] it computes.
+    pub const fn unary(self) -> Unary {
+        match self {
+            Activation::Gelu => Unary::Gelu,
+        }
+    }
+
+    /// The activation of the attribute's code.
+    pub fn from_code(code: i64) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|activation| *activation as i64 == code)
+    }
+}
+
 /// Elementwise binary operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Binary {
@@ -384,6 +417,14 @@ pub enum Entry {
     Linear(DType),
     /// `void (buf in, buf weight, buf bias, buf out)`.
     LinearBias(DType),
+    /// `void (buf lhs, buf rhs, buf out)`: `Matmul` with the activation
+    /// applied to each f32 element before its rounding.
+    MatmulActivation(Activation, DType),
+    /// `void (buf in, buf weight, buf out)`: `Linear` with the activation.
+    LinearActivation(Activation, DType),
+    /// `void (buf in, buf weight, buf bias, buf out)`: `LinearBias` with the
+    /// activation, applied after the bias.
+    LinearBiasActivation(Activation, DType),
     /// `void (buf q, buf k, buf v, buf out, f64 scale, i64 causal)`:
     /// scaled dot-product attention, `q [B.., Sq, D]`, `k [B.., Sk, D]`,
     /// `v [B.., Sk, Dv]`, `out [B.., Sq, Dv]`; `causal` nonzero hides key
@@ -462,6 +503,13 @@ impl Entry {
                 .into_iter()
                 .chain(DType::ALL.map(|to| Cast(dtype, to)))
                 .chain(self::Unary::ALL.map(|op| Unary(op, dtype)))
+                .chain(Activation::ALL.into_iter().flat_map(|activation| {
+                    [
+                        MatmulActivation(activation, dtype),
+                        LinearActivation(activation, dtype),
+                        LinearBiasActivation(activation, dtype),
+                    ]
+                }))
                 .chain(self::Binary::ALL.map(|op| Binary(op, dtype)))
                 .chain(self::Reduction::ALL.map(|op| Reduction(op, dtype)))
                 .chain(self::Collective::ALL.map(|op| Collective(op, dtype)));
@@ -483,6 +531,9 @@ impl Entry {
             | MatmulAccumulate(dtype)
             | Linear(dtype)
             | LinearBias(dtype)
+            | MatmulActivation(_, dtype)
+            | LinearActivation(_, dtype)
+            | LinearBiasActivation(_, dtype)
             | Attention(dtype)
             | AttentionMask(dtype) => dtype.is_float(),
             Fused(n) => n >= 1 && n <= fused::MAX_BUFFERS,
@@ -553,6 +604,9 @@ impl fmt::Display for Entry {
             MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),
             LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
+            MatmulActivation(a, t) => write!(f, "matmul_{}_{}", a.name(), t.mlir()),
+            LinearActivation(a, t) => write!(f, "linear_{}_{}", a.name(), t.mlir()),
+            LinearBiasActivation(a, t) => write!(f, "linear_bias_{}_{}", a.name(), t.mlir()),
             Attention(t) => write!(f, "attention_{}", t.mlir()),
             AttentionMask(t) => write!(f, "attention_mask_{}", t.mlir()),
             Fused(n) => write!(f, "fused_{n}"),
@@ -584,6 +638,10 @@ mod tests {
         assert!(names.contains("_mlir_ciface_hir_rt_fused_8"));
         assert!(names.contains("_mlir_ciface_hir_rt_allreduce_i64"));
         assert!(names.contains("_mlir_ciface_hir_rt_iota_i32"));
+        assert!(names.contains("_mlir_ciface_hir_rt_linear_bias_gelu_bf16"));
+        assert!(names.contains("_mlir_ciface_hir_rt_matmul_gelu_f32"));
+        assert_eq!(Activation::from_code(0), Some(Activation::Gelu));
+        assert_eq!(Activation::from_code(1), None);
     }
 
     #[test]
@@ -615,6 +673,9 @@ mod tests {
                 Entry::MatmulAccumulate(dtype),
                 Entry::Linear(dtype),
                 Entry::LinearBias(dtype),
+                Entry::MatmulActivation(Activation::Gelu, dtype),
+                Entry::LinearActivation(Activation::Gelu, dtype),
+                Entry::LinearBiasActivation(Activation::Gelu, dtype),
                 Entry::Send(dtype),
                 Entry::Recv(dtype),
                 Entry::ShareMemHandle(dtype),

@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "common/Traits.td"
 include "common/AxisMap.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
@@ -50,6 +51,15 @@ def Host_StreamType : TypeDef<Host_Dialect, "Stream"> {
 // take floats only.
 def Host_Buffer : MemRefOf<[F16, BF16, F32, I32, I64]>;
 def Host_FloatBuffer : MemRefOf<[F16, BF16, F32]>;
+
+// An activation a GEMM applies in its epilogue: to the f32 product plus
+// bias, before the one rounding to the output's element type (cuBLASLt's
+// GELU epilogues).
+def Host_Activation : I32EnumAttr<"Activation", "an activation in a GEMM's epilogue", [
+    I32EnumAttrCase<"gelu", 0>
+  ]> {
+  let cppNamespace = "::hir::host";
+}
 
 class Host_Op<string mnemonic, list<Trait> traits = []>
     : Op<Host_Dialect, mnemonic, !listconcat(traits, [HIR_SizesFit])>;
@@ -520,6 +530,15 @@ def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction, HIR_AxisMapOpInte
     host.matmul ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
                 outs(%c : memref<256x2048xbf16>) {accumulate}
     ```
+
+    With `activation gelu`, the activation is applied to each f32 element of
+    the product before its one rounding (the GEMM's epilogue); not with
+    `accumulate`.
+
+    ```mlir
+    host.matmul activation gelu ins(%a, %b : memref<256x1024xbf16>, memref<1024x2048xbf16>)
+                outs(%c : memref<256x2048xbf16>)
+    ```
   }];
   // The output is read too when `accumulate` is set: declaring the read
   // always keeps the effects correct for both forms (ODS effects cannot
@@ -527,8 +546,10 @@ def Host_MatmulOp : Host_ComputeOp<"matmul", [HIR_Contraction, HIR_AxisMapOpInte
   let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$lhs,
                        Arg<Host_FloatBuffer, "", [MemRead]>:$rhs,
                        Arg<Host_FloatBuffer, "", [MemRead, MemWrite]>:$output,
-                       UnitAttr:$accumulate);
+                       UnitAttr:$accumulate,
+                       OptionalAttr<Host_Activation>:$activation);
   let assemblyFormat = [{
+    (`activation` $activation^)?
     `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
     `outs` `(` $output `:` type($output) `)` attr-dict
   }];
@@ -543,18 +564,25 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
   let summary = "input times transposed weight plus optional bias, into a buffer";
   let description = [{
     `input` is `[B..., K]`, `weight` is `[N, K]`, `bias` is `[N]`, `output` is
-    `[B..., N]`.
+    `[B..., N]`. With `activation gelu`, the activation is applied to each
+    f32 element of the product plus bias before its one rounding to the
+    element type (the GEMM's epilogue, cuBLASLt's `GELU_BIAS`).
 
     ```mlir
     host.linear ins(%x, %w, %b : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
                 outs(%y : memref<8x32xf32>)
+    host.linear activation gelu ins(%x, %w, %b : memref<8x64xbf16>, memref<32x64xbf16>,
+                                    memref<32xbf16>)
+                outs(%y : memref<8x32xbf16>)
     ```
   }];
   let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$input,
                        Arg<Host_FloatBuffer, "", [MemRead]>:$weight,
                        Arg<Optional<Host_FloatBuffer>, "", [MemRead]>:$bias,
-                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output);
+                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output,
+                       OptionalAttr<Host_Activation>:$activation);
   let assemblyFormat = [{
+    (`activation` $activation^)?
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];

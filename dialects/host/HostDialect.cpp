@@ -12,6 +12,7 @@ using namespace hir;
 using namespace hir::host;
 
 #include "host/HostDialect.cpp.inc"
+#include "host/HostEnums.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "host/HostTypes.cpp.inc"
@@ -182,6 +183,12 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult MatmulOp::verify() {
+  // The epilogue would apply to the accumulated sum, which the unfused ops
+  // never compute: the activation belongs to a GEMM that writes its output.
+  if (getActivation() && getAccumulate())
+    return emitOpError() << "cannot apply activation "
+                         << stringifyActivation(*getActivation())
+                         << " with accumulate: an epilogue applies to a GEMM that writes its output";
   return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getOutput()),
                       /*allowVectorLhs=*/true);
 }

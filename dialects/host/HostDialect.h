@@ -16,6 +16,7 @@
 #include "common/SizesFit.h"
 
 #include "host/HostDialect.h.inc"
+#include "host/HostEnums.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "host/HostTypes.h.inc"

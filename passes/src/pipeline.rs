@@ -63,7 +63,9 @@ crate::choice! {
     pub enum Fuse {
         /// One kernel per op.
         None = "none",
-        /// Each chain of elementwise ops one kernel (host-fuse-elementwise).
+        /// An activation after a GEMM its epilogue (host-fuse-epilogue),
+        /// then each chain of elementwise ops one kernel
+        /// (host-fuse-elementwise).
         Elementwise = "elementwise",
     }
 }
@@ -106,7 +108,7 @@ const RING_SYNC: OptionInfo = OptionInfo {
 
 const FUSE: OptionInfo = OptionInfo {
     name: "fuse",
-    description: "Pointwise fusion: elementwise (host-fuse-elementwise: each chain of elementwise ops one kernel; the default) or none (one kernel per op)",
+    description: "Pointwise fusion: elementwise (host-fuse-epilogue: an activation after a GEMM its epilogue, then host-fuse-elementwise: each chain of elementwise ops one kernel; the default) or none (one kernel per op)",
     default: "elementwise",
 };
 
@@ -314,7 +316,9 @@ impl LowerOptions {
         if self.fuse == Fuse::Elementwise {
             // After the pipelines, which rewrite the stream loops around the
             // chains, and before the deallocs, so that the allocations fusion
-            // makes temporaries go.
+            // makes temporaries go. Epilogues first: an activation a GEMM
+            // takes is no kernel at all, and would otherwise join a chain.
+            passes.push("func.func(host-fuse-epilogue)".to_owned());
             passes.push("func.func(host-fuse-elementwise)".to_owned());
         }
         passes.push("func.func(host-insert-dealloc)".to_owned());
@@ -404,7 +408,11 @@ mod tests {
         let plain = passes("fuse=none");
         assert!(plain.starts_with("fusion-propagate-sharding,"));
         assert!(plain.ends_with("func.func(host-insert-dealloc),func.func(host-lower-stream-for)"));
-        assert!(!plain.contains("p2p-pipeline") && !plain.contains("fuse-elementwise"));
+        assert!(
+            !plain.contains("p2p-pipeline")
+                && !plain.contains("fuse-elementwise")
+                && !plain.contains("fuse-epilogue")
+        );
         assert!(
             passes("p2p=cuda ring-chunks=2 allreduce=ring").contains(
                 "host-p2p-pipeline{backend=cuda chunks=2 allreduce=ring stream-sync=step}"
@@ -412,7 +420,9 @@ mod tests {
         );
         assert!(passes("allgather=broadcast").contains("host-broadcast-pipeline"));
         assert!(passes("reduce-scatter=reduce").contains("host-reduce-pipeline"));
-        assert!(passes("").contains("host-fuse-elementwise"));
+        assert!(
+            passes("").contains("func.func(host-fuse-epilogue),func.func(host-fuse-elementwise),")
+        );
         assert!(passes("num-streams=3").contains("host-stream-parallelize{num-streams=3}"));
     }
 }

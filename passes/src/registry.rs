@@ -212,6 +212,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::reduce_pipeline::create()),
     },
     PassInfo {
+        argument: host::fuse_epilogue::ARGUMENT,
+        description: "Fold an activation (host.gelu) into the epilogue of the GEMM that writes its input, when nothing else uses that buffer",
+        anchor: host::fuse_epilogue::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::fuse_epilogue::create()),
+    },
+    PassInfo {
         argument: host::fuse_elementwise::ARGUMENT,
         description: "Group each chain of elementwise host ops (and broadcasts of their inputs) into one host.fused kernel",
         anchor: host::fuse_elementwise::ANCHOR,

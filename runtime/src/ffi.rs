@@ -91,6 +91,10 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::Matmul(t) => (KernelOp::Matmul, t, t),
             Entry::MatmulAccumulate(t) => (KernelOp::MatmulAccumulate, t, t),
             Entry::Linear(t) | Entry::LinearBias(t) => (KernelOp::Linear, t, t),
+            Entry::MatmulActivation(a, t) => (KernelOp::MatmulActivation(a), t, t),
+            Entry::LinearActivation(a, t) | Entry::LinearBiasActivation(a, t) => {
+                (KernelOp::LinearActivation(a), t, t)
+            }
             _ => unreachable!("{entry} is not a compute entry"),
         };
         let op = match (op, axes) {
@@ -512,6 +516,7 @@ macro_rules! entries {
     };
 }
 
+use hir_abi::Activation;
 use hir_abi::Binary::{Add, Div, Max, Min, Mul, Sub};
 use hir_abi::Collective::{
     Allgather, Allreduce, Alltoall, Broadcast, Gather, Reduce, ReduceScatter, Scatter,
@@ -624,6 +629,15 @@ entries! {
     ternary _mlir_ciface_hir_rt_linear_bias_f32 = Entry::LinearBias(F32);
     ternary _mlir_ciface_hir_rt_linear_bias_bf16 = Entry::LinearBias(BF16);
     ternary _mlir_ciface_hir_rt_linear_bias_f16 = Entry::LinearBias(F16);
+    binary _mlir_ciface_hir_rt_matmul_gelu_f32 = Entry::MatmulActivation(Activation::Gelu, F32);
+    binary _mlir_ciface_hir_rt_matmul_gelu_bf16 = Entry::MatmulActivation(Activation::Gelu, BF16);
+    binary _mlir_ciface_hir_rt_matmul_gelu_f16 = Entry::MatmulActivation(Activation::Gelu, F16);
+    binary _mlir_ciface_hir_rt_linear_gelu_f32 = Entry::LinearActivation(Activation::Gelu, F32);
+    binary _mlir_ciface_hir_rt_linear_gelu_bf16 = Entry::LinearActivation(Activation::Gelu, BF16);
+    binary _mlir_ciface_hir_rt_linear_gelu_f16 = Entry::LinearActivation(Activation::Gelu, F16);
+    ternary _mlir_ciface_hir_rt_linear_bias_gelu_f32 = Entry::LinearBiasActivation(Activation::Gelu, F32);
+    ternary _mlir_ciface_hir_rt_linear_bias_gelu_bf16 = Entry::LinearBiasActivation(Activation::Gelu, BF16);
+    ternary _mlir_ciface_hir_rt_linear_bias_gelu_f16 = Entry::LinearBiasActivation(Activation::Gelu, F16);
     attention _mlir_ciface_hir_rt_attention_f32 = Entry::Attention(F32);
     attention _mlir_ciface_hir_rt_attention_bf16 = Entry::Attention(BF16);
     attention _mlir_ciface_hir_rt_attention_f16 = Entry::Attention(F16);

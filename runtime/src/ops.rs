@@ -4,7 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::memref::View;
-use hir_abi::{Binary, Collective, DType, Entry, ReduceKind, Reduction, Transport, Unary};
+use hir_abi::{
+    Activation, Binary, Collective, DType, Entry, ReduceKind, Reduction, Transport, Unary,
+};
 use std::fmt;
 use std::sync::Arc;
 
@@ -86,6 +88,12 @@ pub enum KernelOp {
     MatmulAccumulate,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
+    /// As `Matmul`, the activation applied to each f32 element before its
+    /// rounding (the GEMM's epilogue).
+    MatmulActivation(Activation),
+    /// As `Linear`, the activation applied after the bias, before the
+    /// rounding.
+    LinearActivation(Activation),
     /// No input: every output element is this value, rounded to the
     /// output's element type.
     Fill(f64),
@@ -104,6 +112,23 @@ pub enum KernelOp {
         scale: f64,
         causal: bool,
     },
+}
+
+impl KernelOp {
+    /// The activation a GEMM's epilogue applies, if the op is one that does.
+    pub fn activation(&self) -> Option<Activation> {
+        match *self {
+            KernelOp::MatmulActivation(activation) | KernelOp::LinearActivation(activation) => {
+                Some(activation)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the op is a linear (`input x weight^T (+ bias)`).
+    pub fn is_linear(&self) -> bool {
+        matches!(self, KernelOp::Linear | KernelOp::LinearActivation(_))
+    }
 }
 
 /// A compute op with its buffers: inputs in ABI order, then the output.
@@ -130,6 +155,11 @@ impl Kernel {
             KernelOp::MatmulAccumulate => Entry::MatmulAccumulate(dtype),
             KernelOp::Linear if self.inputs.len() == 3 => Entry::LinearBias(dtype),
             KernelOp::Linear => Entry::Linear(dtype),
+            &KernelOp::MatmulActivation(a) => Entry::MatmulActivation(a, dtype),
+            &KernelOp::LinearActivation(a) if self.inputs.len() == 3 => {
+                Entry::LinearBiasActivation(a, dtype)
+            }
+            &KernelOp::LinearActivation(a) => Entry::LinearActivation(a, dtype),
             KernelOp::Fill(_) => Entry::Fill(dtype),
             KernelOp::Iota { .. } => Entry::Iota(dtype),
             KernelOp::Attention { .. } if self.inputs.len() == 4 => Entry::AttentionMask(dtype),
@@ -140,8 +170,11 @@ impl Kernel {
     /// Checks the buffers' shapes and element types against the op.
     pub fn validate(&self) -> Result<()> {
         let arity = match self.op {
-            KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
-            KernelOp::Linear => 2..=3,
+            KernelOp::Binary(_)
+            | KernelOp::Matmul
+            | KernelOp::MatmulAccumulate
+            | KernelOp::MatmulActivation(_) => 2..=2,
+            KernelOp::Linear | KernelOp::LinearActivation(_) => 2..=3,
             KernelOp::Where => 3..=3,
             KernelOp::Attention { .. } => 3..=4,
             KernelOp::Fill(_) | KernelOp::Iota { .. } => 0..=0,
@@ -203,7 +236,9 @@ impl Kernel {
                     .collect();
                 same_shape("input", input, &kept)
             }
-            KernelOp::Matmul | KernelOp::MatmulAccumulate if input.len() == 1 => {
+            KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::MatmulActivation(_)
+                if input.len() == 1 =>
+            {
                 let rhs = &self.inputs[1].sizes;
                 if rhs.len() != 2 || rhs[0] != input[0] {
                     return Err(invalid(format!(
@@ -212,7 +247,7 @@ impl Kernel {
                 }
                 same_shape("output", output, &rhs[1..])
             }
-            KernelOp::Matmul | KernelOp::MatmulAccumulate => {
+            KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::MatmulActivation(_) => {
                 let rhs = &self.inputs[1].sizes;
                 if input.len() < 2 || rhs.len() < 2 {
                     return Err(invalid(format!(
@@ -234,7 +269,7 @@ impl Kernel {
                 }
                 same_shape("output", output, &[&batch[..], &[m, n]].concat())
             }
-            KernelOp::Linear => {
+            KernelOp::Linear | KernelOp::LinearActivation(_) => {
                 let weight = &self.inputs[1].sizes;
                 if input.is_empty() || weight.len() != 2 || weight[1] != input[input.len() - 1] {
                     return Err(invalid(format!(

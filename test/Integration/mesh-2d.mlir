@@ -12,9 +12,8 @@
 // CHECK: result0: relative error {{.*}}: ok
 
 // HOST: comm.allgather %{{.*}} axis 1 team {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
-// HOST: host.linear
-// HOST: host.gelu
-// HOST: host.linear
+// HOST: host.linear activation gelu
+// HOST: host.linear ins
 // HOST: comm.reduce_scatter %{{.*}} sum axis 1 team {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]
 
 // LLVM: memref.global "private" constant @__hir_team_2x4_0_1_2_3_4_5_6_7 : memref<2x4xi64> = dense<{{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]>

@@ -15,9 +15,8 @@
 // HOST:     comm.allgather %arg0 into %{{.*}} axis 2 team {{\[}}[0, 1], [2, 3], [4, 5], [6, 7]]
 // HOST:     comm.allgather %arg1 into %{{.*}} axis 1 team {{\[}}[0, 2], [1, 3], [4, 6], [5, 7]]
 // HOST:     comm.allgather %arg3 into %{{.*}} team {{\[}}[0, 2], [1, 3], [4, 6], [5, 7]]
-// HOST:     host.linear
-// HOST:     host.gelu
-// HOST:     host.linear
+// HOST:     host.linear activation gelu
+// HOST:     host.linear ins
 // HOST:     comm.reduce_scatter %{{.*}} sum axis 2 team {{\[}}[0, 1], [2, 3], [4, 5], [6, 7]]
 
 // GRID: ran @grid3d on 8 ranks

@@ -35,6 +35,7 @@
 // TIMING-NEXT: {{%\) +}}host-stream-parallelize{{$}}
 // TIMING-NEXT: {{%\) +}}host-presplit-chunks{{$}}
 // TIMING-NEXT: {{%\) +}}host-p2p-pipeline{{$}}
+// TIMING-NEXT: {{%\) +}}host-fuse-epilogue{{$}}
 // TIMING-NEXT: {{%\) +}}host-fuse-elementwise{{$}}
 // TIMING-NEXT: {{%\) +}}host-insert-dealloc{{$}}
 // TIMING-NEXT: {{%\) +}}host-lower-stream-for{{$}}
@@ -52,6 +53,7 @@
 // IR-COUNT-1: IR Dump After host-stream-parallelize (host-stream-parallelize)
 // IR-COUNT-1: IR Dump After host-presplit-chunks (host-presplit-chunks)
 // IR-COUNT-1: IR Dump After host-p2p-pipeline (host-p2p-pipeline)
+// IR-COUNT-1: IR Dump After host-fuse-epilogue (host-fuse-epilogue)
 // IR-COUNT-1: IR Dump After host-fuse-elementwise (host-fuse-elementwise)
 // IR-COUNT-1: IR Dump After host-insert-dealloc (host-insert-dealloc)
 // IR-COUNT-1: IR Dump After host-lower-stream-for (host-lower-stream-for)

@@ -4,7 +4,8 @@
 //!
 //! - Compute ops call their dtype-suffixed entry with every buffer cast to
 //!   an unranked memref (`host.matmul {accumulate}` calls
-//!   `hir_rt_matmul_acc_<T>`); reduction and broadcast axes are
+//!   `hir_rt_matmul_acc_<T>`, `host.linear activation gelu` with a bias
+//!   `hir_rt_linear_bias_gelu_<T>`); reduction and broadcast axes are
 //!   `memref<*xi64>` constants (`memref.global`); `host.attention` passes
 //!   its scale as an `f64` and `causal` as an `i64` after the buffers.
 //! - `host.alloc` calls `hir_rt_alloc(site, bytes)`, `site` numbering the
@@ -54,7 +55,7 @@ use super::runtime_calls::{
 };
 use crate::ops::Op;
 use crate::{HirPass, ir, patterns, rewrite};
-use hir_abi::{Binary, Entry, Reduction, Unary};
+use hir_abi::{Activation, Binary, Entry, Reduction, Unary};
 use hir_dialects::OpKind;
 use melior::{
     RewriterBase,
@@ -345,18 +346,36 @@ fn iota<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> 
 }
 
 /// A contraction (its ODS trait): `host.matmul` (`{accumulate}` calls the
-/// accumulating entry) and `host.linear` (with or without a bias).
+/// accumulating entry) and `host.linear` (with or without a bias); with an
+/// `activation`, the entry of that epilogue.
 fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
     let op = runtime.op();
     if OpKind::of(&op) != OpKind::Contraction {
         return Err(no_lowering(&op));
     }
     let element = dtype(&op, runtime.operand(0))?;
-    let entry = match Op::of(&op) {
-        Some(Op::HostMatmul) if op.has_attribute("accumulate") => Entry::MatmulAccumulate(element),
-        Some(Op::HostMatmul) => Entry::Matmul(element),
-        Some(Op::HostLinear) if op.operand_count() == 4 => Entry::LinearBias(element),
-        Some(Op::HostLinear) => Entry::Linear(element),
+    let activation = match ir::integer_attribute(&op, "activation") {
+        None => None,
+        Some(code) => Some(Activation::from_code(code).ok_or_else(|| {
+            Failure::new(
+                op.location(),
+                format!("'{}' op has an unknown activation {code}", ir::name(&op)),
+            )
+        })?),
+    };
+    let bias = op.operand_count() == 4;
+    let entry = match (Op::of(&op), activation) {
+        (Some(Op::HostMatmul), None) if op.has_attribute("accumulate") => {
+            Entry::MatmulAccumulate(element)
+        }
+        (Some(Op::HostMatmul), None) => Entry::Matmul(element),
+        (Some(Op::HostMatmul), Some(activation)) => Entry::MatmulActivation(activation, element),
+        (Some(Op::HostLinear), None) if bias => Entry::LinearBias(element),
+        (Some(Op::HostLinear), None) => Entry::Linear(element),
+        (Some(Op::HostLinear), Some(activation)) if bias => {
+            Entry::LinearBiasActivation(activation, element)
+        }
+        (Some(Op::HostLinear), Some(activation)) => Entry::LinearActivation(activation, element),
         _ => return Err(no_lowering(&op)),
     };
     runtime.call(entry, &runtime.buffers())?;

@@ -2,6 +2,7 @@
 
 pub mod broadcast_pipeline;
 pub mod fuse_elementwise;
+pub mod fuse_epilogue;
 pub mod insert_dealloc;
 pub mod lower_stream_for;
 pub mod p2p_pipeline;

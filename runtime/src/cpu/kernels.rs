@@ -2,7 +2,8 @@
 //! from them `super::casts`'): every kernel reads its strided inputs into
 //! contiguous f32 (the accumulation type of every dtype), computes, and
 //! writes the output view rounding once to its element type (through
-//! `super::elements`). A kernel of another type is handed on from [`run`],
+//! `super::elements`); a GEMM's activation epilogue applies before that
+//! rounding. A kernel of another type is handed on from [`run`],
 //! as is attention, `super::attention`'s.
 
 use super::elements::{
@@ -144,7 +145,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
         (_, Some(input)) => input,
         (_, None) => unreachable!("validated: the other ops have an input"),
     };
-    let values = match &kernel.op {
+    let mut values = match &kernel.op {
         KernelOp::Copy => {
             copy(input, out);
             return Ok(());
@@ -193,7 +194,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             spread.extend(sources.into_iter().map(|source| values[source]));
             spread
         }
-        KernelOp::Matmul | KernelOp::MatmulAccumulate => {
+        KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::MatmulActivation(_) => {
             let rhs = &kernel.inputs[1];
             let rank = input.rank();
             let (k, n) = (input.sizes[rank - 1], rhs.sizes[rhs.rank() - 1]);
@@ -215,7 +216,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             }
             values
         }
-        KernelOp::Linear => {
+        KernelOp::Linear | KernelOp::LinearActivation(_) => {
             let weight = &kernel.inputs[1];
             let (n, k) = (weight.sizes[0], weight.sizes[1]);
             let rows = input.numel() / k.max(1);
@@ -237,6 +238,13 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
         &KernelOp::Attention { scale, causal } => super::attention::run(kernel, scale, causal)?,
         KernelOp::Fill(_) | KernelOp::Iota { .. } => unreachable!("generated above"),
     };
+    // A GEMM's epilogue: on the f32 product (plus bias), before `store`'s
+    // one rounding.
+    if let Some(activation) = kernel.op.activation() {
+        values
+            .iter_mut()
+            .for_each(|x| *x = unary(activation.unary(), *x));
+    }
     store(out, &values);
     Ok(())
 }

@@ -13,11 +13,13 @@
 //! that does not collapse to one stride goes through a contiguous copy.
 //!
 //! Compute is f32 for every dtype (tf32 off); bias is cuBLASLt's `BIAS`
-//! epilogue; an accumulating matmul passes `beta = 1`, with the output as
+//! epilogue, and a GELU activation its `GELU_BIAS` (`GELU` without a bias):
+//! applied to the f32 product plus bias before the one rounding to the
+//! output's type; an accumulating matmul passes `beta = 1`, with the output as
 //! cuBLASLt's C as well as its D (C + A B in f32, rounded once). Plans
 //! (descriptors, layouts and the heuristic's algorithm) are cached by shape,
-//! strides and pointer alignment; each stream has its own workspace, since
-//! matmuls on different streams run concurrently.
+//! strides, pointer alignment and epilogue; each stream has its own
+//! workspace, since matmuls on different streams run concurrently.
 
 use super::kernels::Kernels;
 use super::scratch::Scratch;
@@ -25,7 +27,7 @@ use super::{Check, Stream};
 use crate::error::{Error, Result};
 use crate::memref::View;
 use cudarc::cublaslt::{result as lt, sys};
-use hir_abi::DType;
+use hir_abi::{Activation, DType};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
@@ -99,6 +101,20 @@ struct Key {
     batch: i32,
     bias: bool,
     accumulate: bool,
+    activation: Option<Activation>,
+}
+
+impl Key {
+    /// cuBLASLt's epilogue for the bias and activation, if any.
+    fn epilogue(&self) -> Option<sys::cublasLtEpilogue_t> {
+        use sys::cublasLtEpilogue_t::*;
+        match (self.bias, self.activation) {
+            (false, None) => None,
+            (true, None) => Some(CUBLASLT_EPILOGUE_BIAS),
+            (false, Some(Activation::Gelu)) => Some(CUBLASLT_EPILOGUE_GELU),
+            (true, Some(Activation::Gelu)) => Some(CUBLASLT_EPILOGUE_GELU_BIAS),
+        }
+    }
 }
 
 /// Cached descriptors and algorithm of one [`Key`].
@@ -180,12 +196,8 @@ impl Plan {
         unsafe {
             set(desc, D::CUBLASLT_MATMUL_DESC_TRANSA, &op(key.a.transposed))?;
             set(desc, D::CUBLASLT_MATMUL_DESC_TRANSB, &op(key.b.transposed))?;
-            if key.bias {
-                set(
-                    desc,
-                    D::CUBLASLT_MATMUL_DESC_EPILOGUE,
-                    &sys::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_BIAS,
-                )?;
+            if let Some(epilogue) = key.epilogue() {
+                set(desc, D::CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue)?;
             }
         }
         let layouts = [
@@ -250,13 +262,16 @@ impl Plan {
 /// A GEMM to run: `d = a-side x b-side (+ bias)` in row-major terms, with
 /// `lhs [batch, m, k]`, `rhs [batch, k, n]`, `out [batch, m, n]` given as
 /// views of rank 3 (batch axis first; an input's possibly of stride 0);
-/// `accumulate` adds the product to `out`'s values instead.
+/// `accumulate` adds the product to `out`'s values instead; `activation`
+/// applies to each f32 element of the product plus bias before the rounding
+/// (never with `accumulate`: no kernel op is both).
 pub(crate) struct Gemm<'a> {
     pub lhs: &'a View,
     pub rhs: &'a View,
     pub bias: Option<&'a View>,
     pub out: &'a View,
     pub accumulate: bool,
+    pub activation: Option<Activation>,
 }
 
 impl Blas {
@@ -283,6 +298,7 @@ impl Blas {
             bias,
             out,
             accumulate,
+            activation,
         } = gemm;
         let (batch, m, n) = (lhs.sizes[0], lhs.sizes[1], out.sizes[2]);
         if batch * m * n == 0 {
@@ -351,6 +367,7 @@ impl Blas {
             })?,
             bias: bias.is_some(),
             accumulate,
+            activation,
         };
         if !self.plans.contains_key(&key) {
             let plan = Plan::new(self.handle, &key)?;

@@ -29,13 +29,14 @@ impl CudaDevice {
             KernelOp::Attention { scale, causal } => {
                 super::attention::launch(state, kernel, *scale, *causal)
             }
-            KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
+            KernelOp::Matmul
+            | KernelOp::MatmulAccumulate
+            | KernelOp::MatmulActivation(_)
+            | KernelOp::Linear
+            | KernelOp::LinearActivation(_) => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::new(state.poison);
-                let bias = kernel
-                    .inputs
-                    .get(2)
-                    .filter(|_| kernel.op == KernelOp::Linear);
+                let bias = kernel.inputs.get(2).filter(|_| kernel.op.is_linear());
                 for (lhs, rhs, out) in &gemms(kernel) {
                     let gemm = Gemm {
                         lhs,
@@ -43,6 +44,7 @@ impl CudaDevice {
                         bias,
                         out,
                         accumulate: kernel.op == KernelOp::MatmulAccumulate,
+                        activation: kernel.op.activation(),
                     };
                     state
                         .blas
@@ -77,7 +79,7 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
     let (lhs, out) = (&kernel.inputs[0], &kernel.output);
     // As row-major [batch.., m, k] x [batch.. or none, k, n].
     let (mut lhs, rhs, mut out) = match kernel.op {
-        KernelOp::Linear => {
+        KernelOp::Linear | KernelOp::LinearActivation(_) => {
             let weight = &kernel.inputs[1];
             let transposed = View {
                 sizes: vec![weight.sizes[1], weight.sizes[0]],

@@ -237,6 +237,22 @@ func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memre
   return
 }
 
+// GEMMs with an activation epilogue: linear with and without bias, matmul.
+// CHECK-LABEL: func.func @gemm_epilogue
+// CHECK-NEXT: host.linear activation gelu ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x64xbf16>, memref<32x64xbf16>, memref<32xbf16>) outs(%{{.*}} : memref<8x32xbf16>)
+// CHECK-NEXT: host.linear activation gelu ins(%{{.*}}, %{{.*}} : memref<8x64xbf16>, memref<32x64xbf16>) outs(%{{.*}} : memref<8x32xbf16>)
+// CHECK-NEXT: host.matmul activation gelu ins(%{{.*}}, %{{.*}} : memref<8x64xbf16>, memref<64x32xbf16>) outs(%{{.*}} : memref<8x32xbf16>)
+func.func @gemm_epilogue(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %b: memref<32xbf16>,
+                         %k: memref<64x32xbf16>, %y: memref<8x32xbf16>) {
+  host.linear activation gelu ins(%x, %w, %b : memref<8x64xbf16>, memref<32x64xbf16>, memref<32xbf16>)
+              outs(%y : memref<8x32xbf16>)
+  host.linear activation gelu ins(%x, %w : memref<8x64xbf16>, memref<32x64xbf16>)
+              outs(%y : memref<8x32xbf16>)
+  host.matmul activation gelu ins(%x, %k : memref<8x64xbf16>, memref<64x32xbf16>)
+              outs(%y : memref<8x32xbf16>)
+  return
+}
+
 // Attention: causal over heads, with a mask, and on the strided views of a
 // stream loop's iteration (rank-reduced, the mask whole).
 // CHECK-LABEL: func.func @attention

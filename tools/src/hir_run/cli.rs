@@ -50,8 +50,9 @@ pub struct Options {
     /// nvFuser's inter_stream_synchronization; hir-lower's ring-sync option)
     #[arg(long, default_value = "step", value_parser = choice::<StreamSync>())]
     pub ring_sync: StreamSync,
-    /// Pointwise fusion: each chain of elementwise ops one fused kernel (elementwise, the
-    /// default), or one kernel per op (none); hir-lower's fuse option
+    /// Pointwise fusion: a gelu after a GEMM the GEMM's epilogue and each chain of
+    /// elementwise ops one fused kernel (elementwise, the default), or one kernel per op
+    /// (none); hir-lower's fuse option
     #[arg(long, default_value = "elementwise", value_parser = choice::<Fuse>())]
     pub fuse: Fuse,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)

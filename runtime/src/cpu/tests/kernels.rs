@@ -235,6 +235,57 @@ fn matmul_accumulate_rounds_the_sum_once() {
     assert_eq!(out[0], [1.0 + 2f32.powi(-7)]);
 }
 
+#[test]
+fn gemm_epilogue_rounds_once_after_the_activation() {
+    // x [1, 2] = [1, 1], w [n, 2] with row j = [1, j / 1024], bias -0.5: the
+    // f32 result plus bias is 0.5 + j / 1024, exact in f32 but not in bf16
+    // (8 significant bits: a step of 4 / 1024 there). The epilogue applies
+    // gelu to it and rounds once; a linear then a gelu would round it to
+    // bf16 first.
+    let n = 32;
+    let gelu = |x: f32| crate::cpu::kernels::unary(hir_abi::Activation::Gelu.unary(), x);
+    let round = |x: f32| half::bf16::from_f32(x).to_f32();
+    let world = world(1, 1);
+    let (with_bias, without_bias) = world
+        .run(|device| {
+            let mut x = array(DType::BF16, &[1, 2], |_| 1.0);
+            let mut w = array(DType::BF16, &[n, 2], |e| {
+                if e % 2 == 0 {
+                    1.0
+                } else {
+                    (e / 2) as f32 / 1024.0
+                }
+            });
+            let mut bias = array(DType::BF16, &[n], |_| -0.5);
+            let mut out = array(DType::BF16, &[1, n], |_| 0.0);
+            let mut plain = array(DType::BF16, &[1, n], |_| 0.0);
+            let activation = KernelOp::LinearActivation(hir_abi::Activation::Gelu);
+            let inputs = vec![view(&mut x), view(&mut w)];
+            let biased = [inputs.clone(), vec![view(&mut bias)]].concat();
+            device
+                .compute(kernel(activation.clone(), biased, view(&mut out)))
+                .unwrap();
+            device
+                .compute(kernel(activation, inputs, view(&mut plain)))
+                .unwrap();
+            device.synchronize().unwrap();
+            (out.to_f32(), plain.to_f32())
+        })
+        .unwrap()
+        .remove(0);
+    let mut differs = 0;
+    for j in 0..n {
+        let exact = 0.5 + j as f32 / 1024.0;
+        assert_eq!(with_bias[j], round(gelu(exact)), "column {j}");
+        assert_eq!(without_bias[j], round(gelu(exact + 0.5)), "column {j}");
+        if round(gelu(round(exact))) != with_bias[j] {
+            differs += 1;
+        }
+    }
+    // Rounding before the activation changes some of them.
+    assert!(differs > 0);
+}
+
 /// A naive f64 matmul with torch.matmul's batch broadcasting: each output
 /// entry indexes each operand directly, at 0 along an axis of extent 1 or
 /// one the operand lacks.

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 mod attention;
 mod bounds;
+mod epilogue;
 mod ipc;
 mod kernels;
 mod matmul;
@@ -38,6 +39,8 @@ enum Match {
     Bits,
     /// Relative L2 error per dtype.
     Close,
+    /// Relative L2 error at most this, whatever the dtype.
+    Relative(f64),
 }
 
 /// Deterministic random values in `[-2, 2)`, rounded to `dtype`, none zero.
@@ -191,8 +194,12 @@ fn compare(name: &str, world: &World, buffers: &[Buffer], how: Match, program: P
                 .sqrt();
             let norm: f64 = w.iter().map(|a| a * a).sum::<f64>().sqrt();
             let error = diff / norm;
+            let limit = match how {
+                Match::Relative(limit) => limit,
+                _ => tolerance(buffer.dtype),
+            };
             assert!(
-                error <= tolerance(buffer.dtype),
+                error <= limit,
                 "{name}: rank {rank} buffer {i} ({:?}) relative error {error:e}",
                 buffer.dtype
             );
