@@ -2,6 +2,7 @@
 //! types they work on.
 
 use crate::{ir, ops::Op};
+use hir_dialects::host;
 use melior::{
     Context,
     dialect::scf,
@@ -390,6 +391,49 @@ impl<'c, 'a> Builder<'c, 'a> {
             &[("team", team)],
             &[],
         )
+    }
+
+    /// An empty `host.stream_for` of `iterations` iterations from 0 by 1,
+    /// forked from and joined into `caller`: the op, the terminator of its
+    /// body (where its ops go) and its index.
+    pub fn stream_for(
+        &self,
+        iterations: i64,
+        caller: Value<'c, 'a>,
+        location: Location<'c>,
+    ) -> (OperationRef<'c, 'a>, OperationRef<'c, 'a>, Value<'c, 'a>) {
+        let context = self.context;
+        let lower = self.index(0, location);
+        let upper = self.index(iterations, location);
+        let step = self.index(1, location);
+        let body = Block::new(&[
+            (Type::index(context), location),
+            (stream_type(context), location),
+        ]);
+        body.append_operation(
+            host::YieldOperation::builder(context, location)
+                .build()
+                .into(),
+        );
+        let region = Region::new();
+        region.append_block(body);
+        let stream_for = self.insert(
+            host::StreamForOperation::builder(context, location)
+                .lower(lower)
+                .upper(upper)
+                .step(step)
+                .caller(caller)
+                .body(region)
+                .build(),
+        );
+        let body = stream_for
+            .region(0)
+            .expect("host.stream_for has a body")
+            .first_block()
+            .expect("with a block");
+        let terminator = body.terminator().expect("ends with host.yield");
+        let index: Value = body.argument(0).expect("the iteration's index").into();
+        (stream_for, terminator, index)
     }
 
     /// An empty `scf.for %i = lower to upper step step`.

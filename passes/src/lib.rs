@@ -19,7 +19,7 @@ mod upstream;
 
 pub use host::p2p_pipeline::{Allreduce, StreamSync};
 pub use options::Choice;
-pub use pipeline::{Allgather, Fuse, LowerOptions, P2p, ReduceScatter};
+pub use pipeline::{Allgather, Fuse, LowerOptions, Overlap, P2p, ReduceScatter};
 pub use registry::{
     HirPass, OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,
 };

@@ -8,6 +8,7 @@
 //! The rules between options live in [`LowerOptions::check`], and only
 //! there.
 
+use crate::host::auto_stream::Collectives;
 use crate::host::p2p_pipeline::{self, Allreduce, StreamSync};
 use crate::options::Choice;
 use crate::registry::{NUM_STREAMS, OptionInfo, PassOptions, PipelineInfo};
@@ -70,6 +71,25 @@ crate::choice! {
     }
 }
 
+crate::choice! {
+    /// Whether HIR overlaps the collectives of a program written without
+    /// stream axes (the `overlap` option).
+    pub enum Overlap {
+        /// Each allgather into a GEMM and each GEMM into a reduce-scatter is
+        /// a pipeline over one chunk per device (host-auto-stream): rings
+        /// with `p2p=nccl|cuda`, rooted broadcasts and reduces without.
+        Auto = "auto",
+        /// The collectives run whole, as the program says.
+        None = "none",
+    }
+}
+
+const OVERLAP: OptionInfo = OptionInfo {
+    name: "overlap",
+    description: "In a program without stream axes, each allgather into a GEMM and each GEMM into a reduce-scatter becomes a pipeline over one chunk per device (auto: rings with p2p=nccl|cuda, rooted broadcasts and reduces with p2p=none) or runs whole (none)",
+    default: "auto",
+};
+
 const P2P: OptionInfo = OptionInfo {
     name: "p2p",
     description: "Ring pipelines for collectives along the stream axis: none, nccl or cuda",
@@ -122,6 +142,7 @@ const OPTIONS: &[OptionInfo] = &[
     ALLREDUCE,
     RING_SYNC,
     FUSE,
+    OVERLAP,
 ];
 
 pub const HIR_LOWER: PipelineInfo = PipelineInfo {
@@ -145,6 +166,7 @@ pub struct LowerOptions {
     pub allreduce: Allreduce,
     pub ring_sync: StreamSync,
     pub fuse: Fuse,
+    pub overlap: Overlap,
 }
 
 impl Default for LowerOptions {
@@ -158,6 +180,7 @@ impl Default for LowerOptions {
             allreduce: Allreduce::Whole,
             ring_sync: StreamSync::Step,
             fuse: Fuse::Elementwise,
+            overlap: Overlap::Auto,
         }
     }
 }
@@ -182,6 +205,7 @@ impl LowerOptions {
             "allreduce" => self.allreduce = Choice::parse(name, value)?,
             "ring-sync" => self.ring_sync = Choice::parse(name, value)?,
             "fuse" => self.fuse = Choice::parse(name, value)?,
+            "overlap" => self.overlap = Choice::parse(name, value)?,
             _ => {
                 let names: Vec<&str> = Self::names().collect();
                 return Err(format!(
@@ -266,7 +290,7 @@ impl LowerOptions {
     /// braces of `hir-lower{...}`, and what [`LowerOptions::parse`] reads.
     pub fn render(&self) -> String {
         format!(
-            "num-streams={} p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} ring-sync={} fuse={}",
+            "num-streams={} p2p={} ring-chunks={} allgather={} reduce-scatter={} allreduce={} ring-sync={} fuse={} overlap={}",
             self.num_streams,
             self.p2p.name(),
             self.ring_chunks,
@@ -274,7 +298,8 @@ impl LowerOptions {
             self.reduce_scatter.name(),
             self.allreduce.name(),
             self.ring_sync.name(),
-            self.fuse.name()
+            self.fuse.name(),
+            self.overlap.name()
         )
     }
 
@@ -290,6 +315,20 @@ impl LowerOptions {
             "fusion-verify-sharding".to_owned(),
             "fusion-insert-resharding".to_owned(),
             "convert-fusion-to-host".to_owned(),
+        ];
+        if self.overlap == Overlap::Auto {
+            // Before the loops are fused and rotated over the streams, as
+            // those convert-fusion-to-host makes for stream axes.
+            let collectives = match self.p2p {
+                P2p::None => Collectives::Rooted,
+                P2p::Nccl | P2p::Cuda => Collectives::Rings,
+            };
+            passes.push(format!(
+                "func.func(host-auto-stream{{collectives={}}})",
+                collectives.name()
+            ));
+        }
+        passes.extend([
             format!(
                 "func.func(host-stream-parallelize{{num-streams={}}})",
                 self.num_streams
@@ -297,7 +336,7 @@ impl LowerOptions {
             // The natural-shape chunks of a gathered buffer in the pre-split
             // form the pipelines recognise.
             "func.func(host-presplit-chunks)".to_owned(),
-        ];
+        ]);
         if self.allgather == Allgather::Broadcast {
             passes.push("func.func(host-broadcast-pipeline)".to_owned());
         }
@@ -341,13 +380,14 @@ mod tests {
 
     #[test]
     fn every_option_parses_and_renders_back() {
-        let text = "num-streams=2 p2p=cuda ring-chunks=3 allgather=whole reduce-scatter=whole allreduce=ring ring-sync=step fuse=elementwise";
+        let text = "num-streams=2 p2p=cuda ring-chunks=3 allgather=whole reduce-scatter=whole allreduce=ring ring-sync=step fuse=elementwise overlap=none";
         let options = LowerOptions::parse(text).unwrap();
         assert_eq!(options.num_streams, 2);
         assert_eq!(options.p2p, P2p::Cuda);
         assert_eq!(options.ring_chunks, 3);
         assert_eq!(options.allreduce, Allreduce::Ring);
         assert_eq!(options.fuse, Fuse::Elementwise);
+        assert_eq!(options.overlap, Overlap::None);
         assert_eq!(options.render(), text);
         assert_eq!(LowerOptions::parse(&options.render()).unwrap(), options);
         let broadcast = LowerOptions::parse("allgather=broadcast reduce-scatter=reduce").unwrap();
@@ -424,5 +464,9 @@ mod tests {
             passes("").contains("func.func(host-fuse-epilogue),func.func(host-fuse-elementwise),")
         );
         assert!(passes("num-streams=3").contains("host-stream-parallelize{num-streams=3}"));
+        // Overlap by default: rooted pipelines without rings, rings with them.
+        assert!(passes("").contains("host-auto-stream{collectives=rooted}"));
+        assert!(passes("p2p=nccl").contains("host-auto-stream{collectives=rings}"));
+        assert!(!passes("overlap=none").contains("host-auto-stream"));
     }
 }

@@ -149,6 +149,17 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(conversion::fusion_to_host::create()),
     },
     PassInfo {
+        argument: host::auto_stream::ARGUMENT,
+        description: "In a function without stream loops, loop each allgather-into-GEMM and GEMM-into-reduce-scatter over one chunk per device",
+        anchor: host::auto_stream::ANCHOR,
+        options: &[OptionInfo {
+            name: "collectives",
+            description: "How the loops' collectives run: rings (whole next to the loop, for host-p2p-pipeline) or rooted (one broadcast or reduce per iteration)",
+            default: "rings",
+        }],
+        create: |options| Ok(host::auto_stream::create(options.choice("collectives")?)),
+    },
+    PassInfo {
         argument: host::stream_parallelize::ARGUMENT,
         description: "Loop over the stream axis of every stream-parallel op, one pool stream per iteration",
         anchor: host::stream_parallelize::ANCHOR,
@@ -160,7 +171,7 @@ pub const PASSES: &[PassInfo] = &[
     },
     PassInfo {
         argument: host::presplit_chunks::ARGUMENT,
-        description: "View an allgather whose stream loop takes one chunk per team member in the pre-split layout",
+        description: "View an allgather or reduce-scatter whose stream loop takes one chunk per team member in the pre-split layout",
         anchor: host::presplit_chunks::ANCHOR,
         options: &[],
         create: |_| Ok(host::presplit_chunks::create()),

@@ -113,3 +113,53 @@ pub fn erase_with_dead_operands<'c, 'a>(rewriter: &RewriterBase, op: OperationRe
         }
     }
 }
+
+/// The ops after `op` in its block that define `value`, directly or through
+/// their operands, in program order, if each does no work (an allocation,
+/// a view, a constant: moving it changes nothing but where it is), so that
+/// [`hoist_before`] can make `value` dominate `op`; `None` if one does work.
+pub fn definitions_after<'c, 'a>(
+    value: Value<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+) -> Option<Vec<OperationRef<'c, 'a>>> {
+    let Ok(result) = OperationResult::try_from(value) else {
+        return Some(Vec::new());
+    };
+    let owner = result.owner();
+    if owner.block() != op.block() || owner.is_before_in_block(op) {
+        return Some(Vec::new());
+    }
+    use crate::ops::Op;
+    if !matches!(
+        Op::of(&owner),
+        Some(Op::HostAlloc | Op::MemrefExpandShape | Op::HostSelect | Op::ArithConstant)
+    ) {
+        return None;
+    }
+    let mut ops = Vec::new();
+    for operand in owner.operands() {
+        for definition in definitions_after(operand, op)? {
+            if !ops.contains(&definition) {
+                ops.push(definition);
+            }
+        }
+    }
+    ops.push(owner);
+    Some(ops)
+}
+
+/// Moves the ops [`definitions_after`] found for `value` in front of `op`,
+/// in order; whether it could (`value` then dominates `op`).
+pub fn hoist_before<'c, 'a>(
+    rewriter: &RewriterBase,
+    value: Value<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+) -> bool {
+    let Some(definitions) = definitions_after(value, op) else {
+        return false;
+    };
+    for definition in definitions {
+        rewriter.move_op_before(definition, op);
+    }
+    true
+}

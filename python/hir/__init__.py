@@ -172,7 +172,7 @@ def compile(
     pool has: a world this program makes has 4, or ``num_streams``),
     ``p2p`` (``"none"``, or ring pipelines over ``"nccl"`` or ``"cuda"``
     IPC), ``ring_chunks``, ``allgather``, ``reduce_scatter``, ``allreduce``,
-    ``ring_sync`` and ``fuse`` (see ``docs/Passes/hir-lower.md``). A bad option
+    ``ring_sync``, ``fuse`` and ``overlap`` (see ``docs/Passes/hir-lower.md``). A bad option
     is a ValueError; a program that does not compile raises CompileError
     with MLIR's diagnostics."""
     if isinstance(source_or_path, os.PathLike) or (

@@ -6,15 +6,15 @@
 // and the merge are left to fusion-propagate-sharding.
 // RUN: hir-run -n 2 --check %S/Inputs/reshape_heads_2.mlir | FileCheck %s
 // RUN: hir-run -n 4 --check %S/Inputs/reshape_heads_4.mlir | FileCheck %s
-// RUN: hir-opt --hir-lower %S/Inputs/reshape_heads_2.mlir | FileCheck %s --check-prefix=HOST
-// RUN: hir-opt --hir-lower %S/Inputs/reshape_heads_4.mlir | FileCheck %s --check-prefix=HOST4
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none})' %S/Inputs/reshape_heads_2.mlir | FileCheck %s --check-prefix=HOST
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none})' %S/Inputs/reshape_heads_4.mlir | FileCheck %s --check-prefix=HOST4
 // RUN: not hir-opt --hir-lower %s 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 
 // CHECK: ran @heads on {{[24]}} ranks
 // CHECK-NEXT: result0: relative error {{.*}}: ok
 
 // Local shapes on both sides of each reshape; no collective but the
-// row-parallel linear's reduce-scatter.
+// row-parallel linear's reduce-scatter (whole: overlap=none).
 // HOST: host.reshape ins(%{{.+}} : memref<8x8xf32>) outs(%{{.+}} : memref<8x2x4xf32>)
 // HOST: host.transpose [1, 0, 2] ins(%{{.+}} : memref<8x2x4xf32>) outs(%{{.+}} : memref<2x8x4xf32>)
 // HOST: host.reshape ins(%{{.+}} : memref<8x2x4xf32>) outs(%{{.+}} : memref<8x8xf32>)

@@ -9,8 +9,8 @@
 // RUN: hir-run -n 4 --seed 3 --expect %t.twin %examples/shard_generic_mlp.mlir | FileCheck %s --check-prefix=TWIN
 // RUN: hir-run --check -n 4 --num-streams 2 --fuse elementwise %examples/shard_generic_mlp.mlir | FileCheck %s
 // The generic becomes a broadcast of the bias and the pointwise ops of its
-// body between the two linears.
-// RUN: hir-opt --convert-shard-to-fusion --hir-lower %examples/shard_generic_mlp.mlir | FileCheck %s --check-prefix=HOST
+// body between the two linears (the collectives whole: overlap=none).
+// RUN: hir-opt --pass-pipeline='builtin.module(convert-shard-to-fusion,hir-lower{overlap=none})' %examples/shard_generic_mlp.mlir | FileCheck %s --check-prefix=HOST
 
 // CHECK: ran @shard_generic_mlp on 4 ranks
 // CHECK: result0: relative error {{.*}}: ok

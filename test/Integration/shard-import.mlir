@@ -7,7 +7,8 @@
 // RUN: hir-opt --convert-shard-to-fusion --hir-lower %examples/shard_mlp.mlir -o %t.shard
 // RUN: hir-opt --hir-lower %S/Inputs/shard_mlp_fusion.mlir -o %t.fusion
 // RUN: %python -c "import filecmp, sys; sys.exit(not filecmp.cmp(sys.argv[1], sys.argv[2], shallow=False))" %t.shard %t.fusion
-// RUN: FileCheck %s --check-prefix=HOST < %t.shard
+// RUN: FileCheck %s --check-prefix=OVERLAP < %t.shard
+// RUN: hir-opt --pass-pipeline='builtin.module(convert-shard-to-fusion,hir-lower{overlap=none})' %examples/shard_mlp.mlir | FileCheck %s --check-prefix=HOST
 // RUN: hir-run --check -n 4 %examples/shard_mlp.mlir | FileCheck %s
 // RUN: hir-run --check -n 4 --num-streams 2 --seed 7 %examples/shard_mlp.mlir | FileCheck %s
 // RUN: hir-opt --convert-shard-to-fusion --hir-lower %examples/shard_tp_dp_mlp.mlir -o %t.shard2d
@@ -24,6 +25,18 @@
 // HOST:      host.tanh
 // HOST:      host.linear
 // HOST:      comm.reduce_scatter
+
+// By default (overlap=auto, p2p=none) the imported program, which has no
+// stream axes, overlaps both collectives: the allgather as one rooted
+// broadcast per chunk of rows before its linear, the reduce-scatter as one
+// rooted reduce per chunk after the other linear.
+// OVERLAP-NOT: comm.allgather
+// OVERLAP:     comm.broadcast {{.*}} root
+// OVERLAP:     host.linear
+// OVERLAP:     host.tanh
+// OVERLAP:     host.linear
+// OVERLAP:     comm.reduce {{.*}} root
+// OVERLAP-NOT: comm.reduce_scatter
 
 // CHECK: ran @shard_mlp on 4 ranks
 // CHECK: result0: relative error {{.*}}: ok

@@ -42,9 +42,9 @@
 // FC1: host.linear activation gelu ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<16x16xf32>, memref<16x16xf32>, memref<16xf32>) outs(%{{.*}} : memref<16x16xf32>)
 // FC1-NOT: host.gelu
 
-// hir-lower makes the sequence-parallel collectives of each block: two
-// allgathers and two reduce-scatters.
-// RUN: hir-opt --hir-lower %t.2.mlir | FileCheck %s --check-prefix=LOWERED
+// Without overlap, hir-lower makes the sequence-parallel collectives of
+// each block: two allgathers and two reduce-scatters, whole.
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none})' %t.2.mlir | FileCheck %s --check-prefix=LOWERED
 // LOWERED: comm.allgather
 // LOWERED: comm.reduce_scatter
 // LOWERED: comm.allgather
@@ -56,8 +56,8 @@
 // columns (or one of 24 of the fused 48, sliced), and the out-projection of
 // the local columns, whose partial sums the reduce-scatter adds (no sum over
 // the heads).
-// RUN: hir-opt --hir-lower %t.2.mlir | FileCheck %s --check-prefix=GEMMS
-// RUN: hir-opt --hir-lower %t.q2.mlir | FileCheck %s --check-prefix=FUSED
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none})' %t.2.mlir | FileCheck %s --check-prefix=GEMMS
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none})' %t.q2.mlir | FileCheck %s --check-prefix=FUSED
 // GEMMS: comm.allgather
 // GEMMS-COUNT-3: host.linear ins(%{{.+}}, %{{.+}} : memref<16x16xf32>, memref<8x16xf32>) outs(%{{.+}} : memref<16x8xf32>)
 // GEMMS-NOT: host.linear
@@ -77,3 +77,38 @@
 // Sizes that do not split are errors naming them.
 // RUN: not hir-bench program block --s 6 -n 4 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT: hir-bench: error: block: S=6 is not a multiple of D (tokens split over the devices)=4
+
+// By default (overlap=auto) every collective of the natural block, which
+// has no stream axis, is a pipeline over one chunk of tokens per device
+// (host-auto-stream): with p2p=none each allgather is one rooted broadcast
+// per chunk before the chunk's Q, K and V GEMMs (one loop) or FC1, and each
+// reduce-scatter one rooted reduce per chunk after the out-projection's or
+// FC2's chunk; with p2p=nccl|cuda they are rings (the AG ring, the GEMM+RS
+// ring of partial blocks). No whole collective is left.
+// RUN: hir-opt --hir-lower %t.2.mlir | FileCheck %s --check-prefix=OVERLAP --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter
+// RUN: hir-opt --hir-lower %t.q2.mlir | FileCheck %s --check-prefix=OVERLAP --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter
+// RUN: hir-opt --hir-lower %t.m4.mlir | FileCheck %s --check-prefix=OVERLAP --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter
+// OVERLAP:      scf.for
+// OVERLAP:        comm.broadcast {{.*}} root
+// OVERLAP-NEXT:   comm.wait
+// OVERLAP:        host.linear
+// OVERLAP:      scf.for
+// OVERLAP:        host.linear
+// OVERLAP:        comm.reduce {{.*}} sum root
+// OVERLAP:      scf.for
+// OVERLAP:        comm.broadcast {{.*}} root
+// OVERLAP:        host.linear
+// OVERLAP:      scf.for
+// OVERLAP:        host.linear
+// OVERLAP:        comm.reduce {{.*}} sum root
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %t.2.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %t.q4.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast
+// RINGS-COUNT-4: comm.send
+// Each form checked against the reference, and the rings at D = 3.
+// RUN: hir-run -n 4 --p2p nccl --check %t.4.mlir | FileCheck %s
+// RUN: hir-run -n 2 --p2p cuda --check %t.q2.mlir | FileCheck %s
+// RUN: hir-run -n 4 --p2p cuda --check %t.q4.mlir | FileCheck %s
+// RUN: hir-bench program block --s 24 --h 24 --heads 6 --f 48 -n 3 --dtype f32 > %t.3.mlir
+// RUN: hir-run -n 3 --check %t.3.mlir | FileCheck %s
+// RUN: hir-run -n 3 --p2p nccl --check %t.3.mlir | FileCheck %s
+// RUN: hir-run -n 4 --overlap none --check %t.4.mlir | FileCheck %s

@@ -32,6 +32,7 @@
 // TIMING-NEXT: {{%\) +}}fusion-insert-resharding{{$}}
 // TIMING-NEXT: {{%\) +}}convert-fusion-to-host{{$}}
 // TIMING-NEXT: {{%\) +}}'func.func' Pipeline{{$}}
+// TIMING-NEXT: {{%\) +}}host-auto-stream{{$}}
 // TIMING-NEXT: {{%\) +}}host-stream-parallelize{{$}}
 // TIMING-NEXT: {{%\) +}}host-presplit-chunks{{$}}
 // TIMING-NEXT: {{%\) +}}host-p2p-pipeline{{$}}
@@ -50,6 +51,7 @@
 // IR-COUNT-1: IR Dump After fusion-verify-sharding (fusion-verify-sharding)
 // IR-COUNT-1: IR Dump After fusion-insert-resharding (fusion-insert-resharding)
 // IR-COUNT-1: IR Dump After convert-fusion-to-host (convert-fusion-to-host)
+// IR-COUNT-1: IR Dump After host-auto-stream (host-auto-stream)
 // IR-COUNT-1: IR Dump After host-stream-parallelize (host-stream-parallelize)
 // IR-COUNT-1: IR Dump After host-presplit-chunks (host-presplit-chunks)
 // IR-COUNT-1: IR Dump After host-p2p-pipeline (host-p2p-pipeline)

@@ -66,11 +66,21 @@ impl HirPass for BroadcastPipeline {
         let rewriter = crate::rewrite::rewriter(function);
         let rewriter = rewriter.as_rewriter_base();
         for allgather in ir::nested(function) {
-            if let Some(pipeline) = Pipeline::of(allgather) {
-                pipeline.rewrite(context, &rewriter);
-            }
+            rewrite(context, &rewriter, allgather);
         }
         true
+    }
+}
+
+/// Rewrites `allgather` into its broadcasts, if it is one that can become
+/// them.
+pub(super) fn rewrite<'c>(
+    context: &'c Context,
+    rewriter: &melior::RewriterBase,
+    allgather: OperationRef<'c, '_>,
+) {
+    if let Some(pipeline) = Pipeline::of(allgather) {
+        pipeline.rewrite(context, rewriter);
     }
 }
 

@@ -180,10 +180,16 @@ fn operand<'c: 'a, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> 
     }
 }
 
-/// The buffer a view is of (through `host.select` and `memref.subview`).
+/// The buffer a view is of (through `host.select`, `memref.subview` and
+/// `memref.expand_shape`).
 fn root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
     while let Some(source) = producer(value)
-        .filter(|owner| matches!(Op::of(owner), Some(Op::HostSelect | Op::MemrefSubview)))
+        .filter(|owner| {
+            matches!(
+                Op::of(owner),
+                Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
+            )
+        })
         .map(|owner| operand(owner, 0))
     {
         value = source;

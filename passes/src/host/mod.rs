@@ -1,5 +1,6 @@
 //! Passes over host programs (`host` and `comm` on buffers).
 
+pub mod auto_stream;
 pub mod broadcast_pipeline;
 pub mod fuse_elementwise;
 pub mod fuse_epilogue;

@@ -1,6 +1,6 @@
 //! `host-presplit-chunks`: views an allgather whose stream loop takes its
-//! output in chunks, one per member of its team, in the pre-split layout the
-//! pipelines work on.
+//! output in chunks, one per member of its team (or a reduce-scatter whose
+//! loop writes its input so), in the pre-split layout the pipelines work on.
 //!
 //! A `stream<k>` loop over an axis that its operand splits over D devices,
 //! with k = D, takes chunk i of the gathered buffer: exactly the rows of
@@ -40,6 +40,14 @@
 //!   host.matmul ins(%gi, %b : ...) outs(...)
 //! }
 //! ```
+//!
+//! The same holds for a reduce-scatter of D members after the loop, along
+//! the axis the loop writes its input in chunks (natural-shape GEMM+RS: the
+//! partial sums `P [M, N]` chunk by chunk of rows, as host-auto-stream
+//! loops them): its input becomes the split view `E -> [D, E/D]`, in front
+//! of the loop, and its output `E/D -> [1, E/D]`, in front of the loop
+//! where it is defined there; host-p2p-pipeline's chain and ring and
+//! host-reduce-pipeline's reduces work on that form.
 //!
 //! Left alone: chunks of another count than the team's size (a chunk then
 //! holds part of one member's rows, or rows of several), and buffers that
@@ -94,7 +102,10 @@ impl HirPass for PresplitChunks {
 
 /// Rewrites the chunks `stream_for` takes at its index, when one of them is
 /// of a gathered buffer; whether it changed anything.
-fn presplit_loop<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'c, '_>) -> bool {
+pub(super) fn presplit_loop<'c>(
+    rewriter: &RewriterBase<'c, '_>,
+    stream_for: OperationRef<'c, '_>,
+) -> bool {
     let context = rewriter.context();
     // SAFETY: the context outlives the rewrite.
     let context = unsafe { context.to_ref() };
@@ -109,23 +120,28 @@ fn presplit_loop<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'
     };
     let index: Value = body.argument(0).expect("the iteration's index").into();
     // The chunks of the loop's count, of buffers that have a split view, and
-    // the allgather that writes each, if any.
-    let chunks: Vec<(OperationRef, usize, Value, Option<Gathering>)> = ir::block_ops(body)
+    // the collective that communicates each, if any.
+    let chunks: Vec<(OperationRef, usize, Value, Option<Communication>)> = ir::block_ops(body)
         .filter_map(|op| {
             let (axis, size) = builders::chunk_at(&op, index)?;
             let source = ir::operand(&op, 0)?;
             let extent = builders::static_shape(source.r#type())?[axis];
-            (extent == iterations * size && builders::is_contiguous(source.r#type()))
-                .then(|| (op, axis, source, gathering(source, axis, iterations)))
+            (extent == iterations * size && builders::is_contiguous(source.r#type())).then(|| {
+                let communicated = communication(source, axis, iterations, stream_for);
+                (op, axis, source, communicated)
+            })
         })
         .collect();
-    if chunks.iter().all(|(.., gathered)| gathered.is_none()) {
+    if chunks
+        .iter()
+        .all(|(.., communicated)| communicated.is_none())
+    {
         return false;
     }
-    // Every chunk the loop takes, gathered or not, becomes a select, so that
-    // the index only picks slices (what the ring rewrites).
+    // Every chunk the loop takes, communicated or not, becomes a select, so
+    // that the index only picks slices (what the ring rewrites).
     let mut views: Vec<(Value, usize, Value)> = Vec::new();
-    for (chunk, axis, source, gathered) in chunks {
+    for (chunk, axis, source, communicated) in chunks {
         let known = views
             .iter()
             .find(|&&(buffer, at, _)| buffer == source && at == axis)
@@ -134,11 +150,19 @@ fn presplit_loop<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'
         let view = match known {
             Some(view) => view,
             None => {
-                let view = match gathered {
-                    Some(Gathering::Presplit(view)) => view,
-                    Some(Gathering::Whole(allgather)) => {
+                let view = match communicated {
+                    Some(Communication::Presplit(view)) => view,
+                    Some(Communication::Gathered(allgather)) => {
                         presplit_allgather(context, rewriter, allgather, axis, iterations)
                     }
+                    Some(Communication::Scattered(reduce_scatter)) => presplit_reduce_scatter(
+                        context,
+                        rewriter,
+                        reduce_scatter,
+                        stream_for,
+                        axis,
+                        iterations,
+                    ),
                     None => Builder::before(context, stream_for).presplit(
                         source,
                         axis,
@@ -160,31 +184,42 @@ fn presplit_loop<'c>(rewriter: &RewriterBase<'c, '_>, stream_for: OperationRef<'
             |_| false,
         );
         rewriter.erase_op(chunk);
-        // The offset, nested in the loop, goes with its last chunk.
+        // The offset, nested in the loop, goes with its last chunk (and its
+        // size, when nothing else uses it).
         if let Ok(result) = OperationResult::try_from(offset)
             && ir::users(offset).is_empty()
         {
-            rewriter.erase_op(result.owner());
+            rewrite::erase_with_dead_operands(rewriter, result.owner());
         }
     }
     true
 }
 
-/// How an allgather of as many members as the loop's chunks writes a buffer.
-enum Gathering<'c, 'a> {
-    /// Into the buffer itself (this op).
-    Whole(OperationRef<'c, 'a>),
-    /// Into this split view of it, made for an earlier loop.
+/// How a collective of as many members as the loop's chunks communicates a
+/// buffer the loop takes chunks of.
+enum Communication<'c, 'a> {
+    /// An allgather writes the buffer itself (this op).
+    Gathered(OperationRef<'c, 'a>),
+    /// An allgather writes this split view of it, made for an earlier loop.
     Presplit(Value<'c, 'a>),
+    /// A reduce-scatter after the loop reads the buffer itself (this op):
+    /// the loop writes its partial blocks (natural-shape GEMM+RS).
+    Scattered(OperationRef<'c, 'a>),
 }
 
-/// The allgather of `members` members along `axis` that writes `buffer`, if
-/// any, and its contiguous input.
-fn gathering<'c, 'a>(
+/// The collective of `members` members along `axis` that communicates
+/// `buffer`, which `stream_for` takes chunks of, if any: an allgather that
+/// writes it, or a reduce-scatter after the loop that reads it; their other
+/// buffer contiguous.
+fn communication<'c, 'a>(
     buffer: Value<'c, 'a>,
     axis: usize,
     members: i64,
-) -> Option<Gathering<'c, 'a>> {
+    stream_for: OperationRef<'c, 'a>,
+) -> Option<Communication<'c, 'a>> {
+    let contiguous = |op: &OperationRef, position| {
+        ir::operand(op, position).is_some_and(|other| builders::is_contiguous(other.r#type()))
+    };
     for user in ir::users(buffer) {
         if Op::MemrefExpandShape.is(&user) {
             let view: Value = user.result(0).expect("a view").into();
@@ -192,13 +227,20 @@ fn gathering<'c, 'a>(
                 .iter()
                 .any(|op| writes_gathered(op, view, axis, members))
             {
-                return Some(Gathering::Presplit(view));
+                return Some(Communication::Presplit(view));
             }
         }
-        if writes_gathered(&user, buffer, axis, members)
-            && ir::operand(&user, 0).is_some_and(|input| builders::is_contiguous(input.r#type()))
+        if writes_gathered(&user, buffer, axis, members) && contiguous(&user, 0) {
+            return Some(Communication::Gathered(user));
+        }
+        if Op::CommReduceScatter.is(&user)
+            && ir::operand(&user, 0) == Some(buffer)
+            && along(&user, axis, members)
+            && user.block() == stream_for.block()
+            && stream_for.is_before_in_block(user)
+            && contiguous(&user, 1)
         {
-            return Some(Gathering::Whole(user));
+            return Some(Communication::Scattered(user));
         }
     }
     None
@@ -222,13 +264,49 @@ fn presplit_allgather<'c: 'a, 'a>(
     operands[1]
 }
 
+/// Makes `reduce_scatter`, after `stream_for`, read a split view of its
+/// input, made in front of the loop (which takes its blocks), and write a
+/// split view of its output, made in front of the loop where the output is
+/// defined there: the input's view.
+fn presplit_reduce_scatter<'c: 'a, 'a>(
+    context: &'c Context,
+    rewriter: &RewriterBase<'c, '_>,
+    reduce_scatter: OperationRef<'c, 'a>,
+    stream_for: OperationRef<'c, 'a>,
+    axis: usize,
+    members: i64,
+) -> Value<'c, 'a> {
+    let location = reduce_scatter.location();
+    let mut operands: Vec<Value> = reduce_scatter.operands().collect();
+    let before_loop = Builder::before(context, stream_for);
+    operands[0] = before_loop.presplit(operands[0], axis, members, location);
+    let output_at = if defined_before(operands[1], stream_for) {
+        before_loop
+    } else {
+        Builder::before(context, reduce_scatter)
+    };
+    operands[1] = output_at.presplit(operands[1], axis, 1, location);
+    rewrite::set_operands(rewriter, reduce_scatter, &operands);
+    operands[0]
+}
+
+/// Whether `value` is defined before `op`, in its block or around it.
+fn defined_before(value: Value, op: OperationRef) -> bool {
+    match OperationResult::try_from(value) {
+        Ok(result) => result.owner().block() != op.block() || result.owner().is_before_in_block(op),
+        Err(_) => true,
+    }
+}
+
 /// Whether `op` is an allgather of `members` members along `axis` into
 /// `output`.
 fn writes_gathered(op: &OperationRef, output: Value, axis: usize, members: i64) -> bool {
-    Op::CommAllgather.is(op)
-        && ir::operand(op, 1) == Some(output)
-        && ir::integer_attribute(op, "axis").unwrap_or(0) == axis as i64
-        && team_size(op) == Some(members)
+    Op::CommAllgather.is(op) && ir::operand(op, 1) == Some(output) && along(op, axis, members)
+}
+
+/// Whether collective `op` communicates along `axis` in teams of `members`.
+fn along(op: &OperationRef, axis: usize, members: i64) -> bool {
+    ir::integer_attribute(op, "axis").unwrap_or(0) == axis as i64 && team_size(op) == Some(members)
 }
 
 /// How many ranks each team of a collective has.

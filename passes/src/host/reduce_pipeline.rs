@@ -74,11 +74,21 @@ impl HirPass for ReducePipeline {
         let rewriter = rewrite::rewriter(function);
         let rewriter = rewriter.as_rewriter_base();
         for reduce_scatter in ir::nested(function) {
-            if let Some(pipeline) = Pipeline::of(reduce_scatter) {
-                pipeline.rewrite(context, &rewriter);
-            }
+            rewrite(context, &rewriter, reduce_scatter);
         }
         true
+    }
+}
+
+/// Rewrites `reduce_scatter` into its reduces, if it is one that can become
+/// them.
+pub(super) fn rewrite<'c>(
+    context: &'c Context,
+    rewriter: &melior::RewriterBase,
+    reduce_scatter: OperationRef<'c, '_>,
+) {
+    if let Some(pipeline) = Pipeline::of(reduce_scatter) {
+        pipeline.rewrite(context, rewriter);
     }
 }
 
@@ -142,7 +152,9 @@ impl<'c, 'a> Pipeline<'c, 'a> {
                     })
                 })
         });
-        writes_slice.then_some(Pipeline {
+        // The output, which the loop's reduces write, can be defined before it.
+        let output_movable = rewrite::definitions_after(output, stream_for).is_some();
+        (writes_slice && output_movable).then_some(Pipeline {
             reduce_scatter,
             wait,
             stream_for,
@@ -160,8 +172,10 @@ impl<'c, 'a> Pipeline<'c, 'a> {
             .expect("a reduce-scatter has an output");
         let team = self.reduce_scatter.attribute("team").expect("a team");
         let kind = self.reduce_scatter.attribute("kind").expect("a kind");
-        // Before the loop: the output without its scattered axis (extent 1),
-        // and the input as the loop's iterations slice it.
+        // Before the loop: the output (its allocation moved there, where it
+        // came after the loop), without its scattered axis (extent 1), and
+        // the input as the loop's iterations slice it.
+        rewrite::hoist_before(rewriter, output, self.stream_for);
         let before = Builder::before(context, self.stream_for);
         let zero = before.index(0, location);
         let output_view = before.select(output, self.axis, zero, location);
@@ -218,6 +232,6 @@ fn whole_view<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<(Value<'c, 'a>, usize)
 fn does_no_work(op: &OperationRef) -> bool {
     matches!(
         Op::of(op),
-        Some(Op::ArithConstant | Op::HostSelect | Op::HostAlloc)
+        Some(Op::ArithConstant | Op::HostSelect | Op::HostAlloc | Op::MemrefExpandShape)
     )
 }

@@ -189,7 +189,9 @@ fn fused_with<'c, 'a>(stream_for: OperationRef<'c, 'a>) -> Option<OperationRef<'
         && same_operands
         && !takes_views_only(stream_for)
         && !takes_views_only(next)
-        && independent(stream_for, next))
+        // One iteration runs the two bodies in order on one stream: every
+        // dependence stays in it (two `stream<1>` loops).
+        && (ir::runs_from_zero(&stream_for, 1) || independent(stream_for, next)))
     .then_some(next)
 }
 

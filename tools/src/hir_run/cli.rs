@@ -2,7 +2,9 @@
 //! with `hir-bench` are in `hir_tools::args`).
 
 use clap::Parser;
-use hir::passes::{Allgather, Allreduce, Fuse, LowerOptions, P2p, ReduceScatter, StreamSync};
+use hir::passes::{
+    Allgather, Allreduce, Fuse, LowerOptions, Overlap, P2p, ReduceScatter, StreamSync,
+};
 use hir_runtime::cpu::Races;
 use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number};
@@ -55,6 +57,12 @@ pub struct Options {
     /// (none); hir-lower's fuse option
     #[arg(long, default_value = "elementwise", value_parser = choice::<Fuse>())]
     pub fuse: Fuse,
+    /// In a program without stream axes, each allgather into a GEMM and each GEMM into a
+    /// reduce-scatter becomes a pipeline over one chunk per device (auto: rings with --p2p
+    /// nccl|cuda, rooted broadcasts and reduces with --p2p none), or runs whole (none);
+    /// hir-lower's overlap option
+    #[arg(long, default_value = "auto", value_parser = choice::<Overlap>())]
+    pub overlap: Overlap,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = args::ir_count, allow_negative_numbers = true)]
     pub ring_chunks: usize,
@@ -148,6 +156,7 @@ impl Options {
             allreduce: self.allreduce,
             ring_sync: self.ring_sync,
             fuse: self.fuse,
+            overlap: self.overlap,
         }
     }
 

@@ -44,7 +44,7 @@ use hir_dialects::{OpKind, host};
 use melior::{
     Context, RewriterBase,
     ir::{
-        Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+        BlockLike, Location, OperationRef, Value, ValueLike,
         attribute::{DenseI64ArrayAttribute, IntegerAttribute},
         operation::OperationLike,
         r#type::MemRefType,
@@ -76,7 +76,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
         let loop_axis = LoopAxis {
             axis: stream.axis,
             extent,
-            chunks: (stream.iterations != extent).then_some(stream.iterations),
+            chunks: stream.chunked.then_some(stream.iterations),
         };
         slice(self.context, &self.rewriter, op, loop_axis, index)
     }
@@ -112,11 +112,10 @@ impl<'c, 'm> Lowering<'c, 'm> {
             if read_in_loop {
                 continue;
             }
-            let extent = builders::buffer_shape(output.r#type())[stream.axis];
             let location = wait.location();
             let (terminator, index) = self.new_stream_for(wait, stream.iterations, location);
             let body = Builder::before(self.context, terminator);
-            if stream.iterations == extent {
+            if !stream.chunked {
                 body.select(output, stream.axis, index, location);
             } else {
                 body.part(output, stream.axis, index, stream.iterations, location);
@@ -145,39 +144,9 @@ impl<'c, 'm> Lowering<'c, 'm> {
         extent: i64,
         location: Location<'c>,
     ) -> (OperationRef<'c, 'm>, Value<'c, 'm>) {
-        let context = self.context;
         let main = self.main_stream(location);
-        let outside = Builder::after(context, last);
-        let lower = outside.index(0, location);
-        let upper = outside.index(extent, location);
-        let step = outside.index(1, location);
-        let body = Block::new(&[
-            (Type::index(context), location),
-            (builders::stream_type(context), location),
-        ]);
-        body.append_operation(
-            host::YieldOperation::builder(context, location)
-                .build()
-                .into(),
-        );
-        let region = Region::new();
-        region.append_block(body);
-        let stream_for = outside.insert(
-            host::StreamForOperation::builder(context, location)
-                .lower(lower)
-                .upper(upper)
-                .step(step)
-                .caller(main)
-                .body(region)
-                .build(),
-        );
-        let body = stream_for
-            .region(0)
-            .expect("host.stream_for has a body")
-            .first_block()
-            .expect("with a block");
-        let terminator = body.terminator().expect("ends with host.yield");
-        let index: Value = body.argument(0).expect("the iteration's index").into();
+        let (_, terminator, index) =
+            Builder::after(self.context, last).stream_for(extent, main, location);
         (terminator, index)
     }
 }

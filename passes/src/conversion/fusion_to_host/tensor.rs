@@ -95,7 +95,11 @@ impl<'c> Tensor<'c> {
 
     pub(super) fn stream(&self) -> Option<Stream> {
         let (axis, iterations) = self.dist.stream(&self.shape)?;
-        Some(Stream { axis, iterations })
+        Some(Stream {
+            axis,
+            iterations,
+            chunked: self.dist.stream_chunks.is_some(),
+        })
     }
 }
 
@@ -107,4 +111,7 @@ impl<'c> Tensor<'c> {
 pub(super) struct Stream {
     pub axis: usize,
     pub iterations: i64,
+    /// Whether the axis is `stream<k>`: chunks, even where k is the
+    /// axis's extent (chunks of one index, which keep the axis).
+    pub chunked: bool,
 }
