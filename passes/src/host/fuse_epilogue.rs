@@ -104,8 +104,8 @@ struct Fold<'c, 'a> {
     read: Value<'c, 'a>,
     /// The activation's output.
     output: Value<'c, 'a>,
-    /// The views that define the output between the GEMM and the
-    /// activation, in an order that defines each before its uses.
+    /// The views, `arith` ops and allocations that define the output
+    /// between the GEMM and the activation, each after its operands.
     hoisted: Vec<OperationRef<'c, 'a>>,
 }
 
