@@ -6,18 +6,14 @@
 //!
 //! The row's code runs in phases, one per reduction and a last one for the
 //! stores. In each, the block's threads stride over the row computing the
-//! varying slots the phase needs, from the loads (read again from memory,
-//! where a row of a few tens of KiB stays in the caches between phases);
+//! varying slots the phase needs, from the loads (read again from global
+//! memory, where a row of a few tens of KiB stays cached between phases);
 //! a reduction then combines its threads' partial values by warp shuffles
 //! and one shared-memory step, and every thread holds the row's result.
 //! Row-level slots are computed once per thread as soon as their operands
 //! are known. Where every varying view is contiguous along the row and
 //! 16-byte aligned, and the row a multiple of [`LANES`], each thread moves
-//! [`LANES`] elements at a time as 16-byte words; where the row is also at
-//! most [`STEPS`] such words per thread of a block, the loads that more
-//! than one phase reads are read once into registers (the cached row
-//! function), so a LayerNorm reads its row from memory once (`p.vec`: 2
-//! cached, 1 words, 0 elements).
+//! [`LANES`] elements at a time as 16-byte words (`p.vec`).
 //!
 //! The parameter is `RowParams { i64 rank, rows, n, vec, sizes[8]; View
 //! v[k]; }`: the outer axes (merged where contiguous in every view) and
@@ -37,8 +33,6 @@ use std::fmt::Write;
 
 /// Elements a thread moves at a time on the vector path.
 pub(crate) const LANES: usize = 8;
-/// Steps of a row a thread of the cached row function keeps in registers.
-const STEPS: usize = 4;
 /// Threads per row at most.
 const MAX_THREADS: usize = 256;
 /// Blocks per launch at most: the grid strides over the rest of the rows.
@@ -87,11 +81,6 @@ struct Writer<'p> {
     source: &'p mut String,
     program: &'p Program,
     levels: Vec<bool>,
-    /// The varying loads more than one phase reads: the cached function
-    /// keeps them in registers, `c<slot>[STEPS][V]`.
-    reread: Vec<bool>,
-    /// Whether the function being written is the cached one.
-    caching: bool,
 }
 
 impl Writer<'_> {
@@ -127,65 +116,24 @@ impl Writer<'_> {
         }
     }
 
-    /// `float l<slot>[V]` loaded from the row at `j`.
-    fn load_step(&mut self, indent: usize, slot: usize, target: &str) {
-        let e = element(self.program.dtypes[self.program.loads[slot].buffer]);
-        self.line(indent, format!(
-            "hir_load_row<{e}, V>((const {e}::T *)p.v[{slot}].ptr + o[{slot}] + j * p.v[{slot}].strides[p.rank], {target});"
-        ));
-    }
-
-    /// Opens the loop over a thread's steps of a row (`V` elements each):
-    /// strided over the row, or, in the cached function, `STEPS` unrolled.
-    fn open_steps(&mut self) {
-        if self.caching {
-            self.line(1, "#pragma unroll".into());
-            self.line(1, "for (int t = 0; t < STEPS; ++t) {".into());
-            self.line(2, "i64 j = (threadIdx.x + (i64)t * blockDim.x) * V;".into());
-            self.line(2, "if (j >= p.n) continue;".into());
-        } else {
-            // Unrolled, so that a thread has several loads in flight.
-            self.line(1, "#pragma unroll 4".into());
-            self.line(
-                1,
-                "for (i64 j = threadIdx.x * V; j < p.n; j += blockDim.x * V) {".into(),
-            );
-        }
-    }
-
-    /// Opens a phase's loop over the row, with the varying loads `needed`
-    /// in `l<slot>[V]`: read from memory, or the cached function's
-    /// registers.
+    /// Opens a phase's loop over the row (`V` elements a thread a step),
+    /// loading the varying loads `needed` into `l<slot>[V]`.
     fn open_phase(&mut self, needed: &[bool]) {
-        self.open_steps();
-        let loads = self.program.loads.len();
-        for slot in (0..loads).filter(|&slot| needed[slot]) {
-            if self.caching && self.reread[slot] {
-                self.line(2, format!("const float *l{slot} = c{slot}[t];"));
-            } else {
+        // Unrolled, so that a thread has several loads in flight.
+        self.line(1, "#pragma unroll 4".into());
+        self.line(
+            1,
+            "for (i64 j = threadIdx.x * V; j < p.n; j += blockDim.x * V) {".into(),
+        );
+        for (slot, load) in self.program.loads.iter().enumerate() {
+            if needed[slot] {
+                let e = element(self.program.dtypes[load.buffer]);
                 self.line(2, format!("float l{slot}[V];"));
-                self.load_step(2, slot, &format!("l{slot}"));
+                self.line(2, format!(
+                    "hir_load_row<{e}, V>((const {e}::T *)p.v[{slot}].ptr + o[{slot}] + j * p.v[{slot}].strides[p.rank], l{slot});"
+                ));
             }
         }
-    }
-
-    /// The cached function's registers: each reread load, all the row's
-    /// steps, read once.
-    fn cache(&mut self) {
-        let reread: Vec<usize> = (0..self.program.loads.len())
-            .filter(|&slot| self.reread[slot])
-            .collect();
-        for &slot in &reread {
-            self.line(1, format!("float c{slot}[STEPS][V];"));
-        }
-        if reread.is_empty() {
-            return;
-        }
-        self.open_steps();
-        for &slot in &reread {
-            self.load_step(2, slot, &format!("c{slot}[t]"));
-        }
-        self.line(1, "}".into());
     }
 
     /// Opens the loop over a step's `V` elements and computes the varying
@@ -267,129 +215,81 @@ impl Writer<'_> {
     }
 }
 
-impl Writer<'_> {
-    /// The function computing one row: `hir_row_loop<V>` striding over
-    /// the row in every phase, or `hir_row_cached<V, STEPS>` (every step of
-    /// the row in registers: `STEPS * blockDim.x * V >= n`).
-    fn row_function(&mut self) {
-        let program = self.program;
-        let loads = program.loads.len();
-        let views = loads + program.stores.len();
-        let mut known: Vec<bool> = self.levels[..loads].to_vec();
-        known.resize(program.slots(), false);
-        self.line(0, match self.caching {
-            true => "template <int V, int STEPS> __device__ void hir_row_cached(const RowParams &p, i64 row, float *scratch) {".into(),
-            false => "template <int V> __device__ void hir_row_loop(const RowParams &p, i64 row, float *scratch) {".into(),
-        });
-        // Each view's offset of the row's first element.
-        self.line(1, format!("i64 o[{views}];"));
-        self.line(1, format!("for (int k = 0; k < {views}; ++k) o[k] = 0;"));
-        self.line(1, "i64 rest = row;".into());
-        self.line(1, "for (i64 d = p.rank - 1; d >= 0; --d) {".into());
-        self.line(2, "i64 index = rest;".into());
-        self.line(
-            2,
-            "if (d > 0) { index = rest % p.sizes[d]; rest /= p.sizes[d]; }".into(),
-        );
-        self.line(
-            2,
-            format!("for (int k = 0; k < {views}; ++k) o[k] += index * p.v[k].strides[d];"),
-        );
-        self.line(1, "}".into());
-        for (slot, load) in program.loads.iter().enumerate() {
-            if known[slot] {
-                let e = element(program.dtypes[load.buffer]);
-                self.line(
-                    1,
-                    format!(
-                        "float s{slot} = {e}::load((const {e}::T *)p.v[{slot}].ptr + o[{slot}]);"
-                    ),
-                );
-            }
-        }
-        if self.caching {
-            self.cache();
-        }
-        self.known_instrs(&mut known);
-        for (index, &(instr, _)) in program.instrs.iter().enumerate() {
-            if matches!(instr, Instr::Reduce(..)) {
-                self.reduction(index, &mut known);
-            }
-        }
-        self.whole_stores();
-        self.line(1, "if (threadIdx.x == 0) {".into());
-        for (index, store) in program
-            .stores
-            .iter()
-            .enumerate()
-            .filter(|(_, store)| store.row)
-        {
-            let view = loads + index;
-            let e = element(program.dtypes[store.buffer]);
-            self.line(
-                2,
-                format!(
-                    "(({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{});",
-                    store.slot
-                ),
-            );
-        }
-        self.line(1, "}".into());
-        self.line(0, "}".into());
-    }
-}
-
-/// The varying loads that more than one phase (a reduction's, the
-/// stores') reads.
-fn reread(program: &Program, levels: &[bool]) -> Vec<bool> {
-    let loads = program.loads.len();
-    let mut targets: Vec<Vec<usize>> = program
-        .instrs
-        .iter()
-        .filter_map(|&(instr, _)| match instr {
-            Instr::Reduce(_, operand) => Some(vec![operand]),
-            _ => None,
-        })
-        .collect();
-    targets.push(
-        program
-            .stores
-            .iter()
-            .filter(|store| !store.row)
-            .map(|store| store.slot)
-            .collect(),
-    );
-    let mut phases = vec![0usize; loads];
-    for phase in targets {
-        let needed = needed(program, levels, &phase);
-        for (slot, count) in phases.iter_mut().enumerate() {
-            *count += needed[slot] as usize;
-        }
-    }
-    phases.iter().map(|&count| count > 1).collect()
-}
-
 /// The `hir_fused` entry of a row program (appended to `source`, which
-/// holds `kernels.cu`, `hir_round` and [`HELPERS`]): `p.vec` picks the
-/// row function, 2 the cached one, 1 and 0 the strided one on words or
-/// elements.
+/// holds `kernels.cu`, `hir_round` and [`HELPERS`]).
 pub(crate) fn entry(program: &Program, source: &mut String) {
     let levels = program.row_level();
-    let views = program.loads.len() + program.stores.len();
+    let loads = program.loads.len();
+    let views = loads + program.stores.len();
+    let mut known: Vec<bool> = levels[..loads].to_vec();
+    known.resize(program.slots(), false);
     let mut w = Writer {
         source,
         program,
-        reread: reread(program, &levels),
         levels,
-        caching: false,
     };
     w.line(0, format!(
         "struct RowParams {{ i64 rank; i64 rows; i64 n; i64 vec; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
     ));
-    w.row_function();
-    w.caching = true;
-    w.row_function();
-    w.line(0, format!("extern \"C\" __global__ void __launch_bounds__({MAX_THREADS}) hir_fused(RowParams p) {{"));
+    w.line(
+        0,
+        "template <int V> __device__ void hir_row(const RowParams &p, i64 row, float *scratch) {"
+            .into(),
+    );
+    // Each view's offset of the row's first element.
+    w.line(1, format!("i64 o[{views}];"));
+    w.line(1, format!("for (int k = 0; k < {views}; ++k) o[k] = 0;"));
+    w.line(1, "i64 rest = row;".into());
+    w.line(1, "for (i64 d = p.rank - 1; d >= 0; --d) {".into());
+    w.line(2, "i64 index = rest;".into());
+    w.line(
+        2,
+        "if (d > 0) { index = rest % p.sizes[d]; rest /= p.sizes[d]; }".into(),
+    );
+    w.line(
+        2,
+        format!("for (int k = 0; k < {views}; ++k) o[k] += index * p.v[k].strides[d];"),
+    );
+    w.line(1, "}".into());
+    for (slot, load) in program.loads.iter().enumerate() {
+        if known[slot] {
+            let e = element(program.dtypes[load.buffer]);
+            w.line(
+                1,
+                format!("float s{slot} = {e}::load((const {e}::T *)p.v[{slot}].ptr + o[{slot}]);"),
+            );
+        }
+    }
+    w.known_instrs(&mut known);
+    for (index, &(instr, _)) in program.instrs.iter().enumerate() {
+        if matches!(instr, Instr::Reduce(..)) {
+            w.reduction(index, &mut known);
+        }
+    }
+    w.whole_stores();
+    w.line(1, "if (threadIdx.x == 0) {".into());
+    for (index, store) in program
+        .stores
+        .iter()
+        .enumerate()
+        .filter(|(_, store)| store.row)
+    {
+        let view = loads + index;
+        let e = element(program.dtypes[store.buffer]);
+        w.line(
+            2,
+            format!(
+                "(({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{});",
+                store.slot
+            ),
+        );
+    }
+    w.line(1, "}".into());
+    w.line(0, "}".into());
+    w.line(
+        0,
+        "extern \"C\" __global__ void hir_fused(RowParams p) {".into(),
+    );
     w.line(1, "__shared__ float scratch[32];".into());
     w.line(
         1,
@@ -397,13 +297,8 @@ pub(crate) fn entry(program: &Program, source: &mut String) {
     );
     w.line(
         2,
-        format!("if (p.vec == 2) hir_row_cached<{LANES}, {STEPS}>(p, row, scratch);"),
+        format!("if (p.vec) hir_row<{LANES}>(p, row, scratch); else hir_row<1>(p, row, scratch);"),
     );
-    w.line(
-        2,
-        format!("else if (p.vec == 1) hir_row_loop<{LANES}>(p, row, scratch);"),
-    );
-    w.line(2, "else hir_row_loop<1>(p, row, scratch);".into());
     w.line(1, "}".into());
     w.line(0, "}".into());
 }
@@ -471,10 +366,7 @@ pub(crate) fn launch(kernel: &FusedKernel) -> Result<Launch> {
                         .all(|&stride| stride.is_multiple_of(LANES))
             });
     let rows: usize = outer.iter().product();
-    // The cached row function where a block holds the row in registers.
-    let cached = vec && n <= MAX_THREADS * LANES * STEPS;
-    let mode = if cached { 2 } else { vec as i64 };
-    let mut params = vec![sizes.len() as i64, rows as i64, n as i64, mode];
+    let mut params = vec![sizes.len() as i64, rows as i64, n as i64, vec as i64];
     params.extend((0..MAX_RANK).map(|axis| sizes.get(axis).map_or(0, |&size| size as i64)));
     for (view, outer) in views.iter().zip(&strides) {
         params.push(view.ptr as i64);
@@ -482,11 +374,7 @@ pub(crate) fn launch(kernel: &FusedKernel) -> Result<Launch> {
         row_strides.push(view.strides[rank]);
         params.extend((0..MAX_RANK).map(|axis| row_strides.get(axis).map_or(0, |&s| s as i64)));
     }
-    let per_thread = match (cached, vec) {
-        (true, _) => LANES * STEPS,
-        (false, true) => LANES,
-        (false, false) => 1,
-    };
+    let per_thread = if vec { LANES } else { 1 };
     let threads = n
         .div_ceil(per_thread)
         .next_multiple_of(32)
@@ -549,8 +437,8 @@ mod tests {
 
     /// The generated row entry (checked without a GPU; the GPU tests in
     /// `fused_rows_tests.rs` compile and run it): the row-level load once
-    /// per row, a reduction phase combining over the block, the
-    /// instructions reading its result after it, and the cached function.
+    /// per row, a reduction phase combining over the block, and the
+    /// instructions reading its result after it.
     #[test]
     fn the_row_entry_reduces_then_stores() {
         let f = DType::F32;
@@ -588,16 +476,10 @@ mod tests {
         let store = position("hir_store_row<BF16, V>((BF16::T *)p.v[2].ptr");
         assert!(row_load < partial && partial < reduced && reduced < mean && mean < store);
         assert!(source.contains("float s4 = hir_round<BF16>(OpSub::apply(s0, s3));"));
-        // x, read by the reduction's phase and the stores', is kept in
-        // registers by the cached function.
-        for text in [
-            "float c0[STEPS][V];",
-            "const float *l0 = c0[t];",
-            "if (p.vec == 2) hir_row_cached<8, 4>(p, row, scratch);",
-            "else if (p.vec == 1) hir_row_loop<8>(p, row, scratch);",
-            "else hir_row_loop<1>(p, row, scratch);",
-        ] {
-            assert!(source.contains(text), "no '{text}' in\n{source}");
-        }
+        assert!(
+            source.contains(
+                "if (p.vec) hir_row<8>(p, row, scratch); else hir_row<1>(p, row, scratch);"
+            )
+        );
     }
 }
