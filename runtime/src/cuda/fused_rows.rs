@@ -119,8 +119,6 @@ impl Writer<'_> {
     /// Opens a phase's loop over the row (`V` elements a thread a step),
     /// loading the varying loads `needed` into `l<slot>[V]`.
     fn open_phase(&mut self, needed: &[bool]) {
-        // Unrolled, so that a thread has several loads in flight.
-        self.line(1, "#pragma unroll 4".into());
         self.line(
             1,
             "for (i64 j = threadIdx.x * V; j < p.n; j += blockDim.x * V) {".into(),
