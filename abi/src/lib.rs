@@ -384,6 +384,8 @@ pub enum Entry {
     Linear(DType),
     /// `void (buf in, buf weight, buf bias, buf out)`.
     LinearBias(DType),
+    /// `void (buf in, buf weight, buf out)`: `out += in x weight^T`.
+    LinearAccumulate(DType),
     /// `void (buf q, buf k, buf v, buf out, f64 scale, i64 causal)`:
     /// scaled dot-product attention, `q [B.., Sq, D]`, `k [B.., Sk, D]`,
     /// `v [B.., Sk, Dv]`, `out [B.., Sq, Dv]`; `causal` nonzero hides key
@@ -439,7 +441,7 @@ impl Entry {
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
         // Every typed entry of every type, less those `exists` rules out.
         for dtype in DType::ALL {
-            let typed: [fn(DType) -> Entry; 16] = [
+            let typed: [fn(DType) -> Entry; 17] = [
                 Copy,
                 Where,
                 Broadcast,
@@ -451,6 +453,7 @@ impl Entry {
                 MatmulAccumulate,
                 Linear,
                 LinearBias,
+                LinearAccumulate,
                 Attention,
                 AttentionMask,
                 Send,
@@ -483,6 +486,7 @@ impl Entry {
             | MatmulAccumulate(dtype)
             | Linear(dtype)
             | LinearBias(dtype)
+            | LinearAccumulate(dtype)
             | Attention(dtype)
             | AttentionMask(dtype) => dtype.is_float(),
             Fused(n) => n >= 1 && n <= fused::MAX_BUFFERS,
@@ -553,6 +557,7 @@ impl fmt::Display for Entry {
             MatmulAccumulate(t) => write!(f, "matmul_acc_{}", t.mlir()),
             Linear(t) => write!(f, "linear_{}", t.mlir()),
             LinearBias(t) => write!(f, "linear_bias_{}", t.mlir()),
+            LinearAccumulate(t) => write!(f, "linear_acc_{}", t.mlir()),
             Attention(t) => write!(f, "attention_{}", t.mlir()),
             AttentionMask(t) => write!(f, "attention_mask_{}", t.mlir()),
             Fused(n) => write!(f, "fused_{n}"),
@@ -615,6 +620,7 @@ mod tests {
                 Entry::MatmulAccumulate(dtype),
                 Entry::Linear(dtype),
                 Entry::LinearBias(dtype),
+                Entry::LinearAccumulate(dtype),
                 Entry::Send(dtype),
                 Entry::Recv(dtype),
                 Entry::ShareMemHandle(dtype),

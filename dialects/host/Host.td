@@ -549,11 +549,17 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
     host.linear ins(%x, %w, %b : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
                 outs(%y : memref<8x32xf32>)
     ```
+
+    With `accumulate` (and no bias), `output += input x weight^T`: the
+    product is added to the output's values in f32 and the sum rounded once
+    (the GEMM+RS chain's accumulating GEMMs, as `host.matmul`'s).
   }];
+  // The output is read too when `accumulate` is set (see host.matmul).
   let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$input,
                        Arg<Host_FloatBuffer, "", [MemRead]>:$weight,
                        Arg<Optional<Host_FloatBuffer>, "", [MemRead]>:$bias,
-                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output);
+                       Arg<Host_FloatBuffer, "", [MemRead, MemWrite]>:$output,
+                       UnitAttr:$accumulate);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)` `outs` `(` $output `:` type($output) `)` attr-dict

@@ -187,6 +187,8 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
+  if (getAccumulate() && getBias())
+    return emitOpError() << "accumulates its product without a bias (the bias would be added at each accumulation)";
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getOutput()));
 }

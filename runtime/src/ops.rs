@@ -86,6 +86,9 @@ pub enum KernelOp {
     MatmulAccumulate,
     /// `[B.., K] x [N, K]^T (+ bias [N]) -> [B.., N]`.
     Linear,
+    /// As `Linear` without a bias, added to the output's values:
+    /// `out += in x weight^T`.
+    LinearAccumulate,
     /// No input: every output element is this value, rounded to the
     /// output's element type.
     Fill(f64),
@@ -130,6 +133,7 @@ impl Kernel {
             KernelOp::MatmulAccumulate => Entry::MatmulAccumulate(dtype),
             KernelOp::Linear if self.inputs.len() == 3 => Entry::LinearBias(dtype),
             KernelOp::Linear => Entry::Linear(dtype),
+            KernelOp::LinearAccumulate => Entry::LinearAccumulate(dtype),
             KernelOp::Fill(_) => Entry::Fill(dtype),
             KernelOp::Iota { .. } => Entry::Iota(dtype),
             KernelOp::Attention { .. } if self.inputs.len() == 4 => Entry::AttentionMask(dtype),
@@ -140,7 +144,10 @@ impl Kernel {
     /// Checks the buffers' shapes and element types against the op.
     pub fn validate(&self) -> Result<()> {
         let arity = match self.op {
-            KernelOp::Binary(_) | KernelOp::Matmul | KernelOp::MatmulAccumulate => 2..=2,
+            KernelOp::Binary(_)
+            | KernelOp::Matmul
+            | KernelOp::MatmulAccumulate
+            | KernelOp::LinearAccumulate => 2..=2,
             KernelOp::Linear => 2..=3,
             KernelOp::Where => 3..=3,
             KernelOp::Attention { .. } => 3..=4,
@@ -234,7 +241,7 @@ impl Kernel {
                 }
                 same_shape("output", output, &[&batch[..], &[m, n]].concat())
             }
-            KernelOp::Linear => {
+            KernelOp::Linear | KernelOp::LinearAccumulate => {
                 let weight = &self.inputs[1].sizes;
                 if input.is_empty() || weight.len() != 2 || weight[1] != input[input.len() - 1] {
                     return Err(invalid(format!(

@@ -344,8 +344,8 @@ fn iota<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> 
     Ok(None)
 }
 
-/// A contraction (its ODS trait): `host.matmul` (`{accumulate}` calls the
-/// accumulating entry) and `host.linear` (with or without a bias).
+/// A contraction (its ODS trait): `host.matmul` and `host.linear` (with or
+/// without a bias; `{accumulate}` calls either's accumulating entry).
 fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
     let op = runtime.op();
     if OpKind::of(&op) != OpKind::Contraction {
@@ -355,6 +355,7 @@ fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c,
     let entry = match Op::of(&op) {
         Some(Op::HostMatmul) if op.has_attribute("accumulate") => Entry::MatmulAccumulate(element),
         Some(Op::HostMatmul) => Entry::Matmul(element),
+        Some(Op::HostLinear) if op.has_attribute("accumulate") => Entry::LinearAccumulate(element),
         Some(Op::HostLinear) if op.operand_count() == 4 => Entry::LinearBias(element),
         Some(Op::HostLinear) => Entry::Linear(element),
         _ => return Err(no_lowering(&op)),

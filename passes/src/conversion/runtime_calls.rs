@@ -144,7 +144,9 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         StartCoalescing => (vec![], vec![]),
         Copy(t) | Unary(_, t) | Reshape(t) => (vec![buf(t), buf(t)], vec![]),
         Cast(from, to) => (vec![buf(from), buf(to)], vec![]),
-        Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) => (vec![buf(t); 3], vec![]),
+        Binary(_, t) | Matmul(t) | MatmulAccumulate(t) | Linear(t) | LinearAccumulate(t) => {
+            (vec![buf(t); 3], vec![])
+        }
         Where(t) | LinearBias(t) => (vec![buf(t); 4], vec![]),
         Reduction(_, t) | Broadcast(t) | Transpose(t) => (vec![buf(t), buf(t), list], vec![]),
         Fill(t) => (vec![buf(t), f64], vec![]),

@@ -29,7 +29,10 @@ impl CudaDevice {
             KernelOp::Attention { scale, causal } => {
                 super::attention::launch(state, kernel, *scale, *causal)
             }
-            KernelOp::Matmul | KernelOp::MatmulAccumulate | KernelOp::Linear => {
+            KernelOp::Matmul
+            | KernelOp::MatmulAccumulate
+            | KernelOp::Linear
+            | KernelOp::LinearAccumulate => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::new(state.poison);
                 let bias = kernel
@@ -42,7 +45,10 @@ impl CudaDevice {
                         rhs,
                         bias,
                         out,
-                        accumulate: kernel.op == KernelOp::MatmulAccumulate,
+                        accumulate: matches!(
+                            kernel.op,
+                            KernelOp::MatmulAccumulate | KernelOp::LinearAccumulate
+                        ),
                     };
                     state
                         .blas
@@ -77,7 +83,7 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
     let (lhs, out) = (&kernel.inputs[0], &kernel.output);
     // As row-major [batch.., m, k] x [batch.. or none, k, n].
     let (mut lhs, rhs, mut out) = match kernel.op {
-        KernelOp::Linear => {
+        KernelOp::Linear | KernelOp::LinearAccumulate => {
             let weight = &kernel.inputs[1];
             let transposed = View {
                 sizes: vec![weight.sizes[1], weight.sizes[0]],
