@@ -425,6 +425,8 @@ pub enum Entry {
     /// `void (buf in, buf weight, buf bias, buf out)`: `LinearBias` with the
     /// activation, applied after the bias.
     LinearBiasActivation(Activation, DType),
+    /// `void (buf in, buf weight, buf out)`: `out += in x weight^T`.
+    LinearAccumulate(DType),
     /// `void (buf q, buf k, buf v, buf out, f64 scale, i64 causal)`:
     /// scaled dot-product attention, `q [B.., Sq, D]`, `k [B.., Sk, D]`,
     /// `v [B.., Sk, Dv]`, `out [B.., Sq, Dv]`; `causal` nonzero hides key
@@ -480,7 +482,7 @@ impl Entry {
         all.extend((1..=fused::MAX_BUFFERS).map(Fused));
         // Every typed entry of every type, less those `exists` rules out.
         for dtype in DType::ALL {
-            let typed: [fn(DType) -> Entry; 16] = [
+            let typed: [fn(DType) -> Entry; 17] = [
                 Copy,
                 Where,
                 Broadcast,
@@ -492,6 +494,7 @@ impl Entry {
                 MatmulAccumulate,
                 Linear,
                 LinearBias,
+                LinearAccumulate,
                 Attention,
                 AttentionMask,
                 Send,
@@ -534,6 +537,7 @@ impl Entry {
             | MatmulActivation(_, dtype)
             | LinearActivation(_, dtype)
             | LinearBiasActivation(_, dtype)
+            | LinearAccumulate(dtype)
             | Attention(dtype)
             | AttentionMask(dtype) => dtype.is_float(),
             Fused(n) => n >= 1 && n <= fused::MAX_BUFFERS,
@@ -607,6 +611,7 @@ impl fmt::Display for Entry {
             MatmulActivation(a, t) => write!(f, "matmul_{}_{}", a.name(), t.mlir()),
             LinearActivation(a, t) => write!(f, "linear_{}_{}", a.name(), t.mlir()),
             LinearBiasActivation(a, t) => write!(f, "linear_bias_{}_{}", a.name(), t.mlir()),
+            LinearAccumulate(t) => write!(f, "linear_acc_{}", t.mlir()),
             Attention(t) => write!(f, "attention_{}", t.mlir()),
             AttentionMask(t) => write!(f, "attention_mask_{}", t.mlir()),
             Fused(n) => write!(f, "fused_{n}"),
@@ -676,6 +681,7 @@ mod tests {
                 Entry::MatmulActivation(Activation::Gelu, dtype),
                 Entry::LinearActivation(Activation::Gelu, dtype),
                 Entry::LinearBiasActivation(Activation::Gelu, dtype),
+                Entry::LinearAccumulate(dtype),
                 Entry::Send(dtype),
                 Entry::Recv(dtype),
                 Entry::ShareMemHandle(dtype),

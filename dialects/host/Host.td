@@ -575,11 +575,17 @@ def Host_LinearOp : Host_ComputeOp<"linear", [HIR_Contraction, HIR_AxisMapOpInte
                                     memref<32xbf16>)
                 outs(%y : memref<8x32xbf16>)
     ```
+
+    With `accumulate` (and no bias), `output += input x weight^T`: the
+    product is added to the output's values in f32 and the sum rounded once
+    (the GEMM+RS chain's accumulating GEMMs, as `host.matmul`'s).
   }];
+  // The output is read too when `accumulate` is set (see host.matmul).
   let arguments = (ins Arg<Host_FloatBuffer, "", [MemRead]>:$input,
                        Arg<Host_FloatBuffer, "", [MemRead]>:$weight,
                        Arg<Optional<Host_FloatBuffer>, "", [MemRead]>:$bias,
-                       Arg<Host_FloatBuffer, "", [MemWrite]>:$output,
+                       Arg<Host_FloatBuffer, "", [MemRead, MemWrite]>:$output,
+                       UnitAttr:$accumulate,
                        OptionalAttr<Host_Activation>:$activation);
   let assemblyFormat = [{
     (`activation` $activation^)?

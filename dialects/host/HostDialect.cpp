@@ -182,18 +182,29 @@ LogicalResult BroadcastOp::verify() {
   return verifyBroadcast(*this, shaped(getInput()), shaped(getOutput()), getAxes());
 }
 
+/// An epilogue would apply to the accumulated sum, which the unfused ops
+/// never compute: the activation belongs to a GEMM that writes its output.
+template <typename GemmOp> static LogicalResult verifyEpilogue(GemmOp op) {
+  if (op.getActivation() && op.getAccumulate())
+    return op.emitOpError() << "cannot apply activation "
+                            << stringifyActivation(*op.getActivation())
+                            << " with accumulate: an epilogue applies to a GEMM that writes its "
+                               "output";
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
-  // The epilogue would apply to the accumulated sum, which the unfused ops
-  // never compute: the activation belongs to a GEMM that writes its output.
-  if (getActivation() && getAccumulate())
-    return emitOpError() << "cannot apply activation "
-                         << stringifyActivation(*getActivation())
-                         << " with accumulate: an epilogue applies to a GEMM that writes its output";
+  if (failed(verifyEpilogue(*this)))
+    return failure();
   return verifyMatmul(*this, shaped(getLhs()), shaped(getRhs()), shaped(getOutput()),
                       /*allowVectorLhs=*/true);
 }
 
 LogicalResult LinearOp::verify() {
+  if (failed(verifyEpilogue(*this)))
+    return failure();
+  if (getAccumulate() && getBias())
+    return emitOpError() << "accumulates its product without a bias (the bias would be added at each accumulation)";
   return verifyLinear(*this, shaped(getInput()), shaped(getWeight()), shaped(getBias()),
                       shaped(getOutput()));
 }

@@ -70,11 +70,12 @@ def test_every_hir_lower_option_is_a_keyword():
         allreduce="ring",
         ring_sync="comm",
         fuse="none",
+        overlap="none",
     )
     assert program.num_streams == 2
     assert program.options == (
         "num-streams=2 p2p=cuda ring-chunks=1 allgather=whole reduce-scatter=whole "
-        "allreduce=ring ring-sync=comm fuse=none"
+        "allreduce=ring ring-sync=comm fuse=none overlap=none"
     )
 
 

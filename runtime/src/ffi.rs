@@ -95,6 +95,7 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             Entry::LinearActivation(a, t) | Entry::LinearBiasActivation(a, t) => {
                 (KernelOp::LinearActivation(a), t, t)
             }
+            Entry::LinearAccumulate(t) => (KernelOp::LinearAccumulate, t, t),
             _ => unreachable!("{entry} is not a compute entry"),
         };
         let op = match (op, axes) {
@@ -626,6 +627,9 @@ entries! {
     binary _mlir_ciface_hir_rt_linear_f32 = Entry::Linear(F32);
     binary _mlir_ciface_hir_rt_linear_bf16 = Entry::Linear(BF16);
     binary _mlir_ciface_hir_rt_linear_f16 = Entry::Linear(F16);
+    binary _mlir_ciface_hir_rt_linear_acc_f32 = Entry::LinearAccumulate(F32);
+    binary _mlir_ciface_hir_rt_linear_acc_bf16 = Entry::LinearAccumulate(BF16);
+    binary _mlir_ciface_hir_rt_linear_acc_f16 = Entry::LinearAccumulate(F16);
     ternary _mlir_ciface_hir_rt_linear_bias_f32 = Entry::LinearBias(F32);
     ternary _mlir_ciface_hir_rt_linear_bias_bf16 = Entry::LinearBias(BF16);
     ternary _mlir_ciface_hir_rt_linear_bias_f16 = Entry::LinearBias(F16);

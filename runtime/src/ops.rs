@@ -94,6 +94,9 @@ pub enum KernelOp {
     /// As `Linear`, the activation applied after the bias, before the
     /// rounding.
     LinearActivation(Activation),
+    /// As `Linear` without a bias, added to the output's values:
+    /// `out += in x weight^T`.
+    LinearAccumulate,
     /// No input: every output element is this value, rounded to the
     /// output's element type.
     Fill(f64),
@@ -160,6 +163,7 @@ impl Kernel {
                 Entry::LinearBiasActivation(a, dtype)
             }
             &KernelOp::LinearActivation(a) => Entry::LinearActivation(a, dtype),
+            KernelOp::LinearAccumulate => Entry::LinearAccumulate(dtype),
             KernelOp::Fill(_) => Entry::Fill(dtype),
             KernelOp::Iota { .. } => Entry::Iota(dtype),
             KernelOp::Attention { .. } if self.inputs.len() == 4 => Entry::AttentionMask(dtype),
@@ -173,7 +177,8 @@ impl Kernel {
             KernelOp::Binary(_)
             | KernelOp::Matmul
             | KernelOp::MatmulAccumulate
-            | KernelOp::MatmulActivation(_) => 2..=2,
+            | KernelOp::MatmulActivation(_)
+            | KernelOp::LinearAccumulate => 2..=2,
             KernelOp::Linear | KernelOp::LinearActivation(_) => 2..=3,
             KernelOp::Where => 3..=3,
             KernelOp::Attention { .. } => 3..=4,
@@ -269,7 +274,7 @@ impl Kernel {
                 }
                 same_shape("output", output, &[&batch[..], &[m, n]].concat())
             }
-            KernelOp::Linear | KernelOp::LinearActivation(_) => {
+            KernelOp::Linear | KernelOp::LinearActivation(_) | KernelOp::LinearAccumulate => {
                 let weight = &self.inputs[1].sizes;
                 if input.is_empty() || weight.len() != 2 || weight[1] != input[input.len() - 1] {
                     return Err(invalid(format!(

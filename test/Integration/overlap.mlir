@@ -35,18 +35,21 @@
 // ROOTED:      host.linear
 // ROOTED:      comm.reduce {{.*}} sum root
 
-// With rings, the natural GEMM+RS of the matmul reaches the pre-split
-// form's chain of accumulating GEMMs (no combine after it), that of the
-// linear the ring of partial blocks summed after the loop.
-// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %S/Inputs/natural_overlap_4.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast
+// With rings, the natural GEMM+RS of the matmul and of the (bias-free)
+// linear reach the pre-split form's chain of accumulating GEMMs: each step
+// adds its partial to the sum the next rank sent, and nothing combines the
+// partials after the loop.
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %S/Inputs/natural_overlap_4.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast --implicit-check-not=host.sum
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %S/Inputs/natural_overlap_4.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast --implicit-check-not=host.sum
 // RINGS:      comm.recv
 // RINGS:      host.matmul
 // RINGS:      host.matmul {{.*}} {accumulate}
 // RINGS:      comm.recv
 // RINGS:      comm.send
 // RINGS:      host.linear
+// RINGS:      host.linear {{.*}} {accumulate}
 // RINGS:      comm.recv
-// RINGS:      host.sum [0]
+// RINGS:      comm.send
 
 // overlap=none: the collectives whole.
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{overlap=none p2p=nccl})' %S/Inputs/natural_overlap_4.mlir | FileCheck %s --check-prefix=WHOLE --implicit-check-not=comm.recv

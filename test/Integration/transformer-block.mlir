@@ -104,6 +104,14 @@
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %t.2.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=cuda})' %t.q4.mlir | FileCheck %s --check-prefix=RINGS --implicit-check-not=comm.allgather --implicit-check-not=comm.reduce_scatter --implicit-check-not=comm.broadcast
 // RINGS-COUNT-4: comm.send
+// With rings, each reduce-scatter is the chain of accumulating GEMMs: the
+// out-projection's and FC2's chunks (bias-free linears) accumulate onto the
+// sum the next rank sent.
+// RUN: hir-opt --pass-pipeline='builtin.module(hir-lower{p2p=nccl})' %t.2.mlir | FileCheck %s --check-prefix=CHAIN
+// CHAIN:      host.attention
+// CHAIN:      host.linear {{.*}} {accumulate}
+// CHAIN:      comm.send
+// CHAIN:      host.linear {{.*}} {accumulate}
 // Each form checked against the reference, and the rings at D = 3.
 // RUN: hir-run -n 4 --p2p nccl --check %t.4.mlir | FileCheck %s
 // RUN: hir-run -n 2 --p2p cuda --check %t.q2.mlir | FileCheck %s

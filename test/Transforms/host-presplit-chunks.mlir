@@ -2,7 +2,7 @@
 // RUN: hir-opt --pass-pipeline='builtin.module(func.func(host-presplit-chunks,host-presplit-chunks))' --split-input-file %s | FileCheck %s
 
 // The pass cannot fail; what it does not rewrite it leaves as it is (the
-// last three cases).
+// cases that say "Left alone" or that stay whole).
 
 // Natural-shape AG+GEMM then a neg, fused in one stream<4> loop on 4 ranks:
 // the allgather writes split views of its input and output, every chunk the
@@ -172,5 +172,100 @@ func.func @strided_input(%arg0: memref<4x16xf32>, %arg1: memref<8x8xf32>) {
     host.neg ins(%g : memref<4x8xf32, strided<[8, 1], offset: ?>>) outs(%y : memref<4x8xf32, strided<[8, 1], offset: ?>>)
   }
   host.dealloc %1 : memref<8x8xf32>
+  return
+}
+
+// -----
+
+// Natural-shape GEMM+RS (what host-auto-stream makes): a loop writes the
+// partial sums in one chunk of rows per rank, and the reduce-scatter after
+// it reads them. Its input becomes a split view made in front of the loop
+// (whose chunks become selects of it), its output, an argument, a split
+// view of one block there too.
+// CHECK-LABEL: func.func @gemm_rs(
+// CHECK-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<8x8xf32>, [[B:%[a-zA-Z0-9_]+]]: memref<8x6xf32>, [[OUT:%[a-zA-Z0-9_]+]]: memref<4x6xf32>) {
+// CHECK: [[P:%[a-zA-Z0-9_]+]] = host.alloc : memref<8x6xf32>
+// CHECK: [[AX:%[a-zA-Z0-9_]+]] = memref.expand_shape [[A]] {{\[}}[0, 1], [2]] output_shape [2, 4, 8] : memref<8x8xf32> into memref<2x4x8xf32>
+// CHECK-NEXT: [[PX:%[a-zA-Z0-9_]+]] = memref.expand_shape [[P]] {{\[}}[0, 1], [2]] output_shape [2, 4, 6] : memref<8x6xf32> into memref<2x4x6xf32>
+// CHECK-NEXT: [[OX:%[a-zA-Z0-9_]+]] = memref.expand_shape [[OUT]] {{\[}}[0, 1], [2]] output_shape [1, 4, 6] : memref<4x6xf32> into memref<1x4x6xf32>
+// CHECK-NEXT: host.stream_for
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, {{%[a-zA-Z0-9_]+}}: !host.stream):
+// CHECK-NEXT: [[AI:%[a-zA-Z0-9_]+]] = host.select [[AX]][0]{{\[}}[[I]]{{\]}}
+// CHECK-NEXT: [[PI:%[a-zA-Z0-9_]+]] = host.select [[PX]][0]{{\[}}[[I]]{{\]}}
+// CHECK-NEXT: host.matmul ins([[AI]], [[B]] : {{.*}}) outs([[PI]] : {{.*}})
+// CHECK-NEXT: }
+// CHECK-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.reduce_scatter [[PX]] into [[OX]] sum team [0, 1] : memref<2x4x6xf32> into memref<1x4x6xf32>
+func.func @gemm_rs(%arg0: memref<8x8xf32>, %arg1: memref<8x6xf32>, %arg2: memref<4x6xf32>) {
+  %0 = host.get_current_stream : !host.stream
+  %1 = host.alloc : memref<8x6xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  host.stream_for %c0 to %c2 step %c1 from %0 {
+  ^bb0(%i: index, %s: !host.stream):
+    %c4 = arith.constant 4 : index
+    %2 = arith.muli %i, %c4 : index
+    %a = memref.subview %arg0[%2, 0] [4, 8] [1, 1] : memref<8x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    %p = memref.subview %1[%2, 0] [4, 6] [1, 1] : memref<8x6xf32> to memref<4x6xf32, strided<[6, 1], offset: ?>>
+    host.matmul ins(%a, %arg1 : memref<4x8xf32, strided<[8, 1], offset: ?>>, memref<8x6xf32>) outs(%p : memref<4x6xf32, strided<[6, 1], offset: ?>>)
+  }
+  %3 = comm.reduce_scatter %1 into %arg2 sum team [0, 1] : memref<8x6xf32> into memref<4x6xf32>
+  comm.wait %3
+  return
+}
+
+// -----
+
+// GEMM+RS whose output is allocated after the loop: its split view is made
+// in front of the reduce-scatter.
+// CHECK-LABEL: func.func @gemm_rs_output_after(
+// CHECK: host.stream_for
+// CHECK: [[O:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x6xf32>
+// CHECK-NEXT: [[OX:%[a-zA-Z0-9_]+]] = memref.expand_shape [[O]] {{\[}}[0, 1], [2]] output_shape [1, 4, 6] : memref<4x6xf32> into memref<1x4x6xf32>
+// CHECK-NEXT: comm.reduce_scatter %{{.+}} into [[OX]] sum team [0, 1] : memref<2x4x6xf32> into memref<1x4x6xf32>
+func.func @gemm_rs_output_after(%arg0: memref<8x8xf32>, %arg1: memref<8x6xf32>, %arg2: memref<4x6xf32>) {
+  %0 = host.get_current_stream : !host.stream
+  %1 = host.alloc : memref<8x6xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  host.stream_for %c0 to %c2 step %c1 from %0 {
+  ^bb0(%i: index, %s: !host.stream):
+    %c4 = arith.constant 4 : index
+    %2 = arith.muli %i, %c4 : index
+    %a = memref.subview %arg0[%2, 0] [4, 8] [1, 1] : memref<8x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    %p = memref.subview %1[%2, 0] [4, 6] [1, 1] : memref<8x6xf32> to memref<4x6xf32, strided<[6, 1], offset: ?>>
+    host.matmul ins(%a, %arg1 : memref<4x8xf32, strided<[8, 1], offset: ?>>, memref<8x6xf32>) outs(%p : memref<4x6xf32, strided<[6, 1], offset: ?>>)
+  }
+  %o = host.alloc : memref<4x6xf32>
+  %3 = comm.reduce_scatter %1 into %o sum team [0, 1] : memref<8x6xf32> into memref<4x6xf32>
+  comm.wait %3
+  host.neg ins(%o : memref<4x6xf32>) outs(%arg2 : memref<4x6xf32>)
+  return
+}
+
+// -----
+
+// Left alone: four chunks for a reduce-scatter of two ranks (a chunk holds
+// part of one rank's block).
+// CHECK-LABEL: func.func @gemm_rs_other_count(
+// CHECK-NOT: memref.expand_shape
+// CHECK: comm.reduce_scatter %{{.+}} into %{{.+}} sum team [0, 1] : memref<8x6xf32> into memref<4x6xf32>
+func.func @gemm_rs_other_count(%arg0: memref<8x8xf32>, %arg1: memref<8x6xf32>, %arg2: memref<4x6xf32>) {
+  %0 = host.get_current_stream : !host.stream
+  %1 = host.alloc : memref<8x6xf32>
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  host.stream_for %c0 to %c4 step %c1 from %0 {
+  ^bb0(%i: index, %s: !host.stream):
+    %c2 = arith.constant 2 : index
+    %2 = arith.muli %i, %c2 : index
+    %a = memref.subview %arg0[%2, 0] [2, 8] [1, 1] : memref<8x8xf32> to memref<2x8xf32, strided<[8, 1], offset: ?>>
+    %p = memref.subview %1[%2, 0] [2, 6] [1, 1] : memref<8x6xf32> to memref<2x6xf32, strided<[6, 1], offset: ?>>
+    host.matmul ins(%a, %arg1 : memref<2x8xf32, strided<[8, 1], offset: ?>>, memref<8x6xf32>) outs(%p : memref<2x6xf32, strided<[6, 1], offset: ?>>)
+  }
+  %3 = comm.reduce_scatter %1 into %arg2 sum team [0, 1] : memref<8x6xf32> into memref<4x6xf32>
+  comm.wait %3
   return
 }

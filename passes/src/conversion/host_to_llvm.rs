@@ -345,9 +345,9 @@ fn iota<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> 
     Ok(None)
 }
 
-/// A contraction (its ODS trait): `host.matmul` (`{accumulate}` calls the
-/// accumulating entry) and `host.linear` (with or without a bias); with an
-/// `activation`, the entry of that epilogue.
+/// A contraction (its ODS trait): `host.matmul` and `host.linear` (with or
+/// without a bias; `{accumulate}` calls either's accumulating entry); with
+/// an `activation`, the entry of that epilogue.
 fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c, 'a>>> {
     let op = runtime.op();
     if OpKind::of(&op) != OpKind::Contraction {
@@ -370,6 +370,9 @@ fn contraction<'c, 'a>(runtime: &Runtime<'c, 'a>) -> Result<'c, Option<Value<'c,
         }
         (Some(Op::HostMatmul), None) => Entry::Matmul(element),
         (Some(Op::HostMatmul), Some(activation)) => Entry::MatmulActivation(activation, element),
+        (Some(Op::HostLinear), None) if op.has_attribute("accumulate") => {
+            Entry::LinearAccumulate(element)
+        }
         (Some(Op::HostLinear), None) if bias => Entry::LinearBias(element),
         (Some(Op::HostLinear), None) => Entry::Linear(element),
         (Some(Op::HostLinear), Some(activation)) if bias => {

@@ -148,6 +148,7 @@ pub fn signature(context: &Context, entry: Entry) -> (Vec<Type<'_>>, Vec<Type<'_
         | Matmul(t)
         | MatmulAccumulate(t)
         | Linear(t)
+        | LinearAccumulate(t)
         | MatmulActivation(_, t)
         | LinearActivation(_, t) => (vec![buf(t); 3], vec![]),
         Where(t) | LinearBias(t) | LinearBiasActivation(_, t) => (vec![buf(t); 4], vec![]),

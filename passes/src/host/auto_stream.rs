@@ -81,18 +81,22 @@ impl HirPass for AutoStream {
         if ops.iter().any(|op| Op::HostStreamFor.is(op)) {
             return true;
         }
+        // The collectives only: the rooted rewrites erase waits and views
+        // that a list of every op would still name.
+        let collectives: Vec<OperationRef> = ops
+            .into_iter()
+            .filter(|op| Op::CommAllgather.is(op) || Op::CommReduceScatter.is(op))
+            .collect();
         let context = function.context();
         // SAFETY: `context` lives through the run, the only place the reference is used.
         let context = unsafe { context.to_ref() };
         let rewriter = rewrite::rewriter(function);
         let rewriter = rewriter.as_rewriter_base();
-        for op in ops {
+        for op in collectives {
             let made = if Op::CommAllgather.is(&op) {
                 Gather::of(op).map(|gather| gather.rewrite(context, &rewriter, function))
-            } else if Op::CommReduceScatter.is(&op) {
-                Scatter::of(op).map(|scatter| scatter.rewrite(context, &rewriter, function))
             } else {
-                None
+                Scatter::of(op).map(|scatter| scatter.rewrite(context, &rewriter, function))
             };
             let Some(stream_for) = made else { continue };
             presplit_chunks::presplit_loop(&rewriter, stream_for);
@@ -116,11 +120,11 @@ struct Gemm<'c, 'a> {
 }
 
 impl<'c, 'a> Gemm<'c, 'a> {
-    /// `op` as a GEMM of a loop over the chunks of its output's axis
+    /// `op` as a GEMM of a loop over `chunks` chunks of its output's axis
     /// `output_axis`, if it is a `host.linear` or `host.matmul` whose
     /// operands are sliced only where a contiguous buffer's axis of the
-    /// output's extent maps to it.
-    fn of(op: OperationRef<'c, 'a>, output_axis: usize) -> Option<Self> {
+    /// output's extent (a multiple of `chunks`) maps to it.
+    fn of(op: OperationRef<'c, 'a>, output_axis: usize, chunks: i64) -> Option<Self> {
         if !(Op::HostLinear.is(&op) || Op::HostMatmul.is(&op)) {
             return None;
         }
@@ -128,6 +132,9 @@ impl<'c, 'a> Gemm<'c, 'a> {
         let broadcast = hir_dialects::broadcast_axes(&op)?;
         let output = ir::operand(&op, hir_dialects::destination(&op)?)?;
         let extent = *builders::static_shape(output.r#type())?.get(output_axis)?;
+        if extent % chunks != 0 {
+            return None;
+        }
         // The output's last axis is N: chunks of rows or batches only.
         if output_axis + 1 == builders::static_shape(output.r#type())?.len() {
             return None;
@@ -198,7 +205,7 @@ impl<'c, 'a> Gather<'c, 'a> {
                 return None;
             }
             let maps = hir_dialects::axis_map(&user)?;
-            let gemm = Gemm::of(user, maps[0][axis]?)?;
+            let gemm = Gemm::of(user, maps.first()?.get(axis).copied().flatten()?, members)?;
             gemms.push(gemm);
         }
         gemms.sort_by(|a, b| {
@@ -300,7 +307,7 @@ impl<'c, 'a> Scatter<'c, 'a> {
         if !idle {
             return None;
         }
-        let gemm = Gemm::of(writer, axis)?;
+        let gemm = Gemm::of(writer, axis, members)?;
         // The rows of the partial sums come from the first operand's rows.
         gemm.chunked[0]?;
         Some(Scatter { members, gemm })

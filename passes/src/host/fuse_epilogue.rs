@@ -17,7 +17,7 @@
 //!   (the same value, or views taken alike, of offsets computed alike: a
 //!   stream loop's body takes the slice once for each op, a ring computes
 //!   a chunk's offset once for each);
-//! - `g` is a `host.linear`, or a `host.matmul` that does not accumulate,
+//! - `g` is a `host.linear` or `host.matmul` that does not accumulate,
 //!   with no activation yet, in the activation's block before it; its output
 //!   has the element type of `%x` and `%y` (the activation's verifier makes
 //!   them one), so the product is rounded once, to that type, after the
@@ -281,8 +281,8 @@ fn same_element_type(a: Value, b: Value) -> bool {
 }
 
 /// Whether `op` is a GEMM that writes its output without an epilogue of its
-/// own: a `host.linear`, or a `host.matmul` that does not accumulate, with
-/// no activation.
+/// own: a `host.linear` or `host.matmul` that does not accumulate, with no
+/// activation.
 fn is_plain_gemm(op: OperationRef) -> bool {
     OpKind::of(&op) == OpKind::Contraction
         && matches!(Op::of(&op), Some(Op::HostLinear | Op::HostMatmul))

@@ -216,7 +216,7 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             }
             values
         }
-        KernelOp::Linear | KernelOp::LinearActivation(_) => {
+        KernelOp::Linear | KernelOp::LinearActivation(_) | KernelOp::LinearAccumulate => {
             let weight = &kernel.inputs[1];
             let (n, k) = (weight.sizes[0], weight.sizes[1]);
             let rows = input.numel() / k.max(1);
@@ -231,6 +231,12 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
                 let bias = load(bias)?;
                 for row in values.chunks_mut(n.max(1)) {
                     row.iter_mut().zip(&bias).for_each(|(x, b)| *x += b);
+                }
+            }
+            if kernel.op == KernelOp::LinearAccumulate {
+                // In f32, so that `store` rounds the sum once.
+                for (value, old) in values.iter_mut().zip(load(out)?) {
+                    *value += old;
                 }
             }
             values

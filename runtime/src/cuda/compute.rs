@@ -33,7 +33,8 @@ impl CudaDevice {
             | KernelOp::MatmulAccumulate
             | KernelOp::MatmulActivation(_)
             | KernelOp::Linear
-            | KernelOp::LinearActivation(_) => {
+            | KernelOp::LinearActivation(_)
+            | KernelOp::LinearAccumulate => {
                 let workspace = Self::workspace(state)?;
                 let mut scratch = Scratch::new(state.poison);
                 let bias = kernel.inputs.get(2).filter(|_| kernel.op.is_linear());
@@ -43,7 +44,10 @@ impl CudaDevice {
                         rhs,
                         bias,
                         out,
-                        accumulate: kernel.op == KernelOp::MatmulAccumulate,
+                        accumulate: matches!(
+                            kernel.op,
+                            KernelOp::MatmulAccumulate | KernelOp::LinearAccumulate
+                        ),
                         activation: kernel.op.activation(),
                     };
                     state
@@ -79,7 +83,7 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
     let (lhs, out) = (&kernel.inputs[0], &kernel.output);
     // As row-major [batch.., m, k] x [batch.. or none, k, n].
     let (mut lhs, rhs, mut out) = match kernel.op {
-        KernelOp::Linear | KernelOp::LinearActivation(_) => {
+        KernelOp::Linear | KernelOp::LinearActivation(_) | KernelOp::LinearAccumulate => {
             let weight = &kernel.inputs[1];
             let transposed = View {
                 sizes: vec![weight.sizes[1], weight.sizes[0]],

@@ -30,3 +30,11 @@ func.func @f(%x: memref<8x64xf32>, %w: memref<32x64xf32>, %y: memref<8x32xf32>) 
   "host.linear"(%x, %w, %y) <{activation = 7 : i32}> : (memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @linear_activation_and_accumulate(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %y: memref<8x32xbf16>) {
+  // expected-error @+1 {{'host.linear' op cannot apply activation gelu with accumulate: an epilogue applies to a GEMM that writes its output}}
+  host.linear activation gelu ins(%x, %w : memref<8x64xbf16>, memref<32x64xbf16>) outs(%y : memref<8x32xbf16>) {accumulate}
+  return
+}

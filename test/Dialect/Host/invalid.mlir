@@ -448,6 +448,16 @@ func.func @f(%x: memref<f32>, %w: memref<32x64xf32>, %y: memref<32xf32>) {
 
 // -----
 
+// linear: an accumulating linear has no bias (it would be added at each
+// accumulation).
+func.func @f(%x: memref<8x64xf32>, %w: memref<32x64xf32>, %b: memref<32xf32>, %y: memref<8x32xf32>) {
+  // expected-error @+1 {{'host.linear' op accumulates its product without a bias (the bias would be added at each accumulation)}}
+  host.linear ins(%x, %w, %b : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>) outs(%y : memref<8x32xf32>) {accumulate}
+  return
+}
+
+// -----
+
 // linear: the weight is [N, K].
 func.func @f(%x: memref<8x64xf32>, %w: memref<64xf32>, %y: memref<8xf32>) {
   // expected-error @+1 {{'host.linear' op weight must have rank 2 ([N, K]), got rank 1}}

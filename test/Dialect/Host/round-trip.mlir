@@ -213,7 +213,8 @@ func.func @layout_and_init(%a: memref<4x8x16xf32>, %b: memref<16x4x8xf32>, %c: m
   return
 }
 
-// Matmul (plain, batched and accumulating) and linear with and without bias.
+// Matmul (plain, batched and accumulating) and linear with and without bias,
+// and accumulating (without).
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: ([[A:%.*]]: memref<256x1024xbf16>, [[B:%.*]]: memref<1024x2048xbf16>, [[C:%.*]]: memref<256x2048xbf16>, [[BA:%.*]]: memref<4x256x1024xbf16>, [[BC:%.*]]: memref<4x256x2048xbf16>, [[X:%.*]]: memref<8x64xf32>, [[W:%.*]]: memref<32x64xf32>, [[BIAS:%.*]]: memref<32xf32>, [[Y:%.*]]: memref<8x32xf32>)
 // CHECK-NEXT: host.matmul ins([[A]], [[B]] : memref<256x1024xbf16>, memref<1024x2048xbf16>) outs([[C]] : memref<256x2048xbf16>)
@@ -221,6 +222,7 @@ func.func @layout_and_init(%a: memref<4x8x16xf32>, %b: memref<16x4x8xf32>, %c: m
 // CHECK-NEXT: host.matmul ins([[A]], [[B]] : memref<256x1024xbf16>, memref<1024x2048xbf16>) outs([[C]] : memref<256x2048xbf16>) {accumulate}
 // CHECK-NEXT: host.linear ins([[X]], [[W]], [[BIAS]] : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>) outs([[Y]] : memref<8x32xf32>)
 // CHECK-NEXT: host.linear ins([[X]], [[W]] : memref<8x64xf32>, memref<32x64xf32>) outs([[Y]] : memref<8x32xf32>)
+// CHECK-NEXT: host.linear ins([[X]], [[W]] : memref<8x64xf32>, memref<32x64xf32>) outs([[Y]] : memref<8x32xf32>) {accumulate}
 func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memref<256x2048xbf16>,
                 %ba: memref<4x256x1024xbf16>, %bc: memref<4x256x2048xbf16>,
                 %x: memref<8x64xf32>, %w: memref<32x64xf32>, %bias: memref<32xf32>,
@@ -234,6 +236,7 @@ func.func @gemm(%a: memref<256x1024xbf16>, %b: memref<1024x2048xbf16>, %c: memre
   host.linear ins(%x, %w, %bias : memref<8x64xf32>, memref<32x64xf32>, memref<32xf32>)
               outs(%y : memref<8x32xf32>)
   host.linear ins(%x, %w : memref<8x64xf32>, memref<32x64xf32>) outs(%y : memref<8x32xf32>)
+  host.linear ins(%x, %w : memref<8x64xf32>, memref<32x64xf32>) outs(%y : memref<8x32xf32>) {accumulate}
   return
 }
 

@@ -53,8 +53,9 @@ use mlir_sys::mlirOperationClone;
 /// `parts` parts can run as one: the loop's rings are one reduce-scatter by
 /// `sum` over two ranks or more, whose output exists before the loop and has
 /// blocks of the partials' layout, and whose partial block the loop takes
-/// once and only a `host.matmul` writes (its output, not an input, and not
-/// yet accumulating); `parts` is 2 or more, and fewer than the pool streams
+/// once and only a `host.matmul` or a bias-free `host.linear` writes (its
+/// output, not an input, and not yet accumulating); `parts` is 2 or more,
+/// and fewer than the pool streams
 /// the steps rotate over, if they do: with `n <= parts` streams the wait for
 /// iteration `j + parts` would land on a stream an earlier iteration's GEMM
 /// waits for (on 4 × H200, 4 parts over 4 streams ran GEMM+RS at 0.674 of
@@ -85,9 +86,11 @@ pub(super) fn gemm<'c, 'a>(
     let [gemm] = *ir::users(ring.view).as_slice() else {
         return None;
     };
+    // A matmul, or a linear without a bias (added once per accumulation).
     let operands: Vec<Value> = gemm.operands().collect();
+    let accumulates = Op::HostMatmul.is(&gemm) || Op::HostLinear.is(&gemm) && operands.len() == 3;
     (in_loop == 1
-        && Op::HostMatmul.is(&gemm)
+        && accumulates
         && gemm.attribute("accumulate").is_err()
         && operands[..2].iter().all(|&operand| operand != ring.view)
         && operands[2] == ring.view)

@@ -25,8 +25,8 @@
 //!   slice along the gathered axis (DIDx -> Stream on one axis, seed 000);
 //! - a **reduce-scatter** after a stream loop that writes its input slice by
 //!   slice along the scattered axis (the partial products of a GEMM); by
-//!   `sum`, with a `host.matmul` writing the partials, as a chain of
-//!   accumulating GEMMs ([`chain`]);
+//!   `sum`, with a `host.matmul` or a bias-free `host.linear` writing the
+//!   partials, as a chain of accumulating GEMMs ([`chain`]);
 //! - with `allreduce=ring`, an **allreduce** after a stream loop that writes
 //!   its input block by block (GEMM+AR): a reduce-scatter into the rank's
 //!   block of the output, whose ring the pass then makes, and an allgather

@@ -286,6 +286,29 @@ fn gemm_epilogue_rounds_once_after_the_activation() {
     assert!(differs > 0);
 }
 
+#[test]
+fn linear_accumulate_adds_the_product_to_the_output() {
+    // out [2, 2] += x [2, 3] x w [2, 3]^T, through the C ABI entry: the
+    // weight is read transposed, and the sum is rounded once (as matmul's).
+    let world = world(1, 1);
+    let out = world
+        .run(|device| {
+            let mut x = Array::from_f32(DType::F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+            let mut w = Array::from_f32(DType::F32, &[2, 3], &[1.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+            let mut out = Array::from_f32(DType::F32, &[2, 2], &[10.0, 20.0, 30.0, 40.0]);
+            let _known = known(device, &[&x, &w, &out]);
+            let [x, w, o] =
+                [view(&mut x), view(&mut w), view(&mut out)].map(|v| Descriptor::of(&v));
+            let accumulate: BinaryFn = symbol(Entry::LinearAccumulate(DType::F32));
+            unsafe { accumulate(x.ptr(), w.ptr(), o.ptr()) };
+            device.synchronize().unwrap();
+            assert!(!device.failed());
+            out.to_f32()
+        })
+        .unwrap();
+    assert_eq!(out[0], [14.0, 22.0, 40.0, 45.0]);
+}
+
 /// A naive f64 matmul with torch.matmul's batch broadcasting: each output
 /// entry indexes each operand directly, at 0 along an axis of extent 1 or
 /// one the operand lacks.
