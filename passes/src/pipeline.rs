@@ -316,6 +316,13 @@ impl LowerOptions {
             "fusion-insert-resharding".to_owned(),
             "convert-fusion-to-host".to_owned(),
         ];
+        if self.fuse == Fuse::Elementwise {
+            // Before host-auto-stream cuts a GEMM into chunks in a loop and
+            // leaves its activation after the loop, which no epilogue can
+            // take then; the run after the pipelines takes the activations
+            // of the stream axes' loops.
+            passes.push("func.func(host-fuse-epilogue)".to_owned());
+        }
         if self.overlap == Overlap::Auto {
             // Before the loops are fused and rotated over the streams, as
             // those convert-fusion-to-host makes for stream axes.

@@ -32,6 +32,7 @@
 // TIMING-NEXT: {{%\) +}}fusion-insert-resharding{{$}}
 // TIMING-NEXT: {{%\) +}}convert-fusion-to-host{{$}}
 // TIMING-NEXT: {{%\) +}}'func.func' Pipeline{{$}}
+// TIMING-NEXT: {{%\) +}}host-fuse-epilogue{{$}}
 // TIMING-NEXT: {{%\) +}}host-auto-stream{{$}}
 // TIMING-NEXT: {{%\) +}}host-stream-parallelize{{$}}
 // TIMING-NEXT: {{%\) +}}host-presplit-chunks{{$}}
@@ -46,11 +47,12 @@
 // TIMING-NEXT: {{%\) +}}hir-scope-loop-allocas{{$}}
 // TIMING-NEXT: {{%\) +}}Output{{$}}
 
-// One dump per pass (any other 'IR Dump' line is an error).
+// One dump per pass run (any other 'IR Dump' line is an error).
 // IR-COUNT-1: IR Dump After fusion-propagate-sharding (fusion-propagate-sharding)
 // IR-COUNT-1: IR Dump After fusion-verify-sharding (fusion-verify-sharding)
 // IR-COUNT-1: IR Dump After fusion-insert-resharding (fusion-insert-resharding)
 // IR-COUNT-1: IR Dump After convert-fusion-to-host (convert-fusion-to-host)
+// IR-COUNT-1: IR Dump After host-fuse-epilogue (host-fuse-epilogue)
 // IR-COUNT-1: IR Dump After host-auto-stream (host-auto-stream)
 // IR-COUNT-1: IR Dump After host-stream-parallelize (host-stream-parallelize)
 // IR-COUNT-1: IR Dump After host-presplit-chunks (host-presplit-chunks)
