@@ -16,6 +16,34 @@ use mlir_sys::{
 // reads the module around it, which other threads rewrite while a function
 // pass runs (a crash seen once in a golden run).
 
+/// The op whose result `value` is (none for a block argument).
+pub fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    OperationResult::try_from(value)
+        .ok()
+        .map(|result| result.owner())
+}
+
+/// Whether `op` takes a view of its first operand: `host.select`,
+/// `memref.subview`, or `memref.expand_shape` (the pre-split layout
+/// `host-presplit-chunks` views a loop's chunks in).
+pub fn is_view(op: &OperationRef) -> bool {
+    matches!(
+        Op::of(op),
+        Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
+    )
+}
+
+/// The buffer a view is of (through the views of [`is_view`]).
+pub fn view_root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
+    while let Some(source) = producer(value)
+        .filter(is_view)
+        .and_then(|view| operand(&view, 0))
+    {
+        value = source;
+    }
+    value
+}
+
 /// Operand `index` of `op`, if it has that many.
 pub fn operand<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
     (index < op.operand_count()).then(|| op.operand(index).expect("in range"))

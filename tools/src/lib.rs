@@ -14,7 +14,8 @@
 //! - [`stages`]: the start-up stages' times, for the debug log;
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
 //! - [`programs`]: the benchmark programs, generated from parameters;
-//! - [`blocks`]: Megatron's sequence-parallel transformer block, N stacked.
+//! - [`blocks`]: Megatron's sequence-parallel transformer block, N stacked;
+//! - [`mlp`]: Megatron's TP/SP MLP alone.
 
 pub mod args;
 pub mod blocks;
@@ -22,6 +23,7 @@ pub mod buffer;
 pub mod inputs;
 pub mod launch;
 pub mod log;
+pub mod mlp;
 pub mod programs;
 pub mod ranks;
 pub mod reference;

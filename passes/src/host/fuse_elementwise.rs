@@ -58,7 +58,7 @@ use melior::{
         Block, BlockLike, BlockRef, Identifier, OperationRef, Region, RegionLike, Type, Value,
         ValueLike,
         attribute::DenseI32ArrayAttribute,
-        operation::{OperationBuilder, OperationLike, OperationResult},
+        operation::{OperationBuilder, OperationLike},
         r#type::{MemRefType, ShapedTypeLike, TypeLike},
     },
 };
@@ -161,13 +161,6 @@ fn movable(op: OperationRef) -> bool {
     )
 }
 
-/// The op whose result `value` is.
-fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    OperationResult::try_from(value).ok()?;
-    // SAFETY: `value` is a live op result, whose owner lives as long as it.
-    Some(unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(value.to_raw())) })
-}
-
 /// Operand `index` of `op`, as long-lived as `op`.
 fn operand<'c: 'a, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> {
     assert!(index < op.operand_count(), "operand {index} of {op}");
@@ -178,23 +171,6 @@ fn operand<'c: 'a, 'a>(op: OperationRef<'c, 'a>, index: usize) -> Value<'c, 'a> 
             index as isize,
         ))
     }
-}
-
-/// The buffer a view is of (through `host.select`, `memref.subview` and
-/// `memref.expand_shape`).
-fn root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
-    while let Some(source) = producer(value)
-        .filter(|owner| {
-            matches!(
-                Op::of(owner),
-                Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
-            )
-        })
-        .map(|owner| operand(owner, 0))
-    {
-        value = source;
-    }
-    value
 }
 
 /// The chains of `block`, in order.
@@ -271,7 +247,9 @@ fn admits(members: &[OperationRef], op: OperationRef) -> bool {
     // A broadcast or a reduction writes elements its input may hold at
     // other places.
     let in_place = matches!(OpKind::of(&op), OpKind::Broadcast | OpKind::Reduction)
-        && reads.iter().any(|&read| root(read) == root(written));
+        && reads
+            .iter()
+            .any(|&read| ir::view_root(read) == ir::view_root(written));
     if members.is_empty() || in_place {
         return !in_place;
     }
@@ -285,7 +263,9 @@ fn admits(members: &[OperationRef], op: OperationRef) -> bool {
     let touched = chain_written.iter().chain(&chain_read);
     if chain_written.contains(&written)
         || chain_read.contains(&written)
-        || touched.clone().any(|&value| root(value) == root(written))
+        || touched
+            .clone()
+            .any(|&value| ir::view_root(value) == ir::view_root(written))
     {
         return false;
     }
@@ -293,7 +273,7 @@ fn admits(members: &[OperationRef], op: OperationRef) -> bool {
         chain_written.contains(read)
             || chain_written
                 .iter()
-                .all(|&value| root(value) != root(*read))
+                .all(|&value| ir::view_root(value) != ir::view_root(*read))
     });
     let mut all = members.to_vec();
     all.push(op);
@@ -346,14 +326,14 @@ fn temporary(value: Value, members: &[OperationRef]) -> bool {
     if !ir::users(value).iter().all(|user| members.contains(user)) {
         return false;
     }
-    let Some(owner) = producer(value) else {
+    let Some(owner) = ir::producer(value) else {
         return false;
     };
     match Op::of(&owner) {
         Some(Op::HostAlloc) => true,
         Some(Op::HostSelect) => {
             let source = operand(owner, 0);
-            producer(source).is_some_and(|source| Op::HostAlloc.is(&source))
+            ir::producer(source).is_some_and(|source| Op::HostAlloc.is(&source))
                 && ir::users(source) == [owner]
         }
         _ => false,
@@ -489,7 +469,8 @@ fn fuse<'c, 'a>(
         rewriter.erase_op(member);
     }
     for temporary in temporaries {
-        if let Some(owner) = producer(temporary).filter(|&owner| rewrite::is_trivially_dead(owner))
+        if let Some(owner) =
+            ir::producer(temporary).filter(|&owner| rewrite::is_trivially_dead(owner))
         {
             rewrite::erase_with_dead_operands(rewriter, owner);
         }

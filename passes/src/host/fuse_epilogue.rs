@@ -54,7 +54,7 @@ use melior::{
     ir::{
         OperationRef, Value, ValueLike,
         attribute::IntegerAttribute,
-        operation::{OperationLike, OperationResult},
+        operation::OperationLike,
         r#type::{IntegerType, MemRefType, ShapedTypeLike},
     },
 };
@@ -119,8 +119,9 @@ impl<'c, 'a> Fold<'c, 'a> {
         }
         let read = ir::operand(&activation, 0)?;
         let output = ir::operand(&activation, 1)?;
-        let buffer = root(read);
-        if !producer(buffer).is_some_and(|alloc| Op::HostAlloc.is(&alloc)) || root(output) == buffer
+        let buffer = ir::view_root(read);
+        if !ir::producer(buffer).is_some_and(|alloc| Op::HostAlloc.is(&alloc))
+            || ir::view_root(output) == buffer
         {
             return None;
         }
@@ -142,7 +143,9 @@ impl<'c, 'a> Fold<'c, 'a> {
             || gemm.operands().filter(|&value| value == written).count() != 1
             || !same_value(written, read)
             || !same_element_type(written, output)
-            || gemm.operands().any(|value| root(value) == root(output))
+            || gemm
+                .operands()
+                .any(|value| ir::view_root(value) == ir::view_root(output))
         {
             return None;
         }
@@ -150,7 +153,7 @@ impl<'c, 'a> Fold<'c, 'a> {
         let between = std::iter::successors(gemm.next_in_block(), |op| op.next_in_block())
             .take_while(|&op| op != activation);
         for op in between {
-            if !hoisted.contains(&op) && !harmless(op, root(output)) {
+            if !hoisted.contains(&op) && !harmless(op, ir::view_root(output)) {
                 return None;
             }
         }
@@ -185,39 +188,13 @@ impl<'c, 'a> Fold<'c, 'a> {
             views.push(self.written);
         }
         for view in views {
-            if let Some(owner) = producer(view).filter(|&owner| rewrite::is_trivially_dead(owner)) {
+            if let Some(owner) =
+                ir::producer(view).filter(|&owner| rewrite::is_trivially_dead(owner))
+            {
                 rewrite::erase_with_dead_operands(rewriter, owner);
             }
         }
     }
-}
-
-/// The op whose result `value` is.
-fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    OperationResult::try_from(value)
-        .ok()
-        .map(|result| result.owner())
-}
-
-/// Whether `op` takes a view of its first operand: `host.select`,
-/// `memref.subview`, or `memref.expand_shape` (the pre-split layout
-/// `host-presplit-chunks` views a `stream<k>` loop's chunks in).
-fn is_view(op: &OperationRef) -> bool {
-    matches!(
-        Op::of(op),
-        Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
-    )
-}
-
-/// The buffer a view is of (through the views of [`is_view`]).
-fn root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
-    while let Some(source) = producer(value)
-        .filter(is_view)
-        .and_then(|view| ir::operand(&view, 0))
-    {
-        value = source;
-    }
-    value
 }
 
 /// Every op that uses `buffer` or a view of it, but the views, each with the
@@ -226,7 +203,7 @@ fn accesses<'c: 'a, 'a>(buffer: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, Val
     let mut found = Vec::new();
     for user in ir::users(buffer) {
         match ir::result(&user, 0) {
-            Some(view) if is_view(&user) && ir::operand(&user, 0) == Some(buffer) => {
+            Some(view) if ir::is_view(&user) && ir::operand(&user, 0) == Some(buffer) => {
                 found.extend(accesses(view.into()));
             }
             _ => found.push((user, buffer)),
@@ -237,9 +214,9 @@ fn accesses<'c: 'a, 'a>(buffer: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, Val
 
 /// Whether `op` computes a value from its operands alone, so that two of
 /// them of equal operands and attributes compute one value: a view
-/// ([`is_view`]) or an `arith` op (index arithmetic, constants).
+/// ([`ir::is_view`]) or an `arith` op (index arithmetic, constants).
 fn computes_a_value(op: &OperationRef) -> bool {
-    op.result_count() == 1 && (is_view(op) || Op::ArithConstant.same_dialect(op))
+    op.result_count() == 1 && (ir::is_view(op) || Op::ArithConstant.same_dialect(op))
 }
 
 /// Whether `a` and `b` are one value (one view, where they are buffers):
@@ -251,7 +228,7 @@ fn same_value(a: Value, b: Value) -> bool {
     if a == b {
         return true;
     }
-    let (Some(x), Some(y)) = (producer(a), producer(b)) else {
+    let (Some(x), Some(y)) = (ir::producer(a), ir::producer(b)) else {
         return false;
     };
     computes_a_value(&x)
@@ -301,7 +278,7 @@ fn harmless(op: OperationRef, output: Value) -> bool {
     Op::HostCopy.same_dialect(&op)
         && op.region_count() == 0
         && destination(&op).is_some()
-        && op.operands().all(|value| root(value) != output)
+        && op.operands().all(|value| ir::view_root(value) != output)
 }
 
 /// The ops that define `value` after `gemm` in its block, operands first,
@@ -312,7 +289,7 @@ fn hoistable<'c: 'a, 'a>(
     gemm: OperationRef<'c, 'a>,
 ) -> Option<Vec<OperationRef<'c, 'a>>> {
     let mut ops = Vec::new();
-    let Some(owner) = producer(value) else {
+    let Some(owner) = ir::producer(value) else {
         return Some(ops);
     };
     if owner.block() != gemm.block() || owner.is_before_in_block(gemm) {

@@ -8,6 +8,7 @@ use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number, positive};
 use hir_tools::blocks::{Attention, Blocks, Qkv};
 use hir_tools::launch::{self, Fingerprint, Fnv, Launch, Plan};
+use hir_tools::mlp::Mlp;
 use hir_tools::programs::{Family, Form, Params, Variant};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,6 +56,41 @@ pub struct Program {
 pub enum Model {
     /// N stacked Megatron-LM sequence-parallel transformer blocks (forward)
     Block(Block),
+    /// Megatron-LM's tensor- and sequence-parallel MLP alone (examples/tp_mlp.mlir at any size)
+    Mlp(MlpSizes),
+}
+
+/// `hir-bench program mlp`.
+#[derive(Debug, Args)]
+pub struct MlpSizes {
+    /// T: tokens (split over the devices)
+    #[arg(long = "t", value_name = "T", default_value = "256", value_parser = positive)]
+    pub t: usize,
+    /// H: hidden size
+    #[arg(long = "h", value_name = "H", default_value = "256", value_parser = positive)]
+    pub h: usize,
+    /// F: the MLP's width (split over the devices)
+    #[arg(long = "f", value_name = "F", default_value = "1024", value_parser = positive)]
+    pub f: usize,
+    /// Devices (the mesh is 0..D-1)
+    #[arg(short = 'n', visible_short_alias = 'D', value_name = "D", default_value = "2", value_parser = positive)]
+    pub devices: usize,
+    /// Element type
+    #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
+    pub dtype: DType,
+}
+
+impl MlpSizes {
+    /// The MLP of these sizes.
+    pub fn mlp(&self) -> Mlp {
+        Mlp {
+            t: self.t,
+            h: self.h,
+            f: self.f,
+            devices: self.devices,
+            dtype: self.dtype,
+        }
+    }
 }
 
 /// The sizes of a stack of transformer blocks.
@@ -471,7 +507,9 @@ mod tests {
         .unwrap() else {
             panic!("not program");
         };
-        let Model::Block(block) = program.model;
+        let Model::Block(block) = program.model else {
+            panic!("not block");
+        };
         let blocks = block.sizes.blocks(block.blocks);
         assert_eq!(
             (
@@ -491,7 +529,9 @@ mod tests {
         else {
             panic!("not program");
         };
-        let Model::Block(block) = program.model;
+        let Model::Block(block) = program.model else {
+            panic!("not block");
+        };
         assert_eq!(block.sizes.attention, Attention::Math);
         assert_eq!(block.sizes.qkv, Qkv::Separate);
         assert!(parse_args(&["program", "block", "--attention", "flash"]).is_err());
@@ -500,7 +540,9 @@ mod tests {
         else {
             panic!("not program");
         };
-        let Model::Block(block) = program.model;
+        let Model::Block(block) = program.model else {
+            panic!("not block");
+        };
         assert_eq!(block.sizes.qkv, Qkv::Fused);
         assert!(parse_args(&["program", "block", "--qkv", "packed"]).is_err());
         let Command::Startup(startup) = parse_args(&["startup"]).unwrap() else {
@@ -518,6 +560,19 @@ mod tests {
         assert!(parse_args(&["startup", "--blocks", "0"]).is_err());
         assert!(parse_args(&["startup", "--no-examples", "--examples", "x"]).is_err());
         assert!(parse_args(&["program", "block", "--heads", "0"]).is_err());
+        let Command::Program(program) = parse_args(&[
+            "program", "mlp", "--t", "64", "--h", "32", "--f", "128", "-n", "4", "--dtype", "f32",
+        ])
+        .unwrap() else {
+            panic!("not program");
+        };
+        let Model::Mlp(sizes) = program.model else {
+            panic!("not mlp");
+        };
+        let mlp = sizes.mlp();
+        assert_eq!((mlp.t, mlp.h, mlp.f, mlp.devices), (64, 32, 128, 4));
+        assert_eq!(mlp.dtype, DType::F32);
+        assert!(parse_args(&["program", "mlp", "--t", "0"]).is_err());
     }
 
     #[test]

@@ -54,6 +54,7 @@ fn main() -> ExitCode {
                 .blocks(block.blocks)
                 .generate()
                 .map(|text| print!("{text}")),
+            Model::Mlp(sizes) => sizes.mlp().generate().map(|text| print!("{text}")),
         },
         Command::Startup(startup) => startup::run(&startup),
     };
