@@ -116,6 +116,16 @@ impl Store {
             row: false,
         }
     }
+
+    /// A row store of `slot` to a buffer of the iteration shape without
+    /// the reduced axis.
+    pub fn row(buffer: usize, slot: usize) -> Store {
+        Store {
+            buffer,
+            slot,
+            row: true,
+        }
+    }
 }
 
 /// A fused op's program.
@@ -408,14 +418,7 @@ mod tests {
                 (Instr::Unary(Unary::Rsqrt, 7), DType::F32),
                 (Instr::Binary(Binary::Mul, 4, 8), DType::BF16),
             ],
-            stores: vec![
-                Store::whole(2, 9),
-                Store {
-                    buffer: 3,
-                    slot: 3,
-                    row: true,
-                },
-            ],
+            stores: vec![Store::whole(2, 9), Store::row(3, 3)],
         }
     }
 

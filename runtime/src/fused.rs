@@ -140,6 +140,19 @@ impl FusedKernel {
         }
     }
 
+    /// The views the kernel walks, at the iteration shape: the loads'
+    /// ([`FusedKernel::load_view`]), then the stores'
+    /// ([`FusedKernel::store_view`]).
+    pub fn views(&self) -> Vec<View> {
+        let loads = self.program.loads.iter().map(|load| self.load_view(load));
+        let stores = self
+            .program
+            .stores
+            .iter()
+            .map(|store| self.store_view(store));
+        loads.chain(stores).collect()
+    }
+
     /// The buffers the kernel reads (as their views, not broadcast).
     pub fn reads(&self) -> impl Iterator<Item = &View> {
         self.program

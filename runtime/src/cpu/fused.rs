@@ -64,6 +64,22 @@ unsafe fn write(view: &View, offset: usize, value: f32) {
     }
 }
 
+/// Instruction `instr` at one element, its operand slots' values read by
+/// `operand`, before its rounding: the unfused kernel's scalar op.
+fn evaluate(instr: Instr, operand: impl Fn(usize) -> f32) -> f32 {
+    match instr {
+        Instr::Unary(op, a) => unary(op, operand(a)),
+        Instr::Binary(op, a, b) => binary(op, operand(a), operand(b)),
+        // NaN is nonzero.
+        Instr::Where(mask, a, b) => match operand(mask) != 0.0 {
+            true => operand(a),
+            false => operand(b),
+        },
+        Instr::Convert(a) => operand(a),
+        Instr::Reduce(..) => unreachable!("a reduction folds a row, not an element"),
+    }
+}
+
 /// Runs a validated fused kernel.
 pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
     if kernel.program.reduced.is_some() {
@@ -98,32 +114,8 @@ pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
             let slot = program.loads.len() + index;
             // Operands are earlier slots, so the result's can be taken out.
             let mut result = std::mem::take(&mut slots[slot]);
-            let operand = |slot: usize| &slots[slot][..count];
-            let values = &mut result[..count];
-            match instr {
-                Instr::Reduce(..) => unreachable!("decoded: reductions are in row programs"),
-                Instr::Unary(op, a) => {
-                    for (value, &x) in values.iter_mut().zip(operand(a)) {
-                        *value = round(dtype, unary(op, x));
-                    }
-                }
-                Instr::Binary(op, a, b) => {
-                    for ((value, &x), &y) in values.iter_mut().zip(operand(a)).zip(operand(b)) {
-                        *value = round(dtype, binary(op, x, y));
-                    }
-                }
-                Instr::Where(mask, a, b) => {
-                    let (mask, a, b) = (operand(mask), operand(a), operand(b));
-                    for (e, value) in values.iter_mut().enumerate() {
-                        // NaN is nonzero.
-                        *value = round(dtype, if mask[e] != 0.0 { a[e] } else { b[e] });
-                    }
-                }
-                Instr::Convert(a) => {
-                    for (value, &x) in values.iter_mut().zip(operand(a)) {
-                        *value = round(dtype, x);
-                    }
-                }
+            for (e, value) in result[..count].iter_mut().enumerate() {
+                *value = round(dtype, evaluate(instr, |operand| slots[operand][e]));
             }
             slots[slot] = result;
         }
@@ -205,18 +197,7 @@ fn run_rows(kernel: &FusedKernel) -> Result<()> {
                 result[0] = round(dtype, slots[a].iter().fold(init, |acc, &x| combine(acc, x)));
             } else {
                 for (e, value) in result.iter_mut().enumerate() {
-                    let exact = match instr {
-                        Instr::Unary(op, a) => unary(op, at(a, e)),
-                        Instr::Binary(op, a, b) => binary(op, at(a, e), at(b, e)),
-                        // NaN is nonzero.
-                        Instr::Where(mask, a, b) => match at(mask, e) != 0.0 {
-                            true => at(a, e),
-                            false => at(b, e),
-                        },
-                        Instr::Convert(a) => at(a, e),
-                        Instr::Reduce(..) => unreachable!("handled above"),
-                    };
-                    *value = round(dtype, exact);
+                    *value = round(dtype, evaluate(instr, |operand| at(operand, e)));
                 }
             }
             slots[slot] = result;
@@ -260,14 +241,7 @@ mod tests {
                 (Instr::Reduce(Reduction::Sum, 3), f),
                 (Instr::Binary(Binary::Div, 3, 4), f),
             ],
-            stores: vec![
-                Store::whole(1, 5),
-                Store {
-                    buffer: 2,
-                    slot: 1,
-                    row: true,
-                },
-            ],
+            stores: vec![Store::whole(1, 5), Store::row(2, 1)],
         };
         let mut x: Vec<f32> = (0..15).map(|i| ((i * 7) % 11) as f32 * 0.5 - 2.0).collect();
         let (mut y, mut max) = (vec![0f32; 15], vec![0f32; 3]);

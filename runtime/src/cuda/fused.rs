@@ -55,6 +55,20 @@ pub(super) fn functor(name: &str) -> String {
     format!("Op{first}{}", chars.as_str())
 }
 
+/// The CUDA C of instruction `instr` on slots named `s<k>`: the functor the
+/// unfused kernel applies (a reduction is a row kernel's phase, not an
+/// expression).
+pub(super) fn expression(instr: Instr) -> String {
+    match instr {
+        Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
+        Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
+        // NaN is nonzero, as in the unfused kernel.
+        Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
+        Instr::Convert(a) => format!("s{a}"),
+        Instr::Reduce(..) => unreachable!("a reduction is a phase of a row kernel"),
+    }
+}
+
 /// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry, a
 /// row program's from `fused_rows.rs`.
 pub(crate) fn source(program: &Program) -> String {
@@ -95,17 +109,10 @@ pub(crate) fn source(program: &Program) -> String {
     }
     for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
         let slot = program.loads.len() + index;
-        let value = match instr {
-            Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
-            Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
-            // NaN is nonzero, as in the unfused kernel.
-            Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
-            Instr::Convert(a) => format!("s{a}"),
-            Instr::Reduce(..) => unreachable!("decoded: reductions are in row programs"),
-        };
         line(format!(
-            "        float s{slot} = hir_round<{}>({value});",
-            element(dtype)
+            "        float s{slot} = hir_round<{}>({});",
+            element(dtype),
+            expression(instr)
         ));
     }
     for (index, store) in program.stores.iter().enumerate() {
@@ -199,19 +206,8 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
         if numel == 0 {
             return Ok(());
         }
-        let mut views: Vec<View> = program
-            .loads
-            .iter()
-            .map(|load| kernel.load_view(load))
-            .collect();
-        views.extend(
-            program
-                .stores
-                .iter()
-                .map(|store| kernel.buffers[store.buffer].clone()),
-        );
         let blocks = numel.div_ceil(THREADS as usize).min(MAX_BLOCKS);
-        (params(&views)?, blocks, THREADS)
+        (params(&kernel.views())?, blocks, THREADS)
     };
     let function = function(&kernel.words, program)?;
     let blocks = blocks as u32;

@@ -22,11 +22,10 @@
 //! index `rank`.
 
 use super::axes::coalesce;
-use super::fused::{element, functor};
+use super::fused::{element, expression};
 use super::kernels::MAX_RANK;
 use crate::error::{Error, Result};
 use crate::fused::FusedKernel;
-use crate::memref::View;
 use hir_abi::Reduction;
 use hir_abi::fused::{Instr, Program};
 use std::fmt::Write;
@@ -62,18 +61,6 @@ fn needed(program: &Program, levels: &[bool], targets: &[usize]) -> Vec<bool> {
         }
     }
     needed
-}
-
-/// The expression of instruction `instr` on slots named `s<k>`.
-fn expression(instr: Instr) -> String {
-    match instr {
-        Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
-        Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
-        // NaN is nonzero, as in the unfused kernel.
-        Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
-        Instr::Convert(a) => format!("s{a}"),
-        Instr::Reduce(..) => unreachable!("a reduction is a phase's end"),
-    }
 }
 
 /// CUDA C written line by line at an indent, for one row program.
@@ -301,20 +288,6 @@ pub(crate) fn entry(program: &Program, source: &mut String) {
     w.line(0, "}".into());
 }
 
-/// The views a row program's kernel walks, at the iteration shape: the
-/// loads' (stride 0 along their broadcast axes), then the stores' (stride
-/// 0 along the row for a row store).
-fn views(kernel: &FusedKernel) -> Vec<View> {
-    let program = &kernel.program;
-    let mut views: Vec<View> = program
-        .loads
-        .iter()
-        .map(|load| kernel.load_view(load))
-        .collect();
-    views.extend(program.stores.iter().map(|store| kernel.store_view(store)));
-    views
-}
-
 /// How a row program's kernel is launched: its parameter words, and the
 /// rows and threads per row.
 pub(crate) struct Launch {
@@ -325,7 +298,7 @@ pub(crate) struct Launch {
 
 /// The launch of a validated row program.
 pub(crate) fn launch(kernel: &FusedKernel) -> Result<Launch> {
-    let views = views(kernel);
+    let views = kernel.views();
     let levels = kernel.program.row_level();
     let shape = kernel.shape();
     let (&n, outer) = shape

@@ -14,14 +14,6 @@ use super::fused_tests::{BF16, Case, F32, Layout, Match, check, load};
 use hir_abi::fused::{Instr, Program, Store};
 use hir_abi::{Binary, DType, Reduction, Unary};
 
-fn row_store(buffer: usize, slot: usize) -> Store {
-    Store {
-        buffer,
-        slot,
-        row: true,
-    }
-}
-
 /// LayerNorm of bf16 `[rows, n]` with its affine part, the mean and the
 /// reciprocal deviation also stored (f32): `x`, `1/n` and `eps` per row,
 /// `g` and `b` per column, then `y`, `mean`, `rstd`. The inputs are random,
@@ -59,7 +51,7 @@ fn layer_norm(rows: usize, n: usize) -> Case {
                 (Instr::Binary(Add, 17, 18), f),       // 19
                 (Instr::Convert(19), bf),              // 20
             ],
-            stores: vec![Store::whole(5, 20), row_store(6, 7), row_store(7, 14)],
+            stores: vec![Store::whole(5, 20), Store::row(6, 7), Store::row(7, 14)],
         },
         layouts: vec![
             Layout::dense(&[rows, n]),
@@ -159,7 +151,7 @@ fn many_rows() -> Case {
                 (Instr::Reduce(Reduction::Sum, 1), f),
                 (Instr::Binary(Binary::Div, 0, 2), f),
             ],
-            stores: vec![Store::whole(1, 3), row_store(2, 2)],
+            stores: vec![Store::whole(1, 3), Store::row(2, 2)],
         },
         layouts: vec![
             Layout::dense(&[70_000, 8]),
