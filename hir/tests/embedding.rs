@@ -35,14 +35,7 @@ fn upstream_and_hir_passes_share_one_pipeline() {
 fn a_program_compiles_from_text_and_runs_on_the_callers_arrays() {
     use hir::compile::{Array, DType, Failure, LowerOptions, compile};
     use hir::runtime::{Backend, World, world::Config};
-    let source = r#"
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @sum(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
-    -> tensor<8xf32, #fusion.dist<@tp, [serial]>> {
-  %y = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
-                        -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
-  return %y : tensor<8xf32, #fusion.dist<@tp, [serial]>>
-}"#;
+    let source = include_str!("../../examples/sum.mlir");
     let program = compile(source, "sum.mlir", &LowerOptions::default()).expect("it compiles");
     let shapes: Vec<Vec<usize>> = program
         .parameters()

@@ -6,14 +6,8 @@
 use hir::compile::{Array, DType, Failure, LowerOptions, compile};
 use hir::runtime::{Backend, World, world::Config};
 
-const SUM: &str = r#"
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @sum(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
-    -> tensor<8xf32, #fusion.dist<@tp, [serial]>> {
-  %y = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
-                        -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
-  return %y : tensor<8xf32, #fusion.dist<@tp, [serial]>>
-}"#;
+/// The README's program: `y = x[0] + x[1] + x[2] + x[3]`, rows over 4 ranks.
+const SUM: &str = include_str!("../../examples/sum.mlir");
 
 const THREADS: usize = 8;
 const CALLS: usize = 1000;

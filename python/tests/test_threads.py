@@ -3,6 +3,7 @@ the GIL while its ranks run): calls run one after another, each gets its own
 inputs' result, threads may pass the very same arrays, and a call whose
 ranks fail leaves the world working for the next."""
 
+import pathlib
 import threading
 
 import numpy as np
@@ -12,15 +13,8 @@ import hir
 
 from test_run import OVERRUN
 
-SUM = """
-fusion.mesh @tp = [0, 1, 2, 3]
-func.func @sum(%x: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
-    -> tensor<8xf32, #fusion.dist<@tp, [serial]>> {
-  %y = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>
-                        -> tensor<8xf32, #fusion.dist<@tp, [serial]>>
-  return %y : tensor<8xf32, #fusion.dist<@tp, [serial]>>
-}
-"""
+# The README's program: y = x[0] + x[1] + x[2] + x[3], rows over 4 ranks.
+SUM = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "sum.mlir").read_text()
 
 THREADS = 8
 CALLS = 250

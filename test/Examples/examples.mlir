@@ -23,6 +23,7 @@
 // RUN: hir-opt --fusion-verify-sharding %examples/reshape.mlir | FileCheck %s --check-prefix=RESHAPE
 // RUN: hir-opt --fusion-verify-sharding %examples/reshard_no_stream.mlir | FileCheck %s --check-prefix=RESHARD_NO_STREAM
 // RUN: hir-opt --fusion-verify-sharding %examples/row_parallel_allreduce.mlir | FileCheck %s --check-prefix=ROW_PARALLEL_ALLREDUCE
+// RUN: hir-opt --fusion-verify-sharding %examples/sum.mlir | FileCheck %s --check-prefix=SUM
 // RUN: hir-opt --fusion-verify-sharding %examples/set.mlir | FileCheck %s --check-prefix=SET
 // RUN: hir-opt --fusion-verify-sharding %examples/transpose.mlir | FileCheck %s --check-prefix=TRANSPOSE
 // RUN: hir-opt --fusion-verify-sharding %examples/three_sets.mlir | FileCheck %s --check-prefix=THREE_SETS
@@ -52,6 +53,11 @@
 // ALLREDUCE-LABEL: func.func @allreduce
 // ALLREDUCE: fusion.sum
 // ALLREDUCE: return
+
+// SUM: fusion.mesh @tp = [0, 1, 2, 3]
+// SUM-LABEL: func.func @sum
+// SUM: fusion.sum %{{.*}} [0]
+// SUM: return
 
 // BINARY: fusion.mesh
 // BINARY-LABEL: func.func @binary
