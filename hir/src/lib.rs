@@ -13,7 +13,8 @@
 //! [`runtime`] world (cpu or cuda) on the caller's arrays. [`program`] and
 //! [`jit`] are the steps it is made of, [`context`] the contexts; [`cache`]
 //! keeps what the JIT compiled on disk, so that compiling a program again
-//! compiles nothing.
+//! compiles nothing; [`tune`] lists the overlap variants a run may time and
+//! keeps the fastest beside it.
 
 pub mod arguments;
 pub mod cache;
@@ -21,6 +22,7 @@ pub mod compile;
 pub mod context;
 pub mod jit;
 pub mod program;
+pub mod tune;
 
 pub use hir_dialects as dialects;
 pub use hir_dialects::register_all;

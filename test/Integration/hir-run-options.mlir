@@ -11,7 +11,7 @@
 // CHECK: // ----- IR after LLVM lowering
 // CHECK: llvm.call @hir_rt_allgather_f32
 // CHECK: ran @allgather on 4 ranks
-// CHECK: 2 iterations: mean {{.*}} ms, min {{.*}} ms
+// CHECK: 2 iterations: median {{.*}} ms, mean {{.*}} ms, min {{.*}} ms (slowest rank); host {{.*}} ms a call
 // TRACE: "traceEvents"
 
 // --version: the crate's version and the commit the tools were built from.
@@ -19,8 +19,7 @@
 // VERSION: hir-run {{[0-9]+\.[0-9]+\.[0-9]+}} (commit {{.+}})
 
 // HIR_LOG=debug logs each phase on stderr, with a rank field for what is
-// about one rank; stdout keeps the results alone. Progress (the timed
-// iterations' counter) shows only on a terminal.
+// about one rank; stdout keeps the results alone.
 // RUN: HIR_LOG=debug hir-run -n 4 --iters 2 %examples/allgather.mlir 2> %t.log | FileCheck %s --check-prefix=QUIET-OUT
 // RUN: FileCheck %s --input-file=%t.log --check-prefix=LOG --implicit-check-not='iteration 1/2'
 // QUIET-OUT: ran @allgather on 4 ranks

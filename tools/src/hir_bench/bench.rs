@@ -17,7 +17,8 @@ use hir_runtime::Backend;
 use hir_runtime::world::Graphs;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::jit;
-use hir_tools::launch::{Fnv, Peers, Session, combine};
+use hir_tools::launch::timed::{self, median};
+use hir_tools::launch::{Fnv, Peers, Session};
 use hir_tools::program::{self, Signature};
 use hir_tools::programs::{self, Family, Form, Logical, Params, Program, Variant};
 use hir_tools::ranks::Ranks as _;
@@ -62,17 +63,6 @@ pub struct Measure {
 pub struct Setup<'a> {
     pub run: &'a Run,
     pub provenance: Provenance,
-}
-
-/// The median of `times` (sorted in place).
-pub fn median(times: &mut [f64]) -> f64 {
-    times.sort_by(f64::total_cmp);
-    let len = times.len();
-    if len % 2 == 1 {
-        times[len / 2]
-    } else {
-        (times[len / 2 - 1] + times[len / 2]) / 2.0
-    }
 }
 
 fn variants_of(run: &Run) -> Vec<Variant> {
@@ -606,32 +596,7 @@ fn bench_variant(
         }
     }
 
-    // Each iteration starts once every rank is there: the ranks of this
-    // process meet in `run_timed`, the processes at a barrier before it.
-    for _ in 0..run.warmup {
-        peers.barrier("iteration")?;
-        runtime.time_ranks(call)?;
-    }
-    let mut by_rank = vec![Vec::with_capacity(run.iters); local.len()];
-    for _ in 0..run.iters {
-        peers.barrier("iteration")?;
-        for (times, time) in by_rank.iter_mut().zip(runtime.time_ranks(call)?) {
-            times.push(time);
-        }
-    }
-    let all = peers.all_ranks(
-        "times",
-        by_rank
-            .iter()
-            .map(|times| combine::to_bytes(times))
-            .collect(),
-    )?;
-    let by_rank = all
-        .iter()
-        .enumerate()
-        .map(|(rank, bytes)| combine::from_bytes(bytes, &format!("rank {rank}'s times")))
-        .collect::<Result<Vec<_>>>()?;
-    let times = combine::slowest(&by_rank)?;
+    let times = timed::slowest_rank_times(runtime, peers, run.warmup, run.iters, call)?;
     let mut sorted = times.clone();
     let median_ms = median(&mut sorted);
     let min_ms = sorted[0];
@@ -718,11 +683,5 @@ mod tests {
             first_difference(&[hashes(&[1, 2]), hashes(&[1])]),
             Some((1, 1))
         );
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }

@@ -49,7 +49,7 @@ struct Timing {
 
 impl Timing {
     fn of(mut calls_us: Vec<f64>, slices: usize, launched_ops: u64) -> Timing {
-        let per_call_us = crate::bench::median(&mut calls_us);
+        let per_call_us = hir_tools::launch::timed::median(&mut calls_us);
         Timing {
             per_call_us,
             per_iteration_us: per_call_us / slices as f64,

@@ -300,7 +300,7 @@ pub fn run(options: &Pointwise) -> Result<()> {
         for _ in 0..options.iters {
             times_ms.push(runtime.time_ranks(body)?[0]);
         }
-        let median_ms = crate::bench::median(&mut times_ms.clone());
+        let median_ms = hir_tools::launch::timed::median(&mut times_ms.clone());
         rows.push(Row {
             fuse: fuse.name(),
             kernels,

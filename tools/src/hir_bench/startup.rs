@@ -153,7 +153,7 @@ fn measure(name: &str, blocks: Option<usize>, text: &str, repeat: usize) -> Resu
     }
     let median = |stage: usize| {
         let mut values: Vec<f64> = times.iter().map(|time| time[stage]).collect();
-        crate::bench::median(&mut values)
+        hir_tools::launch::timed::median(&mut values)
     };
     let stages: Vec<f64> = (0..STAGES.len()).map(median).collect();
     Ok(Row {

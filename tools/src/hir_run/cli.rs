@@ -5,6 +5,7 @@ use clap::Parser;
 use hir::passes::{
     Allgather, Allreduce, Fuse, LowerOptions, Overlap, P2p, ReduceScatter, StreamSync,
 };
+use hir::tune::Free;
 use hir_runtime::cpu::Races;
 use hir_runtime::{Backend, Checks};
 use hir_tools::args::{self, MAX_RANKS, MAX_STREAMS, bounded, choice, named, number};
@@ -32,7 +33,11 @@ pub struct Options {
     #[arg(long, value_name = "S", default_value = "4", value_parser = bounded(MAX_STREAMS), allow_negative_numbers = true)]
     pub num_streams: usize,
     /// Lower collectives along the stream axis to rings of send/recv over NCCL or CUDA IPC
-    #[arg(long, default_value = "none", value_parser = choice::<P2p>())]
+    /// [default: none, or what --variant chooses]
+    #[arg(long = "p2p", value_parser = choice::<P2p>())]
+    p2p_given: Option<P2p>,
+    /// `--p2p`, else `none`.
+    #[arg(skip = P2p::None)]
     pub p2p: P2p,
     /// With --p2p none, an allgather along the stream axis runs whole before its loop, or as one
     /// NCCL broadcast rooted at each iteration (hir-lower's allgather option)
@@ -60,9 +65,18 @@ pub struct Options {
     /// In a program without stream axes, each allgather into a GEMM and each GEMM into a
     /// reduce-scatter becomes a pipeline over one chunk per device (auto: rings with --p2p
     /// nccl|cuda, rooted broadcasts and reduces with --p2p none), or runs whole (none);
-    /// hir-lower's overlap option
-    #[arg(long, default_value = "auto", value_parser = choice::<Overlap>())]
+    /// hir-lower's overlap option [default: auto, or what --variant chooses]
+    #[arg(long = "overlap", value_parser = choice::<Overlap>())]
+    overlap_given: Option<Overlap>,
+    /// `--overlap`, else `auto`.
+    #[arg(skip = Overlap::Auto)]
     pub overlap: Overlap,
+    /// Which overlap variant runs: on cuda, the fastest of no overlap, rooted pipelines, NCCL
+    /// rings and CUDA-IPC rings, timed on the run's own inputs once and then kept beside the
+    /// compile cache (auto); the same on any backend (tune); or --overlap and --p2p as given
+    /// (given). --p2p and --overlap given on the command line are kept in every variant
+    #[arg(long, default_value = "auto", value_parser = choice::<Variant>())]
+    pub variant: Variant,
     /// Split each ring step's transfer and compute into C parts (0: host-p2p-pipeline chooses)
     #[arg(long, value_name = "C", default_value = "0", value_parser = args::ir_count, allow_negative_numbers = true)]
     pub ring_chunks: usize,
@@ -123,6 +137,19 @@ pub struct Options {
     pub program: PathBuf,
 }
 
+hir::passes::choice! {
+    /// How hir-run picks the overlap variant it runs (`--variant`).
+    pub enum Variant {
+        /// Timed on cuda, where the fastest depends on the GPUs and shapes;
+        /// as given on cpu.
+        Auto = "auto",
+        /// Timed on any backend.
+        Tune = "tune",
+        /// `--overlap` and `--p2p` as given (or their defaults).
+        Given = "given",
+    }
+}
+
 fn races_name(races: Races) -> &'static str {
     match races {
         Races::Fatal => "fatal",
@@ -160,6 +187,23 @@ impl Options {
         }
     }
 
+    /// Whether the variant is chosen by timing, and which options it may
+    /// vary: those not given on the command line; CUDA-IPC rings not in a
+    /// CUDA graph, which cannot replay them.
+    pub fn tuning(&self) -> Option<Free> {
+        let tunes = match self.variant {
+            Variant::Auto => self.backend == Backend::Cuda,
+            Variant::Tune => true,
+            Variant::Given => false,
+        };
+        let free = Free {
+            overlap: self.overlap_given.is_none(),
+            p2p: self.p2p_given.is_none(),
+            cuda_ipc: !self.graph,
+        };
+        (tunes && (free.overlap || free.p2p)).then_some(free)
+    }
+
     /// What the launcher needs of these options.
     pub fn plan(&self) -> Plan {
         Plan {
@@ -183,6 +227,12 @@ impl Options {
         args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
     ) -> Result<Options, clap::Error> {
         let mut options = Options::try_parse_from(args)?;
+        if let Some(p2p) = options.p2p_given {
+            options.p2p = p2p;
+        }
+        if let Some(overlap) = options.overlap_given {
+            options.overlap = overlap;
+        }
         // A rank started torchrun style without -n runs in a world of WORLD_SIZE.
         options.ranks = options
             .ranks_given
@@ -282,6 +332,43 @@ mod tests {
         assert!(!checks(&["--poison", "--no-poison", "p.mlir"]).poison);
         assert_eq!(checks(&["p.mlir"]).races, Races::Fatal);
         assert_eq!(checks(&["--races=warn", "p.mlir"]).races, Races::Warn);
+    }
+
+    #[test]
+    fn the_variant_is_timed_on_cuda_with_what_was_not_given() {
+        let tuning = |args: &[&str]| run(args).unwrap().tuning();
+        assert_eq!(tuning(&["p.mlir"]), None);
+        let all = Free {
+            overlap: true,
+            p2p: true,
+            cuda_ipc: true,
+        };
+        assert_eq!(tuning(&["--backend=cuda", "p.mlir"]), Some(all));
+        assert_eq!(tuning(&["--variant=tune", "p.mlir"]), Some(all));
+        assert_eq!(
+            tuning(&["--backend=cuda", "--graph", "p.mlir"]),
+            Some(Free {
+                cuda_ipc: false,
+                ..all
+            })
+        );
+        assert_eq!(
+            tuning(&["--backend=cuda", "--p2p=nccl", "p.mlir"]),
+            Some(Free { p2p: false, ..all })
+        );
+        assert_eq!(
+            tuning(&["--backend=cuda", "--p2p=none", "--overlap=auto", "p.mlir"]),
+            None
+        );
+        assert_eq!(
+            tuning(&["--backend=cuda", "--variant=given", "p.mlir"]),
+            None
+        );
+        let given = run(&["--p2p=cuda", "--overlap=none", "p.mlir"]).unwrap();
+        assert_eq!((given.p2p, given.overlap), (P2p::Cuda, Overlap::None));
+        let defaults = run(&["p.mlir"]).unwrap();
+        assert_eq!((defaults.p2p, defaults.overlap), (P2p::None, Overlap::Auto));
+        assert!(run(&["--variant=fastest", "p.mlir"]).is_err());
     }
 
     #[test]

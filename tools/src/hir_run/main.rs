@@ -12,6 +12,7 @@
 //! For host IR every argument is per-rank and random.
 
 mod cli;
+mod tune;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cli::Options;
@@ -22,6 +23,7 @@ use hir_runtime::npy;
 use hir_runtime::world::Graphs;
 use hir_tools::buffer::{Buffer, Calls, RankCall};
 use hir_tools::inputs::{self, Inputs};
+use hir_tools::launch::timed::{median, slowest_rank_and_host_times};
 use hir_tools::launch::{self, Fingerprint, Fnv, Session};
 use hir_tools::program::{self, Placement, Signature};
 use hir_tools::ranks::Ranks as _;
@@ -31,7 +33,6 @@ use hir_tools::tensor::{self, Rng, Tensor};
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
-    time::Instant,
 };
 
 fn main() -> ExitCode {
@@ -91,7 +92,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
     hash.write(
         format!(
             "\0backend={backend}\0ranks={}\0num-streams={}\0hir-lower={}\0seed={}\0\
-             iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0",
+             iters={}\0check={}\0expect={:?}\0checks={:?}\0graph={}\0variant={}\0",
             options.ranks,
             options.num_streams,
             options.lower().render(),
@@ -101,6 +102,7 @@ fn fingerprint(options: &Options) -> Result<Fingerprint> {
             options.expect,
             options.plan().checks,
             options.graph,
+            options.variant,
         )
         .as_bytes(),
     );
@@ -205,8 +207,6 @@ fn run(options: &Options) -> Result<()> {
         }
         _ => None,
     };
-    let packed = compiled.entry;
-
     let session = Session::start(
         &options.plan(),
         options.num_streams,
@@ -239,37 +239,33 @@ fn run(options: &Options) -> Result<()> {
         call.pack();
     }
     let calls = Calls::new(&ranks);
+    let variant = match options.tuning() {
+        Some(free) if signature.fusion => {
+            let variant = tune::choose(options, free, &compiled, &session, &calls)?;
+            // The first run starts from the arguments as placed, its
+            // outputs as fresh as the candidates found them.
+            restore_arguments(&session, signature, &local, &mut ranks)?;
+            stages.done("variant");
+            variant
+        }
+        _ => None,
+    };
+    let packed = variant.as_ref().unwrap_or(&compiled).entry;
     // SAFETY: each rank passes its own buffers, laid out as the entry's
     // descriptors, to the packed wrapper.
     let call = |rank| unsafe { packed(calls.arguments(rank)) };
     let graphs = Graphs::new(options.ranks);
     let graphed = runtime.graphed_ranks(&graphs, call);
     let graph = options.graph && options.backend == Backend::Cuda;
-    let launch = || {
-        if graph {
-            runtime.run_ranks(&graphed)
-        } else {
-            runtime.run_ranks(call)
-        }
+    let each_rank = |rank| {
+        if graph { graphed(rank) } else { call(rank) }
     };
     runtime.run_ranks(call)?;
     stages.done("first-run");
     if graph {
-        // The checked outputs are the replay's own: the arguments are put
-        // back as they were before the direct run, a fusion program's
-        // outputs NaN.
-        let inputs = signature.inputs.len();
-        for &rank in &local {
-            for (index, buffer) in ranks[rank].buffers.iter_mut().enumerate() {
-                let bytes = if signature.fusion && index >= inputs {
-                    vec![0xff; buffer.bytes().len()]
-                } else {
-                    buffer.bytes().to_vec()
-                };
-                runtime.upload(rank, buffer, &bytes)?;
-            }
-        }
-        launch()?;
+        // The checked outputs are the replay's own.
+        restore_arguments(&session, signature, &local, &mut ranks)?;
+        runtime.run_ranks(each_rank)?;
         tracing::debug!("captured and replayed as a CUDA graph");
         stages.done("graph");
     }
@@ -298,7 +294,7 @@ fn run(options: &Options) -> Result<()> {
         // take part in the timed runs and in gathering the trace.
         stages.done("results");
         stages.first_result();
-        return time_and_trace(options, &session, launch);
+        return time_and_trace(options, &session, each_rank);
     }
     println!(
         "ran {} on {} rank{} ({} streams each)",
@@ -359,42 +355,56 @@ fn run(options: &Options) -> Result<()> {
     }
     stages.done("results");
     stages.first_result();
-    time_and_trace(options, &session, launch)?;
+    time_and_trace(options, &session, each_rank)?;
     if mismatch {
         bail!("the outputs differ from what they were compared with");
     }
     Ok(())
 }
 
-/// The `--iters` timed runs and the `--trace` file.
-fn time_and_trace(
-    options: &Options,
+/// Puts the arguments of the ranks in `local` back as they were placed,
+/// before any run: the inputs from their host copies (a run may write
+/// them), a fusion program's outputs NaN, so that one the next run leaves
+/// unwritten shows.
+fn restore_arguments(
     session: &Session,
-    launch: impl Fn() -> Result<()>,
+    signature: &Signature,
+    local: &[usize],
+    ranks: &mut [RankCall],
 ) -> Result<()> {
+    let inputs = signature.inputs.len();
+    for &rank in local {
+        for (index, buffer) in ranks[rank].buffers.iter_mut().enumerate() {
+            let bytes = if signature.fusion && index >= inputs {
+                vec![0xff; buffer.bytes().len()]
+            } else {
+                buffer.bytes().to_vec()
+            };
+            session.runtime.upload(rank, buffer, &bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// The `--iters` timed runs of `call` (each rank's) and the `--trace` file.
+/// An iteration is timed as hir-bench and tools/torch-layer.py time one:
+/// the GPU time between events on the caller's stream (cpu: the host time
+/// until the rank's queues drain) of its slowest rank, after a barrier.
+/// Its host time, launch and synchronization included, is printed beside.
+fn time_and_trace(options: &Options, session: &Session, call: impl Fn(usize) + Sync) -> Result<()> {
     if options.iters > 0 {
-        let mut times = Vec::with_capacity(options.iters);
-        let began = Instant::now();
-        let progress = hir_tools::log::progress_shown();
-        for iteration in 1..=options.iters {
-            let start = Instant::now();
-            launch()?;
-            times.push(start.elapsed().as_secs_f64() * 1e3);
-            // Long runs show progress on a terminal's stderr, where it does
-            // not mix with results.
-            if progress && began.elapsed().as_secs() >= 2 {
-                eprint!("\rhir-run: iteration {iteration}/{}", options.iters);
-                if iteration == options.iters {
-                    eprintln!();
-                }
-            }
-            tracing::debug!(iteration, ms = %format!("{:.3}", times[iteration - 1]), "timed run");
+        let (mut times, mut host) =
+            slowest_rank_and_host_times(&session.runtime, &session.peers, 0, options.iters, call)?;
+        for (iteration, time) in (1..).zip(&times) {
+            tracing::debug!(iteration, ms = %format!("{time:.3}"), "timed run");
         }
         let mean = times.iter().sum::<f64>() / times.len() as f64;
-        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let host_median = median(&mut host);
+        let slowest_median = median(&mut times);
+        let min = times[0];
         if session.peers.reports() {
             println!(
-                "{} iterations: mean {mean:.3} ms, min {min:.3} ms",
+                "{} iterations: median {slowest_median:.3} ms, mean {mean:.3} ms, min {min:.3} ms (slowest rank); host {host_median:.3} ms a call",
                 options.iters
             );
         }

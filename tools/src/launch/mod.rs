@@ -9,12 +9,14 @@
 //!   all run the same thing, and runs under a watchdog;
 //! - [`session`]: the runtime of the ranks a process runs, and its
 //!   [`Peers`]: how results of the other processes' ranks reach it;
-//! - [`combine`]: combining what the ranks gathered.
+//! - [`combine`]: combining what the ranks gathered;
+//! - [`timed`]: timing a call on every rank.
 
 pub mod combine;
 pub mod launcher;
 pub mod rank;
 pub mod session;
+pub mod timed;
 
 pub use rank::{Fingerprint, Fnv, Joined};
 pub use session::{Peers, Session};
