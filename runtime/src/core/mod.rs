@@ -10,8 +10,9 @@
 //!   implements it over the store.
 //! - [`rank_threads`]: a world's run on one thread per rank, for both
 //!   backends, and the end of the process when a failed rank's program does
-//!   not return.
+//!   not return; [`rank_pool`]: those threads, kept for the world's life.
 
 pub(crate) mod bootstrap;
+pub(crate) mod rank_pool;
 pub(crate) mod rank_threads;
 pub(crate) mod sync;

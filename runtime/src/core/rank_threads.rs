@@ -1,7 +1,7 @@
 //! Ranks that are threads, for both backends: [`run`] runs the tool's body
-//! on one thread per rank and waits for them, one run of a world at a time
-//! ([`Calls`]), and what happens when a failed rank's program does not
-//! return.
+//! on one thread per rank (the world's [`RankPool`], kept between runs) and
+//! waits for them, one run of a world at a time ([`Calls`]), and what
+//! happens when a failed rank's program does not return.
 //!
 //! A world's runs are serialised: its ranks number their collectives,
 //! transfers and requests as they post them, and register the call's
@@ -19,6 +19,7 @@
 //! the process prints the errors and ends, as the watchdog ends a rank in a
 //! process of its own.
 
+use super::rank_pool::RankPool;
 use super::sync::Faults;
 use crate::device::{Device, enter};
 use crate::error::{Error, Result, RunError, panic_message};
@@ -28,19 +29,20 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The lock that serialises the runs of one world: each world holds one and
-/// passes it to [`run`].
+/// What serialises the runs of one world, and the threads they run on:
+/// each world holds one and passes it to [`run`]. The threads start with the
+/// first run ([`RankPool`]) and end with the world.
 #[derive(Default)]
-pub(crate) struct Calls(Mutex<()>);
+pub(crate) struct Calls(Mutex<Option<RankPool>>);
 
-/// Runs `work` on one thread per device (named `{name}-{rank}`) with that
-/// device entered, after any other run of the same world (`calls`) ended, so that the C-ABI entries reach it, then `finish` (the
-/// backend waits for the work the rank enqueued). Returns each rank's value,
-/// or the errors of the ranks that failed: an error or a panic of `work` is
-/// one, in op `launcher`; so is a rank whose thread cannot start, and the
-/// later ranks are then not started (that rank's error is the cause, and the
-/// ranks already running give up). Once a rank has failed, the others get
-/// `grace` to return (see [`Running::wait`]).
+/// Runs `work` on one thread per device (named `{name}-{rank}`, kept for
+/// the world's later runs) with that device entered, after any other run
+/// of the same world (`calls`) ended, so that the C-ABI entries reach it,
+/// then `finish` (the backend waits for the work the rank enqueued).
+/// Returns each rank's value, or the errors of the ranks that failed: an
+/// error or a panic of `work` is one, in op `launcher`; so is the world's
+/// threads failing to start. Once a rank has failed, the others get `grace`
+/// to return (see [`Running::wait`]).
 pub(crate) fn run<D: Device + 'static, T: Send>(
     calls: &Calls,
     devices: &[Arc<D>],
@@ -50,59 +52,68 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
     work: impl Fn(&D) -> Result<T> + Sync,
     finish: impl Fn(&D) + Sync,
 ) -> std::result::Result<Vec<T>, RunError> {
-    let _serialised = lock(&calls.0);
-    let running = Running::new(devices.len());
-    let values: Vec<Option<T>> = std::thread::scope(|scope| {
-        let mut failed = false;
-        let threads: Vec<_> = devices
-            .iter()
-            .map(|device| {
-                if failed {
-                    return Err(());
+    let mut pool = lock(&calls.0);
+    if pool.as_ref().is_none_or(|pool| pool.len() != devices.len()) {
+        let ranks: Vec<usize> = devices.iter().map(|device| device.rank()).collect();
+        match RankPool::start(name, &ranks) {
+            Ok(started) => *pool = Some(started),
+            Err(error) => {
+                let error = format!("cannot start the threads of ranks {ranks:?}: {error}");
+                for device in devices {
+                    device.fail("launcher", Error::Io(error.clone()));
                 }
-                let (work, finish) = (&work, &finish);
-                let done = running.done();
-                std::thread::Builder::new()
-                    .name(format!("{name}-{}", device.rank()))
-                    .spawn_scoped(scope, move || {
-                        let _done = done;
-                        let _entered = enter(device.clone());
-                        let value = match catch_unwind(AssertUnwindSafe(|| work(device))) {
-                            Ok(Ok(value)) => Some(value),
-                            Ok(Err(error)) => {
-                                device.fail("launcher", error);
-                                None
-                            }
-                            Err(payload) => {
-                                device.fail("launcher", Error::Panic(panic_message(&*payload)));
-                                None
-                            }
-                        };
-                        finish(device);
-                        value
-                    })
-                    .map_err(|error| {
-                        failed = true;
-                        let error =
-                            format!("cannot start a thread for rank {}: {error}", device.rank());
-                        device.fail("launcher", Error::Io(error));
-                    })
-            })
-            .collect();
-        running.wait(faults, grace);
-        threads
-            .into_iter()
-            .map(|thread| match thread {
-                Ok(thread) => thread.join().expect("rank threads catch their panics"),
-                Err(()) => None,
-            })
-            .collect()
-    });
+                return Err(RunError {
+                    errors: faults.errors(),
+                });
+            }
+        }
+    }
+    let pool = pool.as_ref().expect("started above");
+    // Shared with the jobs, which count themselves done as their last act.
+    let running = Arc::new(Running::new(devices.len()));
+    let values: Vec<Mutex<Option<T>>> = devices.iter().map(|_| Mutex::new(None)).collect();
+    let jobs: Vec<_> = devices
+        .iter()
+        .zip(&values)
+        .map(|(device, value)| {
+            let (work, finish, running) = (&work, &finish, running.clone());
+            move || {
+                let _done = running.done();
+                let _entered = enter(device.clone());
+                let result = match catch_unwind(AssertUnwindSafe(|| work(device))) {
+                    Ok(Ok(result)) => Some(result),
+                    Ok(Err(error)) => {
+                        device.fail("launcher", error);
+                        None
+                    }
+                    Err(payload) => {
+                        device.fail("launcher", Error::Panic(panic_message(&*payload)));
+                        None
+                    }
+                };
+                finish(device);
+                *lock(value) = result;
+            }
+        })
+        .collect();
+    for (index, job) in jobs.iter().enumerate() {
+        // SAFETY: `running.wait` returns only once every job has ended (or
+        // ends the process), and the jobs and what they borrow live until
+        // this function returns.
+        unsafe { pool.post(index, job) };
+    }
+    running.wait(faults, grace);
+    drop(jobs);
     let errors = faults.errors();
     if errors.is_empty() {
         Ok(values
             .into_iter()
-            .map(|value| value.expect("a rank without an error has a value"))
+            .map(|value| {
+                value
+                    .into_inner()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .expect("a rank without an error has a value")
+            })
             .collect())
     } else {
         Err(RunError { errors })
@@ -115,13 +126,15 @@ pub(crate) struct Running {
     changed: Condvar,
 }
 
-/// Counts one rank thread as done when dropped: at its end, or when its
-/// closure is dropped because the thread could not start.
-pub(crate) struct Done<'a>(&'a Running);
+/// Counts one rank thread as done when dropped, at its job's end. It
+/// notifies under the lock, so the run cannot see the count reach zero and
+/// return before the notification is made.
+pub(crate) struct Done(Arc<Running>);
 
-impl Drop for Done<'_> {
+impl Drop for Done {
     fn drop(&mut self) {
-        *lock(&self.0.remaining) -= 1;
+        let mut remaining = lock(&self.0.remaining);
+        *remaining -= 1;
         self.0.changed.notify_all();
     }
 }
@@ -135,8 +148,8 @@ impl Running {
         }
     }
 
-    pub fn done(&self) -> Done<'_> {
-        Done(self)
+    pub fn done(self: &Arc<Self>) -> Done {
+        Done(self.clone())
     }
 
     /// Waits until every rank thread is done. Once a rank has failed, the
@@ -189,7 +202,7 @@ mod tests {
 
     #[test]
     fn every_rank_done_ends_the_wait_at_once() {
-        let running = Running::new(2);
+        let running = Arc::new(Running::new(2));
         let faults = Faults::new(2);
         std::thread::scope(|scope| {
             for _ in 0..2 {
@@ -204,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_failure_leaves_the_others_their_grace() {
-        let running = Running::new(1);
+        let running = Arc::new(Running::new(1));
         let faults = Faults::new(2);
         faults.fail(1, "test", Error::Invalid("boom".into()));
         std::thread::scope(|scope| {
