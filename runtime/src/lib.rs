@@ -17,7 +17,8 @@
 //!   bootstrap over it, the watchdog. It does not know `cuda`, which stands
 //!   on it ([`cuda::World::join`]).
 //! - [`world`]: one [`World`] over either [`Backend`], what launchers start.
-//! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files.
+//! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files;
+//!   [`random`]: the random input values tools make, on the host or a GPU.
 //!
 //! `docs/Runtime.md` documents the ABI conventions, the launcher API and the
 //! cpu backend's model (streams, events, collectives, transfers, race
@@ -46,6 +47,7 @@ pub mod memref;
 pub mod npy;
 mod nvtx;
 pub mod ops;
+pub mod random;
 #[cfg(test)]
 mod reference;
 mod site_cache;

@@ -28,6 +28,18 @@ pub struct Buffer {
     /// Where the program reads and writes it when not in `storage`: the
     /// rank's GPU (`Ranks::place`, `Ranks::fetch`).
     pub(crate) device: Option<DeviceBuffer>,
+    /// Made on the rank's GPU when placed there, not from `storage`.
+    pub made: Option<Made>,
+}
+
+/// How a buffer's values are made on its GPU: the random input values
+/// keyed `key` ([`hir_runtime::random`]) of the global array it is a box
+/// of, its element `i` global element `first + i·global_strides`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Made {
+    pub key: u64,
+    pub first: usize,
+    pub global_strides: Vec<usize>,
 }
 
 impl Buffer {
@@ -52,14 +64,14 @@ impl Buffer {
             .checked_mul(dtype.size())
             .ok_or_else(|| anyhow!("a {shape:?} {} buffer overflows 64-bit sizes", dtype.mlir()))?;
         let words = bytes.div_ceil(8).max(1);
-        let mut storage = tensor::reserve(words, &shape)?;
-        storage.resize(words, 0u64);
+        let storage = zeroed_words(words, &shape)?;
         Ok(Self {
             dtype,
             shape,
             known: None,
             storage,
             device: None,
+            made: None,
         })
     }
 
@@ -133,6 +145,26 @@ impl Buffer {
         }
         Ok(Tensor::new(self.shape.clone(), data))
     }
+}
+
+/// `words` zero words, reserved fallibly from zeroed pages that are touched
+/// only when written (an input made on a GPU never is).
+fn zeroed_words(words: usize, shape: &[usize]) -> Result<Vec<u64>> {
+    let out_of_memory = || {
+        anyhow!(
+            "out of memory: cannot allocate {} B for a buffer of shape {shape:?}",
+            words as u128 * 8
+        )
+    };
+    let layout = std::alloc::Layout::array::<u64>(words).map_err(|_| out_of_memory())?;
+    // SAFETY: `layout` is not zero-sized (`words` is at least 1).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    if ptr.is_null() {
+        return Err(out_of_memory());
+    }
+    // SAFETY: allocated by the global allocator with `words` u64s' layout,
+    // all initialised (zero).
+    Ok(unsafe { Vec::from_raw_parts(ptr, words, words) })
 }
 
 /// One rank's arguments, packed for the entry.

@@ -1,18 +1,19 @@
 //! A fusion program's inputs, made where they are held: each rank's shard of
 //! every argument comes straight from a counter-based random generator (or
 //! from the `--input` file read once), as the element type's bytes, on all
-//! the host's cores, without the global tensor. The random value of an
-//! element is a hash of the seed, the argument and the element's GLOBAL flat
-//! index, so a rank's shard is exactly the slice of the global value, and the
-//! global value (`--check`'s reference, made only then) is the same function
-//! over every index.
+//! the host's cores or on the rank's GPU ([`Inputs::on_device`]), without
+//! the global tensor. The random value of an element
+//! ([`hir_runtime::random`]) is a hash of the seed, the argument and the
+//! element's GLOBAL flat index, so a rank's shard is exactly the slice of the
+//! global value, and the global value (`--check`'s reference, made only
+//! then) is the same function over every index.
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, Made};
 use crate::program::{Param, Signature};
 use crate::tensor::{self, Tensor};
 use anyhow::{Result, anyhow, bail};
 use hir_abi::DType;
-use hir_runtime::npy;
+use hir_runtime::{npy, random};
 use std::path::{Path, PathBuf};
 
 /// Where an argument's values come from.
@@ -47,7 +48,7 @@ impl<'a> Inputs<'a> {
             .map(
                 |(index, param)| match files.iter().rev().find(|(input, _)| *input == index) {
                     Some((_, path)) => read(path, param, index).map(Source::File),
-                    None => Ok(Source::Random(key(seed, index))),
+                    None => Ok(Source::Random(random::key(seed, index))),
                 },
             )
             .collect::<Result<_>>()?;
@@ -67,7 +68,7 @@ impl<'a> Inputs<'a> {
                 let dtype = param.dtype;
                 whole.fill(&mut data, 1, |start, row: &mut [f64]| {
                     for (offset, value) in row.iter_mut().enumerate() {
-                        *value = random(dtype, *key, start + offset);
+                        *value = random::element(dtype, *key, start + offset);
                     }
                 });
                 data
@@ -95,11 +96,40 @@ impl<'a> Inputs<'a> {
             Source::Random(key) => {
                 let dtype = param.dtype;
                 region.fill(&mut bytes, size, |start, row: &mut [u8]| {
-                    encode(dtype, row, |offset| draw(dtype, *key, start + offset));
+                    encode(dtype, row, |offset| {
+                        random::element(dtype, *key, start + offset)
+                    });
                 });
             }
         }
         Buffer::try_from_bytes(param.dtype, region.local, &bytes)
+    }
+}
+
+impl Inputs<'_> {
+    /// Rank `rank`'s part of argument `index` as [`Inputs::shard`] makes it,
+    /// to be made on its GPU when placed: none for a `--input` file's.
+    /// Its host storage stays untouched (zero pages the kernel never reads).
+    pub fn on_device(&self, index: usize, rank: usize) -> Result<Option<Buffer>> {
+        let Source::Random(key) = self.sources[index] else {
+            return Ok(None);
+        };
+        let param = &self.params[index];
+        let region = Region::of(param, rank);
+        let strides = tensor::strides(&region.global);
+        let first = region
+            .offsets
+            .iter()
+            .zip(&strides)
+            .map(|(offset, stride)| offset * stride)
+            .sum();
+        let mut buffer = Buffer::zeroed(param.dtype, region.local)?;
+        buffer.made = Some(Made {
+            key,
+            first,
+            global_strides: strides,
+        });
+        Ok(Some(buffer))
     }
 }
 
@@ -131,40 +161,6 @@ fn read(path: &Path, param: &Param, index: usize) -> Result<npy::Array> {
         );
     }
     Ok(array.cast(param.dtype))
-}
-
-/// One step of SplitMix64's output function: a bijective 64-bit mix.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// The generator's key of argument `index` of a run seeded `seed`.
-pub fn key(seed: u64, index: usize) -> u64 {
-    mix(seed ^ mix((index as u64).wrapping_add(1).wrapping_mul(GOLDEN)))
-}
-
-/// Element `index` (the global flat index) of the value keyed `key`, as
-/// `Tensor::try_random` draws it: uniform in [-1, -0.1] ∪ [0.1, 1] rounded
-/// to `dtype`, never zero; of an integer type, an integer in [-9, -1] ∪
-/// [1, 9]. It is SplitMix64's output `index + 1` of the seed `key`, so any
-/// element is had without the ones before it.
-pub fn random(dtype: DType, key: u64, index: usize) -> f64 {
-    tensor::round(draw(dtype, key, index), dtype)
-}
-
-/// [`random`] before its rounding to `dtype`, which [`encode`] makes.
-fn draw(dtype: DType, key: u64, index: usize) -> f64 {
-    let bits = mix(key.wrapping_add((index as u64).wrapping_add(1).wrapping_mul(GOLDEN)));
-    let magnitude = if dtype.is_float() {
-        0.1 + 0.9 * ((bits >> 11) as f64 / (1u64 << 53) as f64)
-    } else {
-        (1 + (bits >> 32) % 9) as f64
-    };
-    if bits & 1 == 1 { -magnitude } else { magnitude }
 }
 
 /// Writes `value(i)` as element `i` of `row`, `dtype`'s little-endian bytes
@@ -348,7 +344,7 @@ mod tests {
         let inputs = Inputs::new(&signature, &[], 3).unwrap();
         let global = inputs.global(0).unwrap();
         let serial: Vec<f64> = (0..512 * 384)
-            .map(|index| random(DType::BF16, key(3, 0), index))
+            .map(|index| random::element(DType::BF16, random::key(3, 0), index))
             .collect();
         assert_eq!(global.data, serial);
         let shard = inputs.shard(0, 1).unwrap();
@@ -359,14 +355,14 @@ mod tests {
     #[test]
     fn values_keep_the_random_distribution() {
         let floats: Vec<f64> = (0..4000)
-            .map(|i| random(DType::BF16, key(1, 2), i))
+            .map(|i| random::element(DType::BF16, random::key(1, 2), i))
             .collect();
         assert!(floats.iter().all(|v| (0.09..=1.0).contains(&v.abs())));
         assert!(floats.iter().any(|&v| v < 0.0) && floats.iter().any(|&v| v > 0.0));
         let mean = floats.iter().map(|v| v.abs()).sum::<f64>() / floats.len() as f64;
         assert!((mean - 0.55).abs() < 0.02, "mean magnitude {mean}");
         let ints: Vec<f64> = (0..4000)
-            .map(|i| random(DType::I64, key(1, 2), i))
+            .map(|i| random::element(DType::I64, random::key(1, 2), i))
             .collect();
         assert!(
             ints.iter()
@@ -377,12 +373,12 @@ mod tests {
         }
         // Another seed or argument, other values.
         assert_ne!(
-            random(DType::F32, key(1, 2), 0),
-            random(DType::F32, key(2, 2), 0)
+            random::element(DType::F32, random::key(1, 2), 0),
+            random::element(DType::F32, random::key(2, 2), 0)
         );
         assert_ne!(
-            random(DType::F32, key(1, 2), 0),
-            random(DType::F32, key(1, 3), 0)
+            random::element(DType::F32, random::key(1, 2), 0),
+            random::element(DType::F32, random::key(1, 3), 0)
         );
     }
 

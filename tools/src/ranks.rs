@@ -5,7 +5,7 @@
 //! GPU for cuda).
 
 use crate::buffer::Buffer;
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, ensure};
 use hir_runtime::world::{Config, Graphs};
 use hir_runtime::{Backend, Checks, World};
 use std::path::Path;
@@ -57,8 +57,13 @@ pub trait Ranks {
     /// which the runtime checks the program's views against.
     fn place(&self, rank: usize, buffer: &mut Buffer) -> Result<()>;
 
-    /// Copies `buffer`'s values back from rank `rank`'s memory.
+    /// Copies `buffer`'s values back from rank `rank`'s memory (a buffer
+    /// made on the GPU, an input, keeps its host storage as it is).
     fn fetch(&self, rank: usize, buffer: &mut Buffer) -> Result<()>;
+
+    /// Makes a placed buffer's values again as they were placed: made on
+    /// the GPU again, or uploaded from its host storage.
+    fn restore(&self, rank: usize, buffer: &mut Buffer) -> Result<()>;
 
     fn write_trace(&self, path: &Path) -> std::io::Result<()>;
 }
@@ -115,25 +120,45 @@ impl Ranks for World {
     fn place(&self, rank: usize, buffer: &mut Buffer) -> Result<()> {
         let world = match self {
             World::Cpu(world) => {
+                ensure!(
+                    buffer.made.is_none(),
+                    "rank {rank}: a buffer made on a GPU is placed on the cpu backend"
+                );
                 return buffer
                     .register(world.device(rank).allocations())
                     .map_err(|error| anyhow!("rank {rank}: {error}"));
             }
             World::Cuda(world) => world,
         };
-        let device = world.device(rank);
-        let memory = device
+        let memory = world
+            .device(rank)
             .buffer(buffer.bytes().len())
             .map_err(|error| anyhow!("rank {rank}: {error}"))?;
-        device
-            .copy_to_device(memory.ptr(), buffer.bytes())
-            .map_err(|error| anyhow!("rank {rank}: {error}"))?;
         buffer.device = Some(memory);
-        Ok(())
+        self.restore(rank, buffer)
+    }
+
+    fn restore(&self, rank: usize, buffer: &mut Buffer) -> Result<()> {
+        let (World::Cuda(world), Some(memory)) = (self, &buffer.device) else {
+            return Ok(());
+        };
+        let device = world.device(rank);
+        let made = match &buffer.made {
+            Some(made) => device.fill_random(
+                memory.ptr(),
+                buffer.dtype,
+                &buffer.shape,
+                &made.global_strides,
+                made.first,
+                made.key,
+            ),
+            None => device.copy_to_device(memory.ptr(), buffer.bytes()),
+        };
+        made.map_err(|error| anyhow!("rank {rank}: {error}"))
     }
 
     fn fetch(&self, rank: usize, buffer: &mut Buffer) -> Result<()> {
-        let (World::Cuda(world), Some(memory)) = (self, &buffer.device) else {
+        let (World::Cuda(world), Some(memory), None) = (self, &buffer.device, &buffer.made) else {
             return Ok(());
         };
         let ptr = memory.ptr();

@@ -22,7 +22,7 @@ use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
 use cudarc::driver::{CudaContext, result as cu, sys};
-use hir_abi::Transport;
+use hir_abi::{DType, Transport};
 use std::collections::HashMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
@@ -144,6 +144,29 @@ impl CudaDevice {
                 .check("cuMemcpyHtoDAsync")?;
             cu::stream::synchronize(state.streams[0]).check("cuStreamSynchronize")
         }
+    }
+
+    /// Fills the `dtype` array of `shape` at `dst` with the random input
+    /// values keyed `key` ([`crate::random`]) of the global array it is a
+    /// box of: element `i` of it is global element `first + i·global_strides`
+    /// (a dot product over the axes). Ordered after the work on stream 0
+    /// and complete when this returns.
+    pub fn fill_random(
+        &self,
+        dst: *mut u8,
+        dtype: DType,
+        shape: &[usize],
+        global_strides: &[usize],
+        first: usize,
+        key: u64,
+    ) -> Result<()> {
+        let state = self.state()?;
+        let view = View::contiguous(dtype, dst, shape);
+        state
+            .kernels
+            .random(key, first, global_strides, &view, state.streams[0])?;
+        // SAFETY: a live stream of the bound context.
+        unsafe { cu::stream::synchronize(state.streams[0]).check("cuStreamSynchronize") }
     }
 
     /// Copies device memory at `src` into `bytes`, after the work on stream 0.

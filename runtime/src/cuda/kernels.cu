@@ -353,6 +353,49 @@ template <class E> __device__ void iota_int(const Generate &g) {
     }
 }
 
+// Random input values (runtime/src/random.rs, which defines them): element
+// `offset + a` of the global array keyed `key`, `p.a` strided as the global
+// array so that `a` is an element's global flat index less `offset`.
+struct Random {
+    Pointwise p;
+    i64 offset;
+    u64 key;
+};
+
+__device__ u64 hir_mix(u64 z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+__device__ u64 hir_random_bits(const Random &r, i64 a) {
+    return hir_mix(r.key + (u64)(r.offset + a + 1) * 0x9e3779b97f4a7c15ULL);
+}
+
+// Drawn in f64, rounded to f32, then to the element type (nearest even).
+template <class E> __device__ void random(const Random &r) {
+    const Pointwise &p = r.p;
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        u64 bits = hir_random_bits(r, a);
+        double drawn = 0.1 + 0.9 * ((double)(bits >> 11) / 9007199254740992.0);
+        float single = __double2float_rn((bits & 1) ? -drawn : drawn);
+        ((typename E::T *)p.out.ptr)[o] = E::round(single);
+    }
+}
+
+template <class E> __device__ void random_int(const Random &r) {
+    const Pointwise &p = r.p;
+    HIR_GRID_STRIDE(i, p.numel) {
+        i64 o, a, b;
+        offsets(p, i, o, a, b);
+        u64 bits = hir_random_bits(r, a);
+        i64 magnitude = 1 + (i64)((bits >> 32) % 9);
+        ((typename E::T *)p.out.ptr)[o] = E::round((bits & 1) ? -magnitude : magnitude);
+    }
+}
+
 // Output element `out`'s offset in the output (`o`) and the offset of its
 // first input element (`base`).
 // (The outermost axis needs no division, as in `offsets`.)

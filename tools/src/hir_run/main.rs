@@ -220,8 +220,10 @@ fn run(options: &Options) -> Result<()> {
     let mut ranks: Vec<RankCall> = (0..options.ranks)
         .map(|_| RankCall::new(Vec::new()))
         .collect();
+    // On GPUs the random inputs are made there, when placed.
+    let on_device = options.backend == Backend::Cuda;
     for &rank in &local {
-        ranks[rank] = rank_buffers(signature, inputs.as_ref(), rank, options.seed)?;
+        ranks[rank] = rank_buffers(signature, inputs.as_ref(), rank, options.seed, on_device)?;
     }
     stages.done("inputs");
     for &rank in &local {
@@ -363,9 +365,9 @@ fn run(options: &Options) -> Result<()> {
 }
 
 /// Puts the arguments of the ranks in `local` back as they were placed,
-/// before any run: the inputs from their host copies (a run may write
-/// them), a fusion program's outputs NaN, so that one the next run leaves
-/// unwritten shows.
+/// before any run: the inputs from their host copies or made on the GPU
+/// again (a run may write them), a fusion program's outputs NaN, so that
+/// one the next run leaves unwritten shows.
 fn restore_arguments(
     session: &Session,
     signature: &Signature,
@@ -375,12 +377,12 @@ fn restore_arguments(
     let inputs = signature.inputs.len();
     for &rank in local {
         for (index, buffer) in ranks[rank].buffers.iter_mut().enumerate() {
-            let bytes = if signature.fusion && index >= inputs {
-                vec![0xff; buffer.bytes().len()]
+            if signature.fusion && index >= inputs {
+                let nan = vec![0xff; buffer.bytes().len()];
+                session.runtime.upload(rank, buffer, &nan)?;
             } else {
-                buffer.bytes().to_vec()
-            };
-            session.runtime.upload(rank, buffer, &bytes)?;
+                session.runtime.restore(rank, buffer)?;
+            }
         }
     }
     Ok(())
@@ -534,18 +536,28 @@ fn write_npy(path: &Path, tensor: &Tensor, dtype: DType) -> Result<()> {
     .map_err(|error| anyhow!("{error}"))
 }
 
-/// Rank `rank`'s buffers: its shards of the inputs, made here, and
+/// Rank `rank`'s buffers: its shards of the inputs, made here (or, with
+/// `on_device`, on its GPU when placed), and
 /// NaN-filled outputs (a fusion program), or random values (host IR).
 fn rank_buffers(
     signature: &Signature,
     inputs: Option<&Inputs>,
     rank: usize,
     seed: u64,
+    on_device: bool,
 ) -> Result<RankCall> {
     let mut buffers = Vec::new();
     if let Some(inputs) = inputs {
         for index in 0..signature.inputs.len() {
-            buffers.push(inputs.shard(index, rank)?);
+            let made = if on_device {
+                inputs.on_device(index, rank)?
+            } else {
+                None
+            };
+            buffers.push(match made {
+                Some(buffer) => buffer,
+                None => inputs.shard(index, rank)?,
+            });
         }
         for param in &signature.outputs {
             buffers.push(inputs::nans(param.local_shape(), param.dtype)?);

@@ -534,3 +534,35 @@ fn casts_match_the_cpu_backend_bit_for_bit() {
     }
     println!("casts: every pair matches the cpu backend");
 }
+
+#[test]
+fn random_inputs_are_the_hosts_bit_for_bit() {
+    let Some(world) = world(1, false) else { return };
+    let device = world.device(0);
+    // A [6, 10] box at (2, 3) of a global [12, 20] array, and a whole one.
+    let global = [12usize, 20];
+    let global_strides = [20usize, 1];
+    for (shape, origin) in [([6usize, 10usize], [2usize, 3usize]), ([12, 20], [0, 0])] {
+        let first = origin[0] * global_strides[0] + origin[1];
+        for dtype in DType::ALL {
+            let key = crate::random::key(11, dtype as usize);
+            let count = shape[0] * shape[1];
+            let memory = device.buffer(count * dtype.size()).unwrap();
+            device
+                .fill_random(memory.ptr(), dtype, &shape, &global_strides, first, key)
+                .unwrap();
+            let mut made = vec![0u8; count * dtype.size()];
+            device.copy_from_device(memory.ptr(), &mut made).unwrap();
+            let mut expected = Vec::with_capacity(made.len());
+            for row in 0..shape[0] {
+                for column in 0..shape[1] {
+                    let index = (origin[0] + row) * global[1] + origin[1] + column;
+                    let value = crate::random::element(dtype, key, index);
+                    let array = crate::npy::Array::from_f64(dtype, &[1], &[value]);
+                    expected.extend(array.data);
+                }
+            }
+            assert_eq!(made, expected, "{dtype:?} {shape:?} at {origin:?}");
+        }
+    }
+}
