@@ -21,7 +21,9 @@
 # --mlp times the MLP alone as HIR's tp_mlp example computes it
 # (examples/tp_mlp.mlir: y = RS(gelu_tanh(AG(x) W1^T + c1) W2^T), no
 # LayerNorm, no residual; T 8192, H 4096, F 16384 by default) in the three
-# communication variants; --attention-only times causal attention alone at
+# communication variants; --train (with or without --mlp) times that MLP's
+# training step, forward and backward (tools/torch_train.py, issue 42);
+# --attention-only times causal attention alone at
 # the block's per-rank shapes [1, heads/D, S, dh]: SDPA as it dispatches,
 # each SDPA backend forced (flash, cudnn, efficient, math) and the unfused
 # math, with TFLOP/s counting the causal half (2*2*S*S*dh*heads/D/2).
@@ -561,14 +563,23 @@ def run_attention(ctx, p):
     return ok
 
 
+# ---------------------------------------------------------------- the MLP's training step
+
+
+def run_train(ctx, p):
+    from torch_train import run_mlp_train  # beside this file
+
+    return run_mlp_train(ctx, p, draw, timed_ms, rel_l2, verdict, gelu_tanh64, (CHECK_TOL, LOOSE_TOL))
+
+
 # ---------------------------------------------------------------- driver
 
 
 def sizes(args, mode):
     """--s/--h/--heads/--f where given, else the mode's defaults (--check: small)."""
-    base = CHECK_SIZES if args.check else (MLP_SIZES if mode == "mlp" else BLOCK_SIZES)
+    base = CHECK_SIZES if args.check else (MLP_SIZES if mode in ("mlp", "train") else BLOCK_SIZES)
     p = SimpleNamespace(**{key: getattr(args, key) or base[key] for key in ("s", "h", "heads", "f")})
-    if mode == "mlp":
+    if mode in ("mlp", "train"):
         p.heads = 1
     elif args.check and args.heads is None and p.heads % args.d:
         p.heads = args.d  # heads split over the ranks
@@ -578,7 +589,7 @@ def sizes(args, mode):
         problems.append(f"S={p.s} is not a multiple of D={d}")
     if p.f % d:
         problems.append(f"F={p.f} is not a multiple of D={d}")
-    if mode != "mlp":
+    if mode not in ("mlp", "train"):
         if p.heads % d:
             problems.append(f"heads={p.heads} is not a multiple of D={d}")
         if p.h % p.heads:
@@ -615,7 +626,7 @@ def worker(rank, args, modes, failed):
         say(f"median of {args.iters} after {args.warmup}, slowest rank, ms per forward; TFLOP/s per rank; "
             f"outputs checked first (at most {LOOSE_TOL:g})")
     ok = True
-    runners = {"block": run_block, "mlp": run_mlp, "attention": run_attention}
+    runners = {"block": run_block, "mlp": run_mlp, "attention": run_attention, "train": run_train}
     for mode in modes:
         say("")
         ok = runners[mode](ctx, sizes(args, mode)) and ok
@@ -642,6 +653,8 @@ def main():
     parser.add_argument("--check", action="store_true",
                         help="check every variant against float64 at a small size, no timing; exit 1 on a mismatch")
     parser.add_argument("--mlp", action="store_true", help="the MLP alone (tp_mlp.mlir)")
+    parser.add_argument("--train", action="store_true",
+                        help="the MLP's training step, forward and backward (tools/torch_train.py)")
     parser.add_argument("--attention-only", action="store_true", help="causal attention alone, per SDPA backend")
     parser.add_argument("--all", action="store_true", help="the block, the MLP and attention")
     parser.add_argument("--qkv", choices=("fused", "list"), default="fused",
@@ -649,10 +662,11 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--port", type=int, default=29534, help="MASTER_PORT unless set [29534]")
     args = parser.parse_args()
-    if args.all or (args.check and not (args.mlp or args.attention_only)):
+    if args.all or (args.check and not (args.mlp or args.train or args.attention_only)):
         modes = ["block", "mlp", "attention"]
     else:
-        modes = [mode for mode, on in (("mlp", args.mlp), ("attention", args.attention_only)) if on] or ["block"]
+        chosen = (("mlp", args.mlp), ("train", args.train), ("attention", args.attention_only))
+        modes = [mode for mode, on in chosen if on] or ["block"]
     for key in ("s", "h", "heads", "f", "d", "iters"):
         value = getattr(args, key)
         if value is not None and value < 1:
