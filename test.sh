@@ -4,7 +4,8 @@
 # crate depending on `hir` as the README says, the Python
 # package (built as a wheel with maturin, its pytest tests and the tp_mlp
 # example on the cpu backend), a bounded mutation fuzz of hir-opt and hir-run
-# (no panic, crash or hang; under two minutes), then the lit suite (which drives hir-opt, the examples and the
+# (no panic, crash or hang; under two minutes) and of the Python API (one
+# minute), then the lit suite (which drives hir-opt, the examples and the
 # mlir-opt plugin). The last line is lit's count as `N passed, M failed`; the
 # exit code is non-zero if anything failed.
 set -euo pipefail
@@ -19,6 +20,12 @@ scripts/cmake-consumer.sh
 scripts/rust-consumer.sh
 scripts/python.sh
 python3 scripts/fuzz.py --mutants 2500 --seconds 100
+# The Python API's fuzz, then its self-check: a wrong meaning must be found.
+target/python-venv/bin/python scripts/fuzz_python.py --seconds 60
+if target/python-venv/bin/python scripts/fuzz_python.py --seed 1 --calls 100 --wrong >/dev/null; then
+  echo "fuzz_python.py --wrong found nothing: its checker compares nothing" >&2
+  exit 1
+fi
 
 log=$(mktemp)
 status=0
