@@ -28,11 +28,14 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import CompileError, HirError, RunError
+from .builder import Builder, BuildError
 
 #: The version of HIR this package was built from.
 __version__: str = _native.__version__
 
 __all__ = [
+    "BuildError",
+    "Builder",
     "CompileError",
     "HirError",
     "Program",
@@ -160,11 +163,12 @@ def _is_cuda(array: Any) -> bool:
 
 
 def compile(
-    source_or_path: Union[str, "os.PathLike[str]"],
+    source_or_path: Union[str, "os.PathLike[str]", Builder],
     **options: Union[str, int],
 ) -> Program:
     """Parses, lowers (``hir-lower``, then to LLVM) and JIT-compiles a
-    program, given as MLIR text or as the path of a ``.mlir`` file.
+    program, given as MLIR text, as the path of a ``.mlir`` file, or as a
+    ``hir.Builder``.
 
     ``options`` are ``hir-lower``'s, by the names ``hir-run``'s flags and
     ``hir-opt --hir-lower{...}`` use, with ``_`` for ``-``: ``num_streams``
@@ -175,7 +179,9 @@ def compile(
     ``ring_sync``, ``fuse`` and ``overlap`` (see ``docs/Passes/hir-lower.md``). A bad option
     is a ValueError; a program that does not compile raises CompileError
     with MLIR's diagnostics."""
-    if isinstance(source_or_path, os.PathLike) or (
+    if isinstance(source_or_path, Builder):
+        source, name = source_or_path.mlir(), f"<hir.Builder {source_or_path.name}>"
+    elif isinstance(source_or_path, os.PathLike) or (
         isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".mlir")
     ):
         path = os.fspath(source_or_path)
