@@ -23,6 +23,7 @@ Where the ranks are (see `docs/Python.md`):
 """
 
 import atexit
+import hashlib
 import os
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -51,8 +52,11 @@ __all__ = [
 class Program:
     """A compiled program. Call it with one rank's arrays."""
 
-    def __init__(self, native: "_native.Program") -> None:
+    def __init__(self, native: "_native.Program", source: str) -> None:
         self._native = native
+        # What the program is, for its torch op's name: its text and
+        # options, not the file it came from.
+        self._digest = hashlib.sha256(f"{source}\0{native.options}".encode()).hexdigest()
 
     @property
     def name(self) -> str:
@@ -97,6 +101,16 @@ class Program:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def as_torch_op(self) -> Any:
+        """This program as a torch operator (``torch.library.custom_op``,
+        named ``hir::<entry>_<digest>``) taking one rank's input tensors and
+        returning its outputs, with a fake implementation that gives their
+        shapes and dtypes: ``torch.compile(fullgraph=True)`` traces a model
+        calling it. Not differentiable (no autograd formula yet)."""
+        from .torch_op import as_torch_op
+
+        return as_torch_op(self, self._digest)
+
     def run_ranks(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
         """Runs every rank this process holds, ``ranks[i]`` being the
         arrays of its i-th rank (inputs, then optionally outputs); returns
@@ -105,7 +119,7 @@ class Program:
         after the work queued there, later work there runs after it, and
         the call returns without waiting for it."""
         full = [self._with_outputs(list(arrays)) for arrays in ranks]
-        self._native.run(full, _caller_streams(full))
+        self._native.run([_without_grad(arrays, rank) for rank, arrays in enumerate(full)], _caller_streams(full))
         return [arrays[self.num_inputs :] for arrays in full]
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
@@ -123,20 +137,31 @@ class Program:
         return arrays + [_empty_like(like, shape, dtype) for _, shape, dtype in self.parameters[inputs:]]
 
 
+def _without_grad(arrays: List[Any], rank: int) -> List[Any]:
+    """The arrays, tensors that require grad detached where no graph is
+    recorded (torch.no_grad); DLPack exports no tensor that requires grad."""
+    if not any(getattr(array, "requires_grad", False) for array in arrays):
+        return arrays
+    import torch
+
+    if torch.is_grad_enabled():
+        position = next(index for index, array in enumerate(arrays) if getattr(array, "requires_grad", False))
+        raise TypeError(
+            f"array #{position} of rank #{rank} requires grad, and HIR programs are not "
+            "differentiable yet: call the program under torch.no_grad(), or pass tensor.detach()"
+        )
+    return [array.detach() if getattr(array, "requires_grad", False) else array for array in arrays]
+
+
 def _empty_like(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     """A new array of ``shape`` and ``dtype`` of the same kind as ``like``."""
     module = type(like).__module__.split(".")[0]
     if module == "torch":
         import torch
 
-        types = {
-            "f32": torch.float32,
-            "f16": torch.float16,
-            "bf16": torch.bfloat16,
-            "i32": torch.int32,
-            "i64": torch.int64,
-        }
-        return torch.empty(shape, dtype=types[dtype], device=like.device)
+        from .torch_op import TORCH_DTYPES
+
+        return torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=like.device)
     import numpy
 
     if dtype == "bf16":
@@ -190,7 +215,7 @@ def compile(
     else:
         source, name = source_or_path, "<string>"
     pairs = [(option, str(value)) for option, value in options.items()]
-    return Program(_native.compile(source, name, pairs))
+    return Program(_native.compile(source, name, pairs), source)
 
 
 def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, timeout: float = 60.0) -> None:

@@ -150,3 +150,16 @@ def test_a_loop_of_calls_stays_correct():
         x, out = out, x
     torch.cuda.current_stream().synchronize()
     torch.testing.assert_close(x, torch.full((4, 8), 5000.0, device="cuda"))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_the_torch_op_under_torch_compile_on_the_gpu(backend):
+    # Not yet run on a GPU: the op's real implementation on CUDA tensors,
+    # enqueued on the current stream between inductor's kernels.
+    op = hir.compile(BINARY).as_torch_op()
+    compiled = torch.compile(lambda a, b: op(a * 2.0, b).relu() + 1.0, fullgraph=True, backend=backend)
+    a = torch.randn(4, 8, device="cuda")
+    b = torch.randn(4, 8, device="cuda")
+    got = compiled(a, b)
+    assert got.device == a.device
+    torch.testing.assert_close(got, (a * 2.0 + b).relu() + 1.0)
