@@ -4,10 +4,12 @@
 //! - `hir::compile` (the `hir` crate): a program's text lowered and
 //!   JIT-compiled as `hir-run` does, and run on a world's ranks;
 //! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
+//! - [`log`]: `HIR_LOG` from Python;
 //! - [`world`]: the ranks this process runs, as threads or as one rank of a
 //!   job of processes, and a call of a program on them.
 
 mod dlpack;
+mod log;
 mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
@@ -278,6 +280,7 @@ fn shutdown(py: Python<'_>) {
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    log::init();
     let py = module.py();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("HirError", py.get_type::<HirError>())?;
