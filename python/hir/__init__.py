@@ -69,6 +69,16 @@ class Program:
         return [(what, tuple(shape), dtype) for what, shape, dtype in self._native.parameters]
 
     @property
+    def distributions(self) -> List[Optional[Tuple[Tuple[int, ...], List[int], List[int], List[Optional[int]]]]]:
+        """Where each parameter lives, in ``parameters`` order: ``(global
+        shape, mesh devices, mesh shape, the tensor axis split over each
+        mesh axis or None, outermost first)``; None for host IR."""
+        return [
+            None if found is None else (tuple(found[0]), list(found[1]), list(found[2]), list(found[3]))
+            for found in self._native.distributions
+        ]
+
+    @property
     def num_inputs(self) -> int:
         return self._native.num_inputs
 
@@ -110,6 +120,15 @@ class Program:
         from .torch_op import as_torch_op
 
         return as_torch_op(self, self._digest)
+
+    def as_dtensor_op(self) -> Any:
+        """A function of DTensors over the program's mesh: inputs
+        redistributed to the program's placements (``didx`` as
+        ``Shard(axis)``, ``serial`` as ``Replicate()``), its torch op run on
+        the local shards, outputs returned as DTensors of global shape."""
+        from .dtensor import as_dtensor_op
+
+        return as_dtensor_op(self, self.as_torch_op)
 
     def run_ranks(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
         """Runs every rank this process holds, ``ranks[i]`` being the

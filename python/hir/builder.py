@@ -102,8 +102,8 @@ class Builder:
         call = f"mesh({name!r})"
         if not _identifier(name):
             raise BuildError(f"{call}: the name must be an identifier")
-        if any(mesh.name == name for mesh in self._meshes):
-            raise BuildError(f"{call}: a mesh of that name is declared already")
+        if any(mesh.name == name for mesh in self._meshes) or name == self.name:
+            raise BuildError(f"{call}: a mesh or the entry has that name already (one symbol each)")
         shape, flat = _mesh_shape(call, devices)
         if len(set(flat)) != len(flat):
             raise BuildError(f"{call}: a device appears twice in {list(devices)}")

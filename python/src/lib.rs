@@ -83,6 +83,10 @@ fn backend(name: &str) -> PyResult<Backend> {
     })
 }
 
+/// A fusion parameter's placement as Python sees it: global shape, mesh
+/// devices, mesh shape, and the axis split over each mesh axis.
+type Distribution = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<Option<usize>>);
+
 /// A compiled program; `hir.Program` wraps it.
 #[pyclass(frozen, module = "hir._native")]
 struct Program {
@@ -133,6 +137,29 @@ impl Program {
             .into_iter()
             .zip(self.compiled.dtypes())
             .map(|((what, shape), dtype)| (what, shape, dtype.mlir()))
+            .collect()
+    }
+
+    /// Where each parameter lives, in `parameters` order: `(global shape,
+    /// mesh devices, mesh shape, the tensor axis split over each mesh axis
+    /// or None, outermost first)`, or None for host IR.
+    #[getter]
+    fn distributions(&self) -> Vec<Option<Distribution>> {
+        let signature = &self.compiled.signature;
+        signature
+            .inputs
+            .iter()
+            .chain(&signature.outputs)
+            .map(|param| {
+                param.placement.as_ref().map(|placement| {
+                    (
+                        param.shape.clone(),
+                        placement.devices.clone(),
+                        placement.shape.clone(),
+                        placement.split_axes(),
+                    )
+                })
+            })
             .collect()
     }
 
