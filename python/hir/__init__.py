@@ -2,7 +2,7 @@
 arrays or torch tensors, without copying them.
 
     import hir, numpy as np
-    program = hir.compile("examples/matmul.mlir")      # a path, or the MLIR text
+    program = hir.compile("examples/matmul.mlir")      # a path, the MLIR text, or a hir.Builder
     c = program(a, b)                                   # new outputs, or
     program(a, b, c)                                    # written into c
 
@@ -11,6 +11,11 @@ shards of the inputs (E/D along a `didx` axis of extent E over D devices), then 
 array per output. Arrays come through DLPack: numpy arrays on the cpu
 backend, torch CUDA tensors on the cuda backend. They must be contiguous and
 of the program's element types (float32, float16, bfloat16, int32, int64).
+
+`program.as_torch_op()` is the program as a torch operator (torch.library,
+with a fake implementation), which `torch.compile(fullgraph=True)` traces;
+`program.as_dtensor_op()` takes and returns DTensors; `hir.Builder` writes
+a program from shapes, meshes and op calls.
 
 Where the ranks are (see `docs/Python.md`):
 - by default, one rank in this process, on the backend of the first call's
