@@ -2,7 +2,7 @@
 arrays or torch tensors, without copying them.
 
     import hir, numpy as np
-    program = hir.compile("examples/matmul.mlir")      # a path, or the MLIR text
+    program = hir.compile("examples/matmul.mlir")      # a path, the MLIR text, or a hir.Builder
     c = program(a, b)                                   # new outputs, or
     program(a, b, c)                                    # written into c
 
@@ -11,6 +11,11 @@ shards of the inputs (E/D along a `didx` axis of extent E over D devices), then 
 array per output. Arrays come through DLPack: numpy arrays on the cpu
 backend, torch CUDA tensors on the cuda backend. They must be contiguous and
 of the program's element types (float32, float16, bfloat16, int32, int64).
+
+`program.as_torch_op()` is the program as a torch operator (torch.library,
+with a fake implementation), which `torch.compile(fullgraph=True)` traces;
+`program.as_dtensor_op()` takes and returns DTensors; `hir.Builder` writes
+a program from shapes, meshes and op calls.
 
 Where the ranks are (see `docs/Python.md`):
 - by default, one rank in this process, on the backend of the first call's
@@ -23,16 +28,20 @@ Where the ranks are (see `docs/Python.md`):
 """
 
 import atexit
+import hashlib
 import os
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import CompileError, HirError, RunError
+from .builder import Builder, BuildError
 
 #: The version of HIR this package was built from.
 __version__: str = _native.__version__
 
 __all__ = [
+    "BuildError",
+    "Builder",
     "CompileError",
     "HirError",
     "Program",
@@ -48,8 +57,11 @@ __all__ = [
 class Program:
     """A compiled program. Call it with one rank's arrays."""
 
-    def __init__(self, native: "_native.Program") -> None:
+    def __init__(self, native: "_native.Program", source: str) -> None:
         self._native = native
+        # What the program is, for its torch op's name: its text and
+        # options, not the file it came from.
+        self._digest = hashlib.sha256(f"{source}\0{native.options}".encode()).hexdigest()
 
     @property
     def name(self) -> str:
@@ -60,6 +72,16 @@ class Program:
     def parameters(self) -> List[Tuple[str, Tuple[int, ...], str]]:
         """What a rank passes, in order: ``(what, local shape, dtype)``."""
         return [(what, tuple(shape), dtype) for what, shape, dtype in self._native.parameters]
+
+    @property
+    def distributions(self) -> List[Optional[Tuple[Tuple[int, ...], List[int], List[int], List[Optional[int]]]]]:
+        """Where each parameter lives, in ``parameters`` order: ``(global
+        shape, mesh devices, mesh shape, the tensor axis split over each
+        mesh axis or None, outermost first)``; None for host IR."""
+        return [
+            None if found is None else (tuple(found[0]), list(found[1]), list(found[2]), list(found[3]))
+            for found in self._native.distributions
+        ]
 
     @property
     def num_inputs(self) -> int:
@@ -94,6 +116,25 @@ class Program:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def as_torch_op(self) -> Any:
+        """This program as a torch operator (``torch.library.custom_op``,
+        named ``hir::<entry>_<digest>``) taking one rank's input tensors and
+        returning its outputs, with a fake implementation that gives their
+        shapes and dtypes: ``torch.compile(fullgraph=True)`` traces a model
+        calling it. Not differentiable (no autograd formula yet)."""
+        from .torch_op import as_torch_op
+
+        return as_torch_op(self, self._digest)
+
+    def as_dtensor_op(self) -> Any:
+        """A function of DTensors over the program's mesh: inputs
+        redistributed to the program's placements (``didx`` as
+        ``Shard(axis)``, ``serial`` as ``Replicate()``), its torch op run on
+        the local shards, outputs returned as DTensors of global shape."""
+        from .dtensor import as_dtensor_op
+
+        return as_dtensor_op(self, self.as_torch_op)
+
     def run_ranks(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
         """Runs every rank this process holds, ``ranks[i]`` being the
         arrays of its i-th rank (inputs, then optionally outputs); returns
@@ -102,7 +143,7 @@ class Program:
         after the work queued there, later work there runs after it, and
         the call returns without waiting for it."""
         full = [self._with_outputs(list(arrays)) for arrays in ranks]
-        self._native.run(full, _caller_streams(full))
+        self._native.run([_without_grad(arrays, rank) for rank, arrays in enumerate(full)], _caller_streams(full))
         return [arrays[self.num_inputs :] for arrays in full]
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
@@ -120,20 +161,31 @@ class Program:
         return arrays + [_empty_like(like, shape, dtype) for _, shape, dtype in self.parameters[inputs:]]
 
 
+def _without_grad(arrays: List[Any], rank: int) -> List[Any]:
+    """The arrays, tensors that require grad detached where no graph is
+    recorded (torch.no_grad); DLPack exports no tensor that requires grad."""
+    if not any(getattr(array, "requires_grad", False) for array in arrays):
+        return arrays
+    import torch
+
+    if torch.is_grad_enabled():
+        position = next(index for index, array in enumerate(arrays) if getattr(array, "requires_grad", False))
+        raise TypeError(
+            f"array #{position} of rank #{rank} requires grad, and HIR programs are not "
+            "differentiable yet: call the program under torch.no_grad(), or pass tensor.detach()"
+        )
+    return [array.detach() if getattr(array, "requires_grad", False) else array for array in arrays]
+
+
 def _empty_like(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     """A new array of ``shape`` and ``dtype`` of the same kind as ``like``."""
     module = type(like).__module__.split(".")[0]
     if module == "torch":
         import torch
 
-        types = {
-            "f32": torch.float32,
-            "f16": torch.float16,
-            "bf16": torch.bfloat16,
-            "i32": torch.int32,
-            "i64": torch.int64,
-        }
-        return torch.empty(shape, dtype=types[dtype], device=like.device)
+        from .torch_op import TORCH_DTYPES
+
+        return torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=like.device)
     import numpy
 
     if dtype == "bf16":
@@ -160,11 +212,12 @@ def _is_cuda(array: Any) -> bool:
 
 
 def compile(
-    source_or_path: Union[str, "os.PathLike[str]"],
+    source_or_path: Union[str, "os.PathLike[str]", Builder],
     **options: Union[str, int],
 ) -> Program:
     """Parses, lowers (``hir-lower``, then to LLVM) and JIT-compiles a
-    program, given as MLIR text or as the path of a ``.mlir`` file.
+    program, given as MLIR text, as the path of a ``.mlir`` file, or as a
+    ``hir.Builder``.
 
     ``options`` are ``hir-lower``'s, by the names ``hir-run``'s flags and
     ``hir-opt --hir-lower{...}`` use, with ``_`` for ``-``: ``num_streams``
@@ -175,7 +228,9 @@ def compile(
     ``ring_sync``, ``fuse`` and ``overlap`` (see ``docs/Passes/hir-lower.md``). A bad option
     is a ValueError; a program that does not compile raises CompileError
     with MLIR's diagnostics."""
-    if isinstance(source_or_path, os.PathLike) or (
+    if isinstance(source_or_path, Builder):
+        source, name = source_or_path.mlir(), f"<hir.Builder {source_or_path.name}>"
+    elif isinstance(source_or_path, os.PathLike) or (
         isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".mlir")
     ):
         path = os.fspath(source_or_path)
@@ -184,7 +239,7 @@ def compile(
     else:
         source, name = source_or_path, "<string>"
     pairs = [(option, str(value)) for option, value in options.items()]
-    return Program(_native.compile(source, name, pairs))
+    return Program(_native.compile(source, name, pairs), source)
 
 
 def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, timeout: float = 60.0) -> None:

@@ -4,10 +4,12 @@
 //! - `hir::compile` (the `hir` crate): a program's text lowered and
 //!   JIT-compiled as `hir-run` does, and run on a world's ranks;
 //! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
+//! - [`log`]: `HIR_LOG` from Python;
 //! - [`world`]: the ranks this process runs, as threads or as one rank of a
 //!   job of processes, and a call of a program on them.
 
 mod dlpack;
+mod log;
 mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
@@ -81,6 +83,10 @@ fn backend(name: &str) -> PyResult<Backend> {
     })
 }
 
+/// A fusion parameter's placement as Python sees it: global shape, mesh
+/// devices, mesh shape, and the axis split over each mesh axis.
+type Distribution = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<Option<usize>>);
+
 /// A compiled program; `hir.Program` wraps it.
 #[pyclass(frozen, module = "hir._native")]
 struct Program {
@@ -131,6 +137,29 @@ impl Program {
             .into_iter()
             .zip(self.compiled.dtypes())
             .map(|((what, shape), dtype)| (what, shape, dtype.mlir()))
+            .collect()
+    }
+
+    /// Where each parameter lives, in `parameters` order: `(global shape,
+    /// mesh devices, mesh shape, the tensor axis split over each mesh axis
+    /// or None, outermost first)`, or None for host IR.
+    #[getter]
+    fn distributions(&self) -> Vec<Option<Distribution>> {
+        let signature = &self.compiled.signature;
+        signature
+            .inputs
+            .iter()
+            .chain(&signature.outputs)
+            .map(|param| {
+                param.placement.as_ref().map(|placement| {
+                    (
+                        param.shape.clone(),
+                        placement.devices.clone(),
+                        placement.shape.clone(),
+                        placement.split_axes(),
+                    )
+                })
+            })
             .collect()
     }
 
@@ -278,6 +307,7 @@ fn shutdown(py: Python<'_>) {
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    log::init();
     let py = module.py();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("HirError", py.get_type::<HirError>())?;

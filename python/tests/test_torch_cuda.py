@@ -1,15 +1,16 @@
 """torch CUDA tensors on the cuda backend: read and written where they are
 (no copy), and enqueued on torch's current stream as a torch op is: after
 the work queued there, before the work queued there later, the host not
-waiting. Skipped without torch or a GPU (CI has neither)."""
+waiting. Skipped without a GPU (CI has none), and without torch outside CI."""
 
 import pytest
 
 import hir
 
+from needs_torch import import_torch
 from test_compile import BINARY
 
-torch = pytest.importorskip("torch")
+torch = import_torch()
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
@@ -149,3 +150,16 @@ def test_a_loop_of_calls_stays_correct():
         x, out = out, x
     torch.cuda.current_stream().synchronize()
     torch.testing.assert_close(x, torch.full((4, 8), 5000.0, device="cuda"))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_the_torch_op_under_torch_compile_on_the_gpu(backend):
+    # Not yet run on a GPU: the op's real implementation on CUDA tensors,
+    # enqueued on the current stream between inductor's kernels.
+    op = hir.compile(BINARY).as_torch_op()
+    compiled = torch.compile(lambda a, b: op(a * 2.0, b).relu() + 1.0, fullgraph=True, backend=backend)
+    a = torch.randn(4, 8, device="cuda")
+    b = torch.randn(4, 8, device="cuda")
+    got = compiled(a, b)
+    assert got.device == a.device
+    torch.testing.assert_close(got, (a * 2.0 + b).relu() + 1.0)
