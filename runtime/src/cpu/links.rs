@@ -180,6 +180,13 @@ fn contiguous_bytes(view: &View) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Whether team member `position` brings its input to `op`: a broadcast's
+/// or scatter's is only the root's to read.
+fn sends_input(op: &CollectiveOp, position: usize) -> bool {
+    let root = op.rooted().then(|| op.team.position(op.root)).flatten();
+    !matches!(op.op, Collective::Broadcast | Collective::Scatter) || root == Some(position)
+}
+
 /// A message of `data`, then `header` and its length (`u32`, little-endian)
 /// last, so that the data starts where the message's allocation does.
 fn message(mut data: Vec<u8>, header: &str) -> Vec<u8> {
@@ -208,11 +215,7 @@ impl Processes {
     fn collective(&self, rank: usize, number: u64, op: &CollectiveOp, poison: bool) -> Result<()> {
         let team = &op.team;
         let me = team.position(rank).expect("posted by a member");
-        let root = op.rooted().then(|| team.position(op.root)).flatten();
-        // A broadcast's or scatter's input is only the root's to read.
-        let sends_input =
-            !matches!(op.op, Collective::Broadcast | Collective::Scatter) || root == Some(me);
-        let data = if sends_input {
+        let data = if sends_input(op, me) {
             contiguous_bytes(&op.input)?
         } else {
             Vec::new()
@@ -231,20 +234,31 @@ impl Processes {
             .map(|(&rank, (_, header))| (rank, header.to_string()))
             .collect();
         comm::consistent(team, number, &posted)?;
-        let contributions: Vec<Contribution> = team
+        // Every member posted this op: the same sizes and type as this rank's.
+        let length = op.input.numel() * op.input.dtype.size();
+        let contributions = team
             .ranks()
             .iter()
             .zip(&parsed)
-            .map(|(&rank, (data, _))| {
+            .enumerate()
+            .map(|(position, (&rank, (data, _)))| {
                 let mut op = op.clone();
-                // The same description: the sizes and dtype are this rank's.
-                if !data.is_empty() {
-                    op.input =
-                        View::contiguous(op.input.dtype, data.as_ptr().cast_mut(), &op.input.sizes);
+                if !sends_input(&op, position) {
+                    // Not read: `stage` reads a broadcast's or scatter's root only.
+                    return Ok(Contribution { rank, op });
                 }
-                Contribution { rank, op }
+                if data.len() != length {
+                    return Err(Error::Mismatch(format!(
+                        "rank {rank} brought {} bytes to collective #{number} of team {team}, \
+                         whose input is {length} bytes",
+                        data.len()
+                    )));
+                }
+                op.input =
+                    View::contiguous(op.input.dtype, data.as_ptr().cast_mut(), &op.input.sizes);
+                Ok(Contribution { rank, op })
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
         let staged = comm::stage(op, me, &contributions, poison)?;
         comm::write(op, staged);
         Ok(())

@@ -34,14 +34,19 @@ fn run_ranks<T: Send>(
                 scope.spawn(move || {
                     let member = Member::new(crate::bootstrap::tests::secret(), RANKS, Some(rank));
                     let timeout = Duration::from_secs(10);
-                    let client = StoreClient::connect(&addr, &member, None, timeout).unwrap();
+                    let client =
+                        Arc::new(StoreClient::connect(&addr, &member, None, timeout).unwrap());
                     let config = Config {
                         timeout,
                         ..Config::new(RANKS, 2)
                     };
-                    let world = World::process(config, rank, Arc::new(client)).unwrap();
+                    let world = World::process(config, rank, client.clone()).unwrap();
                     assert_eq!(world.local_ranks(), vec![rank]);
-                    world.run(body).map(|mut values| values.remove(0))
+                    let got = world.run(body).map(|mut values| values.remove(0));
+                    // Done: its connection may close while the others still
+                    // read what it left in the store.
+                    client.goodbye().unwrap();
+                    got
                 })
             })
             .collect();
