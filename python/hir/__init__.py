@@ -22,9 +22,12 @@ Where the ranks are (see `docs/Python.md`):
   arrays;
 - `hir.init(world_size=N)`: N ranks as threads of this process;
   `program.run_ranks([args of rank 0, args of rank 1, ...])` runs them all;
-- `hir.init_from_env()` / `hir.init_from_torch()`: this process is one rank
-  of a job of processes (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, as
-  torchrun sets them), joined through HIR's bootstrap, on the cuda backend.
+- `hir.init_from_env()`: this process is one rank of a job of processes
+  (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, as torchrun sets them),
+  meeting the others at HIR's own store;
+- `hir.init_from_torch()`: this process's rank of the torch.distributed job
+  (an initialised process group, or torchrun's rendezvous), meeting the
+  others at the job's own store; cpu or cuda backend either way.
 """
 
 import atexit
@@ -142,8 +145,17 @@ class Program:
         each rank's device's current stream, as a torch op is: it runs
         after the work queued there, later work there runs after it, and
         the call returns without waiting for it."""
-        full = [self._with_outputs(list(arrays)) for arrays in ranks]
-        self._native.run([_without_grad(arrays, rank) for rank, arrays in enumerate(full)], _caller_streams(full))
+        try:
+            full = [self._with_outputs(list(arrays)) for arrays in ranks]
+            self._native.run(
+                [_without_grad(arrays, rank) for rank, arrays in enumerate(full)], _caller_streams(full)
+            )
+        except Exception as error:
+            # A rank of a job that raises before posting its collectives
+            # tells the others, which would otherwise wait for it until
+            # their timeouts; the job stays failed.
+            _native.post_failure(f"{type(error).__name__}: {error}")
+            raise
         return [arrays[self.num_inputs :] for arrays in full]
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
@@ -249,39 +261,88 @@ def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, tim
 
 
 def init_from_env(
-    environ: Optional[dict] = None, *, num_streams: int = 4, timeout: float = 60.0
+    environ: Optional[dict] = None,
+    *,
+    backend: str = "cuda",
+    num_streams: int = 4,
+    timeout: float = 60.0,
 ) -> None:
     """Makes this process one rank of a job of processes, from RANK,
     WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (as torchrun sets
-    them; HIR's store listens on MASTER_PORT, or MASTER_PORT + 1 under
-    torchrun, or HIR_STORE_PORT). More than one rank run on the cuda
-    backend, one GPU each; a job of one rank is the default world (one rank
-    in this process, on the backend of the first call's arrays)."""
+    them; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and Open MPI's
+    OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK stand in for the first three),
+    meeting the others at HIR's own store (on MASTER_PORT, or MASTER_PORT +
+    1 under torchrun, or HIR_STORE_PORT). ``backend`` is ``"cuda"`` (one GPU
+    per rank, LOCAL_RANK's) or ``"cpu"`` (collectives through the store). A
+    job of one rank is the default world. Raises HirError when the world
+    cannot start; calls then raise too, until an init succeeds."""
     environ = dict(os.environ if environ is None else environ)
     if environ.get("WORLD_SIZE", "").strip() == "1" and environ.get("RANK", "").strip() == "0":
         _native.shutdown()
         return
-    _native.init_process(environ, num_streams, timeout)
+    _native.init_process(environ, backend, num_streams, timeout)
 
 
-def init_from_torch(*, num_streams: int = 4, timeout: float = 60.0) -> None:
-    """Makes this process's rank of torch.distributed's default group its
-    HIR rank: the same rank and world size, on the GPU torch uses, meeting
-    at the job's MASTER_ADDR. torch's own store holds MASTER_PORT, so HIR's
-    listens on MASTER_PORT + 1 unless HIR_STORE_PORT says otherwise."""
-    import torch
-    import torch.distributed as dist
+#: How many times this process met its job through torch.distributed's
+#: store: each world keys its exchanges under a prefix of its own, so that
+#: a new world never reads what an earlier one left there.
+_torch_worlds = 0
 
-    if not dist.is_available() or not dist.is_initialized():
-        raise HirError("torch.distributed is not initialized: call init_process_group first")
-    environ = dict(os.environ)
-    environ["RANK"] = str(dist.get_rank())
-    environ["WORLD_SIZE"] = str(dist.get_world_size())
-    if torch.cuda.is_available():
-        environ.setdefault("LOCAL_RANK", str(torch.cuda.current_device()))
-    if "HIR_STORE_PORT" not in environ and "MASTER_PORT" in environ:
-        environ["HIR_STORE_PORT"] = str(int(environ["MASTER_PORT"]) + 1)
-    init_from_env(environ, num_streams=num_streams, timeout=timeout)
+
+def init_from_torch(*, backend: Optional[str] = None, num_streams: int = 4, timeout: float = 60.0) -> None:
+    """Makes this process's rank of the torch.distributed job its HIR rank,
+    meeting the other ranks through the job's own store, with no port of
+    HIR's:
+
+    - after ``init_process_group``: the default group's rank, world size and
+      store;
+    - under torchrun, before any process group: torchrun's rendezvous
+      (``torch.distributed.rendezvous("env://")``: its agent's store).
+
+    ``backend`` is ``"cuda"`` (GPU LOCAL_RANK) or ``"cpu"``; by default
+    ``"cuda"`` for an NCCL process group (or, with no group, when CUDA is
+    available), else ``"cpu"``. Raises HirError, naming the rank and why,
+    when the world cannot start; calls then raise too, until an init
+    succeeds: never a world of one rank in its place."""
+    global _torch_worlds
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as error:
+        _fail(f"init_from_torch needs torch: {error}")
+    if not dist.is_available():
+        _fail("this torch has no torch.distributed")
+    if dist.is_initialized():
+        rank, size = dist.get_rank(), dist.get_world_size()
+        store = dist.distributed_c10d._get_default_store()
+        default = "cuda" if "nccl" in str(dist.get_backend()).lower() else "cpu"
+    elif "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        try:
+            store, rank, size = next(dist.rendezvous("env://", timeout=_timedelta(timeout)))
+        except Exception as error:  # torch raises several kinds: say which rank
+            _fail(f"rank {os.environ['RANK']}: torchrun's rendezvous failed: {error}")
+        default = "cuda" if torch.cuda.is_available() else "cpu"
+    else:
+        _fail(
+            "torch.distributed is not initialized and RANK and WORLD_SIZE are not set: call "
+            "torch.distributed.init_process_group first, or run under torchrun"
+        )
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    _torch_worlds += 1
+    store = dist.PrefixStore(f"hir/{_torch_worlds}", store)
+    _native.init_torch_store(store, rank, size, local_rank, backend or default, num_streams, timeout)
+
+
+def _timedelta(seconds: float) -> Any:
+    import datetime
+
+    return datetime.timedelta(seconds=seconds)
+
+
+def _fail(why: str) -> None:
+    """Raises HirError, and makes calls raise until an init succeeds."""
+    _native.fail(why)
+    raise HirError(why)
 
 
 def world() -> Optional[dict]:

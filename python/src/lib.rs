@@ -6,10 +6,13 @@
 //! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
 //! - [`log`]: `HIR_LOG` from Python;
 //! - [`world`]: the ranks this process runs, as threads or as one rank of a
-//!   job of processes, and a call of a program on them.
+//!   job of processes, and a call of a program on them;
+//! - [`store`]: a job's `torch.distributed` store as the runtime's
+//!   key-value store, where the ranks of `hir.init_from_torch` meet.
 
 mod dlpack;
 mod log;
+mod store;
 mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
@@ -37,37 +40,79 @@ create_exception!(
     "A rank failed: `rank` and `op` say where first, `errors` lists every rank's (rank, op, message)."
 );
 
-/// The world programs run on: set by `init*`, else made by the first call.
-static WORLD: Mutex<Option<Arc<World>>> = Mutex::new(None);
+/// The world programs run on.
+enum Slot {
+    /// None yet: the first call makes the default world.
+    Default,
+    Ready(Arc<World>),
+    /// The last `init*` could not start the world it was asked for: calls
+    /// raise (never a default world of one rank in its place) until an
+    /// `init*` succeeds.
+    Failed(String),
+}
+
+static WORLD: Mutex<Slot> = Mutex::new(Slot::Default);
 
 fn current_world() -> Option<Arc<World>> {
-    WORLD.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    match &*WORLD.lock().unwrap_or_else(PoisonError::into_inner) {
+        Slot::Ready(world) => Some(world.clone()),
+        Slot::Default | Slot::Failed(_) => None,
+    }
 }
 
 /// The world, or, before there is one, the default world made now: one rank
 /// on the backend of `arrays`' memory (made once, whichever threads ask).
+/// After a failed `init*`, the error that says so.
 fn default_world(arrays: &[Vec<dlpack::Array>], pool_streams: usize) -> PyResult<Arc<World>> {
     let mut world = WORLD.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(world) = &*world {
-        return Ok(world.clone());
+    match &*world {
+        Slot::Ready(world) => return Ok(world.clone()),
+        Slot::Failed(why) => {
+            return Err(HirError::new_err(format!(
+                "no world to run on: the last hir.init* failed ({why}); call it again, or \
+                 hir.init() for one rank in this process"
+            )));
+        }
+        Slot::Default => {}
     }
     let cuda = arrays
         .iter()
         .flatten()
         .any(|array| array.memory != dlpack::Memory::Host);
     let backend = if cuda { Backend::Cuda } else { Backend::Cpu };
-    let made = World::threads(backend, 1, pool_streams, Duration::from_secs(60))
-        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
-    Ok(world.insert(Arc::new(made)).clone())
+    let made = Arc::new(
+        World::threads(backend, 1, pool_streams, Duration::from_secs(60))
+            .map_err(|error| HirError::new_err(format!("{error:#}")))?,
+    );
+    *world = Slot::Ready(made.clone());
+    Ok(made)
 }
 
-fn set_world(world: Option<World>) {
+fn set_world(slot: Slot) {
     // The old world drops outside the lock (a process rank says goodbye).
     let old = std::mem::replace(
         &mut *WORLD.lock().unwrap_or_else(PoisonError::into_inner),
-        world.map(Arc::new),
+        slot,
     );
     drop(old);
+}
+
+/// Makes the world with `start` (after dropping the old one, whose GPUs and
+/// ports the new one may need); if it fails, calls raise until the next
+/// `init*` succeeds.
+fn start_world(start: impl FnOnce() -> anyhow::Result<World>) -> PyResult<()> {
+    set_world(Slot::Default);
+    match start() {
+        Ok(world) => {
+            set_world(Slot::Ready(Arc::new(world)));
+            Ok(())
+        }
+        Err(error) => {
+            let why = format!("{error:#}");
+            set_world(Slot::Failed(why.clone()));
+            Err(HirError::new_err(why))
+        }
+    }
 }
 
 fn timeout(seconds: f64) -> PyResult<Duration> {
@@ -253,35 +298,64 @@ fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f6
             "world_size must be from 1 to {MAX_RANKS}, not {world_size}"
         )));
     }
+    check_streams(num_streams)?;
+    start_world(|| World::threads(backend, world_size, num_streams, timeout))
+}
+
+/// Makes the world this process's rank of the job that `vars` (environment
+/// variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...) describe,
+/// meeting the others at HIR's own store.
+#[pyfunction]
+fn init_process(
+    py: Python<'_>,
+    vars: HashMap<String, String>,
+    backend_name: &str,
+    num_streams: usize,
+    timeout_s: f64,
+) -> PyResult<()> {
+    let backend = backend(backend_name)?;
+    let timeout = timeout(timeout_s)?;
+    check_streams(num_streams)?;
+    let env = world::env(|name| vars.get(name).cloned());
+    py.detach(|| start_world(|| World::process(env?, backend, num_streams, timeout)))
+}
+
+/// Makes the world rank `rank` of `world_size` processes that meet at
+/// `store`, a `torch.distributed.Store` (the job's, under a prefix of
+/// HIR's), on GPU `local_rank` for cuda.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn init_torch_store(
+    py: Python<'_>,
+    store: Bound<'_, PyAny>,
+    rank: usize,
+    world_size: usize,
+    local_rank: usize,
+    backend_name: &str,
+    num_streams: usize,
+    timeout_s: f64,
+) -> PyResult<()> {
+    let backend = backend(backend_name)?;
+    let timeout = timeout(timeout_s)?;
+    check_streams(num_streams)?;
+    if rank >= world_size {
+        return Err(PyValueError::new_err(format!(
+            "rank {rank} is not below the world size {world_size}"
+        )));
+    }
+    let store = store::TorchStore::new(store)?;
+    let place = (rank, world_size, local_rank);
+    py.detach(|| {
+        start_world(|| World::over_torch_store(store, place, backend, num_streams, timeout))
+    })
+}
+
+fn check_streams(num_streams: usize) -> PyResult<()> {
     if !(1..=MAX_STREAMS).contains(&num_streams) {
         return Err(PyValueError::new_err(format!(
             "num_streams must be from 1 to {MAX_STREAMS}, not {num_streams}"
         )));
     }
-    set_world(None);
-    let world = World::threads(backend, world_size, num_streams, timeout)
-        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
-    set_world(Some(world));
-    Ok(())
-}
-
-/// Makes the world this process's rank of the job that `vars` (environment
-/// variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...) describe.
-#[pyfunction]
-fn init_process(
-    py: Python<'_>,
-    vars: HashMap<String, String>,
-    num_streams: usize,
-    timeout_s: f64,
-) -> PyResult<()> {
-    let timeout = timeout(timeout_s)?;
-    let env = world::env(|name| vars.get(name).cloned())
-        .map_err(|error| PyValueError::new_err(format!("{error:#}")))?;
-    set_world(None);
-    let world = py
-        .detach(|| World::process(env, num_streams, timeout))
-        .map_err(|error| HirError::new_err(format!("{error:#}")))?;
-    set_world(Some(world));
     Ok(())
 }
 
@@ -299,10 +373,29 @@ fn world_info() -> Option<(&'static str, usize, Vec<usize>, usize)> {
     })
 }
 
-/// Drops the world (a rank of a job leaves it).
+/// Makes calls raise `why` until an init succeeds: an init that failed
+/// before it reached the runtime (`hir.init_from_torch` without a job).
+#[pyfunction]
+fn fail(py: Python<'_>, why: String) {
+    py.detach(|| set_world(Slot::Failed(why)));
+}
+
+/// Tells the other ranks of this process's job (if the world is a rank of
+/// one) that its call failed with `message`: a rank that raises before its
+/// collectives are posted would otherwise leave them waiting until their
+/// timeouts.
+#[pyfunction]
+fn post_failure(py: Python<'_>, message: &str) {
+    if let Some(world) = current_world() {
+        py.detach(|| world.post_failure(message));
+    }
+}
+
+/// Drops the world (a rank of a job leaves it); the next call makes the
+/// default world.
 #[pyfunction]
 fn shutdown(py: Python<'_>) {
-    py.detach(|| set_world(None));
+    py.detach(|| set_world(Slot::Default));
 }
 
 #[pymodule]
@@ -317,7 +410,10 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(compile_program, module)?)?;
     module.add_function(wrap_pyfunction!(init, module)?)?;
     module.add_function(wrap_pyfunction!(init_process, module)?)?;
+    module.add_function(wrap_pyfunction!(init_torch_store, module)?)?;
     module.add_function(wrap_pyfunction!(world_info, module)?)?;
     module.add_function(wrap_pyfunction!(shutdown, module)?)?;
+    module.add_function(wrap_pyfunction!(fail, module)?)?;
+    module.add_function(wrap_pyfunction!(post_failure, module)?)?;
     Ok(())
 }

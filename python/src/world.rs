@@ -1,8 +1,9 @@
 //! The ranks this Python process runs a program on: its world. Either all
 //! the ranks as threads of this process (`hir.init`, one rank by default),
-//! or this process's one rank of a job whose ranks are processes
-//! (`hir.init_from_env`, `hir.init_from_torch`), joined through HIR's
-//! bootstrap (`hir_runtime::bootstrap::ProcessGroup`) with the cuda backend.
+//! or this process's one rank of a job whose ranks are processes, on either
+//! backend, meeting at a key-value store: HIR's own
+//! (`hir.init_from_env`: `hir_runtime::bootstrap::ProcessGroup`), or the
+//! job's `torch.distributed` store (`hir.init_from_torch`: [`TorchStore`]).
 //!
 //! A call runs every rank this process holds with its arrays, through the
 //! backend's `World::run` (a thread per rank, which waits for the rank's
@@ -20,11 +21,11 @@
 //! processes stays failed: its job has.
 
 use crate::dlpack::{Array, Memory};
+use crate::store::TorchStore;
 use anyhow::{Result, anyhow, bail};
 use hir::compile::{Compiled, Failure};
 use hir_runtime::Backend;
-use hir_runtime::bootstrap::{Env, ProcessGroup};
-use hir_runtime::cuda;
+use hir_runtime::bootstrap::{Env, KeyValueStore, ProcessGroup};
 use hir_runtime::world::Config;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -40,6 +41,18 @@ pub struct World {
     /// for a rank of a job of processes.
     config: Option<Config>,
     /// The job this process is one rank of, if its ranks are processes.
+    job: Option<Job>,
+}
+
+/// This process's rank of a job whose ranks are processes.
+struct Job {
+    rank: usize,
+    world_size: usize,
+    /// The GPU of this host the rank runs on.
+    local_rank: usize,
+    /// Where the ranks meet; a failed call posts its failure there.
+    store: Arc<dyn KeyValueStore>,
+    /// HIR's own store's group, when the ranks met there: left on drop.
     group: Option<Arc<ProcessGroup>>,
 }
 
@@ -63,39 +76,79 @@ impl World {
             backend,
             num_streams,
             config: Some(config),
-            group: None,
+            job: None,
         })
     }
 
     /// This process's rank of the job `env` describes (`RANK`,
-    /// `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, ...), on the cuda backend.
-    pub fn process(env: Env, num_streams: usize, timeout: Duration) -> Result<World> {
+    /// `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, ...), meeting the others
+    /// at HIR's own store.
+    pub fn process(
+        env: Env,
+        backend: Backend,
+        num_streams: usize,
+        timeout: Duration,
+    ) -> Result<World> {
         let rank = env.rank;
         let group = ProcessGroup::join(env, timeout)
             .map_err(|error| anyhow!("rank {rank}: joining the job: {error}"))?;
         let group = Arc::new(group);
-        let world = cuda::World::join(
-            &group,
-            cuda::Config {
-                timeout,
-                ..cuda::Config::new(group.world_size(), num_streams)
-            },
-        )
-        .map_err(|error| anyhow!("rank {rank}: cannot start the cuda runtime: {error}"))?;
+        let job = Job {
+            rank,
+            world_size: group.world_size(),
+            local_rank: group.local_rank(),
+            store: group.store(),
+            group: Some(group),
+        };
+        World::job(job, backend, num_streams, timeout)
+    }
+
+    /// Rank `rank` of `world_size` ranks in processes that meet at the
+    /// job's `torch.distributed` store, on GPU `local_rank` for cuda.
+    pub fn over_torch_store(
+        store: TorchStore,
+        (rank, world_size, local_rank): (usize, usize, usize),
+        backend: Backend,
+        num_streams: usize,
+        timeout: Duration,
+    ) -> Result<World> {
+        let job = Job {
+            rank,
+            world_size,
+            local_rank,
+            store: Arc::new(store),
+            group: None,
+        };
+        World::job(job, backend, num_streams, timeout)
+    }
+
+    fn job(job: Job, backend: Backend, num_streams: usize, timeout: Duration) -> Result<World> {
+        let config = Config {
+            timeout,
+            ..Config::new(backend, job.world_size, num_streams)
+        };
+        let started =
+            hir_runtime::World::process(&config, job.rank, job.local_rank, job.store.clone());
+        let runtime = started.map_err(|error| {
+            // The others stop waiting for this rank at once.
+            let why = format!("cannot start the {} runtime: {error}", backend.name());
+            let _ = job.store.post_failure(job.rank, "start", &why);
+            anyhow!("rank {}: {why}", job.rank)
+        })?;
         Ok(World {
-            local_ranks: world.local_ranks(),
-            runtime: Mutex::new(Ok(hir_runtime::World::Cuda(world))),
-            backend: Backend::Cuda,
+            local_ranks: runtime.local_ranks(),
+            runtime: Mutex::new(Ok(runtime)),
+            backend,
             num_streams,
             config: None,
-            group: Some(group),
+            job: Some(job),
         })
     }
 
     /// Every rank of the world, of this process or not.
     pub fn size(&self) -> usize {
-        match &self.group {
-            Some(group) => group.world_size(),
+        match &self.job {
+            Some(job) => job.world_size,
             None => self.local_ranks.len(),
         }
     }
@@ -154,10 +207,19 @@ impl World {
                 "CUDA streams were given, but this world runs on the cpu backend".into(),
             )),
         };
-        if let (Err(Failure::Run(_)), None) = (&result, streams) {
+        if let (Err(Failure::Run(_)), None, None) = (&result, streams, &self.job) {
             self.restart(&mut runtime);
         }
         result
+    }
+
+    /// Tells the other ranks of this process's job, if it is one, that its
+    /// call failed with `message`, so that they stop waiting for it now
+    /// rather than at their timeouts. The job stays failed.
+    pub fn post_failure(&self, message: &str) {
+        if let Some(job) = &self.job {
+            let _ = job.store.post_failure(job.rank, "call", message);
+        }
     }
 
     /// Starts a failed world of threads anew (the old one dropped first, so
@@ -198,8 +260,8 @@ impl World {
 
     /// The GPU of this host that `rank` runs on.
     fn ordinal(&self, rank: usize) -> usize {
-        match &self.group {
-            Some(group) => group.local_rank(),
+        match &self.job {
+            Some(job) => job.local_rank,
             None => rank,
         }
     }
@@ -207,7 +269,7 @@ impl World {
 
 impl Drop for World {
     fn drop(&mut self) {
-        if let Some(group) = &self.group {
+        if let Some(group) = self.job.as_ref().and_then(|job| job.group.as_ref()) {
             group.goodbye();
             group.finish();
         }

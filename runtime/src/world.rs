@@ -3,11 +3,12 @@
 //! captures as graphs, without caring whether the ranks are cpu threads or
 //! GPUs. [`Backend`] names the two.
 
+use crate::core::store::{KeyValueStore, StoreBootstrap};
 use crate::device::Device;
 use crate::error::{Result, RunError};
 use crate::{cpu, cuda};
 use std::path::Path;
-use std::sync::{Barrier, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// The most ranks a world of this process starts (`hir-run -n`, Python's
@@ -134,6 +135,52 @@ impl World {
         }
     }
 
+    /// Rank `rank` of a world of `config.ranks` ranks in as many processes,
+    /// which meet at `store` (HIR's own, or a job's `torch.distributed`
+    /// store). On cuda the rank runs on GPU `local_device` and its NCCL
+    /// communicators are made from unique ids exchanged through the store;
+    /// on cpu its collectives and transfers go through the store.
+    pub fn process(
+        config: &Config,
+        rank: usize,
+        local_device: usize,
+        store: Arc<dyn KeyValueStore>,
+    ) -> Result<World> {
+        if config.ranks > crate::bootstrap::protocol::MAX_RANKS || config.num_streams > MAX_STREAMS
+        {
+            return Err(crate::error::Error::Invalid(format!(
+                "a world of {} ranks of {} pool streams each is larger than a world may be",
+                config.ranks, config.num_streams
+            )));
+        }
+        match config.backend {
+            Backend::Cpu => cpu::World::process(
+                cpu::Config {
+                    trace: config.trace,
+                    timeout: config.timeout,
+                    poison: config.checks.poison,
+                    races: config.checks.races,
+                    ..cpu::Config::new(config.ranks, config.num_streams)
+                },
+                rank,
+                store,
+            )
+            .map(World::Cpu),
+            Backend::Cuda => cuda::World::process(
+                cuda::Config {
+                    trace: config.trace,
+                    timeout: config.timeout,
+                    poison: config.checks.poison,
+                    ..cuda::Config::new(config.ranks, config.num_streams)
+                },
+                rank,
+                local_device,
+                Arc::new(StoreBootstrap::new(store, "nccl", config.timeout)),
+            )
+            .map(World::Cuda),
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match self {
             World::Cpu(_) => Backend::Cpu,
@@ -152,7 +199,7 @@ impl World {
     /// The global ranks this process runs, in order.
     pub fn local_ranks(&self) -> Vec<usize> {
         match self {
-            World::Cpu(world) => (0..world.ranks()).collect(),
+            World::Cpu(world) => world.local_ranks(),
             World::Cuda(world) => world.local_ranks(),
         }
     }
@@ -231,6 +278,18 @@ impl World {
             if let Err(error) = replayed {
                 cuda.fail("cuda graph", error);
             }
+        }
+    }
+
+    /// The trace's events, for a launcher that merges the traces of ranks
+    /// in several processes with [`crate::trace::chrome_json`].
+    pub fn chrome_events(&self) -> std::io::Result<Vec<String>> {
+        match self {
+            World::Cpu(world) => world
+                .trace()
+                .map(|trace| trace.chrome_events())
+                .ok_or_else(|| std::io::Error::other("no trace was recorded: set Config::trace")),
+            World::Cuda(world) => world.chrome_events(),
         }
     }
 

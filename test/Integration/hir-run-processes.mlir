@@ -91,9 +91,23 @@
 // STOP-DAG: hir-run: error: rank 1 stopped responding: its watchdog was silent for
 // STOP-DAG: hir-run: killed rank [1]: stopped when the job failed
 
+// The cpu backend's ranks in processes: their collectives go through the
+// store, and rank 0 checks every rank's result against the reference.
+// RUN: hir-run -n 4 --launch processes --timeout 60 --check %examples/allgather.mlir | FileCheck %s --check-prefix=CPU
+// CPU: [rank 0] ran @allgather on 4 ranks
+// CPU: [rank 0] result0: {{.*}}: ok
+
+// Ranks started by Slurm (srun) and Open MPI (mpirun), named by their
+// variables: the world size is theirs (no -n), and the run is checked.
+// RUN: %python %S/Inputs/ranks.py --vars slurm 2 'hir-run --timeout 60 --check %S/Inputs/allgather_2.mlir' | FileCheck %s --check-prefix=SLURM
+// RUN: %python %S/Inputs/ranks.py --vars ompi 2 'hir-run --timeout 60 --check %S/Inputs/allgather_2.mlir' | FileCheck %s --check-prefix=SLURM
+// SLURM-DAG: [rank 0] result0: {{.*}}: ok
+// SLURM-DAG: rank 0: exit 0
+// SLURM-DAG: rank 1: exit 0
+// RUN: SLURM_NTASKS=2 not hir-run --dry-run %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=SLURM-ENV
+// SLURM-ENV: hir-run: error: SLURM_NTASKS is set but SLURM_PROCID is not: a rank needs both
+
 // Usage errors.
-// RUN: not hir-run -n 2 --launch processes %examples/allgather.mlir 2>&1 | FileCheck %s --check-prefix=CPU
-// CPU: hir-run: error: the cpu backend runs its ranks as threads of one process: --launch processes needs --dry-run or --backend cuda
 // RUN: RANK=0 not hir-run --dry-run %examples/binary.mlir 2>&1 | FileCheck %s --check-prefix=ENV
 // ENV: hir-run: error: RANK is set but WORLD_SIZE is not: a rank needs both
 // RUN: RANK=0 WORLD_SIZE=2 MASTER_PORT=1 not hir-run -n 3 --dry-run %S/Inputs/ag_matmul_p2p_3.mlir 2>&1 | FileCheck %s --check-prefix=WORLD

@@ -57,10 +57,13 @@
 // EXIT-DAG: [rank 0] hir-bench: error: rank 0: {{.*}}gave up: rank 1 exited (connection closed)
 // EXIT-DAG: {{^}}hir-bench: error: rank 1 exited (connection closed)
 
-// Usage errors: the cpu backend's ranks are threads of one process; a dry
-// run is ranks in processes; shapes are checked before any rank starts.
-// RUN: not hir-bench run -n 2 --launch processes --shapes 16x8x4 2>&1 | FileCheck %s --check-prefix=CPU
-// CPU: hir-bench: error: the cpu backend runs its ranks as threads of one process: --launch processes needs --dry-run or --backend cuda
+// The cpu backend's ranks in processes (collectives and transfers through
+// the store): every variant of the family runs and matches its reference.
+// RUN: hir-bench run -n 2 --launch processes --shapes 16x8x4 --families ag 2>&1 | FileCheck %s --check-prefix=CPU --implicit-check-not='error:'
+// CPU: [rank 0] ag {{.*}} p2p-cuda {{.*}} ok
+
+// Usage errors: a dry run is ranks in processes; shapes are checked before
+// any rank starts.
 // RUN: not hir-bench run --dry-run --launch threads 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: hir-bench: error: --dry-run checks ranks in processes: it does not go with --launch threads
 // RUN: not hir-bench run -n 4 --dry-run --shapes 16x6x4 --families rs --variants gemm 2>&1 | FileCheck %s --check-prefix=SHAPES --implicit-check-not='[rank'

@@ -65,7 +65,7 @@
 // it, naming the variant); a mismatch would be a warning either way.
 // RUN: hir-bench run -n 2 --shapes 16x8x4 --families ag --variants gemm --chunks 2 --iters 1 --warmup 0 2> %t.err > %t.out
 // RUN: FileCheck %s --input-file=%t.err --check-prefix=QUIET --implicit-check-not=check: --implicit-check-not=iterations
-// QUIET: hir-bench: note: the cpu backend runs the ranks as threads
+// QUIET: hir-bench: note: the cpu backend runs the ranks on the reference runtime
 // RUN: HIR_LOG=debug hir-bench run -n 2 --shapes 16x8x4 --families ag --variants gemm --chunks 2 --iters 1 --warmup 0 2>&1 | FileCheck %s --check-prefix=PROGRESS
 // PROGRESS: hir-bench: debug: ag 16x8x4 gemm: ag-gemm with p2p=none
 // PROGRESS-DAG: hir-bench: debug: ag 16x8x4 gemm: checked the rank's output rank=0 finite=true

@@ -16,6 +16,7 @@ use super::protocol::{
     write_frame,
 };
 use super::store::HANDSHAKE;
+use crate::core::store::KeyValueStore;
 use crate::error::{Error, Result};
 use crate::lock;
 use std::io;
@@ -120,12 +121,7 @@ impl std::fmt::Debug for StoreClient {
     }
 }
 
-/// What a blocking get ended with.
-pub enum Got {
-    Values(Vec<Vec<u8>>),
-    /// The keys still missing at the timeout.
-    Missing(Vec<String>),
-}
+pub use crate::core::store::Got;
 
 impl StoreClient {
     /// Connects to the store at `addr` as `member`, retrying until
@@ -378,6 +374,41 @@ impl StoreClient {
     /// Says this rank is done: its connections may close from now on.
     pub fn goodbye(&self) -> Result<()> {
         self.expect_ok(Request::Goodbye, Duration::ZERO)
+    }
+}
+
+/// HIR's own store as the job's store: the bootstrap of either backend,
+/// and the cpu backend's collectives between processes, go through it.
+impl KeyValueStore for StoreClient {
+    fn describe(&self) -> String {
+        format!("the store at {}", self.addr)
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        StoreClient::set(self, key, value)
+    }
+
+    fn get_or_missing(&self, keys: &[String], timeout: Duration) -> Result<Got> {
+        StoreClient::get_or_missing(self, keys, timeout)
+    }
+
+    fn add(&self, key: &str, delta: i64) -> Result<i64> {
+        StoreClient::add(self, key, delta)
+    }
+
+    fn delete(&self, keys: &[String]) -> Result<()> {
+        StoreClient::delete(self, keys)
+    }
+
+    fn post_failure(&self, rank: usize, op: &str, message: &str) -> Result<()> {
+        self.fail(Failure::failed(rank, op, message))
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match self.failures(Duration::ZERO)?.first() {
+            Some(failure) => Err(failure.error()),
+            None => Ok(()),
+        }
     }
 }
 

@@ -8,7 +8,8 @@
 //!   `MASTER_ADDR`, `MASTER_PORT` (as torchrun sets them).
 //! - [`ProcessGroup`]: this process's rank joined to the others through the
 //!   store (hosted by rank 0's process unless a launcher hosts it).
-//! - [`TcpBootstrap`]: the cuda backend's [`Bootstrap`] over the store.
+//! - [`StoreBootstrap`]: either backend's [`Bootstrap`] over a
+//!   [`KeyValueStore`]: this store, or a job's `torch.distributed` one.
 //! - [`watchdog`]: the thread that turns a hang or a peer's failure into
 //!   this rank's error and keeps the process from hanging.
 
@@ -29,6 +30,7 @@ mod tamper_tests;
 pub(crate) mod tests;
 pub mod watchdog;
 
+pub use crate::core::store::{Got, KeyValueStore, StoreBootstrap};
 pub use auth::{SECRET_VAR, Secret};
 pub use client::Member;
 pub use store::{Failure, StoreClient, StoreServer};
@@ -48,6 +50,55 @@ pub const AGENT_STORE: &str = "HIR_AGENT_STORE";
 /// under torchrun, whose agent holds `MASTER_PORT` with its own store).
 pub const STORE_PORT: &str = "HIR_STORE_PORT";
 
+/// A launcher's names for a rank's place: its rank, the number of ranks,
+/// and its index among the ranks of its host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankVars {
+    pub launcher: &'static str,
+    pub rank: &'static str,
+    pub world_size: &'static str,
+    pub local_rank: &'static str,
+}
+
+/// The launchers whose rank variables [`Env`] reads, the first one whose
+/// rank or world size is set winning: torchrun's (also set by hand and by
+/// HIR's own launcher), then Open MPI's (an `mpirun` inside a Slurm
+/// allocation sees Slurm's too, for the allocation), then Slurm's (`srun`).
+pub const LAUNCHERS: [RankVars; 3] = [
+    RankVars {
+        launcher: "torchrun",
+        rank: "RANK",
+        world_size: "WORLD_SIZE",
+        local_rank: "LOCAL_RANK",
+    },
+    RankVars {
+        launcher: "Open MPI",
+        rank: "OMPI_COMM_WORLD_RANK",
+        world_size: "OMPI_COMM_WORLD_SIZE",
+        local_rank: "OMPI_COMM_WORLD_LOCAL_RANK",
+    },
+    RankVars {
+        launcher: "Slurm",
+        rank: "SLURM_PROCID",
+        world_size: "SLURM_NTASKS",
+        local_rank: "SLURM_LOCALID",
+    },
+];
+
+impl RankVars {
+    /// The launcher that started this process as a rank, read through `var`.
+    pub fn of(var: impl Fn(&str) -> Option<String>) -> Option<RankVars> {
+        LAUNCHERS
+            .into_iter()
+            .find(|vars| var(vars.rank).is_some() || var(vars.world_size).is_some())
+    }
+
+    /// The launcher that started this process as a rank, if one did.
+    pub fn from_env() -> Option<RankVars> {
+        RankVars::of(|name| std::env::var(name).ok())
+    }
+}
+
 /// Where this process's rank is, from the environment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Env {
@@ -66,22 +117,28 @@ pub struct Env {
 }
 
 impl Env {
-    /// This process's rank from `RANK` and `WORLD_SIZE` (and the other
-    /// variables); `None` when neither is set.
+    /// This process's rank from `RANK` and `WORLD_SIZE` (or Open MPI's or
+    /// Slurm's, see [`LAUNCHERS`]; and the other variables); `None` when no
+    /// launcher's are set.
     pub fn from_env() -> Result<Option<Env>> {
         Env::from_vars(|name| std::env::var(name).ok())
     }
 
     /// As [`Env::from_env`], reading the variables through `var`.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Option<Env>> {
-        let (rank, world_size) = match (var("RANK"), var("WORLD_SIZE")) {
-            (None, None) => return Ok(None),
+        let Some(names) = RankVars::of(&var) else {
+            return Ok(None);
+        };
+        let (rank, world_size) = match (var(names.rank), var(names.world_size)) {
             (Some(rank), Some(world_size)) => (rank, world_size),
             (rank, _) => {
+                let (set, unset) = if rank.is_some() {
+                    (names.rank, names.world_size)
+                } else {
+                    (names.world_size, names.rank)
+                };
                 return Err(Error::Invalid(format!(
-                    "{} is set but {} is not: a rank needs both",
-                    if rank.is_some() { "RANK" } else { "WORLD_SIZE" },
-                    if rank.is_some() { "WORLD_SIZE" } else { "RANK" },
+                    "{set} is set but {unset} is not: a rank needs both"
                 )));
             }
         };
@@ -92,21 +149,23 @@ impl Env {
                 ))
             })
         };
-        let rank = number("RANK", &rank)?;
-        let world_size = number("WORLD_SIZE", &world_size)?;
+        let rank = number(names.rank, &rank)?;
+        let world_size = number(names.world_size, &world_size)?;
         if world_size > protocol::MAX_RANKS {
             return Err(Error::Invalid(format!(
-                "WORLD_SIZE {world_size} is more ranks than a job may have ({})",
+                "{} {world_size} is more ranks than a job may have ({})",
+                names.world_size,
                 protocol::MAX_RANKS
             )));
         }
         if rank >= world_size {
             return Err(Error::Invalid(format!(
-                "RANK {rank} is not below WORLD_SIZE {world_size}"
+                "{} {rank} is not below {} {world_size}",
+                names.rank, names.world_size
             )));
         }
-        let local_rank = match var("LOCAL_RANK") {
-            Some(value) => number("LOCAL_RANK", &value)?,
+        let local_rank = match var(names.local_rank) {
+            Some(value) => number(names.local_rank, &value)?,
             None => rank,
         };
         let master_addr = var("MASTER_ADDR").unwrap_or_else(|| "127.0.0.1".into());
@@ -285,9 +344,14 @@ impl ProcessGroup {
         (!self.env.agent_store).then_some(0)
     }
 
+    /// The store, as either backend meets through it.
+    pub fn store(&self) -> Arc<dyn KeyValueStore> {
+        self.client.clone()
+    }
+
     /// The cuda backend's bootstrap over this store.
-    pub fn bootstrap(&self) -> Arc<TcpBootstrap> {
-        Arc::new(TcpBootstrap::new(self.client.clone(), "nccl", self.timeout))
+    pub fn bootstrap(&self) -> Arc<StoreBootstrap> {
+        Arc::new(StoreBootstrap::new(self.store(), "nccl", self.timeout))
     }
 
     /// Every rank brings `bytes` to the exchange named `name` and gets every
@@ -307,7 +371,7 @@ impl ProcessGroup {
             .exchanges
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let team = self.team();
-        TcpBootstrap::new(self.client.clone(), &format!("group/{name}"), timeout).all_gather(
+        StoreBootstrap::new(self.store(), &format!("group/{name}"), timeout).all_gather(
             &team,
             number,
             self.env.rank,
@@ -365,82 +429,5 @@ impl ProcessGroup {
     /// host's GPUs.
     pub fn local_rank(&self) -> usize {
         self.env.local_rank
-    }
-}
-
-/// The cuda backend's [`Bootstrap`] for ranks in different processes: each
-/// exchange is a key per team member in the store (`PREFIX/TEAM/NUMBER/POS`),
-/// which every member reads once all are there; the last to read deletes
-/// them.
-pub struct TcpBootstrap {
-    client: Arc<StoreClient>,
-    prefix: String,
-    timeout: Duration,
-}
-
-impl TcpBootstrap {
-    pub fn new(client: Arc<StoreClient>, prefix: &str, timeout: Duration) -> TcpBootstrap {
-        TcpBootstrap {
-            client,
-            prefix: prefix.to_string(),
-            timeout,
-        }
-    }
-}
-
-impl Bootstrap for TcpBootstrap {
-    fn all_gather(
-        &self,
-        team: &Team,
-        number: u64,
-        position: usize,
-        bytes: Vec<u8>,
-    ) -> Result<Vec<Vec<u8>>> {
-        let ranks: Vec<String> = team.ranks().iter().map(usize::to_string).collect();
-        let base = format!("{}/{}/{number}", self.prefix, ranks.join(","));
-        let keys: Vec<String> = (0..team.len()).map(|p| format!("{base}/{p}")).collect();
-        self.client.set(&keys[position], &bytes)?;
-        match self.client.get_or_missing(&keys, self.timeout)? {
-            store::Got::Values(values) => {
-                let left = format!("{base}/read");
-                if self.client.add(&left, 1)? == team.len() as i64 {
-                    let mut all = keys;
-                    all.push(left);
-                    self.client.delete(&all)?;
-                }
-                Ok(values)
-            }
-            store::Got::Missing(missing) => {
-                let missing: Vec<usize> = keys
-                    .iter()
-                    .zip(team.ranks())
-                    .filter(|(key, _)| missing.contains(key))
-                    .map(|(_, &rank)| rank)
-                    .collect();
-                Err(Error::Timeout {
-                    after: self.timeout,
-                    waiting: format!(
-                        "for ranks {missing:?} to join {} #{number} of team {team}",
-                        self.prefix
-                    ),
-                })
-            }
-        }
-    }
-
-    fn same_process(&self) -> bool {
-        false
-    }
-
-    fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// One store round trip (`failures` with no wait).
-    fn check_failed(&self) -> Result<()> {
-        match self.client.failures(Duration::ZERO)?.first() {
-            Some(failure) => Err(failure.error()),
-            None => Ok(()),
-        }
     }
 }

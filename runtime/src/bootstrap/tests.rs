@@ -16,7 +16,7 @@ pub(crate) const SECOND: Duration = Duration::from_secs(1);
 const WORLD: usize = 3;
 
 /// The secret of this test process's jobs.
-pub(super) fn secret() -> Secret {
+pub(crate) fn secret() -> Secret {
     static SECRET: std::sync::OnceLock<Secret> = std::sync::OnceLock::new();
     SECRET.get_or_init(|| Secret::generate().unwrap()).clone()
 }
@@ -177,7 +177,7 @@ fn the_bootstrap_gathers_in_team_order_and_cleans_up() {
                 let client = Arc::new(client(&server, Some(team.ranks()[position])));
                 let team = team.clone();
                 scope.spawn(move || {
-                    let bootstrap = TcpBootstrap::new(client.clone(), "nccl", 10 * SECOND);
+                    let bootstrap = StoreBootstrap::new(client.clone(), "nccl", 10 * SECOND);
                     assert!(!bootstrap.same_process());
                     let first = bootstrap
                         .all_gather(&team, 0, position, vec![position as u8])
@@ -211,7 +211,7 @@ fn the_bootstrap_gathers_in_team_order_and_cleans_up() {
 fn a_bootstrap_timeout_names_the_missing_ranks() {
     let server = server();
     let team = Team::new(&[0, 1, 2], 3).unwrap();
-    let bootstrap = TcpBootstrap::new(
+    let bootstrap = StoreBootstrap::new(
         Arc::new(client(&server, Some(0))),
         "nccl",
         Duration::from_millis(100),
@@ -223,19 +223,17 @@ fn a_bootstrap_timeout_names_the_missing_ranks() {
     );
 }
 
+/// The `Env` of a process whose environment is `vars`.
+fn env(vars: &[(&str, &str)]) -> crate::error::Result<Option<Env>> {
+    Env::from_vars(|name| {
+        vars.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    })
+}
+
 #[test]
 fn env_reads_torchrun_variables() {
-    let env = |vars: &[(&str, &str)]| {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Env::from_vars(move |name| {
-            vars.iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.clone())
-        })
-    };
     assert_eq!(env(&[]).unwrap(), None);
     let e = env(&[
         ("RANK", "3"),
@@ -322,6 +320,55 @@ fn env_reads_torchrun_variables() {
     for other in ["10.0.0.7", "node0", "0.0.0.0", "::"] {
         assert!(!is_loopback(other), "{other}");
     }
+}
+
+#[test]
+fn env_reads_open_mpi_and_slurm_variables() {
+    let place = |vars: &[(&str, &str)]| {
+        let env = env(vars).unwrap().unwrap();
+        (env.rank, env.world_size, env.local_rank)
+    };
+    let port = ("MASTER_PORT", "29500");
+    let slurm = [
+        ("SLURM_PROCID", "5"),
+        ("SLURM_NTASKS", "8"),
+        ("SLURM_LOCALID", "1"),
+    ];
+    assert_eq!(place(&[&slurm[..], &[port]].concat()), (5, 8, 1));
+    let mpi = [
+        ("OMPI_COMM_WORLD_RANK", "2"),
+        ("OMPI_COMM_WORLD_SIZE", "4"),
+        ("OMPI_COMM_WORLD_LOCAL_RANK", "0"),
+    ];
+    assert_eq!(place(&[&mpi[..], &[port]].concat()), (2, 4, 0));
+    // mpirun inside a Slurm allocation: Open MPI's are the ranks it started.
+    assert_eq!(place(&[&slurm[..], &mpi[..], &[port]].concat()), (2, 4, 0));
+    // torchrun (or HIR's launcher) inside either: its own.
+    let torchrun = [("RANK", "1"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "1")];
+    assert_eq!(
+        place(&[&slurm[..], &mpi[..], &torchrun[..], &[port]].concat()),
+        (1, 2, 1)
+    );
+    // Without a local rank, the rank's GPU is its rank.
+    assert_eq!(place(&[&slurm[..2], &[port]].concat()), (5, 8, 5));
+    let error = |vars: &[(&str, &str)]| env(vars).unwrap_err().to_string();
+    assert_eq!(
+        error(&[("SLURM_NTASKS", "4"), port]),
+        "SLURM_NTASKS is set but SLURM_PROCID is not: a rank needs both"
+    );
+    assert_eq!(
+        error(&[
+            ("OMPI_COMM_WORLD_RANK", "4"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+            port
+        ]),
+        "OMPI_COMM_WORLD_RANK 4 is not below OMPI_COMM_WORLD_SIZE 4"
+    );
+    assert_eq!(
+        error(&[&slurm[..2], &[("SLURM_LOCALID", "one"), port]].concat()),
+        "SLURM_LOCALID must be a non-negative integer, not 'one'"
+    );
+    assert_eq!(RankVars::of(|_| None), None);
 }
 
 // ----- the watchdog
@@ -565,7 +612,7 @@ fn the_watchdog_posts_the_ranks_own_error() {
 #[test]
 fn the_bootstrap_reports_a_posted_failure() {
     let server = server();
-    let bootstrap = TcpBootstrap::new(Arc::new(client(&server, Some(0))), "nccl", SECOND);
+    let bootstrap = StoreBootstrap::new(Arc::new(client(&server, Some(0))), "nccl", SECOND);
     assert_eq!(bootstrap.timeout(), SECOND);
     assert_eq!(bootstrap.check_failed(), Ok(()));
     client(&server, Some(1))

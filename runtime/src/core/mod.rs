@@ -8,6 +8,9 @@
 //!   cuda backend's ranks exchange bytes on the host, and its implementation
 //!   for ranks that are threads; the process group (`crate::bootstrap`)
 //!   implements it over the store.
+//! - [`store`]: the [`KeyValueStore`](store::KeyValueStore) ranks in
+//!   processes meet through (HIR's own, or a job's `torch.distributed`
+//!   store), and the [`Bootstrap`](bootstrap::Bootstrap) over it.
 //! - [`rank_threads`]: a world's run on one thread per rank, for both
 //!   backends, and the end of the process when a failed rank's program does
 //!   not return; [`rank_pool`]: those threads, kept for the world's life.
@@ -15,4 +18,5 @@
 pub(crate) mod bootstrap;
 pub(crate) mod rank_pool;
 pub(crate) mod rank_threads;
+pub(crate) mod store;
 pub(crate) mod sync;

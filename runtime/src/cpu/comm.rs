@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::View;
 use crate::ops::{CollectiveOp, Team};
-use hir_abi::{Collective, Entry, ReduceKind, Transport};
+use hir_abi::{Collective, DType, Entry, ReduceKind, Transport};
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 
@@ -31,7 +31,8 @@ pub(crate) struct Contribution {
     pub op: CollectiveOp,
 }
 
-fn describe(op: &CollectiveOp) -> String {
+/// What a rank posted: every field the ranks of a collective must agree on.
+pub(crate) fn describe(op: &CollectiveOp) -> String {
     format!(
         "{} of {:?} into {:?} (kind {:?}, root {}, axis {})",
         op.entry(),
@@ -66,9 +67,19 @@ pub(crate) fn collective(
         contribution,
         waiter,
     )?;
-    let staged = consistent(&all, number).and_then(|()| stage(op, me, &all, poison));
+    let posted: Vec<(usize, String)> = all
+        .iter()
+        .map(|part| (part.rank, describe(&part.op)))
+        .collect();
+    let staged = consistent(team, number, &posted).and_then(|()| stage(op, me, &all, poison));
     done.meet(("collective done", team.clone(), number), me, (), waiter)?;
-    match staged? {
+    write(op, staged?);
+    Ok(())
+}
+
+/// Writes a rank's staged result into its output.
+pub(crate) fn write(op: &CollectiveOp, staged: Staged) {
+    match staged {
         Staged::Nothing => {}
         Staged::Values(values) => store(&op.output, &values),
         Staged::Ints(values) => super::ints::store(&op.output, &values),
@@ -77,34 +88,23 @@ pub(crate) fn collective(
             &op.output,
         ),
     }
-    Ok(())
 }
 
-/// Every rank posted the same collective with the same shapes.
-fn consistent(all: &[Contribution], number: u64) -> Result<()> {
-    let first = &all[0];
-    let same = |other: &CollectiveOp| {
-        let op = &first.op;
-        (other.entry(), other.kind, other.root, other.axis)
-            == (op.entry(), op.kind, op.root, op.axis)
-            && other.input.sizes == op.input.sizes
-            && other.output.sizes == op.output.sizes
-    };
-    match all.iter().find(|other| !same(&other.op)) {
+/// Every rank posted the same collective with the same shapes: `posted` is
+/// each member's rank and [`describe`] of its op, in team order.
+pub(crate) fn consistent(team: &Team, number: u64, posted: &[(usize, String)]) -> Result<()> {
+    let (first_rank, first) = &posted[0];
+    match posted.iter().find(|(_, other)| other != first) {
         None => Ok(()),
-        Some(other) => Err(Error::Mismatch(format!(
-            "collective #{number} of team {}: rank {} posted {} but rank {} posted {}",
-            first.op.team,
-            other.rank,
-            describe(&other.op),
-            first.rank,
-            describe(&first.op)
+        Some((rank, other)) => Err(Error::Mismatch(format!(
+            "collective #{number} of team {team}: rank {rank} posted {other} but rank \
+             {first_rank} posted {first}"
         ))),
     }
 }
 
 /// A rank's result before it is written.
-enum Staged {
+pub(crate) enum Staged {
     /// This rank's output is not written (a non-root of gather or reduce).
     Nothing,
     /// Row-major values of a reduction of a float type.
@@ -115,7 +115,14 @@ enum Staged {
     Bytes(Vec<u8>),
 }
 
-fn stage(op: &CollectiveOp, me: usize, all: &[Contribution], poison: bool) -> Result<Staged> {
+/// Rank `me`'s result of `op` from every member's contribution, in team
+/// order.
+pub(crate) fn stage(
+    op: &CollectiveOp,
+    me: usize,
+    all: &[Contribution],
+    poison: bool,
+) -> Result<Staged> {
     let n = all.len();
     let out = &op.output;
     let root = op.team.position(op.root);
@@ -236,7 +243,7 @@ pub(crate) struct Mailbox {
     changed: Condvar,
 }
 
-fn describe_slot(key: &SlotKey) -> String {
+pub(crate) fn describe_slot(key: &SlotKey) -> String {
     let (backend, team, from, to, number) = key;
     let backend = backend.name();
     format!("{backend} transfer #{number} from rank {from} to rank {to} on team {team}")
@@ -354,18 +361,7 @@ impl Mailbox {
 }
 
 fn move_data(key: &SlotKey, from: &View, to: &View, mapped: &[Region]) -> Result<()> {
-    if (from.dtype, from.numel()) != (to.dtype, to.numel()) {
-        return Err(Error::Mismatch(format!(
-            "{} of {} elements from rank {} does not match {} of {} elements on rank {} ({})",
-            Entry::Send(from.dtype),
-            from.numel(),
-            key.2,
-            Entry::Recv(to.dtype),
-            to.numel(),
-            key.3,
-            describe_slot(key)
-        )));
-    }
+    matching(key, (from.dtype, from.numel()), to)?;
     if key.0 == Transport::Cuda {
         let target = to.footprint();
         let inside = |&(start, end): &Region| start <= target.start && target.end <= end;
@@ -383,4 +379,22 @@ fn move_data(key: &SlotKey, from: &View, to: &View, mapped: &[Region]) -> Result
     }
     copy(from, to);
     Ok(())
+}
+
+/// Whether a send of `sent` (its element type and count) fits the receive
+/// into `to`.
+pub(crate) fn matching(key: &SlotKey, sent: (DType, usize), to: &View) -> Result<()> {
+    if sent == (to.dtype, to.numel()) {
+        return Ok(());
+    }
+    Err(Error::Mismatch(format!(
+        "{} of {} elements from rank {} does not match {} of {} elements on rank {} ({})",
+        Entry::Send(sent.0),
+        sent.1,
+        key.2,
+        Entry::Recv(to.dtype),
+        to.numel(),
+        key.3,
+        describe_slot(key)
+    )))
 }

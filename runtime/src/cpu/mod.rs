@@ -18,12 +18,13 @@ mod elements;
 mod fused;
 mod ints;
 mod kernels;
+mod links;
 mod queue;
 mod race;
 mod world;
 
 use crate::bounds::Allocations;
-use crate::core::sync::{Faults, Hub, Waiter};
+use crate::core::sync::{Faults, Waiter};
 use crate::device::{Device, Request, Stream};
 use crate::error::{Error, Result, panic_message};
 use crate::fused::FusedKernel;
@@ -32,8 +33,9 @@ use crate::memref::View;
 use crate::ops::{CollectiveOp, Kernel, Team, Transfer};
 use crate::trace::Trace;
 use alloc::Allocator;
-use comm::{Contribution, Mailbox, Post, Region};
+use comm::{Post, Region};
 use hir_abi::{Collective, Transport};
+use links::Links;
 use queue::Queue;
 pub use race::Races;
 use race::{Access, Clock, Tracker};
@@ -54,12 +56,7 @@ struct Shared {
     config: Config,
     faults: Faults,
     trace: Option<Trace>,
-    collectives: Hub<Contribution>,
-    /// The second meeting of a collective, after every rank has read.
-    done: Hub<()>,
-    barriers: Hub<()>,
-    shares: Hub<Region>,
-    mailbox: Mailbox,
+    links: Links,
 }
 
 impl Shared {
@@ -415,7 +412,7 @@ impl CpuDevice {
     ) -> Result<Event> {
         let after = (queue != host.current).then(|| Self::last_event(host, host.current));
         let shared = self.shared.clone();
-        let work: Work = Box::new(move || shared.mailbox.transfer(&posts, &shared.waiter()));
+        let work: Work = Box::new(move || shared.links.transfer(&posts, &shared.waiter()));
         self.post(host, queue, name, after, accesses, Some(work))
     }
 
@@ -619,15 +616,9 @@ impl Device for CpuDevice {
         let after = Some(Self::last_event(host, host.current));
         let (shared, rank, name) = (self.shared.clone(), self.rank, op.entry().name());
         let work: Work = Box::new(move || {
-            comm::collective(
-                &shared.collectives,
-                &shared.done,
-                &shared.waiter(),
-                rank,
-                number,
-                &op,
-                shared.config.poison,
-            )
+            let waiter = shared.waiter();
+            let poison = shared.config.poison;
+            shared.links.collective(&waiter, rank, number, &op, poison)
         });
         let event = self.post(host, queue, name, after, accesses, Some(work))?;
         Ok(Self::request(host, event))
@@ -720,10 +711,10 @@ impl Device for CpuDevice {
         }
         let number = next(&mut host.exchanges, &team);
         let regions = self.on_host("share_mem_handle", || {
-            let key = ("share_mem_handle", team.clone(), number);
+            let waiter = self.shared.waiter();
             self.shared
-                .shares
-                .meet(key, position, region, &self.shared.waiter())
+                .links
+                .share(&waiter, &team, number, position, region)
         })?;
         // Every member's, this rank's own too: a send to itself writes there.
         for (&peer, &peer_region) in team.ranks().iter().zip(regions.iter()) {
@@ -745,11 +736,8 @@ impl Device for CpuDevice {
         };
         let number = next(&mut lock(&self.host).barriers, &team);
         self.on_host("barrier", || {
-            let key = ("barrier", team.clone(), number);
-            self.shared
-                .barriers
-                .meet(key, position, (), &self.shared.waiter())
-                .map(drop)
+            let waiter = self.shared.waiter();
+            self.shared.links.barrier(&waiter, &team, number, position)
         })
     }
 
@@ -759,5 +747,7 @@ impl Device for CpuDevice {
     }
 }
 
+#[cfg(test)]
+mod process_tests;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,14 @@
 //! The cpu backend's launcher side: a [`World`]'s [`Config`], starting its
 //! ranks (and what they share), running the program on them, the trace, and
-//! stopping the streams when it drops.
+//! stopping the streams when it drops. A world holds every rank as a thread
+//! ([`World::new`]), or one rank of a job whose ranks are processes meeting
+//! at a key-value store ([`World::process`]).
 
-use super::comm::Mailbox;
+use super::links::Links;
 use super::{CpuDevice, Races, Shared};
 use crate::core::rank_threads;
-use crate::core::sync::{Faults, Hub};
+use crate::core::store::KeyValueStore;
+use crate::core::sync::Faults;
 use crate::device::Device;
 use crate::error::{Error, Result, RunError};
 use crate::lock;
@@ -58,6 +61,25 @@ pub struct World {
 
 impl World {
     pub fn new(config: Config) -> Result<World> {
+        let ranks: Vec<usize> = (0..config.ranks).collect();
+        World::start(config, Links::threads(), &ranks)
+    }
+
+    /// Rank `rank` of a world of `config.ranks` ranks in as many processes,
+    /// which meet at `store`: their collectives and transfers go through it
+    /// (see `links.rs`). [`World::run`] runs the one rank.
+    pub fn process(config: Config, rank: usize, store: Arc<dyn KeyValueStore>) -> Result<World> {
+        if rank >= config.ranks {
+            return Err(Error::Invalid(format!(
+                "rank {rank} is not in a world of {} ranks",
+                config.ranks
+            )));
+        }
+        let links = Links::processes(store, config.timeout);
+        World::start(config, links, &[rank])
+    }
+
+    fn start(config: Config, links: Links, local_ranks: &[usize]) -> Result<World> {
         if config.ranks == 0 || config.num_streams == 0 {
             return Err(Error::Invalid(format!(
                 "a world needs at least one rank and one pool stream, got {} and {}",
@@ -67,20 +89,15 @@ impl World {
         let shared = Arc::new(Shared {
             faults: Faults::new(config.ranks),
             trace: config.trace.then(Trace::default),
-            collectives: Hub::default(),
-            done: Hub::default(),
-            barriers: Hub::default(),
-            shares: Hub::default(),
-            mailbox: Mailbox::default(),
+            links,
             config,
         });
-        let ranks = shared.config.ranks;
         let mut world = World {
             shared,
-            devices: Vec::with_capacity(ranks),
+            devices: Vec::with_capacity(local_ranks.len()),
             calls: Default::default(),
         };
-        for rank in 0..ranks {
+        for &rank in local_ranks {
             // On an error, `world` drops: it stops the threads of the ranks
             // started so far.
             let device = CpuDevice::new(rank, world.shared.clone())?;
@@ -89,13 +106,29 @@ impl World {
         Ok(world)
     }
 
+    /// The ranks this process runs.
     pub fn ranks(&self) -> usize {
         self.devices.len()
     }
 
-    /// Rank `rank`'s device, e.g. to [`enter`] it on a thread of one's own.
+    /// The global ranks this process runs, in order.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.devices.iter().map(|device| device.rank).collect()
+    }
+
+    /// The store a rank of a job of processes meets the others at.
+    pub fn store(&self) -> Option<&Arc<dyn KeyValueStore>> {
+        self.shared.links.store()
+    }
+
+    /// Rank `rank`'s device, e.g. to [`enter`] it on a thread of one's own;
+    /// `rank` must run in this process.
     pub fn device(&self, rank: usize) -> Arc<dyn Device> {
-        self.devices[rank].clone()
+        self.devices
+            .iter()
+            .find(|device| device.rank == rank)
+            .unwrap_or_else(|| panic!("rank {rank} does not run in this process"))
+            .clone()
     }
 
     /// Runs `body` on one new thread per rank, with that rank entered (so the

@@ -153,7 +153,7 @@ impl World {
     /// One rank of a world of `config.ranks` ranks in as many processes:
     /// this process runs rank `rank` on its GPU `local_device`, and its NCCL
     /// communicators span the processes, which exchange their unique ids
-    /// through `bootstrap` (a [`crate::bootstrap::TcpBootstrap`]).
+    /// through `bootstrap` (a [`crate::bootstrap::StoreBootstrap`]).
     /// `Device::num_devices` is `config.ranks`; [`World::run`] runs the one
     /// rank. Start a watchdog on [`World::watched`] so that a hang in NCCL
     /// becomes an error (see [`crate::bootstrap::ProcessGroup::watch`]), and

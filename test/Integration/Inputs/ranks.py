@@ -1,10 +1,12 @@
 """Starts the ranks of a multi-process run by hand, as torchrun would.
 
-usage: ranks.py WORLD_SIZE CMD [CMD ...]
+usage: ranks.py [--vars torchrun|slurm|ompi] WORLD_SIZE CMD [CMD ...]
 
 Rank r runs CMD number r (the last one when there are fewer), a shell-quoted
-command line, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT
-(a free port of localhost) set. Prints every line the ranks write (stdout and
+command line, with RANK, WORLD_SIZE, LOCAL_RANK (or, with --vars, Slurm's
+SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID or Open MPI's
+OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK instead), MASTER_ADDR and
+MASTER_PORT (a free port of localhost) set. Prints every line the ranks write (stdout and
 stderr) as `[rank R] line`, then `rank R: exit CODE` for each, and exits 0:
 the test checks the output. A rank still running after 60 s is killed.
 """
@@ -23,9 +25,22 @@ def free_port():
         return probe.getsockname()[1]
 
 
+#: Each launcher's names for the rank, the world size and the local rank.
+VARS = {
+    "torchrun": ("RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    "slurm": ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+    "ompi": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+}
+
+
 def main():
-    world = int(sys.argv[1])
-    commands = sys.argv[2:]
+    arguments = sys.argv[1:]
+    launcher = "torchrun"
+    if arguments[0] == "--vars":
+        launcher, arguments = arguments[1], arguments[2:]
+    world = int(arguments[0])
+    commands = arguments[1:]
+    names = VARS[launcher]
     port = free_port()
     lock = threading.Lock()
     processes = []
@@ -34,13 +49,10 @@ def main():
         env = dict(os.environ)
         env.pop("HIR_AGENT_STORE", None)
         env.pop("HIR_STORE_PORT", None)
-        env.update(
-            RANK=str(rank),
-            WORLD_SIZE=str(world),
-            LOCAL_RANK=str(rank),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-        )
+        for name in (name for names in VARS.values() for name in names):
+            env.pop(name, None)
+        env.update(zip(names, (str(rank), str(world), str(rank))))
+        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         command = shlex.split(commands[min(rank, len(commands) - 1)])
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

@@ -123,7 +123,7 @@ pub fn run(run: &Run) -> Result<()> {
     let peers = Peers::here();
     if run.backend == Backend::Cpu {
         tracing::info!(
-            "note: the cpu backend runs the ranks as threads of the reference runtime: \
+            "note: the cpu backend runs the ranks on the reference runtime: \
              its times are not meaningful as performance"
         );
     }

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     // here before any rank starts, or, in a rank (its launcher's, or
     // torchrun's), once it has joined the others, so that they learn
     // of its failure at once instead of waiting for it.
-    let in_rank = std::env::var_os("RANK").is_some();
+    let in_rank = launch::in_rank();
     if options.dry_run
         && !in_rank
         && let Err(error) = validate(&options)

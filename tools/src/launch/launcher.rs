@@ -18,7 +18,6 @@
 //! torchrun) runs that one rank ([`super::rank`]).
 
 use super::Plan;
-use hir_runtime::Backend;
 use hir_runtime::bootstrap::{
     AGENT_STORE, Failure, SECRET_VAR, STORE_PORT, Secret, StoreServer, WatchdogConfig,
 };
@@ -34,13 +33,6 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(5);
 /// Starts `plan.ranks` copies of this program as ranks and waits for them.
 pub fn launch(plan: &Plan) -> ExitCode {
     let tool = plan.tool;
-    if plan.backend == Backend::Cpu && !plan.dry_run {
-        eprintln!(
-            "{tool}: error: the cpu backend runs its ranks as threads of one process: \
-             --launch processes needs --dry-run or --backend cuda"
-        );
-        return ExitCode::FAILURE;
-    }
     match supervise(plan) {
         Ok(code) => code,
         Err(error) => {

@@ -21,7 +21,7 @@ pub mod timed;
 pub use rank::{Fingerprint, Fnv, Joined};
 pub use session::{Peers, Session};
 
-use hir_runtime::bootstrap::Env;
+use hir_runtime::bootstrap::{Env, RankVars};
 use hir_runtime::{Backend, Checks};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -72,13 +72,20 @@ impl Plan {
     }
 }
 
-/// The ranks of a run whose `-n` was not given: `WORLD_SIZE` in a rank a
-/// launcher such as torchrun started (`RANK` set), else `None` (one rank).
-/// A `WORLD_SIZE` that does not parse is the bootstrap's error to report; an
-/// `-n` that differs from it is [`rank::run_rank`]'s.
+/// The ranks of a run whose `-n` was not given: `WORLD_SIZE` (or Open
+/// MPI's or Slurm's, see [`RankVars`]) in a rank a launcher such as
+/// torchrun, `mpirun` or `srun` started, else `None` (one rank). A world
+/// size that does not parse is the bootstrap's error to report; an `-n`
+/// that differs from it is [`rank::run_rank`]'s.
 pub fn world_size_of_rank() -> Option<usize> {
-    std::env::var_os("RANK")?;
-    std::env::var("WORLD_SIZE").ok()?.trim().parse().ok()
+    let names = RankVars::from_env()?;
+    std::env::var(names.world_size).ok()?.trim().parse().ok()
+}
+
+/// Whether a launcher (torchrun, `mpirun`, `srun`, or HIR's own) started
+/// this process as one rank of a job.
+pub fn in_rank() -> bool {
+    RankVars::from_env().is_some()
 }
 
 /// What the tool does with `plan`: run one rank (`RANK` set; `fingerprint`

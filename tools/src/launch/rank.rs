@@ -19,7 +19,6 @@
 //! they are checked).
 
 use super::Plan;
-use hir_runtime::Backend;
 use hir_runtime::bootstrap::{
     Env, Inflight, ProcessGroup, Stuck, Watchdog, WatchdogConfig, Watched,
 };
@@ -209,16 +208,6 @@ fn steps(
     run: impl FnOnce(&Joined) -> anyhow::Result<()>,
 ) -> Step {
     let (rank, world) = (group.rank(), group.world_size());
-    if plan.backend == Backend::Cpu && !plan.dry_run {
-        return Err((
-            "launcher".into(),
-            Error::Invalid(
-                "the cpu backend runs its ranks as threads of one process: \
-                 ranks in processes need --dry-run or --backend cuda"
-                    .into(),
-            ),
-        ));
-    }
     let mine = fingerprint().map_err(|error| {
         (
             "same-program check".to_string(),

@@ -1,6 +1,7 @@
 //! Where a tool's ranks run: all of them as threads of this process, or
 //! (ranks in processes, see [`super::launcher`]) the one rank of this
-//! process, on its GPU, watched by its watchdog. There the ranks bring what
+//! process (on its GPU, or a cpu rank whose collectives go through the
+//! store), watched by its watchdog. There the ranks bring what
 //! rank 0 reports on to it (or to every rank) through the store: [`Peers`].
 
 use super::{Plan, rank};
@@ -9,7 +10,7 @@ use crate::ranks;
 use anyhow::{Context as _, Result, anyhow};
 use hir_runtime::World;
 use hir_runtime::bootstrap::ProcessGroup;
-use hir_runtime::cuda;
+use hir_runtime::world::Config;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -40,21 +41,18 @@ impl Session {
             )?;
             return Ok(Session { runtime, peers });
         };
-        let world = cuda::World::join(
-            group,
-            cuda::Config {
-                trace,
-                timeout: plan.timeout,
-                poison: plan.checks.poison,
-                ..cuda::Config::new(group.world_size(), num_streams)
-            },
-        )
-        .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
-        rank::watch(world.watched().remove(0));
-        Ok(Session {
-            runtime: World::Cuda(world),
-            peers,
-        })
+        let config = Config {
+            trace,
+            timeout: plan.timeout,
+            checks: plan.checks,
+            ..Config::new(plan.backend, group.world_size(), num_streams)
+        };
+        let runtime = World::process(&config, group.rank(), group.local_rank(), group.store())
+            .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
+        if let World::Cuda(world) = &runtime {
+            rank::watch(world.watched().remove(0));
+        }
+        Ok(Session { runtime, peers })
     }
 
     /// Gives every rank's buffers (as they are after the run) to rank 0,
@@ -93,10 +91,7 @@ impl Session {
         let Some(group) = &self.peers.group else {
             return self.runtime.write_chrome_trace(path).with_context(written);
         };
-        let World::Cuda(world) = &self.runtime else {
-            unreachable!("ranks in processes run the cuda backend");
-        };
-        let events = world.chrome_events().with_context(written)?;
+        let events = self.runtime.chrome_events().with_context(written)?;
         let all = group
             .all_gather("trace", events.join("\n").into_bytes())
             .map_err(|error| anyhow!("gathering the trace: {error}"))?;

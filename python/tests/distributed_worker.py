@@ -1,0 +1,101 @@
+"""One rank of the torch.distributed jobs of `test_distributed.py`: joins
+HIR's world through the job's c10d store, runs the tensor-parallel MLP of
+`examples/python/tp_mlp.py` on torch CPU tensors (cpu backend), and checks
+its rows of Y against the MLP computed whole by torch.
+
+usage: distributed_worker.py gloo|torchrun|gloo-bad-rank
+
+- gloo: `init_process_group("gloo")` first (RANK, WORLD_SIZE, MASTER_ADDR,
+  MASTER_PORT from the environment), then `hir.init_from_torch()`: HIR meets
+  at the process group's store, and the group still works after it;
+- torchrun: no process group: `hir.init_from_torch()` meets at torchrun's
+  agent store through its rendezvous;
+- gloo-bad-rank: as gloo, but rank 1 passes X's shard in the wrong shape:
+  it must get a ValueError, and rank 0 a RunError naming rank 1 long before
+  its 60 s timeout.
+
+Prints `rank R: ok (...)` and exits 0, or says what differs and exits 1.
+"""
+
+import os
+import pathlib
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+import hir
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+from tp_mlp import programs, relu, shards  # noqa: E402
+
+# Stream slices, tokens per slice, hidden and FFN sizes: small, as in CI.
+S, t, H, F = 2, 4, 16, 32
+
+
+def main():
+    mode = sys.argv[1]
+    if mode.startswith("gloo"):
+        dist.init_process_group("gloo")
+    hir.init_from_torch(num_streams=S, timeout=60)
+    world = hir.world()
+    rank, D = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    expected_world = {"backend": "cpu", "world_size": D, "ranks": [rank], "num_streams": S}
+    if world != expected_world:
+        print(f"rank {rank}: world {world}, expected {expected_world}")
+        return 1
+    generator = torch.Generator().manual_seed(0)
+    T = S * D * t
+    x = torch.randn(T, H, generator=generator)
+    w1 = torch.randn(H, F, generator=generator) / H**0.5
+    w2 = torch.randn(F, H, generator=generator) / F**0.5
+    ag_gemm, gemm_rs = programs(D, S, t, H, F)
+    x_r, w1_r, w2_r = shards(x, w1, w2, D, S, t, rank)
+    if mode == "gloo-bad-rank":
+        return bad_rank(ag_gemm, x_r, w1_r, rank)
+    # Twice: the second call's exchanges must not meet the first's keys.
+    for _ in range(2):
+        h = ag_gemm(x_r, w1_r)
+        y_r = gemm_rs(relu(h), w2_r)
+    expected = (relu(x @ w1) @ w2).reshape(S, D, t, H)[:, rank : rank + 1]
+    error = ((y_r - expected).abs().max() / expected.abs().max()).item()
+    if not error <= 1e-4:
+        print(f"rank {rank}: max relative error {error:.2e}: MISMATCH")
+        return 1
+    if mode == "gloo":
+        # The process group HIR shares its store with still works.
+        total = torch.tensor([float(rank + 1)])
+        dist.all_reduce(total)
+        if total.item() != D * (D + 1) / 2:
+            print(f"rank {rank}: gloo's all_reduce gave {total.item()} after HIR")
+            return 1
+        dist.destroy_process_group()
+    print(f"rank {rank}: ok (max relative error {error:.2e})")
+    return 0
+
+
+def bad_rank(ag_gemm, x_r, w1_r, rank):
+    """Rank 1 calls with half of X's shard: a ValueError there, and, through
+    the failure it posts to the store, a RunError naming it on rank 0."""
+    start = time.monotonic()
+    try:
+        ag_gemm(x_r[:, :, : t // 2].contiguous() if rank == 1 else x_r, w1_r)
+    except (ValueError, hir.RunError) as error:
+        elapsed = time.monotonic() - start
+        expected = ValueError if rank == 1 else hir.RunError
+        if not isinstance(error, expected) or (rank == 0 and "gave up: rank 1 failed in call: ValueError" not in str(error)):
+            print(f"rank {rank}: {type(error).__name__}: {error}")
+            return 1
+        if elapsed > 30:
+            print(f"rank {rank}: the error took {elapsed:.0f}s, as if waiting for the timeout")
+            return 1
+        print(f"rank {rank}: ok ({type(error).__name__} after {elapsed:.1f}s: {error})")
+        return 0
+    print(f"rank {rank}: the call with a bad rank did not fail")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
