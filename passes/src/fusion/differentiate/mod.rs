@@ -56,7 +56,7 @@ use melior::{
     ir::{
         Block, BlockLike, BlockRef, Operation, OperationRef, Region, RegionLike, Type, TypeLike,
         Value, ValueLike,
-        attribute::{StringAttribute, TypeAttribute},
+        attribute::{FloatAttribute, StringAttribute, TypeAttribute},
         operation::{OperationBuilder, OperationLike},
         r#type::FunctionType,
     },
@@ -422,7 +422,7 @@ impl<'c, 'a> Tape<'c, 'a> {
             (0..forward.argument_count()).map(|index| forward.argument(index).unwrap().into());
         let results = ir::block_ops(forward).flat_map(|op| {
             op.results()
-                .map(|result| Value::from(result))
+                .map(Value::from)
                 .collect::<Vec<_>>()
         });
         let order = arguments
@@ -463,10 +463,25 @@ impl<'c, 'a> Tape<'c, 'a> {
         if let Some(&primal) = self.primals.get(&value_key) {
             return primal;
         }
-        let primal = match ir::producer(value).filter(|set| Op::FusionSet.is(set)) {
-            Some(set) if self.mode == Saved::Recompute && gathers(set) => {
+        let producer = ir::producer(value);
+        let primal = match producer.and_then(|op| Op::of(&op).map(|kind| (op, kind))) {
+            Some((set, Op::FusionSet)) if self.mode == Saved::Recompute && gathers(set) => {
                 let input = self.primal(set.operand(0).expect("a set has an input"));
                 self.emit.op(Op::FusionSet, &[input], &[], value.r#type())
+            }
+            // Constants are made again, not saved.
+            Some((fill, Op::FusionFill)) => {
+                let filled = fill.attribute("value").ok();
+                let filled = filled.and_then(|value| FloatAttribute::try_from(value).ok());
+                self.emit.fill(
+                    filled.expect("checked by the op's verifier").value(),
+                    value.r#type(),
+                )
+            }
+            Some((iota, Op::FusionIota)) => {
+                let axis =
+                    ir::integer_attribute(&iota, "axis").expect("checked by the op's verifier");
+                self.emit.iota(axis as usize, value.r#type())
             }
             _ => {
                 let position = self.order[&value_key];

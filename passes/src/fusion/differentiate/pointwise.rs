@@ -68,14 +68,17 @@ pub(super) fn gradients<'c, 'a>(
         }
         Op::FusionGelu => vec![(0, gelu(tape, operand(0), dy))],
         Op::FusionAdd => vec![(0, dy), (1, dy)],
-        Op::FusionSub => vec![(0, dy), (1, tape.emit.unary(Op::FusionNeg, dy))],
+        Op::FusionSub if needs[1] => vec![(0, dy), (1, tape.emit.unary(Op::FusionNeg, dy))],
+        Op::FusionSub => vec![(0, dy)],
         Op::FusionMul => {
-            let lhs = tape.primal(operand(0));
-            let rhs = tape.primal(operand(1));
-            vec![
-                (0, tape.emit.binary(Op::FusionMul, dy, rhs)),
-                (1, tape.emit.binary(Op::FusionMul, dy, lhs)),
-            ]
+            let mut gradients = Vec::new();
+            for (index, other) in [(0, 1), (1, 0)] {
+                if needs[index] {
+                    let other = tape.primal(operand(other));
+                    gradients.push((index, tape.emit.binary(Op::FusionMul, dy, other)));
+                }
+            }
+            gradients
         }
         Op::FusionDiv => {
             // d(a/b) = da / b - (a/b) db / b
@@ -107,12 +110,17 @@ pub(super) fn gradients<'c, 'a>(
             vec![(0, lhs_gradient), (1, rhs_gradient)]
         }
         Op::FusionWhere => {
+            // The mask selects; it gets no gradient.
             let mask = tape.primal(operand(0));
             let zero = tape.emit.constant(0.0, dy);
-            vec![
-                (1, tape.emit.select(mask, dy, zero)),
-                (2, tape.emit.select(mask, zero, dy)),
-            ]
+            let mut gradients = Vec::new();
+            if needs[1] {
+                gradients.push((1, tape.emit.select(mask, dy, zero)));
+            }
+            if needs[2] {
+                gradients.push((2, tape.emit.select(mask, zero, dy)));
+            }
+            gradients
         }
         _ => return None,
     };
