@@ -420,11 +420,8 @@ impl<'c, 'a> Tape<'c, 'a> {
     ) -> Self {
         let arguments =
             (0..forward.argument_count()).map(|index| forward.argument(index).unwrap().into());
-        let results = ir::block_ops(forward).flat_map(|op| {
-            op.results()
-                .map(Value::from)
-                .collect::<Vec<_>>()
-        });
+        let results =
+            ir::block_ops(forward).flat_map(|op| op.results().map(Value::from).collect::<Vec<_>>());
         let order = arguments
             .chain(results)
             .enumerate()
