@@ -430,3 +430,34 @@ func.func @constants(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, te
   %v = fusion.add %u, %n : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %v, %i : tensor<4xf32>, tensor<4xi32>
 }
+
+// -----
+
+// The backward has no stream axis: a stream schedules the forward op that
+// made a value, but the backward takes the value as an argument (which
+// cannot stream) and reduces its gradient along the axis.
+// CHECK-LABEL: func.func @streamed_backward(
+// CHECK-SAME: %[[Y:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>, %[[DY:[^:]+]]: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>)
+// CHECK-NOT: stream
+// CHECK: return
+fusion.mesh @tp = [0, 1]
+func.func @streamed(%x: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>) -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> {
+  %y = fusion.exp %x : tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  return %y : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
+}
+
+// -----
+
+// A sum crosses one mesh axis at a time: the bias gradient of a linear
+// whose rows are split over both axes of a 2-D mesh sums each in turn.
+// CHECK-LABEL: func.func @two_axes_backward(
+// CHECK: %[[P:.+]] = fusion.sum %{{.+}} [1] : tensor<4x4x6xf32, #fusion.dist<@mesh, [didy, didx, serial]>> -> tensor<4x6xf32, #fusion.dist<@mesh, [didy, serial]>>
+// CHECK-NEXT: fusion.sum %[[P]] [0] : tensor<4x6xf32, #fusion.dist<@mesh, [didy, serial]>> -> tensor<6xf32, #fusion.dist<@mesh, [serial]>>
+fusion.mesh @mesh = [[0, 1], [2, 3]]
+func.func @two_axes(%x: tensor<4x4x8xf32, #fusion.dist<@mesh, [didy, didx, serial]>>,
+                    %w: tensor<6x8xf32, #fusion.dist<@mesh, [serial, serial]>>,
+                    %b: tensor<6xf32, #fusion.dist<@mesh, [serial]>>)
+    -> tensor<4x4x6xf32, #fusion.dist<@mesh, [didy, didx, serial]>> {
+  %y = fusion.linear %x, %w, %b : tensor<4x4x8xf32, #fusion.dist<@mesh, [didy, didx, serial]>>, tensor<6x8xf32, #fusion.dist<@mesh, [serial, serial]>>, tensor<6xf32, #fusion.dist<@mesh, [serial]>> -> tensor<4x4x6xf32, #fusion.dist<@mesh, [didy, didx, serial]>>
+  return %y : tensor<4x4x6xf32, #fusion.dist<@mesh, [didy, didx, serial]>>
+}

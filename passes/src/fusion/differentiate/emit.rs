@@ -206,14 +206,35 @@ impl<'c, 'a> Emit<'c, 'a> {
         DenseI64ArrayAttribute::new(self.context, &axes).into()
     }
 
-    /// `fusion.sum` of `input` over `axes`, of type `r#type`.
+    /// `fusion.sum` of `input` over `axes`, of type `r#type`: one axis at a
+    /// time where several are split over devices (a sum crosses one mesh
+    /// axis at a time).
     pub fn sum(&self, input: Value<'c, 'a>, axes: &[usize], r#type: Type<'c>) -> Value<'c, 'a> {
-        self.op(
+        let tensor = Tensor::of(input.r#type());
+        let split = axes
+            .iter()
+            .filter(|&&axis| tensor.placement(axis).is_device())
+            .count();
+        let mut sorted = axes.to_vec();
+        sorted.sort_unstable();
+        let Some((&last, rest)) = sorted.split_last().filter(|_| split > 1) else {
+            return self.op(
+                Op::FusionSum,
+                &[input],
+                &[("axes", self.axes(axes))],
+                r#type,
+            );
+        };
+        let kept: Vec<usize> = (0..tensor.rank()).filter(|&axis| axis != last).collect();
+        let partial = tensor.pick(&kept).to_type(self.context);
+        let partial = self.op(
             Op::FusionSum,
             &[input],
-            &[("axes", self.axes(axes))],
-            r#type,
-        )
+            &[("axes", self.axes(&[last]))],
+            partial,
+        );
+        // The axes before `last` keep their positions.
+        self.sum(partial, rest, r#type)
     }
 
     /// `fusion.broadcast` of `input` along new axes `axes`, of type `r#type`.

@@ -50,7 +50,7 @@ use crate::ops::Op;
 use crate::registry::PassOptions;
 use crate::{HirPass, choice, ir, rewrite};
 use emit::{Emit, Tensor, key};
-use hir_dialects::dist::Dist;
+use hir_dialects::dist::{Dist, ParallelType};
 use melior::{
     Context,
     ir::{
@@ -316,6 +316,7 @@ fn differentiate<'c>(
         .build()
         .expect("a valid func.return");
     backward_entry.append_operation(returned);
+    unstream(context, backward_entry);
     update_function_type(context, backward);
 
     let mut results: Vec<Value> = ret.operands().collect();
@@ -323,6 +324,30 @@ fn differentiate<'c>(
     rewrite::set_operands(&rewrite::rewriter(ret).as_rewriter_base(), ret, &results);
     update_function_type(context, forward);
     Ok(())
+}
+
+/// Makes every `stream` axis of the backward's values `serial`: a stream
+/// axis schedules the op that computes a forward value, but the backward
+/// takes that value as an argument, and contracts or reduces its
+/// gradient along the axis. (A natural program gets its loops back from
+/// `host-auto-stream`.)
+fn unstream(context: &Context, block: BlockRef) {
+    let arguments = (0..block.argument_count()).map(|index| block.argument(index).unwrap().into());
+    let results =
+        ir::block_ops(block).flat_map(|op| op.results().map(Value::from).collect::<Vec<_>>());
+    for value in arguments.chain(results).collect::<Vec<Value>>() {
+        if let Some(mut dist) = Dist::of_type(value.r#type())
+            && dist.find(ParallelType::Stream).is_some()
+        {
+            for axis in &mut dist.axes {
+                if *axis == ParallelType::Stream {
+                    *axis = ParallelType::Serial;
+                }
+            }
+            dist.stream_chunks = None;
+            value.set_type(super::axis_map::with_dist(context, value.r#type(), &dist));
+        }
+    }
 }
 
 fn rename(context: &Context, function: OperationRef, name: &str) {
