@@ -71,6 +71,19 @@ impl<'c, 'a> Builder<'c, 'a> {
         }
     }
 
+    /// Appends to the block `block` refers to, located at `location` by default.
+    pub fn at_end_of(
+        context: &'c Context,
+        block: BlockRef<'c, 'a>,
+        location: Location<'c>,
+    ) -> Self {
+        Self {
+            context,
+            location,
+            at: At::End(block),
+        }
+    }
+
     /// The same place, with `location` as the default location.
     pub fn located(self, location: Location<'c>) -> Self {
         Self { location, ..self }

@@ -135,6 +135,32 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(fusion::propagate_sharding::create()),
     },
     PassInfo {
+        argument: fusion::differentiate::ARGUMENT,
+        description: "Add a function's forward (returning its saved activations) and its backward (the vector-Jacobian product), in fusion",
+        anchor: fusion::differentiate::ANCHOR,
+        options: &[
+            OptionInfo {
+                name: "function",
+                description: "The function to differentiate (empty: the module's only public function)",
+                default: "",
+            },
+            OptionInfo {
+                name: "wrt",
+                description: "The arguments that get gradients, as comma-separated positions (empty: every floating-point argument)",
+                default: "",
+            },
+            OptionInfo {
+                name: "saved",
+                description: "What the backward reads of a forward set that gathers: gathered (the forward saves the gathered tensor) or recompute (the backward gathers its input again)",
+                default: "gathered",
+            },
+        ],
+        create: |options| {
+            let options = fusion::differentiate::DifferentiateOptions::parse(options)?;
+            Ok(fusion::differentiate::create(options))
+        },
+    },
+    PassInfo {
         argument: fusion::insert_resharding::ARGUMENT,
         description: "Isolate every resharding into its own fusion.set",
         anchor: "",
@@ -319,7 +345,13 @@ unsafe fn read_options<'a>(
 ) -> Result<PassOptions<'a>, String> {
     let values = (0..declared.len())
         // SAFETY: the caller guarantees `declared.len()` values.
-        .map(|index| unsafe { StringRef::from_raw(*values.add(index)) }.as_str())
+        .map(|index| unsafe { *values.add(index) })
+        // melior reads an empty string's last byte: an empty value is "".
+        .map(|raw| match raw.length {
+            0 => Ok(""),
+            // SAFETY: a valid string ref of `length` bytes.
+            _ => unsafe { StringRef::from_raw(raw) }.as_str(),
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| "option values must be UTF-8".to_owned())?;
     Ok(PassOptions { declared, values })

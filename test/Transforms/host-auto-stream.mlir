@@ -64,7 +64,8 @@ func.func @gemm_rs(%a: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>,
 
 // -----
 
-// Left alone: the gathered rows are read by an elementwise op too.
+// Left alone: the gathered rows are read by an elementwise op before the
+// GEMM, which the loop's chunks would not have filled yet.
 // CHECK-LABEL: func.func @ag_other_reader
 // ROOTED-LABEL: func.func @ag_other_reader
 // CHECK-NOT:   host.stream_for
@@ -73,6 +74,36 @@ func.func @gemm_rs(%a: tensor<8x16xf32, #fusion.dist<@tp, [serial, didx]>>,
 // CHECK:       return
 fusion.mesh @tp = [0, 1]
 func.func @ag_other_reader(%x: tensor<16x16xf32, #fusion.dist<@tp, [didx, serial]>>,
+                           %w: tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>) {
+  %g = fusion.set %x : tensor<16x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>
+  %n = fusion.neg %g : tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>
+  %y = fusion.linear %g, %w : tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %y, %n : tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
+// -----
+
+// The gathered rows read whole after the GEMM (as a backward's weight
+// gradient reads the dy its input gradient gathered): the GEMM loops, and
+// the reader follows the loop, on the whole gathered buffer.
+// CHECK-LABEL: func.func @ag_later_reader
+// CHECK:       [[G:%[0-9]+]] = host.alloc : memref<16x16xf32>
+// CHECK:       comm.allgather %{{.+}} into %{{.+}} team [0, 1] : memref<1x8x16xf32> into memref<2x8x16xf32>
+// CHECK:       host.stream_for
+// CHECK:       host.linear
+// CHECK:       }
+// CHECK-NEXT:  host.neg ins([[G]] : memref<16x16xf32>)
+// ROOTED-LABEL: func.func @ag_later_reader
+// ROOTED:       [[G:%[0-9]+]] = host.alloc : memref<16x16xf32>
+// ROOTED-NOT:   comm.allgather
+// ROOTED:       host.stream_for
+// ROOTED:       comm.broadcast
+// ROOTED:       host.linear
+// ROOTED:       }
+// ROOTED-NEXT:  host.neg ins([[G]] : memref<16x16xf32>)
+fusion.mesh @tp = [0, 1]
+func.func @ag_later_reader(%x: tensor<16x16xf32, #fusion.dist<@tp, [didx, serial]>>,
                            %w: tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>)
     -> (tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>) {
   %g = fusion.set %x : tensor<16x16xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<16x16xf32, #fusion.dist<@tp, [serial, serial]>>

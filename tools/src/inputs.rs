@@ -55,6 +55,37 @@ impl<'a> Inputs<'a> {
         Ok(Self { params, sources })
     }
 
+    /// The inputs of `signature`'s entry given as global values (another
+    /// program's outputs, say), each rounded to its argument's element type.
+    pub fn from_globals(signature: &'a Signature, globals: &[Tensor]) -> Result<Self> {
+        let params = &signature.inputs;
+        if globals.len() != params.len() {
+            bail!(
+                "{} takes {} arguments, not {}",
+                signature.name,
+                params.len(),
+                globals.len()
+            );
+        }
+        let sources = params
+            .iter()
+            .zip(globals)
+            .map(|(param, global)| {
+                if global.shape != param.shape {
+                    bail!(
+                        "{} takes a {:?} argument, not {:?}",
+                        signature.name,
+                        param.shape,
+                        global.shape
+                    );
+                }
+                let array = npy::Array::from_f64(param.dtype, &global.shape, &global.data);
+                Ok(Source::File(array))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self { params, sources })
+    }
+
     /// The global value of argument `index`, in f64 (for the reference).
     pub fn global(&self, index: usize) -> Result<Tensor> {
         let param = &self.params[index];

@@ -15,8 +15,27 @@ use melior::ir::{
 };
 use std::collections::HashMap;
 
+/// Whether each op's result is rounded to its element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// As the lowered program stores it (`--check`).
+    ElementType,
+    /// Not at all: the program's math in f64 (`--grad`'s finite
+    /// differences, which rounding to bf16 would drown).
+    None,
+}
+
 /// The results of `function` (a `func.func` over fusion tensors) on `inputs`.
 pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    evaluate_with(function, inputs, Rounding::ElementType)
+}
+
+/// [`evaluate`], each result rounded as `rounding` says.
+pub fn evaluate_with(
+    function: OperationRef,
+    inputs: &[Tensor],
+    rounding: Rounding,
+) -> Result<Vec<Tensor>> {
     let block = function
         .region(0)
         .ok()
@@ -49,7 +68,11 @@ pub fn evaluate(function: OperationRef, inputs: &[Tensor]) -> Result<Vec<Tensor>
         let shape = tensor_shape(result.r#type())
             .ok_or_else(|| anyhow::anyhow!("'{name}' op's result is not a static tensor"))?;
         let dtype = element_dtype(result.r#type())?;
-        let value = apply(&op, &name, &operands, shape)?.rounded(dtype);
+        let value = apply(&op, &name, &operands, shape)?;
+        let value = match rounding {
+            Rounding::ElementType => value.rounded(dtype),
+            Rounding::None => value,
+        };
         values.insert(result.to_raw().ptr as usize, value);
         next = op.next_in_block();
     }

@@ -1,6 +1,7 @@
 //! Passes over `fusion` programs.
 
 pub(crate) mod axis_map;
+pub mod differentiate;
 pub mod insert_resharding;
 pub(crate) mod mesh;
 pub mod propagate_sharding;

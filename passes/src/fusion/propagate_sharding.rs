@@ -600,7 +600,7 @@ fn broadcast_axes_are_not_split(graph: &Graph) -> bool {
 
 /// Rebuilds `function_type` from the entry block's arguments and the
 /// returned values.
-fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>) {
+pub(crate) fn update_function_type<'c>(context: &'c Context, function: OperationRef<'c, '_>) {
     let old = function
         .attribute("function_type")
         .ok()

@@ -11,11 +11,13 @@
 //! (one chunk per device: chunk `i` is device `i`'s tokens) and builds those
 //! loops:
 //!
-//! - an **allgather** along axis `a` of D members whose output only
+//! - an **allgather** along axis `a` of D members whose output
 //!   `host.linear`/`host.matmul` ops read, as their first operand, with `a`
 //!   mapped to a row (or batch) axis of their output: the GEMMs go in one
 //!   `host.stream_for` of D iterations in front of the first, each on chunk
-//!   `i` of the gathered rows and of its output's rows (AG+GEMM);
+//!   `i` of the gathered rows and of its output's rows (AG+GEMM); other ops
+//!   may read the gathered buffer whole after the first GEMM (after the
+//!   loop: a backward's weight gradient);
 //! - a **reduce-scatter** along axis `a` of D members whose input is written
 //!   only by one `host.linear`/`host.matmul` right before it, `a` a row (or
 //!   batch) axis of its output that its first operand's rows map to: the GEMM
@@ -192,21 +194,34 @@ impl<'c, 'a> Gather<'c, 'a> {
         let output = ir::operand(&allgather, 1)?;
         let wait = ir::sole_wait(allgather)?;
         let mut gemms: Vec<Gemm> = Vec::new();
+        // Ops that read the whole gathered buffer: they must follow the loop.
+        let mut later_readers: Vec<OperationRef> = Vec::new();
         for user in ir::users(output) {
             if user == allgather {
                 continue;
             }
-            // Reads the rows as its first operand, after the wait, in the block.
-            if user.block() != allgather.block()
-                || !wait.is_before_in_block(user)
-                || ir::operand(&user, 0) != Some(output)
-                || user.operands().skip(1).any(|operand| operand == output)
-            {
+            if user.block() != allgather.block() || !wait.is_before_in_block(user) {
                 return None;
             }
-            let maps = hir_dialects::axis_map(&user)?;
-            let gemm = Gemm::of(user, maps.first()?.get(axis).copied().flatten()?, members)?;
-            gemms.push(gemm);
+            // Reads the rows as its first operand.
+            let gemm = Some(user)
+                .filter(|user| {
+                    ir::operand(user, 0) == Some(output)
+                        && user.operands().skip(1).all(|operand| operand != output)
+                })
+                .and_then(|user| {
+                    let maps = hir_dialects::axis_map(&user)?;
+                    Gemm::of(user, maps.first()?.get(axis).copied().flatten()?, members)
+                });
+            match gemm {
+                Some(gemm) => gemms.push(gemm),
+                None if hir_dialects::destination(&user)
+                    .is_some_and(|written| ir::operand(&user, written) != Some(output)) =>
+                {
+                    later_readers.push(user);
+                }
+                None => return None,
+            }
         }
         gemms.sort_by(|a, b| {
             if a.op.is_before_in_block(b.op) {
@@ -216,6 +231,14 @@ impl<'c, 'a> Gather<'c, 'a> {
             }
         });
         let first = gemms.first()?.op;
+        // A backward's weight gradient reads the gathered rows whole, after
+        // the loop has gathered them all.
+        if later_readers
+            .iter()
+            .any(|reader| !first.is_before_in_block(*reader))
+        {
+            return None;
+        }
         // Each later GEMM moves up to the first: what it reads is there
         // already, and nothing between reads or writes its buffers.
         for gemm in &gemms[1..] {

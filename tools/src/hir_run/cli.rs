@@ -2,6 +2,7 @@
 //! with `hir-bench` are in `hir_tools::args`).
 
 use clap::Parser;
+use hir::passes::fusion::differentiate::Saved;
 use hir::passes::{
     Allgather, Allreduce, Fuse, LowerOptions, Overlap, P2p, ReduceScatter, StreamSync,
 };
@@ -92,6 +93,15 @@ pub struct Options {
     /// Compare the outputs with a reference evaluation of the fusion program (turns --poison on)
     #[arg(long)]
     pub check: bool,
+    /// Check the program's gradients instead: fusion-differentiate's forward and backward run on
+    /// the ranks, each argument's gradient compared along random directions with central
+    /// differences of the f64 reference (ranks as threads)
+    #[arg(long, conflicts_with_all = ["check", "expect", "output_dir", "dry_run", "iters", "trace", "graph"])]
+    pub grad: bool,
+    /// With --grad, what the backward reads of a forward set that gathers: the gathered tensor,
+    /// saved by the forward (gathered), or the set's input, gathered again (recompute)
+    #[arg(long, default_value = "gathered", value_parser = choice::<Saved>())]
+    pub saved: Saved,
     /// Fill every fresh buffer (host.alloc, the runtime's temporaries) with NaN instead of zero,
     /// so that a missing write shows [default: on with --check]
     #[arg(long, overrides_with = "no_poison")]
@@ -238,6 +248,12 @@ impl Options {
             .ranks_given
             .or_else(launch::world_size_of_rank)
             .unwrap_or(1);
+        if options.grad && options.plan().launch() == Launch::Processes {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--grad runs its ranks as threads of this process: it does not go with --launch processes (with --backend cuda, add --launch threads)\n",
+            ));
+        }
         if options.dry_run && options.launch == Some(Launch::Threads) {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
@@ -388,5 +404,32 @@ mod tests {
         let options = run(&["--launch=processes", "--timeout", "5", "p.mlir"]).unwrap();
         assert_eq!(options.plan().launch(), Launch::Processes);
         assert_eq!(options.timeout, std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn grad_runs_its_ranks_as_threads() {
+        let options = run(&["--grad", "--saved", "recompute", "p.mlir"]).unwrap();
+        assert!(options.grad);
+        assert_eq!(options.saved, Saved::Recompute);
+        assert_eq!(run(&["--grad", "p.mlir"]).unwrap().saved, Saved::Gathered);
+        assert!(
+            run(&[
+                "--grad",
+                "--launch",
+                "threads",
+                "--backend",
+                "cuda",
+                "p.mlir"
+            ])
+            .is_ok()
+        );
+        for refused in [
+            &["--grad", "--backend", "cuda", "p.mlir"][..],
+            &["--grad", "--launch", "processes", "p.mlir"],
+            &["--grad", "--check", "p.mlir"],
+            &["--grad", "--saved", "later", "p.mlir"],
+        ] {
+            assert!(run(refused).is_err(), "{refused:?}");
+        }
     }
 }

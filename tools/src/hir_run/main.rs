@@ -12,6 +12,7 @@
 //! For host IR every argument is per-rank and random.
 
 mod cli;
+mod grad;
 mod tune;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -177,6 +178,9 @@ fn reference(options: &Options, globals: &[Tensor]) -> Result<Vec<Tensor>> {
 }
 
 fn run(options: &Options) -> Result<()> {
+    if options.grad {
+        return grad::check(options);
+    }
     let mut stages = Stages::start();
     let compiled = compile(options)?;
     let signature = &compiled.signature;
