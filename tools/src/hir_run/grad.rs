@@ -250,7 +250,7 @@ fn execute(
     let signature = &compiled.signature;
     let runtime = &session.runtime;
     let mut ranks: Vec<RankCall> = (0..options.ranks)
-        .map(|rank| super::rank_buffers(signature, Some(inputs), rank, options.seed))
+        .map(|rank| super::rank_buffers(signature, Some(inputs), rank, options.seed, false))
         .collect::<Result<_>>()?;
     for (rank, call) in ranks.iter_mut().enumerate() {
         for buffer in &mut call.buffers {
