@@ -13,6 +13,9 @@
 // RUN: hir-run -n 4 --grad --saved recompute --seed 3 %t.4.mlir | FileCheck %s
 // RUN: HIR_TEST_HOOK=1:corrupt-gradients not hir-run -n 2 --grad %t.2.mlir 2>&1 | FileCheck %s --check-prefix=WRONG
 // RUN: not hir-run -n 2 --grad --check %t.2.mlir 2>&1 | FileCheck %s --check-prefix=CONFLICT
+// hir-bench program mlp --grad prints the training step, which lowers.
+// RUN: hir-bench program mlp --grad --t 32 --h 16 --f 64 -n 2 --dtype f32 > %t.step.mlir && FileCheck %s --check-prefix=STEP < %t.step.mlir
+// RUN: hir-opt --hir-lower %t.step.mlir | FileCheck %s --check-prefix=STEP-HOST
 
 // CHECK: ran @tp_mlp's forward and backward on
 // CHECK-COUNT-8: d arg{{[0-3]}}, direction {{[01]}}: <g, v> = {{.*}}, finite difference {{.*}}: relative error {{.*}} (tolerance 1e-4): ok
@@ -22,3 +25,13 @@
 // WRONG: hir-run: error: the gradients differ from the finite differences
 
 // CONFLICT: error: the argument '--grad' cannot be used with '--check'
+
+// STEP: // hir-bench program mlp: Megatron's TP/SP MLP
+// STEP: // with --grad: fusion-differentiate's @tp_mlp_forward and @tp_mlp_backward added
+// STEP: func.func @tp_mlp(
+// STEP: func.func @tp_mlp_forward(
+// STEP: func.func @tp_mlp_backward(
+// STEP-SAME: -> (tensor<32x16xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<64x16xf32, #fusion.dist<@tp, [didx, serial]>>, tensor<64xf32, #fusion.dist<@tp, [didx]>>, tensor<16x64xf32, #fusion.dist<@tp, [serial, didx]>>)
+
+// STEP-HOST: func.func @tp_mlp_backward(
+// STEP-HOST: return

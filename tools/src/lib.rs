@@ -13,6 +13,7 @@
 //! - [`inputs`]: each rank's inputs made where they are held (random or read);
 //! - [`stages`]: the start-up stages' times, for the debug log;
 //! - [`tensor`], [`reference`]: f64 values and the reference evaluation;
+//! - [`differentiate`]: a program's forward and backward (`fusion-differentiate`);
 //! - [`programs`]: the benchmark programs, generated from parameters;
 //! - [`blocks`]: Megatron's sequence-parallel transformer block, N stacked;
 //! - [`mlp`]: Megatron's TP/SP MLP alone.
@@ -20,6 +21,7 @@
 pub mod args;
 pub mod blocks;
 pub mod buffer;
+pub mod differentiate;
 pub mod inputs;
 pub mod launch;
 pub mod log;

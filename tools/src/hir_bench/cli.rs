@@ -78,6 +78,11 @@ pub struct MlpSizes {
     /// Element type
     #[arg(long, value_name = "T", default_value = "bf16", value_parser = dtype())]
     pub dtype: DType,
+    /// Print a training step instead: the MLP with fusion-differentiate's @tp_mlp_forward
+    /// (its result and the activations it saves) and @tp_mlp_backward (the gradients of x, w1,
+    /// c1 and w2 from the saved activations and dy)
+    #[arg(long)]
+    pub grad: bool,
 }
 
 impl MlpSizes {

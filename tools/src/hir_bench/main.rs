@@ -54,7 +54,11 @@ fn main() -> ExitCode {
                 .blocks(block.blocks)
                 .generate()
                 .map(|text| print!("{text}")),
-            Model::Mlp(sizes) => sizes.mlp().generate().map(|text| print!("{text}")),
+            Model::Mlp(sizes) => sizes
+                .mlp()
+                .generate()
+                .and_then(|text| training_step(text, sizes.grad))
+                .map(|text| print!("{text}")),
         },
         Command::Startup(startup) => startup::run(&startup),
     };
@@ -62,6 +66,27 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(error),
     }
+}
+
+/// `text`, or with `grad` its forward and backward added
+/// (`fusion-differentiate`), under its header.
+fn training_step(text: String, grad: bool) -> anyhow::Result<String> {
+    if !grad {
+        return Ok(text);
+    }
+    let step = hir_tools::differentiate::differentiate_text(
+        &text,
+        "<mlp>",
+        hir::passes::fusion::differentiate::Saved::Gathered,
+    )?;
+    let header: String = text
+        .lines()
+        .take_while(|line| line.starts_with("//"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    Ok(format!(
+        "{header}// with --grad: fusion-differentiate's @tp_mlp_forward and @tp_mlp_backward added\n{step}"
+    ))
 }
 
 fn fail(error: anyhow::Error) -> ExitCode {

@@ -17,18 +17,15 @@
 use super::cli::Options;
 use anyhow::{Result, anyhow, bail};
 use hir::compile::{Compiled, compile};
-use hir::passes::Choice;
 use hir_tools::buffer::{Calls, RankCall};
+use hir_tools::differentiate::differentiate;
 use hir_tools::inputs::Inputs;
 use hir_tools::launch::{self, Session};
 use hir_tools::program;
 use hir_tools::ranks::Ranks as _;
 use hir_tools::reference::{self, Rounding};
 use hir_tools::tensor::{self, Rng, Tensor};
-use melior::{
-    ir::{BlockLike, Module, OperationRef, RegionLike, operation::OperationLike},
-    pass::PassManager,
-};
+use melior::ir::{BlockLike, Module, OperationRef, RegionLike, operation::OperationLike};
 
 /// The step of the central differences: small enough that the f64
 /// reference's curvature term (ε²) is far below any tolerance, large
@@ -44,18 +41,7 @@ pub fn check(options: &Options) -> Result<()> {
     program::import(&context, &mut module, false)?;
     let entry = program::function_name(&program::entry(&module)?);
     let name = entry.trim_start_matches('@').to_owned();
-    let manager = PassManager::new(&context);
-    melior::utility::parse_pass_pipeline(
-        manager.as_operation_pass_manager(),
-        &format!(
-            "builtin.module(fusion-differentiate{{function={name} saved={}}})",
-            options.saved.name()
-        ),
-    )
-    .map_err(|error| anyhow!("fusion-differentiate: {error}"))?;
-    manager
-        .run(&mut module)
-        .map_err(|_| anyhow!("fusion-differentiate failed on {entry}"))?;
+    differentiate(&context, &mut module, &name, options.saved)?;
 
     let forward = compile_alone(&module, &format!("{name}_forward"), options)?;
     let backward = compile_alone(&module, &format!("{name}_backward"), options)?;
