@@ -519,35 +519,14 @@ impl Kernels {
         out: &View,
         stream: Stream,
     ) -> Result<()> {
-        let numel = out.numel();
-        if numel == 0 {
+        let Some((p, blocks)) = self.generated(out, global_strides)? else {
             return Ok(());
-        }
-        let (sizes, strides) =
-            coalesce(&out.sizes, &[out.strides.clone(), global_strides.to_vec()]);
-        let params = Random {
-            p: Pointwise {
-                rank: sizes.len() as i64,
-                numel: numel as i64,
-                sizes: fill(&sizes, "generated")?,
-                out: kview(out.ptr, &strides[0])?,
-                a: kview(std::ptr::null_mut(), &strides[1])?,
-                ..Default::default()
-            },
-            offset: i64::try_from(first)
-                .map_err(|_| Error::Invalid(format!("element {first} is past i64")))?,
-            key,
         };
-        let blocks = numel
-            .div_ceil(THREADS as usize)
-            .min(self.max_blocks as usize) as u32;
-        self.launch(
-            &generate_name("random", out.dtype),
-            blocks,
-            THREADS,
-            &params,
-            stream,
-        )
+        let offset = i64::try_from(first)
+            .map_err(|_| Error::Invalid(format!("element {first} is past i64")))?;
+        let params = Random { p, offset, key };
+        let name = generate_name("random", out.dtype);
+        self.launch(&name, blocks, THREADS, &params, stream)
     }
 
     /// Launches the `Generate` kernel `name` over `out`'s shape, `index`
@@ -561,27 +540,35 @@ impl Kernels {
         value: f32,
         stream: Stream,
     ) -> Result<()> {
+        let Some((p, blocks)) = self.generated(out, index)? else {
+            return Ok(());
+        };
+        let params = Generate { p, offset, value };
+        self.launch(name, blocks, THREADS, &params, stream)
+    }
+
+    /// A launch of no input over `out`'s shape (`Generate`, `Random`): its
+    /// `Pointwise`, `index` the strides of the never-read view `a` whose
+    /// offset at an element the kernel reads, and its grid; none when `out`
+    /// is empty.
+    fn generated(&self, out: &View, index: &[usize]) -> Result<Option<(Pointwise, u32)>> {
         let numel = out.numel();
         if numel == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let (sizes, strides) = coalesce(&out.sizes, &[out.strides.clone(), index.to_vec()]);
-        let params = Generate {
-            p: Pointwise {
-                rank: sizes.len() as i64,
-                numel: numel as i64,
-                sizes: fill(&sizes, "generated")?,
-                out: kview(out.ptr, &strides[0])?,
-                a: kview(std::ptr::null_mut(), &strides[1])?,
-                ..Default::default()
-            },
-            offset,
-            value,
+        let p = Pointwise {
+            rank: sizes.len() as i64,
+            numel: numel as i64,
+            sizes: fill(&sizes, "generated")?,
+            out: kview(out.ptr, &strides[0])?,
+            a: kview(std::ptr::null_mut(), &strides[1])?,
+            ..Default::default()
         };
         let blocks = numel
             .div_ceil(THREADS as usize)
             .min(self.max_blocks as usize) as u32;
-        self.launch(name, blocks, THREADS, &params, stream)
+        Ok(Some((p, blocks)))
     }
 
     /// `out` is `input` repeated along the new output axes `axes`.
