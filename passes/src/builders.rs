@@ -599,7 +599,7 @@ pub fn strides(r#type: Type) -> Option<Vec<i64>> {
 }
 
 /// The strides and the offset of a memref type with a strided layout.
-fn strides_and_offset(r#type: Type) -> Option<(Vec<i64>, i64)> {
+pub fn strides_and_offset(r#type: Type) -> Option<(Vec<i64>, i64)> {
     let r#type = MemRefType::try_from(r#type).ok()?;
     let mut strides = vec![0; r#type.rank()];
     let mut offset = 0;

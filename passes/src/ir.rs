@@ -24,12 +24,13 @@ pub fn producer<'c: 'a, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>
 }
 
 /// Whether `op` takes a view of its first operand: `host.select`,
-/// `memref.subview`, or `memref.expand_shape` (the pre-split layout
-/// `host-presplit-chunks` views a loop's chunks in).
+/// `memref.subview`, `memref.expand_shape` (the pre-split layout
+/// `host-presplit-chunks` views a loop's chunks in) or `memref.transpose`
+/// (a transposed GEMM operand, `host-fold-transpose`).
 pub fn is_view(op: &OperationRef) -> bool {
     matches!(
         Op::of(op),
-        Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape)
+        Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape | Op::MemrefTranspose)
     )
 }
 

@@ -107,6 +107,7 @@ ops! {
     ArithMuli => arith::MulIOperation,
     MemrefSubview => memref::SubViewOperation,
     MemrefExpandShape => memref::ExpandShapeOperation,
+    MemrefTranspose => memref::TransposeOperation,
     ScfYield => scf::YieldOperation,
     ScfIf => scf::IfOperation,
     ScfFor => scf::ForOperation,

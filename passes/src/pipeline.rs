@@ -367,6 +367,10 @@ impl LowerOptions {
             passes.push("func.func(host-fuse-epilogue)".to_owned());
             passes.push("func.func(host-fuse-elementwise)".to_owned());
         }
+        // After the pipelines, which slice and move the GEMMs that read a
+        // transposed copy, and before the deallocs, which keep a view's
+        // source alive until its last read.
+        passes.push("func.func(host-fold-transpose)".to_owned());
         passes.push("func.func(host-insert-dealloc)".to_owned());
         // Last: the passes above work on host.stream_for, whose fork and join
         // are its semantics.

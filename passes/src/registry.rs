@@ -249,6 +249,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::reduce_pipeline::create()),
     },
     PassInfo {
+        argument: host::fold_transpose::ARGUMENT,
+        description: "Read a transposed copy that only GEMMs read as a transposed view of its source (memref.transpose), so the copy goes",
+        anchor: host::fold_transpose::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::fold_transpose::create()),
+    },
+    PassInfo {
         argument: host::fuse_epilogue::ARGUMENT,
         description: "Fold an activation (host.gelu) into the epilogue of the GEMM that writes its input, when nothing else uses that buffer",
         anchor: host::fuse_epilogue::ANCHOR,

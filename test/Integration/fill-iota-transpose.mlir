@@ -23,17 +23,19 @@
 // LLVM: call @hir_rt_iota_f32(
 // LLVM: call @hir_rt_fill_bf16(
 
-// x^T is split along K: a local transpose, a partial matmul and an
-// allreduce; the permute runs one slice per stream.
+// x^T is split along K: a local transpose, which the matmul reads as a
+// transposed view (host-fold-transpose), a partial matmul and an allreduce;
+// the permute runs one slice per stream.
 // TRANSPOSE-LABEL: func.func @transpose
-// TRANSPOSE: host.transpose [1, 0] ins(%{{.+}} : memref<2x16xf32>) outs(%{{.+}} : memref<16x2xf32>)
-// TRANSPOSE: host.matmul
+// TRANSPOSE: %[[XT:.+]] = memref.transpose %arg0 (d0, d1) -> (d1, d0) : memref<2x16xf32> to memref<16x2xf32, strided<[1, 16]>>
+// TRANSPOSE: host.matmul ins(%[[XT]],
 // TRANSPOSE: comm.allreduce
 // TRANSPOSE: scf.for
 // TRANSPOSE: host.transpose [1, 0] ins(%{{.+}} : memref<1x8xbf16, strided<[32, 1], offset: ?>>) outs(%{{.+}} : memref<8x1xbf16, strided<[4, 4], offset: ?>>)
 
-// TRANSPOSE-LLVM: func.func private @hir_rt_transpose_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>) attributes {llvm.emit_c_interface}
-// TRANSPOSE-LLVM: call @hir_rt_transpose_f32(
+// TRANSPOSE-LLVM-NOT: hir_rt_transpose_f32
+// TRANSPOSE-LLVM: func.func private @hir_rt_transpose_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xi64>) attributes {llvm.emit_c_interface}
+// TRANSPOSE-LLVM: call @hir_rt_transpose_bf16(
 
 // GRID: ran @fill_iota_2d on 4 ranks
 // GRID: result0: relative error 0.000e0 {{.*}}: ok

@@ -101,9 +101,9 @@ fn users_through_views<'c, 'a>(value: Value<'c, 'a>, users: &mut Vec<OperationRe
         }
         users.push(user);
         match Op::of(&user) {
-            Some(Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape) => {
-                users_through_views(user.result(0).expect("a view has a result").into(), users)
-            }
+            Some(
+                Op::HostSelect | Op::MemrefSubview | Op::MemrefExpandShape | Op::MemrefTranspose,
+            ) => users_through_views(user.result(0).expect("a view has a result").into(), users),
             _ if ir::name(&user).starts_with("comm.") => {
                 for request in [Some(user), group_end(user)].into_iter().flatten() {
                     if let Some(request) = ir::result(&request, 0) {
@@ -144,7 +144,7 @@ fn insert_dealloc(alloc: OperationRef) {
             || name.starts_with("comm.")
             || matches!(
                 Op::of(&user),
-                Some(Op::MemrefSubview | Op::MemrefExpandShape)
+                Some(Op::MemrefSubview | Op::MemrefExpandShape | Op::MemrefTranspose)
             );
         if Op::HostDealloc.is(&user) || !hir {
             return;
