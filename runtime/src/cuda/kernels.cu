@@ -34,6 +34,9 @@ struct Ternary {
     View c;
 };
 
+// The threads of a `reduce_split` block.
+#define HIR_SPLIT_THREADS 256
+
 // A reduction: out (kept axes) = op over the reduced axes of in.
 struct Reduce {
     i64 kept_rank;
@@ -469,6 +472,50 @@ template <class E, class Op> __device__ void reduce_short(const Reduce &r) {
             acc = Op::combine(acc, E::load(in + reduced_offset(r, j)));
         }
         ((typename E::T *)r.out.ptr)[o] = E::round(acc);
+    }
+}
+
+// An outer reduction of few outputs (a column sum, a bias gradient): too few
+// words for a thread each to fill the device, so a block is `blockDim.x`
+// words of the innermost kept axis (contiguous) by `blockDim.y` groups of
+// reduced elements (a power of two); group `y` folds every `blockDim.y`-th
+// element, then the groups combine in shared memory, in a fixed order, and
+// the sum is rounded once.
+template <class E, class Op> __device__ void reduce_split(const Reduce &r) {
+    typedef typename E::T T;
+    typedef typename E::C C;
+    const int lanes = sizeof(Word16) / sizeof(T);
+    __shared__ C partial[HIR_SPLIT_THREADS * lanes];
+    i64 word = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    bool live = word < r.outputs;
+    C acc[lanes];
+    for (int l = 0; l < lanes; ++l) acc[l] = Op::template init<E>();
+    i64 o = 0, base = 0;
+    if (live) {
+        kept_offsets(r, word, o, base);
+        const T *in = (const T *)r.in.ptr + base;
+#pragma unroll 4
+        for (i64 j = threadIdx.y; j < r.reduced; j += blockDim.y) {
+            Lanes<T> x;
+            x.word = *(const Word16 *)(in + reduced_offset(r, j));
+            for (int l = 0; l < lanes; ++l) acc[l] = Op::combine(acc[l], E::load(&x.e[l]));
+        }
+    }
+    unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+    for (int l = 0; l < lanes; ++l) partial[t * lanes + l] = acc[l];
+    __syncthreads();
+    for (unsigned half = blockDim.y / 2; half > 0; half /= 2) {
+        if (threadIdx.y < half) {
+            unsigned u = (threadIdx.y + half) * blockDim.x + threadIdx.x;
+            for (int l = 0; l < lanes; ++l)
+                partial[t * lanes + l] = Op::combine(partial[t * lanes + l], partial[u * lanes + l]);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.y == 0 && live) {
+        Lanes<T> y;
+        for (int l = 0; l < lanes; ++l) y.e[l] = E::round(partial[t * lanes + l]);
+        *(Word16 *)((T *)r.out.ptr + o) = y.word;
     }
 }
 

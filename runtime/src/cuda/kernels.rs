@@ -34,6 +34,12 @@ const WIDE: usize = 16;
 /// however long it is: the threads read neighbouring elements, and there are
 /// enough of them to fill the GPU.
 const MANY_OUTPUTS: usize = 1 << 16;
+/// An outer reduction of fewer words than this splits its reduced axis over
+/// a block's threads (`reduce_split`): a thread a word would leave the device
+/// mostly idle (an H200 holds 2^18 threads at once).
+const SPLIT_BELOW: usize = 1 << 17;
+/// The threads of a `reduce_split` block (`HIR_SPLIT_THREADS`).
+const SPLIT_THREADS: u32 = 256;
 
 /// `View` of `kernels.cu`.
 #[repr(C)]
@@ -221,6 +227,11 @@ fn source() -> String {
                 format!("reduce_wide<{e}, {o}>"),
                 "Reduce",
             );
+            entry(
+                format!("{}_split", reduce_name(op, dtype)),
+                format!("reduce_split<{e}, {o}>"),
+                "Reduce",
+            );
         }
     }
     source
@@ -364,21 +375,24 @@ impl Kernels {
         params: &P,
         stream: Stream,
     ) -> Result<()> {
+        self.launch_blocks(name, blocks, (threads, 1), params, stream)
+    }
+
+    /// [`Kernels::launch`] with blocks of `block` (x, y) threads.
+    fn launch_blocks<P>(
+        &self,
+        name: &str,
+        blocks: u32,
+        (x, y): (u32, u32),
+        params: &P,
+        stream: Stream,
+    ) -> Result<()> {
         let function = self.function(name)?;
         let mut args = [params as *const P as *mut c_void];
         // SAFETY: `params` is the kernel's one by-value parameter, whose layout
         // it mirrors; cuLaunchKernel copies it before returning.
-        unsafe {
-            cu::launch_kernel(
-                function,
-                (blocks, 1, 1),
-                (threads, 1, 1),
-                0,
-                stream,
-                &mut args,
-            )
-        }
-        .check(&format!("launching {name}"))
+        unsafe { cu::launch_kernel(function, (blocks, 1, 1), (x, y, 1), 0, stream, &mut args) }
+            .check(&format!("launching {name}"))
     }
 
     /// Launches `name` over `out`'s shape, or `wide` (the same op on
@@ -634,28 +648,41 @@ impl Kernels {
             input: kview(input.ptr, &kept_strides[1])?,
         };
         let name = reduce_name(op, out.dtype);
-        let outer = kept_strides[1].last() == Some(&1) && outputs >= MANY_OUTPUTS;
-        if reduced < 32 || outer {
-            let lanes = lanes(
-                out.dtype.size(),
-                &kept_sizes,
-                &kept_strides,
-                &reduced_strides[0],
-                &[out.ptr, input.ptr],
-            );
-            let (kernel, params) = if lanes == 1 {
-                ("short", params)
-            } else {
-                let mut sizes = kept_sizes;
-                *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
-                let wide = Reduce {
-                    outputs: (outputs / lanes) as i64,
-                    kept_sizes: fill(&sizes, "kept")?,
-                    out: kview(out.ptr, &widen_innermost(&kept_strides[0], lanes))?,
-                    input: kview(input.ptr, &widen_innermost(&kept_strides[1], lanes))?,
-                    ..params
-                };
-                ("wide", wide)
+        let contiguous = kept_strides[1].last() == Some(&1);
+        let lanes = lanes(
+            out.dtype.size(),
+            &kept_sizes,
+            &kept_strides,
+            &reduced_strides[0],
+            &[out.ptr, input.ptr],
+        );
+        // The same reduction on WIDE-byte words of the innermost kept axis.
+        let wide = if lanes > 1 {
+            let mut sizes = kept_sizes.clone();
+            *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
+            Some(Reduce {
+                outputs: (outputs / lanes) as i64,
+                kept_sizes: fill(&sizes, "kept")?,
+                out: kview(out.ptr, &widen_innermost(&kept_strides[0], lanes))?,
+                input: kview(input.ptr, &widen_innermost(&kept_strides[1], lanes))?,
+                ..params
+            })
+        } else {
+            None
+        };
+        let words = outputs / lanes;
+        if let Some(wide) = &wide
+            && contiguous
+            && reduced >= 32
+            && words < SPLIT_BELOW
+        {
+            let (blocks, block) = self.split_blocks(words);
+            return self.launch_blocks(&format!("{name}_split"), blocks, block, wide, stream);
+        }
+        if reduced < 32 || (contiguous && outputs >= MANY_OUTPUTS) {
+            let (kernel, params) = match wide {
+                None => ("short", params),
+                Some(wide) => ("wide", wide),
             };
             let blocks = (params.outputs as usize)
                 .div_ceil(THREADS as usize)
@@ -671,6 +698,21 @@ impl Kernels {
         let threads = (reduced.div_ceil(32) * 32).clamp(32, THREADS as usize) as u32;
         let blocks = outputs.min(self.max_blocks as usize * 4) as u32;
         self.launch(&name, blocks, threads, &params, stream)
+    }
+}
+
+impl Kernels {
+    /// The grid and block of a `reduce_split` over `words` outputs: as many
+    /// words a block (2 to 32, a power of two) as still give every
+    /// multiprocessor two blocks, the rest of its threads groups.
+    fn split_blocks(&self, words: usize) -> (u32, (u32, u32)) {
+        let sms = (self.max_blocks / 16) as usize;
+        let mut columns = 32;
+        while columns > 2 && words.div_ceil(columns) < 2 * sms {
+            columns /= 2;
+        }
+        let blocks = words.div_ceil(columns) as u32;
+        (blocks, (columns as u32, SPLIT_THREADS / columns as u32))
     }
 }
 

@@ -298,6 +298,53 @@ fn wide_copies_and_outer_reductions_match() {
     }
 }
 
+/// Outer reductions of few outputs and many rows (a bias gradient's column
+/// sum), which split the rows over a block's threads (`reduce_split`): a
+/// row count no group count divides, a block of words wider than the
+/// output, and a strided batch of columns.
+#[test]
+fn column_sums_split_over_blocks_match() {
+    let Some(world) = world(1, false) else { return };
+    for dtype in DType::FLOATS {
+        let b = |len| Buffer { dtype, len };
+        let (rows, cols) = (4099, 512);
+        let buffers = [b(rows * cols), b(cols), b(3 * 64), b(8 * 1000 * 64)];
+        for op in Reduction::ALL {
+            let how = if op == Reduction::Amax {
+                Match::Bits
+            } else {
+                Match::Close
+            };
+            compare(
+                &format!("split {} {dtype:?}", op.name()),
+                &world,
+                &buffers,
+                how,
+                &|device, p| {
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![0]),
+                        vec![dense(dtype, p[0], &[rows, cols])],
+                        dense(dtype, p[1], &[cols]),
+                    );
+                    run(
+                        device,
+                        KernelOp::Reduce(op, vec![1]),
+                        vec![view(
+                            dtype,
+                            p[3],
+                            0,
+                            &[3, 1000, 64],
+                            &[2 * 1000 * 64, 64, 1],
+                        )],
+                        dense(dtype, p[2], &[3, 64]),
+                    );
+                },
+            );
+        }
+    }
+}
+
 /// Every integer kernel (`Unary::takes`, `Binary::takes`, where, fill,
 /// iota, sum and amax over outer and inner axes, an i64 copy and broadcast)
 /// on strided views gives the cpu backend's bits. Inputs are integers of
