@@ -14,12 +14,14 @@
 //! [`jit`] are the steps it is made of, [`context`] the contexts; [`cache`]
 //! keeps what the JIT compiled on disk, so that compiling a program again
 //! compiles nothing; [`tune`] lists the overlap variants a run may time and
-//! keeps the fastest beside it.
+//! keeps the fastest beside it; [`differentiate`] makes a program's forward
+//! and backward programs (`fusion-differentiate`).
 
 pub mod arguments;
 pub mod cache;
 pub mod compile;
 pub mod context;
+pub mod differentiate;
 pub mod jit;
 pub mod program;
 pub mod tune;

@@ -401,7 +401,9 @@ pub fn signature(module: &Module, function: &OperationRef) -> Result<Signature> 
     })
 }
 
-fn run_pipeline(
+/// Runs `pipeline` (passes nested in `builtin.module(...)`) on `module`;
+/// `stage` names it in errors.
+pub fn run_pipeline(
     context: &Context,
     module: &mut Module,
     pipeline: &str,

@@ -14,6 +14,9 @@ of the program's element types (float32, float16, bfloat16, int32, int64).
 
 `program.as_torch_op()` is the program as a torch operator (torch.library,
 with a fake implementation), which `torch.compile(fullgraph=True)` traces;
+`hir.compile(..., differentiable=True)` also compiles the program's
+backward (`fusion-differentiate`), and its calls on torch tensors carry a
+`grad_fn`;
 `program.as_dtensor_op()` takes and returns DTensors; `hir.Builder` writes
 a program from shapes, meshes and op calls.
 
@@ -38,6 +41,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 from . import _native
 from ._native import CompileError, HirError, RunError
 from .builder import Builder, BuildError
+from .differentiable import FLOAT_DTYPES, DifferentiableProgram
 
 #: The version of HIR this package was built from.
 __version__: str = _native.__version__
@@ -46,6 +50,7 @@ __all__ = [
     "BuildError",
     "Builder",
     "CompileError",
+    "DifferentiableProgram",
     "HirError",
     "Program",
     "RunError",
@@ -63,7 +68,8 @@ class Program:
     def __init__(self, native: "_native.Program", source: str) -> None:
         self._native = native
         # What the program is, for its torch op's name: its text and
-        # options, not the file it came from.
+        # options, not the file it came from (a differentiable program's
+        # forward: its backward's text too, which its op's formula runs).
         self._digest = hashlib.sha256(f"{source}\0{native.options}".encode()).hexdigest()
 
     @property
@@ -124,7 +130,8 @@ class Program:
         named ``hir::<entry>_<digest>``) taking one rank's input tensors and
         returning its outputs, with a fake implementation that gives their
         shapes and dtypes: ``torch.compile(fullgraph=True)`` traces a model
-        calling it. Not differentiable (no autograd formula yet)."""
+        calling it. Not differentiable: compile with ``differentiable=True``
+        for that."""
         from .torch_op import as_torch_op
 
         return as_torch_op(self, self._digest)
@@ -183,8 +190,9 @@ def _without_grad(arrays: List[Any], rank: int) -> List[Any]:
     if torch.is_grad_enabled():
         position = next(index for index, array in enumerate(arrays) if getattr(array, "requires_grad", False))
         raise TypeError(
-            f"array #{position} of rank #{rank} requires grad, and HIR programs are not "
-            "differentiable yet: call the program under torch.no_grad(), or pass tensor.detach()"
+            f"array #{position} of rank #{rank} requires grad, and this program is not differentiable: "
+            "compile it with hir.compile(..., differentiable=True), call it under torch.no_grad(), "
+            "or pass tensor.detach()"
         )
     return [array.detach() if getattr(array, "requires_grad", False) else array for array in arrays]
 
@@ -225,8 +233,12 @@ def _is_cuda(array: Any) -> bool:
 
 def compile(
     source_or_path: Union[str, "os.PathLike[str]", Builder],
+    *,
+    differentiable: bool = False,
+    wrt: Optional[Sequence[int]] = None,
+    saved: Optional[str] = None,
     **options: Union[str, int],
-) -> Program:
+) -> Union[Program, DifferentiableProgram]:
     """Parses, lowers (``hir-lower``, then to LLVM) and JIT-compiles a
     program, given as MLIR text, as the path of a ``.mlir`` file, or as a
     ``hir.Builder``.
@@ -239,7 +251,17 @@ def compile(
     IPC), ``ring_chunks``, ``allgather``, ``reduce_scatter``, ``allreduce``,
     ``ring_sync``, ``fuse`` and ``overlap`` (see ``docs/Passes/hir-lower.md``). A bad option
     is a ValueError; a program that does not compile raises CompileError
-    with MLIR's diagnostics."""
+    with MLIR's diagnostics.
+
+    ``differentiable=True`` (a fusion program) returns a
+    ``DifferentiableProgram``: ``fusion-differentiate`` makes the entry's
+    forward (its results, then the values its backward reads) and backward,
+    both compiled with ``options``. ``wrt`` lists the inputs that get
+    gradients, by position (by default every floating-point one);
+    ``saved`` is the pass's option (``"gathered"``, the default, or
+    ``"recompute"``: a gathered activation allgathered again in the
+    backward instead of kept). A program the pass cannot differentiate
+    raises CompileError with its diagnostic, located in the program."""
     if isinstance(source_or_path, Builder):
         source, name = source_or_path.mlir(), f"<hir.Builder {source_or_path.name}>"
     elif isinstance(source_or_path, os.PathLike) or (
@@ -251,7 +273,36 @@ def compile(
     else:
         source, name = source_or_path, "<string>"
     pairs = [(option, str(value)) for option, value in options.items()]
+    if differentiable:
+        return _differentiable(source, name, pairs, wrt, saved)
+    if wrt is not None or saved is not None:
+        raise ValueError("wrt and saved are for hir.compile(..., differentiable=True)")
     return Program(_native.compile(source, name, pairs), source)
+
+
+def _differentiable(
+    source: str,
+    name: str,
+    pairs: List[Tuple[str, str]],
+    wrt: Optional[Sequence[int]],
+    saved: Optional[str],
+) -> DifferentiableProgram:
+    """The forward and backward of ``source``'s entry, compiled."""
+    if wrt is not None:
+        if isinstance(wrt, (str, bytes)) or not all(isinstance(index, int) for index in wrt):
+            raise TypeError(f"wrt takes input positions (integers), not {wrt!r}")
+        wrt = list(wrt)
+        if not wrt or min(wrt) < 0:
+            raise ValueError(f"wrt takes input positions from 0, at least one, not {wrt}")
+    forward_text, backward_text, results = _native.differentiate(source, name, wrt, saved or "gathered")
+    backward = Program(_native.compile(backward_text, f"{name} (backward)", pairs), backward_text)
+    forward = Program(_native.compile(forward_text, f"{name} (forward)", pairs), f"{forward_text}\0{backward_text}")
+    if wrt is None:
+        inputs = forward.parameters[: forward.num_inputs]
+        wrt = [index for index, (_, _, dtype) in enumerate(inputs) if dtype in FLOAT_DTYPES]
+        if not wrt:
+            raise ValueError(f"{forward.name[: -len('_forward')]} has no floating-point input to differentiate")
+    return DifferentiableProgram(forward, backward, results, wrt)
 
 
 def init(world_size: int = 1, *, backend: str = "cpu", num_streams: int = 4, timeout: float = 60.0) -> None:

@@ -11,9 +11,9 @@ is caught while tracing; its real implementation calls the program (CPU
 tensors on the cpu backend, CUDA tensors on the cuda backend, on the
 current stream).
 
-The op has no autograd formula (HIR programs are not differentiable yet):
-``register_autograd`` on the returned ``CustomOpDef`` is where a forward
-and backward pair of programs will be joined.
+The op has no autograd formula: a program compiled with
+``differentiable=True`` registers one on its forward's op
+(``hir/autograd.py``).
 """
 
 import re

@@ -3,6 +3,8 @@
 //!
 //! - `hir::compile` (the `hir` crate): a program's text lowered and
 //!   JIT-compiled as `hir-run` does, and run on a world's ranks;
+//! - `hir::differentiate`: a program's forward and backward programs, made
+//!   by `fusion-differentiate`, for `hir.compile(..., differentiable=True)`;
 //! - [`dlpack`]: numpy arrays and torch tensors read through DLPack, no copy;
 //! - [`log`]: `HIR_LOG` from Python;
 //! - [`world`]: the ranks this process runs, as threads or as one rank of a
@@ -16,6 +18,8 @@ mod store;
 mod world;
 
 use hir::compile::{Compiled, Failure, LowerOptions, compile};
+use hir::passes::Choice as _;
+use hir::passes::fusion::differentiate::Saved;
 use hir_runtime::Backend;
 use hir_runtime::world::{MAX_RANKS, MAX_STREAMS};
 use pyo3::create_exception;
@@ -287,6 +291,25 @@ fn compile_program(
     })
 }
 
+/// `source`'s entry as its forward and backward programs' texts (see
+/// `hir::differentiate`), and how many results the entry has; `wrt` the
+/// arguments that get gradients (None: every floating-point one), `saved`
+/// `fusion-differentiate`'s option.
+#[pyfunction]
+fn differentiate(
+    py: Python<'_>,
+    source: &str,
+    name: &str,
+    wrt: Option<Vec<usize>>,
+    saved: &str,
+) -> PyResult<(String, String, usize)> {
+    let saved = Saved::parse("saved", saved).map_err(PyValueError::new_err)?;
+    let made = py
+        .detach(|| hir::differentiate::differentiate(source, name, wrt.as_deref(), saved))
+        .map_err(|error| CompileError::new_err(format!("{error:#}")))?;
+    Ok((made.forward, made.backward, made.results))
+}
+
 #[pyfunction]
 fn init(world_size: usize, backend_name: &str, num_streams: usize, timeout_s: f64) -> PyResult<()> {
     let backend = backend(backend_name)?;
@@ -408,6 +431,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("RunError", py.get_type::<RunError>())?;
     module.add_class::<Program>()?;
     module.add_function(wrap_pyfunction!(compile_program, module)?)?;
+    module.add_function(wrap_pyfunction!(differentiate, module)?)?;
     module.add_function(wrap_pyfunction!(init, module)?)?;
     module.add_function(wrap_pyfunction!(init_process, module)?)?;
     module.add_function(wrap_pyfunction!(init_torch_store, module)?)?;

@@ -3,7 +3,7 @@ HIR's world through the job's c10d store, runs the tensor-parallel MLP of
 `examples/python/tp_mlp.py` on torch CPU tensors (cpu backend), and checks
 its rows of Y against the MLP computed whole by torch.
 
-usage: distributed_worker.py gloo|torchrun|gloo-bad-rank
+usage: distributed_worker.py gloo|torchrun|gloo-bad-rank|gloo-grad
 
 - gloo: `init_process_group("gloo")` first (RANK, WORLD_SIZE, MASTER_ADDR,
   MASTER_PORT from the environment), then `hir.init_from_torch()`: HIR meets
@@ -12,7 +12,11 @@ usage: distributed_worker.py gloo|torchrun|gloo-bad-rank
   agent store through its rendezvous;
 - gloo-bad-rank: as gloo, but rank 1 passes X's shard in the wrong shape:
   it must get a ValueError, and rank 0 a RunError naming rank 1 long before
-  its 60 s timeout.
+  its 60 s timeout;
+- gloo-grad: as gloo, but the MLP of `test_autograd.py` compiled with
+  differentiable=True: each rank's gradients of its shards through torch
+  autograd, then the same through DTensors on a DeviceMesh of the two
+  ranks, checked against torch's gradients of the whole MLP in float64.
 
 Prints `rank R: ok (...)` and exits 0, or says what differs and exits 1.
 """
@@ -55,6 +59,8 @@ def main():
     x_r, w1_r, w2_r = shards(x, w1, w2, D, S, t, rank)
     if mode == "gloo-bad-rank":
         return bad_rank(ag_gemm, x_r, w1_r, rank)
+    if mode == "gloo-grad":
+        return gradients(rank, D)
     # Twice: the second call's exchanges must not meet the first's keys.
     for _ in range(2):
         h = ag_gemm(x_r, w1_r)
@@ -74,6 +80,51 @@ def main():
         dist.destroy_process_group()
     print(f"rank {rank}: ok (max relative error {error:.2e})")
     return 0
+
+
+def gradients(rank, D):
+    """The differentiable MLP's gradients on this rank's shards, by plain
+    tensors and by DTensors, against the whole MLP's in float64."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    from test_autograd import mlp, mlp_tensors, reference_gradients, reference_mlp
+
+    program = hir.compile(mlp(D), differentiable=True, num_streams=S)
+    tensors = mlp_tensors(12)
+    dy = torch.randn(8, 16, generator=torch.Generator().manual_seed(13))
+    expected = reference_gradients(reference_mlp, tensors, dy)
+    rows, ffn = 8 // D, 32 // D
+    # Each input's and dy's shard: rows of x, y and w1, b1's block, w2's columns.
+    cuts = [
+        lambda t: t[rank * rows : (rank + 1) * rows],
+        lambda t: t[rank * ffn : (rank + 1) * ffn],
+        lambda t: t[rank * ffn : (rank + 1) * ffn],
+        lambda t: t[:, rank * ffn : (rank + 1) * ffn],
+    ]
+    leaves = [cut(tensor).contiguous().requires_grad_() for cut, tensor in zip(cuts, tensors)]
+    (program(*leaves) * cuts[0](dy)).sum().backward()
+    worst = 0.0
+    for leaf, cut, e in zip(leaves, cuts, expected):
+        worst = max(worst, relative_error(leaf.grad, cut(e)))
+    mesh = init_device_mesh("cpu", (D,))
+    # x comes replicated (redistributed to the program's Shard(0)): its
+    # gradient must come back replicated, whole.
+    placements = [[Replicate()], [Shard(0)], [Shard(0)], [Shard(1)]]
+    dtensors = [distribute_tensor(t, mesh, p).requires_grad_() for t, p in zip(tensors, placements)]
+    (program.as_dtensor_op()(*dtensors).full_tensor() * dy).sum().backward()
+    for dtensor, e in zip(dtensors, expected):
+        worst = max(worst, relative_error(dtensor.grad.full_tensor(), e))
+    if not worst <= 1e-5:
+        print(f"rank {rank}: gradients off by {worst:.2e}: MISMATCH")
+        return 1
+    dist.destroy_process_group()
+    print(f"rank {rank}: ok (gradients' max relative error {worst:.2e})")
+    return 0
+
+
+def relative_error(got, expected):
+    return ((got.double() - expected).abs().max() / expected.abs().max()).item()
 
 
 def bad_rank(ag_gemm, x_r, w1_r, rank):

@@ -109,6 +109,13 @@ def test_a_gloo_process_group_job_runs_the_tp_mlp():
     check_ranks(gloo_job("gloo"), 2)
 
 
+def test_a_gloo_job_differentiates_the_tp_mlp():
+    # Forward and backward on each rank's shards, as plain tensors and as
+    # DTensors over the two ranks.
+    pytest.importorskip("torch")
+    check_ranks(gloo_job("gloo-grad"), 2)
+
+
 def test_a_rank_given_bad_arrays_fails_the_others_at_once():
     # Rank 1's ValueError is posted to the job's store: rank 0's collective
     # ends with a RunError naming rank 1, not at its timeout.

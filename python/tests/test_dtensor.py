@@ -1,8 +1,9 @@
 """Programs on DTensors, in a torch.distributed group of one gloo rank on
 the cpu backend: placements mapped from the program's distributions
 (didx as Shard, serial as Replicate), inputs redistributed to them,
-outputs of global shape, under torch.compile(fullgraph=True) too; and the
-errors of a DTensor that does not fit."""
+outputs of global shape, under torch.compile(fullgraph=True) too;
+gradients of a differentiable program as DTensors; and the errors of a
+DTensor that does not fit."""
 
 import pytest
 
@@ -31,14 +32,14 @@ def mesh():
     dist.destroy_process_group()
 
 
-def column_parallel(devices):
+def column_parallel(devices, **options):
     """Y = X W^T, X gathered from its row blocks, Y's columns split like W's rows."""
     b = hir.Builder("column_parallel")
     tp = b.mesh("tp", list(range(devices)))
     x = b.input("x", (8, 16), "f32", tp, ["didx", "serial"])
     w = b.input("w", (32, 16), "f32", tp, ["didx", "serial"])
     b.output(b.linear(b.set(x, ["serial", "serial"]), w, axes=["serial", "didx"]))
-    return hir.compile(b)
+    return hir.compile(b, **options)
 
 
 def test_distributions_say_which_axis_each_mesh_axis_splits():
@@ -65,6 +66,25 @@ def test_dtensors_in_and_out_match_torch(mesh, compiled):
     assert y.placements == (Shard(1),) and y.shape == (8, 32)
     expected = (x @ w.T).relu() if compiled else x @ w.T
     torch.testing.assert_close(y.full_tensor(), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_gradients_come_back_as_dtensors(mesh, compiled):
+    op = column_parallel(1, differentiable=True).as_dtensor_op()
+    call = torch.compile(lambda x, w: op(x, w).tanh().sum(), fullgraph=True, backend="aot_eager") if compiled else (
+        lambda x, w: op(x, w).tanh().sum()
+    )
+    generator = torch.Generator().manual_seed(6)
+    x, w = torch.randn(8, 16, generator=generator), torch.randn(32, 16, generator=generator) * 0.25
+    x_d = distribute_tensor(x, mesh, [Replicate()]).requires_grad_()
+    w_d = distribute_tensor(w, mesh, [Shard(0)]).requires_grad_()
+    call(x_d, w_d).full_tensor().backward()
+    # Each gradient in its input's placements.
+    assert x_d.grad.placements == (Replicate(),) and w_d.grad.placements == (Shard(0),)
+    x64, w64 = x.double().requires_grad_(), w.double().requires_grad_()
+    (x64 @ w64.T).tanh().sum().backward()
+    torch.testing.assert_close(x_d.grad.full_tensor().double(), x64.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(w_d.grad.full_tensor().double(), w64.grad, rtol=1e-5, atol=1e-5)
 
 
 def test_a_dtensor_that_does_not_fit_is_refused(mesh):

@@ -1,8 +1,8 @@
 """Programs as torch operators (torch.library) on the cpu backend: their
 fake implementation agrees with the real one (torch.library.opcheck),
 torch.compile(fullgraph=True) traces a model calling them and matches the
-same model in eager torch, names never collide, and what is not supported
-yet (gradients) is said plainly."""
+same model in eager torch, names never collide, and a program compiled
+without differentiable=True says so when asked for gradients."""
 
 import pytest
 
@@ -88,7 +88,7 @@ def test_tracing_checks_shapes_and_dtypes():
 def test_a_plain_call_with_a_tensor_that_requires_grad_says_why():
     program = hir.compile(BINARY)
     a = torch.ones(4, 8, requires_grad=True)
-    with pytest.raises(TypeError, match=r"array #0 of rank #0 requires grad, and HIR programs are not differentiable yet: call the program under torch.no_grad\(\), or pass tensor.detach\(\)"):
+    with pytest.raises(TypeError, match=r"array #0 of rank #0 requires grad, and this program is not differentiable: compile it with hir.compile\(\.\.\., differentiable=True\), call it under torch.no_grad\(\), or pass tensor.detach\(\)"):
         program(a, torch.ones(4, 8))
     with torch.no_grad():
         torch.testing.assert_close(program(a, torch.ones(4, 8)), torch.full((4, 8), 2.0))

@@ -198,25 +198,7 @@ fn result_dtypes(function: &OperationRef) -> Vec<hir_abi::DType> {
 /// `module`'s function `name` (with the meshes), compiled alone, since a
 /// program runs its only public function.
 fn compile_alone(module: &Module, name: &str, options: &Options) -> Result<Compiled> {
-    let context = hir_tools::context();
-    let copy = program::parse_source(&context, &module.as_operation().to_string(), name)?;
-    let body = copy.body();
-    let others: Vec<OperationRef> =
-        std::iter::successors(body.first_operation(), |op| op.next_in_block())
-            .filter(|op| {
-                op.name().as_string_ref().as_str() == Ok("func.func")
-                    && program::function_name(op) != format!("@{name}")
-            })
-            .collect();
-    for op in others {
-        // SAFETY: `op` is in `copy`'s body, which nothing else references;
-        // it is taken out of the block, then destroyed, once.
-        unsafe {
-            mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-            mlir_sys::mlirOperationDestroy(op.to_raw());
-        }
-    }
-    let text = copy.as_operation().to_string();
+    let text = hir::differentiate::alone(&hir_tools::context(), module, &format!("@{name}"))?;
     compile(&text, name, &options.lower()).map_err(|error| anyhow!("{name}: {error}"))
 }
 
