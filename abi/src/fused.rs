@@ -17,10 +17,10 @@
 //! into one value per row. Slots are then of two levels: a slot is
 //! *row-level* (one value per row) when it is a reduction, a constant, a
 //! load broadcast along the reduced axis, or an instruction on row-level
-//! slots only; every other slot varies along the row. A row store writes a row-level slot to a
-//! buffer of the iteration shape without the reduced axis (a row statistic,
-//! as LayerNorm's mean); every program stores at least one buffer of the
-//! whole iteration shape. The reductions' order of summation is the
+//! slots only; every other slot varies along the row. A row store writes a
+//! row-level slot to a buffer of the iteration shape without the reduced
+//! axis (a row statistic, as LayerNorm's mean); every program stores at
+//! least one buffer of the whole iteration shape. The reductions' order of summation is the
 //! backend's (a sequential f32 sum on cpu, a tree on cuda), so a row program
 //! matches the unfused ops within rounding, not bit for bit. (Rounding is
 //! as declared: a LayerNorm written in bf16 rounds every intermediate to
