@@ -15,12 +15,12 @@
 //! A *row program* (`reduced` is the iteration shape's last axis) may also
 //! reduce along that axis: a [`Instr::Reduce`] folds a slot over each row
 //! into one value per row. Slots are then of two levels: a slot is
-//! *row-level* (one value per row) when it is a reduction, a load broadcast
-//! along the reduced axis, or an instruction on row-level slots only; every
-//! other slot varies along the row. A row store writes a row-level slot to a
-//! buffer of the iteration shape without the reduced axis (a row statistic,
-//! as LayerNorm's mean); every program stores at least one buffer of the
-//! whole iteration shape. The reductions' order of summation is the
+//! *row-level* (one value per row) when it is a reduction, a constant, a
+//! load broadcast along the reduced axis, or an instruction on row-level
+//! slots only; every other slot varies along the row. A row store writes a
+//! row-level slot to a buffer of the iteration shape without the reduced
+//! axis (a row statistic, as LayerNorm's mean); every program stores at
+//! least one buffer of the whole iteration shape. The reductions' order of summation is the
 //! backend's (a sequential f32 sum on cpu, a tree on cuda), so a row program
 //! matches the unfused ops within rounding, not bit for bit. (Rounding is
 //! as declared: a LayerNorm written in bf16 rounds every intermediate to
@@ -38,7 +38,10 @@
 //! row store. Opcodes: `1 + i` for `Unary::ALL[i]`, `16 + i` for
 //! `Binary::ALL[i]`, 32 `where(a, b, c)` (`b` where `a` is nonzero, NaN
 //! included), 33 `convert(a)` (copy or cast: `a` rounded to the dtype),
-//! `34 + i` for `Reduction::ALL[i]` over the reduced axis.
+//! `34 + i` for `Reduction::ALL[i]` over the reduced axis, 40 `constant`
+//! (`a` the bits of an f64, as a `host.fill` of the chain holds it: the
+//! slot is that value rounded to f32 then to the dtype, as the fill rounds
+//! it, so that a fused constant and an unfused fill give the same bits).
 
 use crate::{Binary, DType, Reduction, Unary};
 use std::fmt;
@@ -51,7 +54,7 @@ pub const MAX_BUFFERS: usize = 8;
 /// `i64` bits, and the cuda kernel's views hold this many strides).
 pub const MAX_RANK: usize = 8;
 
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
 
 /// What an instruction computes, on slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,12 +67,24 @@ pub enum Instr {
     Convert(usize),
     /// The slot folded over each row (the reduced axis), in f32.
     Reduce(Reduction, usize),
+    /// A constant (the bits of an f64, as [`Instr::constant`] takes it):
+    /// what a `host.fill` writes, without a buffer.
+    Constant(u64),
 }
 
+const CONSTANT: i64 = 40;
+
 impl Instr {
+    /// The constant `value` (kept as its bits, so that programs compare and
+    /// hash by them).
+    pub fn constant(value: f64) -> Instr {
+        Instr::Constant(value.to_bits())
+    }
+
     /// The slots it reads.
     pub fn operands(self) -> Vec<usize> {
         match self {
+            Instr::Constant(_) => Vec::new(),
             Instr::Unary(_, a) | Instr::Convert(a) | Instr::Reduce(_, a) => vec![a],
             Instr::Binary(_, a, b) => vec![a, b],
             Instr::Where(m, a, b) => vec![m, a, b],
@@ -84,7 +99,19 @@ impl Instr {
             Instr::Where(..) => 32,
             Instr::Convert(_) => 33,
             Instr::Reduce(op, _) => 34 + position(Reduction::ALL.iter().position(|&r| r == op)),
+            Instr::Constant(_) => CONSTANT,
         }
+    }
+
+    /// Its words `a, b, c`: the operand slots (0 where unused), or a
+    /// constant's bits then 0, 0.
+    fn operand_words(self) -> [i64; 3] {
+        if let Instr::Constant(bits) = self {
+            return [bits as i64, 0, 0];
+        }
+        let mut operands = self.operands();
+        operands.resize(3, 0);
+        [operands[0], operands[1], operands[2]].map(|slot| slot as i64)
     }
 }
 
@@ -187,6 +214,9 @@ impl Program {
         for &(instr, _) in &self.instrs {
             let level = match instr {
                 Instr::Reduce(..) => true,
+                // The same at every element: one value per row, where there
+                // are rows.
+                Instr::Constant(_) => self.reduced.is_some(),
                 _ => instr.operands().iter().all(|&slot| levels[slot]),
             };
             levels.push(level);
@@ -209,10 +239,8 @@ impl Program {
         }
         words.push(self.instrs.len() as i64);
         for &(instr, dtype) in &self.instrs {
-            let mut operands = instr.operands();
-            operands.resize(3, 0);
             words.extend([instr.opcode(), dtype_code(dtype)]);
-            words.extend(operands.into_iter().map(|slot| slot as i64));
+            words.extend(instr.operand_words());
         }
         words.push(self.stores.len() as i64);
         for store in &self.stores {
@@ -222,9 +250,10 @@ impl Program {
     }
 
     /// The program `words` encode, checked: buffers and slots in range,
-    /// each slot read only after it is computed, every store to a distinct
-    /// buffer that no load reads, reductions of slots that vary along the
-    /// row and row stores of row-level ones, in a row program.
+    /// each slot read only after it is computed, a constant's unused words
+    /// 0, every store to a distinct buffer that no load reads, reductions
+    /// of slots that vary along the row and row stores of row-level ones,
+    /// in a row program.
     pub fn decode(words: &[i64]) -> Result<Program, Invalid> {
         let mut words = words.iter().copied();
         let mut next = |what: &str| {
@@ -301,6 +330,13 @@ impl Program {
                     Instr::Reduce(Reduction::ALL[opcode as usize - 34], slot(a)?)
                 }
                 34..=35 => return Err(Invalid("reduces in a program with no reduced axis".into())),
+                // One program, one encoding: the words are a cache key.
+                CONSTANT if b == 0 && c == 0 => Instr::Constant(a as u64),
+                CONSTANT => {
+                    return Err(Invalid(format!(
+                        "constant's unused words are {b}, {c}, not 0"
+                    )));
+                }
                 _ => return Err(Invalid(format!("unknown opcode {opcode}"))),
             };
             instrs.push((instr, result));
@@ -460,6 +496,43 @@ mod tests {
         let mut unreduced = layer_norm();
         unreduced.reduced = None;
         refused(unreduced, "no reduced axis");
+    }
+
+    /// Constants: their f64's bits in the words, row-level in a row
+    /// program only, their unused words 0.
+    #[test]
+    fn constants_are_their_bits_and_one_value_per_row() {
+        let mut program = sample();
+        program
+            .instrs
+            .push((Instr::constant(0.7978845608028654), DType::BF16));
+        program
+            .instrs
+            .push((Instr::Binary(Binary::Mul, 5, 6), DType::BF16));
+        program.stores[0].slot = 7;
+        let words = program.encode();
+        assert_eq!(Program::decode(&words), Ok(program.clone()));
+        let constant = words.len() - 4 - 2 * 5;
+        assert_eq!(
+            words[constant..][..5],
+            [40, 1, 0.7978845608028654f64.to_bits() as i64, 0, 0]
+        );
+        assert_eq!(program.row_level(), vec![false; 8]);
+        let mut unused = words;
+        unused[constant + 3] = 1;
+        let error = Program::decode(&unused).expect_err("refused");
+        assert!(error.0.contains("unused words"), "{error}");
+        // In a row program: a row store of a constant, and of the mean
+        // scaled by one (row-level: all its operands are).
+        let mut rows = layer_norm();
+        rows.dtypes.push(DType::F32);
+        rows.instrs.push((Instr::constant(-0.0), DType::F32));
+        rows.instrs
+            .push((Instr::Binary(Binary::Mul, 3, 10), DType::F32));
+        rows.stores[1].slot = 11;
+        rows.stores.push(Store::row(4, 10));
+        assert_eq!(Program::decode(&rows.encode()), Ok(rows.clone()));
+        assert_eq!(rows.row_level()[10..], [true, true]);
     }
 
     #[test]

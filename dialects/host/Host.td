@@ -656,11 +656,11 @@ def Host_FusedOp : Host_Op<"fused", [AttrSizedOperandSegments, SingleBlock, NoTe
 
     The body is the chain itself: its block arguments are the inputs, the
     outputs, then the temporaries (buffers that exist only inside the
-    kernel); its ops are elementwise host ops (`Elementwise`), broadcasts
-    (`Broadcast`: of an input, read with stride 0 along the new axes, or of
-    a row along the last axis) and reductions (`Reduction`) of the last axis
-    of a buffer of the iteration shape, in destination-passing style on
-    those arguments. Every output and temporary has the iteration shape or
+    kernel); its ops are elementwise host ops (`Elementwise`), fills (a
+    constant of the kernel, held by no buffer), broadcasts (`Broadcast`: of
+    an input, read with stride 0 along the new axes, or of a row along the
+    last axis) and reductions (`Reduction`) of the last axis of a buffer of
+    the iteration shape, in destination-passing style on those arguments. Every output and temporary has the iteration shape or
     it without its last axis (a row: one value per row). Each output and
     temporary is written by exactly one op, before any op reads it; no
     input is written. It computes exactly what the ops compute in order,

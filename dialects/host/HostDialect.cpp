@@ -282,15 +282,15 @@ LogicalResult FusedOp::verifyRegions() {
     return argument.getArgNumber();
   };
   // A broadcast reads an input: every other argument has the iteration
-  // shape, which its output has too.
+  // shape, which its output has too. A fill is a constant of the kernel.
   for (Operation &op : body) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
     if (op.getDialect() != getOperation()->getDialect() ||
         !(op.hasTrait<hir::Elementwise>() || op.hasTrait<hir::Broadcast>() ||
-          op.hasTrait<hir::Reduction>()) ||
+          op.hasTrait<hir::Reduction>() || isa<FillOp>(op)) ||
         !dps || dps.getNumDpsInits() != 1)
       return op.emitOpError() << "cannot be in a host.fused body, which holds only elementwise "
-                                 "host ops, broadcasts and reductions";
+                                 "host ops, fills, broadcasts and reductions";
     if (op.hasTrait<hir::Reduction>()) {
       auto axes = op.getAttrOfType<DenseI64ArrayAttr>("axes");
       auto input = cast<MemRefType>(dps.getDpsInputOperand(0)->get().getType());

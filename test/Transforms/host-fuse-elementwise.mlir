@@ -247,3 +247,176 @@ func.func @reductions_not_fused(%x: memref<4x8xf32>, %w: memref<4xf32>, %y: memr
   host.broadcast [0] ins(%t : memref<4xf32>) outs(%z : memref<8x4xf32>)
   return
 }
+
+// -----
+
+// The backward of a tanh gelu as fusion-differentiate writes it: its five
+// constants are fills of allocations only the chain reads, so they join it
+// as constants of the kernel (host.fill in the body, on temporaries) and
+// their allocations go: the fused op takes only x, dy and dx.
+// CHECK-LABEL: func.func @gelu_backward_constants
+// CHECK-NOT: host.alloc
+// CHECK-NOT: host.fill
+// CHECK: host.fused ins(%arg0, %arg1 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%arg2 : memref<4x8xbf16>) {
+// CHECK-NEXT: ^bb0(%[[X:[^:]*]]: memref<4x8xbf16>, %{{[^:]*}}: memref<4x8xbf16>, %{{[^:]*}}: memref<4x8xbf16>, %[[HALF:[^:]*]]: memref<4x8xbf16>, %[[ONE:[^:]*]]: memref<4x8xbf16>, %[[K:[^:]*]]: memref<4x8xbf16>, %[[A:[^:]*]]: memref<4x8xbf16>, %[[B:[^:]*]]: memref<4x8xbf16>,
+// CHECK-NEXT: host.fill 5.000000e-01 outs(%[[HALF]] : memref<4x8xbf16>)
+// CHECK-NEXT: host.fill 1.000000e+00 outs(%[[ONE]] : memref<4x8xbf16>)
+// CHECK-NEXT: host.fill 0.79788456080286541 outs(%[[K]] : memref<4x8xbf16>)
+// CHECK-NEXT: host.fill 4.471500e-02 outs(%[[A]] : memref<4x8xbf16>)
+// CHECK-NEXT: host.fill 1.341450e-01 outs(%[[B]] : memref<4x8xbf16>)
+// CHECK-NEXT: host.mul ins(%[[X]], %[[X]] :
+// CHECK-COUNT-17: host.{{mul|add|sub|tanh}}
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @gelu_backward_constants(%x: memref<4x8xbf16>, %dy: memref<4x8xbf16>, %dx: memref<4x8xbf16>) {
+  %half = host.alloc : memref<4x8xbf16>
+  host.fill 5.000000e-01 outs(%half : memref<4x8xbf16>)
+  %one = host.alloc : memref<4x8xbf16>
+  host.fill 1.000000e+00 outs(%one : memref<4x8xbf16>)
+  %k = host.alloc : memref<4x8xbf16>
+  host.fill 0.79788456080286541 outs(%k : memref<4x8xbf16>)
+  %a = host.alloc : memref<4x8xbf16>
+  host.fill 4.471500e-02 outs(%a : memref<4x8xbf16>)
+  %b = host.alloc : memref<4x8xbf16>
+  host.fill 1.341450e-01 outs(%b : memref<4x8xbf16>)
+  %x2 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%x, %x : memref<4x8xbf16>, memref<4x8xbf16>) outs(%x2 : memref<4x8xbf16>)
+  %x3 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%x2, %x : memref<4x8xbf16>, memref<4x8xbf16>) outs(%x3 : memref<4x8xbf16>)
+  %ax3 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%a, %x3 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%ax3 : memref<4x8xbf16>)
+  %in = host.alloc : memref<4x8xbf16>
+  host.add ins(%ax3, %x : memref<4x8xbf16>, memref<4x8xbf16>) outs(%in : memref<4x8xbf16>)
+  %u = host.alloc : memref<4x8xbf16>
+  host.mul ins(%k, %in : memref<4x8xbf16>, memref<4x8xbf16>) outs(%u : memref<4x8xbf16>)
+  %t = host.alloc : memref<4x8xbf16>
+  host.tanh ins(%u : memref<4x8xbf16>) outs(%t : memref<4x8xbf16>)
+  %onet = host.alloc : memref<4x8xbf16>
+  host.add ins(%one, %t : memref<4x8xbf16>, memref<4x8xbf16>) outs(%onet : memref<4x8xbf16>)
+  %left = host.alloc : memref<4x8xbf16>
+  host.mul ins(%half, %onet : memref<4x8xbf16>, memref<4x8xbf16>) outs(%left : memref<4x8xbf16>)
+  %t2 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%t, %t : memref<4x8xbf16>, memref<4x8xbf16>) outs(%t2 : memref<4x8xbf16>)
+  %sech = host.alloc : memref<4x8xbf16>
+  host.sub ins(%one, %t2 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%sech : memref<4x8xbf16>)
+  %bx2 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%b, %x2 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%bx2 : memref<4x8xbf16>)
+  %dp = host.alloc : memref<4x8xbf16>
+  host.add ins(%one, %bx2 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%dp : memref<4x8xbf16>)
+  %du = host.alloc : memref<4x8xbf16>
+  host.mul ins(%k, %dp : memref<4x8xbf16>, memref<4x8xbf16>) outs(%du : memref<4x8xbf16>)
+  %hx = host.alloc : memref<4x8xbf16>
+  host.mul ins(%half, %x : memref<4x8xbf16>, memref<4x8xbf16>) outs(%hx : memref<4x8xbf16>)
+  %r1 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%hx, %sech : memref<4x8xbf16>, memref<4x8xbf16>) outs(%r1 : memref<4x8xbf16>)
+  %r2 = host.alloc : memref<4x8xbf16>
+  host.mul ins(%r1, %du : memref<4x8xbf16>, memref<4x8xbf16>) outs(%r2 : memref<4x8xbf16>)
+  %g = host.alloc : memref<4x8xbf16>
+  host.add ins(%left, %r2 : memref<4x8xbf16>, memref<4x8xbf16>) outs(%g : memref<4x8xbf16>)
+  host.mul ins(%dy, %g : memref<4x8xbf16>, memref<4x8xbf16>) outs(%dx : memref<4x8xbf16>)
+  return
+}
+
+// -----
+
+// Constants count against no buffer limit: six inputs, three fills and one
+// output are one kernel of seven buffers (with the fills as buffers, ten,
+// it was cut).
+// CHECK-LABEL: func.func @constants_take_no_buffer
+// CHECK-NOT: host.alloc
+// CHECK: host.fused ins(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5 : {{.*}}) outs(%arg6 : memref<8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: host.fill 2.000000e+00
+// CHECK-COUNT-10: host.{{add|mul|fill}}
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @constants_take_no_buffer(%a0: memref<8xf32>, %a1: memref<8xf32>, %a2: memref<8xf32>,
+                                    %a3: memref<8xf32>, %a4: memref<8xf32>, %a5: memref<8xf32>,
+                                    %y: memref<8xf32>) {
+  %c0 = host.alloc : memref<8xf32>
+  host.fill 2.0 outs(%c0 : memref<8xf32>)
+  %t0 = host.alloc : memref<8xf32>
+  host.add ins(%a0, %a1 : memref<8xf32>, memref<8xf32>) outs(%t0 : memref<8xf32>)
+  %t1 = host.alloc : memref<8xf32>
+  host.mul ins(%t0, %c0 : memref<8xf32>, memref<8xf32>) outs(%t1 : memref<8xf32>)
+  %c1 = host.alloc : memref<8xf32>
+  host.fill 3.0 outs(%c1 : memref<8xf32>)
+  %t2 = host.alloc : memref<8xf32>
+  host.add ins(%t1, %a2 : memref<8xf32>, memref<8xf32>) outs(%t2 : memref<8xf32>)
+  %t3 = host.alloc : memref<8xf32>
+  host.mul ins(%t2, %c1 : memref<8xf32>, memref<8xf32>) outs(%t3 : memref<8xf32>)
+  %c2 = host.alloc : memref<8xf32>
+  host.fill -1.0 outs(%c2 : memref<8xf32>)
+  %t4 = host.alloc : memref<8xf32>
+  host.add ins(%t3, %a3 : memref<8xf32>, memref<8xf32>) outs(%t4 : memref<8xf32>)
+  %t5 = host.alloc : memref<8xf32>
+  host.mul ins(%t4, %c2 : memref<8xf32>, memref<8xf32>) outs(%t5 : memref<8xf32>)
+  %t6 = host.alloc : memref<8xf32>
+  host.add ins(%t5, %a4 : memref<8xf32>, memref<8xf32>) outs(%t6 : memref<8xf32>)
+  host.add ins(%t6, %a5 : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A fill whose buffer is read after the chain, or is an argument, stays a
+// kernel: the one among the chain's ops moves before the fused op, which
+// reads its buffer as an input; the argument's fill ends no chain that
+// follows it.
+// CHECK-LABEL: func.func @fills_that_stay
+// CHECK: %[[C:.*]] = host.alloc : memref<8xf32>
+// CHECK-NEXT: host.fill 2.000000e+00 outs(%[[C]] : memref<8xf32>)
+// CHECK-NEXT: host.fused ins(%arg0, %[[C]] : memref<8xf32>, memref<8xf32>) outs(%arg1 : memref<8xf32>) {
+// CHECK-NOT: host.fill
+// CHECK: host.exp
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: }
+// CHECK-NEXT: host.set_current_stream
+// CHECK-NEXT: host.fill 1.000000e+00 outs(%arg2 : memref<8xf32>)
+// CHECK-NEXT: host.fused ins(%arg2, %[[C]] : memref<8xf32>, memref<8xf32>) outs(%arg3 : memref<8xf32>) {
+// CHECK-NOT: host.fill
+// CHECK: host.add
+// CHECK-NEXT: host.neg
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @fills_that_stay(%a: memref<8xf32>, %y: memref<8xf32>, %w: memref<8xf32>, %z: memref<8xf32>, %s: !host.stream) {
+  %t = host.alloc : memref<8xf32>
+  host.exp ins(%a : memref<8xf32>) outs(%t : memref<8xf32>)
+  %c = host.alloc : memref<8xf32>
+  host.fill 2.0 outs(%c : memref<8xf32>)
+  host.mul ins(%t, %c : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+  host.set_current_stream %s
+  host.fill 1.0 outs(%w : memref<8xf32>)
+  %u = host.alloc : memref<8xf32>
+  host.add ins(%w, %c : memref<8xf32>, memref<8xf32>) outs(%u : memref<8xf32>)
+  host.neg ins(%u : memref<8xf32>) outs(%z : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A fill of a row (the iteration shape without its last axis) is a
+// constant of a row program, broadcast along the row as the row values
+// are: the mean as a sum times 1/8.
+// CHECK-LABEL: func.func @row_constant
+// CHECK-NOT: host.alloc
+// CHECK: host.fused ins(%arg0 : memref<4x8xf32>) outs(%arg1 : memref<4x8xf32>) {
+// CHECK-NEXT: ^bb0(%{{[^:]*}}: memref<4x8xf32>, %{{[^:]*}}: memref<4x8xf32>, %[[INV:[^:]*]]: memref<4xf32>,
+// CHECK-NEXT: host.fill 1.250000e-01 outs(%[[INV]] : memref<4xf32>)
+// CHECK-NEXT: host.sum [1]
+// CHECK-NEXT: host.mul
+// CHECK-NEXT: host.broadcast [1]
+// CHECK-NEXT: host.sub
+// CHECK-NEXT: }
+func.func @row_constant(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %inv = host.alloc : memref<4xf32>
+  host.fill 0.125 outs(%inv : memref<4xf32>)
+  %s = host.alloc : memref<4xf32>
+  host.sum [1] ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>)
+  %m = host.alloc : memref<4xf32>
+  host.mul ins(%s, %inv : memref<4xf32>, memref<4xf32>) outs(%m : memref<4xf32>)
+  %mb = host.alloc : memref<4x8xf32>
+  host.broadcast [1] ins(%m : memref<4xf32>) outs(%mb : memref<4x8xf32>)
+  host.sub ins(%x, %mb : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}

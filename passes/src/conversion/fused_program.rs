@@ -3,8 +3,9 @@
 //! load of it with stride 0 along the new axes, each other input read is a
 //! plain load, each elementwise op an instruction (the C ABI's `Unary` and
 //! `Binary` by mnemonic, as their unfused entries; `copy` and `cast` a
-//! conversion to the written buffer's type), and each output a store of the
-//! slot last written to it.
+//! conversion to the written buffer's type), each fill a constant of the
+//! written buffer's type, and each output a store of the slot last written
+//! to it.
 //!
 //! A body that reduces (a `host.sum` or `host.amax` of the iteration
 //! shape's last axis) or holds buffers of the iteration shape without that
@@ -32,7 +33,7 @@ use hir_abi::{Binary, Reduction, Unary};
 use hir_dialects::{OpKind, destination};
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, Value, ValueLike,
-    attribute::DenseI32ArrayAttribute,
+    attribute::{DenseI32ArrayAttribute, FloatAttribute},
     block::BlockArgument,
     operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
@@ -172,6 +173,13 @@ pub fn program<'c>(fused: OperationRef<'c, '_>) -> Result<'c, Program> {
         let instr = match Op::of(&op) {
             Some(Op::HostCopy | Op::HostCast) => Instr::Convert(operands[0]),
             Some(Op::HostWhere) => Instr::Where(operands[0], operands[1], operands[2]),
+            Some(Op::HostFill) => Instr::constant(
+                op.attribute("value")
+                    .ok()
+                    .and_then(|value| FloatAttribute::try_from(value).ok())
+                    .expect("verified: a fill has its f64 value")
+                    .value(),
+            ),
             _ => match (
                 Unary::ALL.into_iter().find(|op| op.name() == mnemonic),
                 Binary::ALL.into_iter().find(|op| op.name() == mnemonic),

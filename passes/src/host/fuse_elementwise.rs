@@ -4,29 +4,36 @@
 //! one kernel instead of one kernel per op: a LayerNorm, an RMSNorm or a
 //! softmax becomes one kernel.
 //!
-//! A chain is a run of ops of one block, each `Elementwise`, a `Broadcast`
-//! or a `Reduction` (the op kinds of their ODS traits), over one iteration
-//! shape: the largest shape any of them writes or reduces. Each writes a
-//! buffer of that shape or of it without its last axis (a row: one value
-//! per row), and each reduction reduces exactly the last axis of a buffer
-//! of the iteration shape. Views, allocations and constants between them
-//! (`host.select`, `memref.subview`, `host.alloc`, `arith.constant`) move
-//! before the chain; any other op ends it: a communication, a wait, a
-//! stream switch or sync, a contraction, a reduction of another axis, a
-//! loop. An op joins a chain only where fusing cannot change what it
-//! computes: it does not write a buffer the chain reads or writes through
-//! another view (an in-place op, writing the value it reads, starts a
-//! chain), does not read through another view a buffer the chain writes,
-//! and broadcasts a buffer read from outside the chain, or a row the chain
-//! computes along the last axis. A chain of more buffers than the runtime's
-//! entries take (`hir_abi::fused::MAX_BUFFERS`), or one whose outputs are
-//! all rows, is cut: each part is the longest prefix that has a buffer of
-//! its iteration shape among its outputs and fits. A part of one op stays
-//! as it is.
+//! A chain is a run of ops of one block, each `Elementwise`, a `Broadcast`,
+//! a `Reduction` (the op kinds of their ODS traits) or a `host.fill`, over
+//! one iteration shape: the largest shape any of them writes or reduces.
+//! Each writes a buffer of that shape or of it without its last axis (a
+//! row: one value per row), and each reduction reduces exactly the last
+//! axis of a buffer of the iteration shape. Views, allocations and
+//! constants between them (`host.select`, `memref.subview`, `host.alloc`,
+//! `arith.constant`) move before the chain; any other op ends it: a
+//! communication, a wait, a stream switch or sync, a contraction, a
+//! reduction of another axis, a loop. An op joins a chain only where fusing
+//! cannot change what it computes: it does not write a buffer the chain
+//! reads or writes through another view (an in-place op, writing the value
+//! it reads, starts a chain), does not read through another view a buffer
+//! the chain writes, and broadcasts a buffer read from outside the chain, or
+//! a row the chain computes along the last axis. A chain of more buffers
+//! than the runtime's entries take (`hir_abi::fused::MAX_BUFFERS`), or one
+//! whose outputs are all rows, is cut: each part is the longest prefix that
+//! has a buffer of its iteration shape among its outputs and fits. A part of
+//! one op (but for the fills that stay kernels) stays as it is.
 //!
 //! An intermediate buffer, a `host.alloc` (or a `host.select` of one) used
 //! only by the chain, becomes a temporary of the body, and its allocation
-//! goes; every other buffer the chain writes is an output.
+//! goes; every other buffer the chain writes is an output. A fill of such a
+//! temporary is a constant of the kernel (`host.fill` in the body, which
+//! `convert-host-to-llvm` serializes to a constant instruction): no kernel
+//! writes it, none reads it, and it counts against no buffer limit. A fill
+//! of any other buffer (an argument, or read after the chain) stays a
+//! kernel, moved before the fused op where it sits among the chain's ops
+//! (no op of the chain before it touches its buffer), which reads its
+//! buffer as an input.
 //!
 //! Ops on integer buffers are never fused (a fused program computes in f32,
 //! `hir_abi::fused`): they end a chain and run as their own kernels.
@@ -36,16 +43,22 @@
 //! host.broadcast [0] ins(%b : memref<8xf32>) outs(%1 : memref<4x8xf32>)
 //! %2 = host.alloc : memref<4x8xf32>
 //! host.add ins(%a, %1 : memref<4x8xf32>, memref<4x8xf32>) outs(%2 : memref<4x8xf32>)
-//! host.gelu ins(%2 : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+//! %3 = host.alloc : memref<4x8xf32>
+//! host.fill 0.5 outs(%3 : memref<4x8xf32>)
+//! %4 = host.alloc : memref<4x8xf32>
+//! host.mul ins(%2, %3 : memref<4x8xf32>, memref<4x8xf32>) outs(%4 : memref<4x8xf32>)
+//! host.gelu ins(%4 : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
 //! ```
 //! becomes
 //! ```mlir
-//! host.fused ins(%a, %b : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xf32>) {
-//! ^bb0(%x: memref<4x8xf32>, %v: memref<8xf32>, %o: memref<4x8xf32>,
-//!      %t0: memref<4x8xf32>, %t1: memref<4x8xf32>):
+//! host.fused ins(%b, %a : memref<8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+//! ^bb0(%v: memref<8xf32>, %x: memref<4x8xf32>, %o: memref<4x8xf32>, %t0: memref<4x8xf32>,
+//!      %t1: memref<4x8xf32>, %t2: memref<4x8xf32>, %t3: memref<4x8xf32>):
 //!   host.broadcast [0] ins(%v : memref<8xf32>) outs(%t0 : memref<4x8xf32>)
 //!   host.add ins(%x, %t0 : memref<4x8xf32>, memref<4x8xf32>) outs(%t1 : memref<4x8xf32>)
-//!   host.gelu ins(%t1 : memref<4x8xf32>) outs(%o : memref<4x8xf32>)
+//!   host.fill 0.5 outs(%t2 : memref<4x8xf32>)
+//!   host.mul ins(%t1, %t2 : memref<4x8xf32>, memref<4x8xf32>) outs(%t3 : memref<4x8xf32>)
+//!   host.gelu ins(%t3 : memref<4x8xf32>) outs(%o : memref<4x8xf32>)
 //! }
 //! ```
 
@@ -129,10 +142,11 @@ fn shape(value: Value) -> Option<Vec<i64>> {
     builders::static_shape(value.r#type())
 }
 
-/// Whether `op` can be in a chain: an elementwise host op, broadcast, or
-/// reduction of the last axis, on statically shaped float buffers of at
-/// most `MAX_RANK` axes (a fused program computes in f32; integer ops stay
-/// unfused).
+/// Whether `op` can be in a chain: an elementwise host op, broadcast,
+/// reduction of the last axis, or fill (a constant of the kernel where its
+/// buffer is a temporary, `absorbed`), on statically shaped float buffers
+/// of at most `MAX_RANK` axes (a fused program computes in f32; integer ops
+/// stay unfused).
 fn fusable(op: OperationRef) -> bool {
     let kind = OpKind::of(&op);
     let reduces_last = || {
@@ -140,10 +154,11 @@ fn fusable(op: OperationRef) -> bool {
         let rank = shape(reads[0]).map_or(0, |shape| shape.len() as i64);
         rank > 0 && ir::i64_array(&op, "axes") == Some(vec![rank - 1])
     };
-    matches!(
+    (matches!(
         kind,
         OpKind::Elementwise | OpKind::Broadcast | OpKind::Reduction
-    ) && destination(&op).is_some()
+    ) || Op::HostFill.is(&op))
+        && destination(&op).is_some()
         && (kind != OpKind::Reduction || reduces_last())
         && op.operands().all(|value| {
             builders::static_shape(value.r#type()).is_some_and(|shape| shape.len() <= MAX_RANK)
@@ -340,13 +355,26 @@ fn temporary(value: Value, members: &[OperationRef]) -> bool {
     }
 }
 
-/// Whether `part` can be one `host.fused` op: at most `MAX_BUFFERS`
-/// buffers, one of its outputs of its iteration shape (the others of it
-/// or rows of it).
+/// `part` as one kernel takes it: its ops but the fills whose buffer is not
+/// one of its temporaries (an argument, or a buffer used after the part: a
+/// constant only where nothing else sees the buffer), then those fills,
+/// which stay kernels, run before it.
+fn absorbed<'c, 'a>(
+    part: &[OperationRef<'c, 'a>],
+) -> (Vec<OperationRef<'c, 'a>>, Vec<OperationRef<'c, 'a>>) {
+    part.iter()
+        .partition(|&&op| !Op::HostFill.is(&op) || temporary(buffers(op).0, part))
+}
+
+/// Whether `part` can be one `host.fused` op: two ops or more once its
+/// fills that stay kernels are out, at most `MAX_BUFFERS` buffers, one of
+/// its outputs of its iteration shape (the others of it or rows of it).
 fn one_kernel(part: &[OperationRef]) -> bool {
-    let operands = operands(part);
-    let full = iteration_shape(part);
-    operands.inputs.len() + operands.outputs.len() <= MAX_BUFFERS
+    let (members, _) = absorbed(part);
+    let operands = operands(&members);
+    let full = iteration_shape(&members);
+    members.len() > 1
+        && operands.inputs.len() + operands.outputs.len() <= MAX_BUFFERS
         && operands
             .outputs
             .iter()
@@ -354,7 +382,7 @@ fn one_kernel(part: &[OperationRef]) -> bool {
 }
 
 /// `chain` cut into parts that are one kernel each, each longest first;
-/// parts of one op are dropped.
+/// an op that starts no such part stays as it is.
 fn split<'c, 'a>(chain: &[OperationRef<'c, 'a>]) -> Vec<Vec<OperationRef<'c, 'a>>> {
     let mut parts = Vec::new();
     let mut rest = chain;
@@ -371,18 +399,22 @@ fn split<'c, 'a>(chain: &[OperationRef<'c, 'a>]) -> Vec<Vec<OperationRef<'c, 'a>
     parts
 }
 
-/// Replaces `members` by one `host.fused` op, through `rewriter`, after
-/// moving the ops of `between` that sit among them before the first.
+/// Replaces `part` by one `host.fused` op, through `rewriter`, after
+/// moving the ops of `between` and the fills that stay kernels that sit
+/// among its other ops before the first of them (no op of the part before
+/// such a fill touches its buffer: `admits`).
 fn fuse<'c, 'a>(
     rewriter: &RewriterBase<'c, '_>,
-    members: Vec<OperationRef<'c, 'a>>,
+    part: Vec<OperationRef<'c, 'a>>,
     between: &[OperationRef<'c, 'a>],
 ) {
     let context = rewriter.context();
     // SAFETY: the context outlives the rewrite.
     let context = unsafe { context.to_ref() };
+    let (members, fills) = absorbed(&part);
     let (first, last) = (members[0], *members.last().expect("a chain has ops"));
-    for &op in between {
+    // The views and allocations first: a fill's allocation may be one.
+    for &op in between.iter().chain(&fills) {
         if first.is_before_in_block(op) && op.is_before_in_block(last) {
             rewriter.move_op_before(op, first);
         }

@@ -2,10 +2,11 @@
 //! iteration shape a block of elements at a time, each instruction the
 //! scalar op of the unfused kernel ([`super::kernels`]) and each result
 //! rounded to its element type as the unfused op's output buffer rounds it,
-//! so that the fused kernel gives the unfused chain's bits. A row program
-//! runs a row at a time: its row-level slots hold one value, the others the
-//! row's, and a reduction folds its operand in order from the unfused
-//! kernel's identity, as that kernel does.
+//! so that the fused kernel gives the unfused chain's bits (a constant is
+//! the fill kernel's value, rounded through f32). A row program runs a row
+//! at a time: its row-level slots hold one value, the others the row's, and
+//! a reduction folds its operand in order from the unfused kernel's
+//! identity, as that kernel does.
 
 use super::elements::round;
 use super::kernels::{binary, unary};
@@ -76,6 +77,8 @@ fn evaluate(instr: Instr, operand: impl Fn(usize) -> f32) -> f32 {
             false => operand(b),
         },
         Instr::Convert(a) => operand(a),
+        // Through f32, as the fill kernel rounds its value.
+        Instr::Constant(bits) => f64::from_bits(bits) as f32,
         Instr::Reduce(..) => unreachable!("a reduction folds a row, not an element"),
     }
 }
@@ -218,9 +221,136 @@ fn run_rows(kernel: &FusedKernel) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::{Kernel, KernelOp};
     use hir_abi::Binary;
     use hir_abi::fused::{Load, Program, Store};
     use std::sync::Arc;
+
+    /// A buffer of `dtype` holding `values`, rounded to it.
+    fn buffer(dtype: DType, values: &[f32]) -> Vec<u8> {
+        let mut bytes = vec![0u8; values.len() * dtype.size()];
+        let view = View::contiguous(dtype, bytes.as_mut_ptr(), &[values.len()]);
+        for (offset, &value) in values.iter().enumerate() {
+            // SAFETY: an element of the buffer.
+            unsafe { write(&view, offset, value) };
+        }
+        bytes
+    }
+
+    /// `bytes` as a buffer of `dtype` and shape `sizes`.
+    fn view(dtype: DType, bytes: &mut [u8], sizes: &[usize]) -> View {
+        View::contiguous(dtype, bytes.as_mut_ptr(), sizes)
+    }
+
+    /// `program` run on `buffers`, each of the shape `shapes` gives it.
+    fn run_program(program: Program, buffers: &mut [Vec<u8>], shapes: &[&[usize]]) {
+        let views = buffers
+            .iter_mut()
+            .zip(&program.dtypes)
+            .zip(shapes)
+            .map(|((bytes, &dtype), sizes)| view(dtype, bytes, sizes))
+            .collect();
+        let kernel = FusedKernel {
+            words: program.encode().into(),
+            program: Arc::new(program),
+            buffers: views,
+        };
+        kernel.validate().unwrap();
+        run(&kernel).unwrap();
+    }
+
+    /// A constant is the fill kernel's value bit for bit, in every float
+    /// type (rounded through f32, so 1e39 is infinite and 1e-46 zero, then
+    /// to the type), and `x * c` fused is the unfused fill then mul.
+    #[test]
+    fn a_constant_is_rounded_as_a_fill_rounds_it() {
+        let values = [
+            0.7978845608028654,
+            0.044715,
+            0.1,
+            -0.0,
+            1e39,
+            1e-46,
+            65519.0,
+        ];
+        let xs: Vec<f32> = (0..6).map(|e| e as f32 * 0.37 - 1.1).collect();
+        for dtype in DType::FLOATS {
+            for value in values {
+                let (mut x, zeros) = (buffer(dtype, &xs), buffer(dtype, &[0.0; 6]));
+                let (mut filled, mut product) = (zeros.clone(), zeros.clone());
+                let fill = Kernel {
+                    op: KernelOp::Fill(value),
+                    inputs: Vec::new(),
+                    output: view(dtype, &mut filled, &[2, 3]),
+                };
+                super::super::kernels::run(&fill).unwrap();
+                let mul = Kernel {
+                    op: KernelOp::Binary(Binary::Mul),
+                    inputs: vec![view(dtype, &mut x, &[2, 3]), fill.output.clone()],
+                    output: view(dtype, &mut product, &[2, 3]),
+                };
+                super::super::kernels::run(&mul).unwrap();
+                let program = Program {
+                    reduced: None,
+                    dtypes: vec![dtype; 3],
+                    loads: vec![Load {
+                        buffer: 0,
+                        broadcast: vec![],
+                    }],
+                    instrs: vec![
+                        (Instr::constant(value), dtype),
+                        (Instr::Binary(Binary::Mul, 0, 1), dtype),
+                    ],
+                    stores: vec![Store::whole(1, 1), Store::whole(2, 2)],
+                };
+                let mut buffers = [x.clone(), zeros.clone(), zeros];
+                let shape: &[usize] = &[2, 3];
+                run_program(program, &mut buffers, &[shape; 3]);
+                assert_eq!(buffers[1], filled, "{dtype:?} {value}");
+                assert_eq!(buffers[2], product, "{dtype:?} {value}");
+            }
+        }
+    }
+
+    /// In a row program a constant is one value per row: the row mean as a
+    /// sum times the constant 1/5 (stored per row), then the centred row
+    /// times a bf16 constant, each rounded as declared.
+    #[test]
+    fn a_row_program_scales_by_constants() {
+        let (f, b) = (DType::F32, DType::BF16);
+        let program = Program {
+            reduced: Some(1),
+            dtypes: vec![b, b, f],
+            loads: vec![Load {
+                buffer: 0,
+                broadcast: vec![],
+            }],
+            instrs: vec![
+                (Instr::Reduce(Reduction::Sum, 0), f),
+                (Instr::constant(0.2), f),
+                (Instr::Binary(Binary::Mul, 1, 2), f),
+                (Instr::Binary(Binary::Sub, 0, 3), b),
+                (Instr::constant(0.044715), b),
+                (Instr::Binary(Binary::Mul, 4, 5), b),
+            ],
+            stores: vec![Store::whole(1, 6), Store::row(2, 3)],
+        };
+        let levels = [false, true, true, true, false, true, false];
+        assert_eq!(program.row_level(), levels);
+        let xs: Vec<f32> = (0..15).map(|i| ((i * 7) % 11) as f32 * 0.3 - 1.5).collect();
+        let mut buffers = [buffer(b, &xs), buffer(b, &[0.0; 15]), buffer(f, &[0.0; 3])];
+        run_program(program, &mut buffers, &[&[3, 5], &[3, 5], &[3]]);
+        let x: Vec<f32> = xs.iter().map(|&v| round(b, v)).collect();
+        let scale = round(b, 0.044715f64 as f32);
+        let (mut y, mut means) = (Vec::new(), Vec::new());
+        for row in x.chunks(5) {
+            let mean = row.iter().sum::<f32>() * 0.2f64 as f32;
+            y.extend(row.iter().map(|&v| round(b, round(b, v - mean) * scale)));
+            means.push(mean);
+        }
+        assert_eq!(buffers[1], buffer(b, &y));
+        assert_eq!(buffers[2], buffer(f, &means));
+    }
 
     /// Softmax over rows of a `[3, 5]` f32 buffer, with the row maxima also
     /// stored: checked against an f64 evaluation.

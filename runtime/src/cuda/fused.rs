@@ -3,7 +3,9 @@
 //! grid-stride kernel over the iteration shape. The source is `kernels.cu`
 //! (for its element types and op functors, so that each instruction is the
 //! very function the unfused kernel applies, and each result is rounded as
-//! the unfused op's output buffer rounds it) plus one `hir_fused` entry.
+//! the unfused op's output buffer rounds it) plus one `hir_fused` entry. A
+//! constant is the f32 the fill kernel is passed (as its bits), rounded by
+//! the same `E::round`, once per thread before the loop over the elements.
 //!
 //! Kernels are cached by the program's words: the PTX per process and
 //! architecture, the loaded function per context. A module stays loaded as
@@ -65,6 +67,14 @@ pub(super) fn expression(instr: Instr) -> String {
         // NaN is nonzero, as in the unfused kernel.
         Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
         Instr::Convert(a) => format!("s{a}"),
+        // The f32 the fill kernel is passed, exactly (as its bits), which
+        // `hir_round` then rounds as the fill does.
+        Instr::Constant(bits) => {
+            format!(
+                "__uint_as_float({:#010x}u)",
+                (f64::from_bits(bits) as f32).to_bits()
+            )
+        }
         Instr::Reduce(..) => unreachable!("a reduction is a phase of a row kernel"),
     }
 }
@@ -88,6 +98,18 @@ pub(crate) fn source(program: &Program) -> String {
         "struct FusedParams {{ i64 rank; i64 numel; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
     ));
     line("extern \"C\" __global__ void hir_fused(FusedParams p) {".into());
+    // Constants are the same at every element: computed once per thread.
+    let constant = |instr: Instr| matches!(instr, Instr::Constant(_));
+    for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
+        if constant(instr) {
+            let slot = program.loads.len() + index;
+            line(format!(
+                "    float s{slot} = hir_round<{}>({});",
+                element(dtype),
+                expression(instr)
+            ));
+        }
+    }
     line("    HIR_GRID_STRIDE(i, p.numel) {".into());
     line(format!("        i64 o[{views}];"));
     line(format!(
@@ -109,6 +131,9 @@ pub(crate) fn source(program: &Program) -> String {
     }
     for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
         let slot = program.loads.len() + index;
+        if constant(instr) {
+            continue;
+        }
         line(format!(
             "        float s{slot} = hir_round<{}>({});",
             element(dtype),
@@ -272,6 +297,47 @@ mod tests {
         ] {
             assert!(source.contains(expected), "no '{expected}' in\n{source}");
         }
+    }
+
+    /// A constant is the f32 the fill kernel is passed, as its exact bits,
+    /// rounded by `hir_round` as the fill rounds it, once per thread before
+    /// the loop over the elements.
+    #[test]
+    fn constants_are_exact_and_computed_before_the_loop() {
+        let program = Program {
+            reduced: None,
+            dtypes: vec![DType::BF16, DType::BF16],
+            loads: vec![Load {
+                buffer: 0,
+                broadcast: vec![],
+            }],
+            instrs: vec![
+                (Instr::Unary(Unary::Tanh, 0), DType::BF16),
+                (Instr::constant(0.7978845608028654), DType::BF16),
+                (Instr::Binary(Binary::Mul, 1, 2), DType::BF16),
+            ],
+            stores: vec![Store::whole(1, 3)],
+        };
+        let source = source(&program);
+        let bits = 0.7978845608028654f64 as f32;
+        let constant = format!(
+            "    float s2 = hir_round<BF16>(__uint_as_float({:#010x}u));",
+            bits.to_bits()
+        );
+        assert_eq!(
+            constant,
+            "    float s2 = hir_round<BF16>(__uint_as_float(0x3f4c422au));"
+        );
+        let entry = &source[source.find("void hir_fused").expect("the entry")..];
+        let position = |text: &str| {
+            entry
+                .find(text)
+                .unwrap_or_else(|| panic!("no '{text}' in\n{entry}"))
+        };
+        let product = "float s3 = hir_round<BF16>(OpMul::apply(s1, s2));";
+        assert!(position(&constant) < position("HIR_GRID_STRIDE"));
+        assert!(position("HIR_GRID_STRIDE") < position(product));
+        assert_eq!(entry.matches("float s2 =").count(), 1);
     }
 
     /// Contiguous views merge into one axis; a broadcast view keeps stride 0.

@@ -446,6 +446,16 @@ mod tests {
         let mean = position("float s3 = hir_round<F32>(OpMul::apply(s2, s1));");
         let store = position("hir_store_row<BF16, V>((BF16::T *)p.v[2].ptr");
         assert!(row_load < partial && partial < reduced && reduced < mean && mean < store);
+        // A constant is row-level: computed once per row, before the phases.
+        let mut scaled = program.clone();
+        scaled.instrs[1] = (Instr::constant(0.125), f);
+        let mut source = String::new();
+        entry(&scaled, &mut source);
+        let constant = source
+            .find("    float s3 = hir_round<F32>(__uint_as_float(0x3e000000u));")
+            .unwrap_or_else(|| panic!("no constant in\n{source}"));
+        assert!(constant < source.find("a2 = SumOp::combine").expect("a phase"));
+        assert_eq!(source.matches("float s3 =").count(), 1);
         assert!(source.contains("float s4 = hir_round<BF16>(OpSub::apply(s0, s3));"));
         assert!(
             source.contains(

@@ -68,6 +68,45 @@ fn layer_norm(rows: usize, n: usize) -> Case {
     }
 }
 
+/// LayerNorm of bf16 `[rows, n]` (without its affine part) whose `1/n`
+/// and `eps` are constants, row-level as the fills they stand for: `y` and
+/// `rstd` stored.
+fn layer_norm_constants(rows: usize, n: usize) -> Case {
+    use Binary::*;
+    let (bf, f) = (DType::BF16, DType::F32);
+    Case {
+        name: "LayerNorm, bf16, constant 1/n and eps",
+        program: Program {
+            reduced: Some(1),
+            dtypes: vec![bf, bf, f],
+            loads: vec![load(0, &[])],
+            instrs: vec![
+                (Instr::Convert(0), f),                // 1: x in f32
+                (Instr::constant(1.0 / n as f64), f),  // 2: 1/n
+                (Instr::Reduce(Reduction::Sum, 1), f), // 3
+                (Instr::Binary(Mul, 3, 2), f),         // 4: mean
+                (Instr::Binary(Sub, 1, 4), f),         // 5: centred
+                (Instr::Binary(Mul, 5, 5), f),         // 6
+                (Instr::Reduce(Reduction::Sum, 6), f), // 7
+                (Instr::Binary(Mul, 7, 2), f),         // 8: variance
+                (Instr::constant(1e-5), f),            // 9: eps
+                (Instr::Binary(Add, 8, 9), f),         // 10
+                (Instr::Unary(Unary::Rsqrt, 10), f),   // 11: rstd
+                (Instr::Binary(Mul, 5, 11), f),        // 12
+                (Instr::Convert(12), bf),              // 13
+            ],
+            stores: vec![Store::whole(1, 13), Store::row(2, 11)],
+        },
+        layouts: vec![
+            Layout::dense(&[rows, n]),
+            Layout::dense(&[rows, n]),
+            Layout::dense(&[rows]),
+        ],
+        unfused: Match::Close(BF16),
+        cpu: Match::Close(BF16),
+    }
+}
+
 /// Softmax of f32 rows 77 long (not a multiple of 8: one element per
 /// thread): `exp(x - amax) / sum`.
 fn softmax() -> Case {
@@ -171,6 +210,8 @@ fn row_kernels_match_the_unfused_kernels_and_the_cpu_backend() {
     for case in [
         layer_norm(512, 1024),
         layer_norm(3, 8192),
+        layer_norm_constants(256, 768),
+        layer_norm_constants(5, 77),
         softmax(),
         rms_norm(),
         many_rows(),

@@ -181,7 +181,7 @@ fn fused(device: &dyn Device, case: &Case, bases: &[*mut u8]) {
 /// broadcast load into a temporary of its buffer's type, each instruction
 /// into a temporary of its own type (an op of one element type, as the host
 /// ops are: a case whose program mixes types elsewhere than in a convert is
-/// a bug of the case), each store a copy or a cast. In a row program a
+/// a bug of the case; a constant a fill), each store a copy or a cast. In a row program a
 /// row-level slot is a temporary of the rows' shape, broadcast along the
 /// row where a varying instruction or a whole store reads it, and a
 /// reduction is the unfused reduction over the last axis.
@@ -253,6 +253,7 @@ fn unfused(device: &dyn Device, case: &Case, bases: &[*mut u8]) {
             Instr::Convert(_) if inputs[0].dtype == dtype => KernelOp::Copy,
             Instr::Convert(_) => KernelOp::Cast,
             Instr::Reduce(op, _) => KernelOp::Reduce(op, vec![last]),
+            Instr::Constant(bits) => KernelOp::Fill(f64::from_bits(bits)),
         };
         let out = temporary(dtype, row);
         compute(op, inputs, out.clone());
@@ -566,8 +567,91 @@ fn multiply_add_f32() -> Case {
     }
 }
 
-fn cases() -> [Case; 6] {
+/// The backward of a tanh gelu in bf16, its five constants instructions
+/// (as `host-fuse-elementwise` absorbs the fills of
+/// `fusion-differentiate`'s output): `dy * d gelu(x) / dx`. Rounded by
+/// integer operations, so bit for bit against the fills and kernels.
+fn gelu_backward_constants() -> Case {
+    use Binary::*;
+    let bf = DType::BF16;
+    let constant = |value: f64| (Instr::constant(value), bf);
+    Case {
+        name: "tanh gelu backward, bf16, five constants",
+        program: Program {
+            reduced: None,
+            dtypes: vec![bf; 3],
+            loads: vec![load(0, &[]), load(1, &[])],
+            instrs: vec![
+                constant(0.5),                       // 2
+                constant(1.0),                       // 3
+                constant(0.7978845608028654),        // 4: sqrt(2 / pi)
+                constant(0.044715),                  // 5
+                (Instr::Binary(Mul, 0, 0), bf),      // 6: x^2
+                (Instr::Binary(Mul, 6, 0), bf),      // 7: x^3
+                (Instr::Binary(Mul, 5, 7), bf),      // 8
+                (Instr::Binary(Add, 8, 0), bf),      // 9
+                (Instr::Binary(Mul, 4, 9), bf),      // 10
+                (Instr::Unary(Unary::Tanh, 10), bf), // 11: t
+                (Instr::Binary(Add, 3, 11), bf),     // 12
+                (Instr::Binary(Mul, 2, 12), bf),     // 13: (1 + t) / 2
+                (Instr::Binary(Mul, 11, 11), bf),    // 14
+                (Instr::Binary(Sub, 3, 14), bf),     // 15: 1 - t^2
+                constant(0.134145),                  // 16: 3 * 0.044715
+                (Instr::Binary(Mul, 16, 6), bf),     // 17
+                (Instr::Binary(Add, 3, 17), bf),     // 18
+                (Instr::Binary(Mul, 4, 18), bf),     // 19: du / dx
+                (Instr::Binary(Mul, 2, 0), bf),      // 20
+                (Instr::Binary(Mul, 20, 15), bf),    // 21
+                (Instr::Binary(Mul, 21, 19), bf),    // 22
+                (Instr::Binary(Add, 13, 22), bf),    // 23
+                (Instr::Binary(Mul, 1, 23), bf),     // 24
+            ],
+            stores: vec![Store::whole(2, 24)],
+        },
+        layouts: vec![Layout::dense(&[512, 384]); 3],
+        unfused: Match::Bits,
+        cpu: Match::Close(BF16),
+    }
+}
+
+/// f16 constants selected by a mask and one stored as it is (as a fill
+/// would write it): 65519 rounds to f16's largest, 65504, and -0.0 keeps
+/// its sign; the output a strided view.
+fn stored_constants_f16() -> Case {
+    let h = DType::F16;
+    Case {
+        name: "f16 constants, selected and stored",
+        program: Program {
+            reduced: None,
+            dtypes: vec![h; 3],
+            loads: vec![load(0, &[])],
+            instrs: vec![
+                (Instr::constant(65519.0), h),
+                (Instr::constant(-0.0), h),
+                (Instr::Binary(Binary::Max, 0, 2), h),
+                (Instr::Where(3, 1, 0), h),
+            ],
+            stores: vec![Store::whole(1, 4), Store::whole(2, 1)],
+        },
+        layouts: vec![
+            Layout::dense(&[64, 100]),
+            Layout {
+                len: 64 * 203,
+                offset: 1,
+                sizes: vec![64, 100],
+                strides: vec![203, 2],
+            },
+            Layout::dense(&[64, 100]),
+        ],
+        unfused: Match::Bits,
+        cpu: Match::Bits,
+    }
+}
+
+fn cases() -> [Case; 8] {
     [
+        gelu_backward_constants(),
+        stored_constants_f16(),
         exact_f32(),
         broadcast_bf16(),
         strided_casts(),

@@ -204,3 +204,23 @@ func.func @attention(%q: memref<4x8x16xbf16>, %k: memref<4x12x16xbf16>, %v: memr
       outs(%fo : memref<8x8xf32>)
   return
 }
+
+// -----
+
+// A fill in a fused body is a constant instruction of the program, not a
+// buffer: words [version 3, no reduced axis, 2 buffers (bf16, bf16), 1
+// load (x), 2 instructions: constant (40, bf16, the f64's bits, 0, 0) and
+// mul (18, bf16, slots 0 and 1), 1 store (y <- slot 2)].
+// CHECK: memref.global "private" constant @[[WORDS:__hir_fused_[0-9_m]*]] : memref<23xi64> = dense<[3, -1, 2, 1, 1, 1, 0, 0, 2, 40, 1, 4605361924766709329, 0, 0, 18, 1, 0, 1, 0, 1, 1, 2, 0]>
+// CHECK-DAG: func.func private @hir_rt_fused_2(memref<*xi64>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @fused_constant
+// CHECK: memref.get_global @[[WORDS]]
+// CHECK: call @hir_rt_fused_2(
+func.func @fused_constant(%x: memref<4x8xbf16>, %y: memref<4x8xbf16>) {
+  host.fused ins(%x : memref<4x8xbf16>) outs(%y : memref<4x8xbf16>) {
+  ^bb0(%xa: memref<4x8xbf16>, %ya: memref<4x8xbf16>, %c: memref<4x8xbf16>):
+    host.fill 0.79788456080286541 outs(%c : memref<4x8xbf16>)
+    host.mul ins(%xa, %c : memref<4x8xbf16>, memref<4x8xbf16>) outs(%ya : memref<4x8xbf16>)
+  }
+  return
+}

@@ -45,7 +45,7 @@ func.func @temporary_shape(%a: memref<8xf32>, %y: memref<8xf32>) {
 func.func @not_elementwise(%a: memref<8x8xf32>, %y: memref<8x8xf32>) {
   host.fused ins(%a : memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
   ^bb0(%x: memref<8x8xf32>, %o: memref<8x8xf32>):
-    // expected-error @+1 {{'host.matmul' op cannot be in a host.fused body, which holds only elementwise host ops, broadcasts and reductions}}
+    // expected-error @+1 {{'host.matmul' op cannot be in a host.fused body, which holds only elementwise host ops, fills, broadcasts and reductions}}
     host.matmul ins(%x, %x : memref<8x8xf32>, memref<8x8xf32>) outs(%o : memref<8x8xf32>)
   }
   return
