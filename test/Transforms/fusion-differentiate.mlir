@@ -100,33 +100,37 @@ func.func @abs(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // gelu, in the tanh form the runtime and the reference compute:
 // (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 a x^2), t = tanh(c (x + a x^3)).
+// Of bf16, in f32 between a cast in and a cast out, as torch computes it.
 // CHECK-LABEL: func.func @gelu_backward(
-// CHECK-SAME: %[[A0:[^:]+]]: tensor<4xbf16>
-// CHECK-SAME: %[[A1:[^:]+]]: tensor<4xbf16>
-// CHECK-NEXT: %[[V0:[^ ]+]] = fusion.fill 5.000000e-01 : tensor<4xbf16>
-// CHECK-NEXT: %[[V1:[^ ]+]] = fusion.fill 1.000000e+00 : tensor<4xbf16>
-// CHECK-NEXT: %[[V2:[^ ]+]] = fusion.fill 0.79788456080286541 : tensor<4xbf16>
-// CHECK-NEXT: %[[V3:[^ ]+]] = fusion.fill 4.471500e-02 : tensor<4xbf16>
-// CHECK-NEXT: %[[V4:[^ ]+]] = fusion.fill 1.341450e-01 : tensor<4xbf16>
-// CHECK-NEXT: %[[V5:[^ ]+]] = fusion.mul %[[A0]], %[[A0]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V6:[^ ]+]] = fusion.mul %[[V5]], %[[A0]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V7:[^ ]+]] = fusion.mul %[[V3]], %[[V6]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V8:[^ ]+]] = fusion.add %[[V7]], %[[A0]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V9:[^ ]+]] = fusion.mul %[[V2]], %[[V8]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V10:[^ ]+]] = fusion.tanh %[[V9]] : tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V11:[^ ]+]] = fusion.add %[[V1]], %[[V10]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V12:[^ ]+]] = fusion.mul %[[V0]], %[[V11]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V13:[^ ]+]] = fusion.mul %[[V10]], %[[V10]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V14:[^ ]+]] = fusion.sub %[[V1]], %[[V13]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V15:[^ ]+]] = fusion.mul %[[V4]], %[[V5]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V16:[^ ]+]] = fusion.add %[[V1]], %[[V15]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V17:[^ ]+]] = fusion.mul %[[V2]], %[[V16]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V18:[^ ]+]] = fusion.mul %[[V0]], %[[A0]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V19:[^ ]+]] = fusion.mul %[[V18]], %[[V14]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V20:[^ ]+]] = fusion.mul %[[V19]], %[[V17]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V21:[^ ]+]] = fusion.add %[[V12]], %[[V20]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: %[[V22:[^ ]+]] = fusion.mul %[[A1]], %[[V21]] : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
-// CHECK-NEXT: return %[[V22]] : tensor<4xbf16>
+// CHECK-SAME: %[[B0:[^:]+]]: tensor<4xbf16>
+// CHECK-SAME: %[[B1:[^:]+]]: tensor<4xbf16>
+// CHECK-NEXT: %[[A0:[^ ]+]] = fusion.cast %[[B0]] : tensor<4xbf16> -> tensor<4xf32>
+// CHECK-NEXT: %[[A1:[^ ]+]] = fusion.cast %[[B1]] : tensor<4xbf16> -> tensor<4xf32>
+// CHECK-NEXT: %[[V0:[^ ]+]] = fusion.fill 5.000000e-01 : tensor<4xf32>
+// CHECK-NEXT: %[[V1:[^ ]+]] = fusion.fill 1.000000e+00 : tensor<4xf32>
+// CHECK-NEXT: %[[V2:[^ ]+]] = fusion.fill 0.79788456080286541 : tensor<4xf32>
+// CHECK-NEXT: %[[V3:[^ ]+]] = fusion.fill 4.471500e-02 : tensor<4xf32>
+// CHECK-NEXT: %[[V4:[^ ]+]] = fusion.fill 1.341450e-01 : tensor<4xf32>
+// CHECK-NEXT: %[[V5:[^ ]+]] = fusion.mul %[[A0]], %[[A0]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V6:[^ ]+]] = fusion.mul %[[V5]], %[[A0]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V7:[^ ]+]] = fusion.mul %[[V3]], %[[V6]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V8:[^ ]+]] = fusion.add %[[V7]], %[[A0]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V9:[^ ]+]] = fusion.mul %[[V2]], %[[V8]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V10:[^ ]+]] = fusion.tanh %[[V9]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V11:[^ ]+]] = fusion.add %[[V1]], %[[V10]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V12:[^ ]+]] = fusion.mul %[[V0]], %[[V11]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V13:[^ ]+]] = fusion.mul %[[V10]], %[[V10]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V14:[^ ]+]] = fusion.sub %[[V1]], %[[V13]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V15:[^ ]+]] = fusion.mul %[[V4]], %[[V5]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V16:[^ ]+]] = fusion.add %[[V1]], %[[V15]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V17:[^ ]+]] = fusion.mul %[[V2]], %[[V16]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V18:[^ ]+]] = fusion.mul %[[V0]], %[[A0]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V19:[^ ]+]] = fusion.mul %[[V18]], %[[V14]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V20:[^ ]+]] = fusion.mul %[[V19]], %[[V17]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V21:[^ ]+]] = fusion.add %[[V12]], %[[V20]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V22:[^ ]+]] = fusion.mul %[[A1]], %[[V21]] : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[V23:[^ ]+]] = fusion.cast %[[V22]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-NEXT: return %[[V23]] : tensor<4xbf16>
 func.func @gelu(%x: tensor<4xbf16>) -> tensor<4xbf16> {
   %y = fusion.gelu %x : tensor<4xbf16> -> tensor<4xbf16>
   return %y : tensor<4xbf16>

@@ -195,6 +195,18 @@ impl<'c, 'a> Emit<'c, 'a> {
         self.fill(value, like.r#type())
     }
 
+    /// `r#type` with f32 elements, if its elements are a narrower float
+    /// (bf16, f16): the type a multi-step derivative is computed in.
+    pub fn widened(&self, r#type: Type<'c>) -> Option<Type<'c>> {
+        let tensor = Tensor::of(r#type);
+        let narrow = [Type::bfloat16(self.context), Type::float16(self.context)];
+        narrow.contains(&tensor.element).then(|| {
+            tensor
+                .with_element(Type::float32(self.context))
+                .to_type(self.context)
+        })
+    }
+
     /// `fusion.iota axis` of type `r#type`.
     pub fn iota(&self, axis: usize, r#type: Type<'c>) -> Value<'c, 'a> {
         let axis = i64_attribute(self.context, axis as i64);

@@ -149,10 +149,23 @@ fn tie_share<'c, 'a>(
 }
 
 /// `dy` times gelu'(x), of gelu(x) = x/2 (1 + tanh(u)), u = c (x + a x^3):
-/// (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 a x^2), t = tanh(u).
+/// (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 a x^2), t = tanh(u). Of a bf16 or f16
+/// `dy`, computed in f32 and rounded once, as torch's gelu backward is: the
+/// twenty steps rounded each to bf16 would cost accuracy, and each rounding
+/// integer work in the fused kernel (0.76 ms against 0.31 in f32 on an
+/// H200 at [8192, 8192]).
 fn gelu<'c, 'a>(tape: &mut Tape<'c, 'a>, input: Value<'c, 'a>, dy: Value<'c, 'a>) -> Value<'c, 'a> {
     let x = tape.primal(input);
     let emit = &mut tape.emit;
+    let narrow = dy.r#type();
+    let wide = emit.widened(narrow);
+    let (x, dy) = match wide {
+        Some(wide) => (
+            emit.pointwise(Op::FusionCast, &[x], wide),
+            emit.pointwise(Op::FusionCast, &[dy], wide),
+        ),
+        None => (x, dy),
+    };
     let half = emit.constant(0.5, dy);
     let one = emit.constant(1.0, dy);
     let scale = emit.constant(GELU_SCALE, dy);
@@ -177,5 +190,9 @@ fn gelu<'c, 'a>(tape: &mut Tape<'c, 'a>, input: Value<'c, 'a>, dy: Value<'c, 'a>
     let right = emit.binary(Op::FusionMul, right, sech2);
     let right = emit.binary(Op::FusionMul, right, du);
     let slope = emit.binary(Op::FusionAdd, left, right);
-    emit.binary(Op::FusionMul, dy, slope)
+    let gradient = emit.binary(Op::FusionMul, dy, slope);
+    match wide {
+        Some(_) => emit.pointwise(Op::FusionCast, &[gradient], narrow),
+        None => gradient,
+    }
 }
