@@ -28,7 +28,8 @@ fn every_entry_is_generated_once() {
     let source = source();
     let entries = source.matches("extern \"C\" __global__").count();
     let floats = DType::FLOATS.len();
-    let per_type = 4 + 3 * Reduction::ALL.len();
+    // Per reduction: by block, short, wide and split.
+    let per_type = 4 + 4 * Reduction::ALL.len();
     // The integer types: neg, abs, relu; every binary op but div. Casts:
     // every pair but an integer type to itself.
     let casts = DType::ALL.len() * DType::ALL.len() - DType::INTS.len();
@@ -50,6 +51,7 @@ fn every_entry_is_generated_once() {
     assert!(source.contains("void hir_random_bf16(Random p) { random<BF16>(p); }"));
     assert!(source.contains("void hir_random_i32(Random p) { random_int<I32>(p); }"));
     assert!(source.contains("void hir_sum_bf16_short(Reduce p)"));
+    assert!(source.contains("void hir_sum_bf16_split(Reduce p) { reduce_split<BF16, SumOp>(p); }"));
     assert!(source.contains("void hir_cast_bf16_f16(Pointwise p)"));
     assert!(
         source.contains("void hir_cast_bf16_i64(Pointwise p) { unary<BF16, I64, OpToI64>(p); }")
