@@ -18,6 +18,7 @@
 //! view are merged first (`kernels::coalesce`).
 
 use super::axes::coalesce;
+use super::fused_rows::LANES;
 use super::kernels::MAX_RANK;
 use super::{Check, Stream, fused_rows, nvrtc};
 use crate::error::{Error, Result};
@@ -93,15 +94,16 @@ pub(crate) fn source(program: &Program) -> String {
         return source;
     }
     let views = program.loads.len() + program.stores.len();
+    // `hir_load_row` and `hir_store_row`, for the vector path.
+    source.push_str(fused_rows::HELPERS);
     let mut line = |text: String| writeln!(source, "{text}").expect("writing to a string");
     line(format!(
-        "struct FusedParams {{ i64 rank; i64 numel; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
+        "struct FusedParams {{ i64 rank; i64 numel; i64 vec; i64 sizes[HIR_MAX_RANK]; View v[{views}]; }};"
     ));
     line("extern \"C\" __global__ void hir_fused(FusedParams p) {".into());
     // Constants are the same at every element: computed once per thread.
-    let constant = |instr: Instr| matches!(instr, Instr::Constant(_));
     for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
-        if constant(instr) {
+        if is_constant(instr) {
             let slot = program.loads.len() + index;
             line(format!(
                 "    float s{slot} = hir_round<{}>({});",
@@ -110,47 +112,74 @@ pub(crate) fn source(program: &Program) -> String {
             ));
         }
     }
-    line("    HIR_GRID_STRIDE(i, p.numel) {".into());
-    line(format!("        i64 o[{views}];"));
+    line("    if (p.vec) {".into());
+    elements(program, LANES, &mut line);
+    line("    } else {".into());
+    elements(program, 1, &mut line);
+    line("    }".into());
+    line("}".into());
+    source
+}
+
+fn is_constant(instr: Instr) -> bool {
+    matches!(instr, Instr::Constant(_))
+}
+
+/// The grid-stride loop over the elements, `per` consecutive ones a thread
+/// at a time (each view read and written as 16-byte words when `per` is
+/// [`LANES`]): the offsets of the first, the loads, each instruction per
+/// element, the stores.
+fn elements(program: &Program, per: usize, line: &mut impl FnMut(String)) {
+    let views = program.loads.len() + program.stores.len();
+    line(format!("        HIR_GRID_STRIDE(g, p.numel / {per}) {{"));
+    line(format!("            i64 o[{views}], rest = g * {per};"));
     line(format!(
-        "        for (int k = 0; k < {views}; ++k) o[k] = 0;"
+        "            for (int k = 0; k < {views}; ++k) o[k] = 0;"
     ));
-    line("        i64 rest = i;".into());
-    line("        for (i64 d = p.rank - 1; d >= 0; --d) {".into());
-    line("            i64 index = rest;".into());
-    line("            if (d > 0) { index = rest % p.sizes[d]; rest /= p.sizes[d]; }".into());
+    line("            for (i64 d = p.rank - 1; d >= 0; --d) {".into());
+    line("                i64 index = rest;".into());
+    line("                if (d > 0) { index = rest % p.sizes[d]; rest /= p.sizes[d]; }".into());
     line(format!(
-        "            for (int k = 0; k < {views}; ++k) o[k] += index * p.v[k].strides[d];"
+        "                for (int k = 0; k < {views}; ++k) o[k] += index * p.v[k].strides[d];"
     ));
-    line("        }".into());
+    line("            }".into());
     for (slot, load) in program.loads.iter().enumerate() {
         let e = element(program.dtypes[load.buffer]);
         line(format!(
-            "        float s{slot} = {e}::load((const {e}::T *)p.v[{slot}].ptr + o[{slot}]);"
+            "            float l{slot}[{per}]; hir_load_row<{e}, {per}>((const {e}::T *)p.v[{slot}].ptr + o[{slot}], l{slot});"
         ));
     }
+    for index in 0..program.stores.len() {
+        line(format!("            float r{index}[{per}];"));
+    }
+    line("#pragma unroll".into());
+    line(format!("            for (int e = 0; e < {per}; ++e) {{"));
+    for slot in 0..program.loads.len() {
+        line(format!("                float s{slot} = l{slot}[e];"));
+    }
     for (index, &(instr, dtype)) in program.instrs.iter().enumerate() {
-        let slot = program.loads.len() + index;
-        if constant(instr) {
+        if is_constant(instr) {
             continue;
         }
+        let slot = program.loads.len() + index;
         line(format!(
-            "        float s{slot} = hir_round<{}>({});",
+            "                float s{slot} = hir_round<{}>({});",
             element(dtype),
             expression(instr)
         ));
     }
     for (index, store) in program.stores.iter().enumerate() {
+        line(format!("                r{index}[e] = s{};", store.slot));
+    }
+    line("            }".into());
+    for (index, store) in program.stores.iter().enumerate() {
         let view = program.loads.len() + index;
         let e = element(program.dtypes[store.buffer]);
         line(format!(
-            "        (({e}::T *)p.v[{view}].ptr)[o[{view}]] = {e}::round(s{});",
-            store.slot
+            "            hir_store_row<{e}, {per}>(({e}::T *)p.v[{view}].ptr + o[{view}], r{index});"
         ));
     }
-    line("    }".into());
-    line("}".into());
-    source
+    line("        }".into());
 }
 
 /// The PTX of `program` for `compute_<arch>`, compiled on first use.
@@ -193,8 +222,9 @@ fn function(words: &Arc<[i64]>, program: &Program) -> Result<sys::CUfunction> {
     Ok(function)
 }
 
-/// The kernel's parameter words: rank, numel, sizes, then each view's
-/// pointer and strides, over the merged axes of `views`.
+/// The kernel's parameter words: rank, numel, whether the vector path
+/// runs, sizes, then each view's pointer and strides, over the merged axes
+/// of `views`.
 pub(crate) fn params(views: &[View]) -> Result<Vec<i64>> {
     let shape = &views[0].sizes;
     let strides: Vec<Vec<usize>> = views.iter().map(|view| view.strides.clone()).collect();
@@ -206,7 +236,17 @@ pub(crate) fn params(views: &[View]) -> Result<Vec<i64>> {
         )));
     }
     let numel: usize = shape.iter().product();
-    let mut words = vec![sizes.len() as i64, numel as i64];
+    // The vector path: every view contiguous along the innermost merged
+    // axis, of a multiple of LANES elements, from 16-byte aligned words
+    // (pointers aligned, outer strides whole words).
+    let vec = sizes.last().is_some_and(|&n| n.is_multiple_of(LANES))
+        && views.iter().zip(&strides).all(|(view, strides)| {
+            let (&inner, outer) = strides.split_last().expect("a merged axis");
+            inner == 1
+                && (view.ptr as usize).is_multiple_of(16)
+                && outer.iter().all(|&stride| stride.is_multiple_of(LANES))
+        });
+    let mut words = vec![sizes.len() as i64, numel as i64, vec as i64];
     words.extend((0..MAX_RANK).map(|axis| sizes.get(axis).map_or(0, |&size| size as i64)));
     for (view, strides) in views.iter().zip(&strides) {
         words.push(view.ptr as i64);
@@ -231,8 +271,10 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
         if numel == 0 {
             return Ok(());
         }
-        let blocks = numel.div_ceil(THREADS as usize).min(MAX_BLOCKS);
-        (params(&kernel.views())?, blocks, THREADS)
+        let params = params(&kernel.views())?;
+        let per = if params[2] != 0 { LANES } else { 1 };
+        let blocks = (numel / per).div_ceil(THREADS as usize).min(MAX_BLOCKS);
+        (params, blocks, THREADS)
     };
     let function = function(&kernel.words, program)?;
     let blocks = blocks as u32;
@@ -288,12 +330,14 @@ mod tests {
         let source = source(&program);
         for expected in [
             "View v[3]; };",
-            "float s0 = BF16::load((const BF16::T *)p.v[0].ptr + o[0]);",
-            "float s1 = F32::load((const F32::T *)p.v[1].ptr + o[1]);",
+            "float l0[8]; hir_load_row<BF16, 8>((const BF16::T *)p.v[0].ptr + o[0], l0);",
+            "float l1[1]; hir_load_row<F32, 1>((const F32::T *)p.v[1].ptr + o[1], l1);",
+            "float s0 = l0[e];",
             "float s2 = hir_round<F32>(OpAdd::apply(s0, s1));",
             "float s3 = hir_round<BF16>(OpGelu::apply(s2));",
             "float s4 = hir_round<BF16>((s0 != 0.0f ? s3 : s1));",
-            "((BF16::T *)p.v[2].ptr)[o[2]] = BF16::round(s4);",
+            "r0[e] = s4;",
+            "hir_store_row<BF16, 8>((BF16::T *)p.v[2].ptr + o[2], r0);",
         ] {
             assert!(source.contains(expected), "no '{expected}' in\n{source}");
         }
@@ -350,11 +394,23 @@ mod tests {
             strides,
         };
         let words = params(&[view(vec![8, 1]), view(vec![8, 1])]).unwrap();
-        assert_eq!(&words[..3], &[1, 32, 32]);
-        assert_eq!(words.len(), 2 + MAX_RANK + 2 * (1 + MAX_RANK));
+        // One axis of 32, read as 16-byte words.
+        assert_eq!(&words[..4], &[1, 32, 1, 32]);
+        assert_eq!(words.len(), 3 + MAX_RANK + 2 * (1 + MAX_RANK));
         let words = params(&[view(vec![8, 1]), view(vec![0, 1])]).unwrap();
-        assert_eq!(&words[..4], &[2, 32, 4, 8]);
+        assert_eq!(&words[..5], &[2, 32, 1, 4, 8]);
         // The broadcast view's strides: 0 along the first axis.
-        assert_eq!(&words[2 + MAX_RANK + 1 + MAX_RANK + 1..][..2], &[0, 1]);
+        assert_eq!(&words[3 + MAX_RANK + 1 + MAX_RANK + 1..][..2], &[0, 1]);
+        // A column of a [4, 8] buffer and a misaligned pointer: elements.
+        let column = View {
+            sizes: vec![4, 1],
+            ..view(vec![8, 1])
+        };
+        assert_eq!(params(&[column.clone(), column]).unwrap()[2], 0);
+        let misaligned = View {
+            ptr: 4100 as *mut u8,
+            ..view(vec![8, 1])
+        };
+        assert_eq!(params(&[misaligned, view(vec![8, 1])]).unwrap()[2], 0);
     }
 }
