@@ -45,7 +45,10 @@ pub fn view_root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
     value
 }
 
-/// Operand `index` of `op`, if it has that many.
+/// Operand `index` of `op`, if it has that many. Probe with this, never
+/// with melior's `operand(index).ok()`: out of range, that prints the whole
+/// module into its error (verifying it), which races with the passes other
+/// threads run on the module's other functions.
 pub fn operand<'c, 'a>(op: &OperationRef<'c, 'a>, index: usize) -> Option<Value<'c, 'a>> {
     (index < op.operand_count()).then(|| op.operand(index).expect("in range"))
 }

@@ -145,7 +145,7 @@ impl<'c, 'a> Pipeline<'c, 'a> {
                 && ir::operand(&op, 0) == Some(base)
                 && ir::operand(&op, 1) == Some(index)
                 && ir::integer_attribute(&op, "axis") == Some(base_axis as i64)
-                && op.result(0).is_ok_and(|slice| {
+                && ir::result(&op, 0).is_some_and(|slice| {
                     ir::users(slice.into()).iter().any(|user| {
                         hir_dialects::destination(user)
                             .is_some_and(|at| ir::operand(user, at) == Some(slice.into()))

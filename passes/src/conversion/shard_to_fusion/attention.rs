@@ -112,8 +112,8 @@ pub fn parts<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Parts<'c, 'a>> {
     if !plain_product(op) || op.result_count() != 1 {
         return None;
     }
-    let softmax = sole_producer(op.operand(0).ok()?, linalg_ops::SoftmaxOperation::name, op)?;
-    let probabilities = softmax.operand(0).ok()?;
+    let softmax = sole_producer(ir::operand(op, 0)?, linalg_ops::SoftmaxOperation::name, op)?;
+    let probabilities = ir::operand(&softmax, 0)?;
     let rank = crate::fusion::axis_map::shape(probabilities.r#type())?.len() as i64;
     // fusion.attention takes floats (a softmax of integers imports as an error).
     if !RankedTensorType::try_from(probabilities.r#type())
@@ -138,10 +138,10 @@ pub fn parts<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Parts<'c, 'a>> {
     let k = if is(&scores, linalg::MatmulOperation::name)
         && has_maps(&scores, MATMUL_TRANSPOSED_B_MAPS, false)
     {
-        scores.operand(1).ok()?
+        ir::operand(&scores, 1)?
     } else if plain_product(&scores) {
         let transpose = sole_producer(
-            scores.operand(1).ok()?,
+            ir::operand(&scores, 1)?,
             linalg::TransposeOperation::name,
             &scores,
         )?;
@@ -151,15 +151,15 @@ pub fn parts<'c, 'a>(op: &OperationRef<'c, 'a>) -> Option<Parts<'c, 'a>> {
             return None;
         }
         fused.push(transpose);
-        transpose.operand(0).ok()?
+        ir::operand(&transpose, 0)?
     } else {
         return None;
     };
     fused.extend([scores, softmax]);
     Some(Parts {
-        q: scores.operand(0).ok()?,
+        q: ir::operand(&scores, 0)?,
         k,
-        v: op.operand(1).ok()?,
+        v: ir::operand(op, 1)?,
         fused,
         scores,
     })

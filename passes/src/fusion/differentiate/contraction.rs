@@ -14,6 +14,7 @@
 use super::Tape;
 use super::emit::Tensor;
 use crate::diagnostics::Emitted;
+use crate::ir;
 use crate::ops::Op;
 use melior::ir::{OperationRef, Type, Value, ValueLike, operation::OperationLike};
 
@@ -121,7 +122,7 @@ pub(super) fn gradients<'c, 'a>(
         };
         gradients.push((1, gradient));
     }
-    if let Some(bias) = op.operand(2).ok().filter(|_| needs.get(2) == Some(&true)) {
+    if let Some(bias) = ir::operand(&op, 2).filter(|_| needs.get(2) == Some(&true)) {
         let gradient = if rank == 1 {
             dy
         } else {

@@ -194,8 +194,7 @@ pub(super) fn split_loop<'c, 'a>(
     let part = top.value(arith::remui(stream_loop.index, count, top.location));
     // The index stays in the two ops that make the step and the part of it.
     let makes = |user: OperationRef, value: Value| {
-        user.result(0)
-            .is_ok_and(|result| Value::from(result) == value)
+        ir::result(&user, 0).is_some_and(|result| Value::from(result) == value)
     };
     rewrite::replace_uses(&rewriter, stream_loop.index, step, |user| {
         makes(user, step) || makes(user, part)
@@ -238,10 +237,7 @@ pub(super) fn narrow_slices<'c, 'a>(
                 &rewrite::rewriter(select).as_rewriter_base(),
                 slice,
                 narrowed,
-                |user| {
-                    user.result(0)
-                        .is_ok_and(|result| Value::from(result) == narrowed)
-                },
+                |user| ir::result(&user, 0).is_some_and(|result| Value::from(result) == narrowed),
             );
             (slice, narrowed)
         })
