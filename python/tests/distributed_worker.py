@@ -3,7 +3,7 @@ HIR's world through the job's c10d store, runs the tensor-parallel MLP of
 `examples/python/tp_mlp.py` on torch CPU tensors (cpu backend), and checks
 its rows of Y against the MLP computed whole by torch.
 
-usage: distributed_worker.py gloo|torchrun|gloo-bad-rank|gloo-grad
+usage: distributed_worker.py gloo|torchrun|gloo-bad-rank|gloo-grad|gloo-train
 
 - gloo: `init_process_group("gloo")` first (RANK, WORLD_SIZE, MASTER_ADDR,
   MASTER_PORT from the environment), then `hir.init_from_torch()`: HIR meets
@@ -16,7 +16,11 @@ usage: distributed_worker.py gloo|torchrun|gloo-bad-rank|gloo-grad
 - gloo-grad: as gloo, but the MLP of `test_autograd.py` compiled with
   differentiable=True: each rank's gradients of its shards through torch
   autograd, then the same through DTensors on a DeviceMesh of the two
-  ranks, checked against torch's gradients of the whole MLP in float64.
+  ranks, checked against torch's gradients of the whole MLP in float64;
+- gloo-train: as gloo, but SGD steps of the transformer block of
+  `test_train_block.py` (heads, tokens and the MLP split over the ranks,
+  fused attention and its math) on each rank's shards, checked against
+  torch's training of the whole block in float64.
 
 Prints `rank R: ok (...)` and exits 0, or says what differs and exits 1.
 """
@@ -61,6 +65,8 @@ def main():
         return bad_rank(ag_gemm, x_r, w1_r, rank)
     if mode == "gloo-grad":
         return gradients(rank, D)
+    if mode == "gloo-train":
+        return train_block(rank, D)
     # Twice: the second call's exchanges must not meet the first's keys.
     for _ in range(2):
         h = ag_gemm(x_r, w1_r)
@@ -120,6 +126,58 @@ def gradients(rank, D):
         return 1
     dist.destroy_process_group()
     print(f"rank {rank}: ok (gradients' max relative error {worst:.2e})")
+    return 0
+
+
+def train_block(rank, D):
+    """The block trained on this rank's shards: each rank's loss is its
+    rows' share of the whole MSE, so that the backward's gradients are the
+    whole loss's; losses summed over the ranks and weight shards against
+    torch's training of the whole block."""
+    from test_train_block import FFN, H, LR, STEPS, TOLERANCE, block_program, block_tensors, reference_block, train
+    from test_train_block import S as tokens
+
+    x, weights, target = block_tensors(42)
+    torch_losses, torch_trained = train(reference_block, x, weights, target, torch.float64)
+
+    def shard(t, split):
+        """This rank's block of `t` along the split's axis (None: whole)."""
+        axis, size = split
+        return t if axis is None else t.narrow(axis, rank * size, size)
+
+    whole, head_rows, ffn = (None, 0), H // D, FFN // D
+    # Megatron's splits, as the program's distributions: LayerNorms whole,
+    # Wq, Wk, Wv by heads (rows), Wo by columns, W1 and c1 by rows, W2 by columns.
+    splits = [whole, whole, (0, head_rows), (0, head_rows), (0, head_rows), (1, head_rows), whole, whole, (0, ffn), (0, ffn), (1, ffn)]
+    rows = (0, tokens // D)
+    worst = 0.0
+    for attention in ("fused", "math"):
+        program = hir.compile(block_program(attention, D), differentiable=True, wrt=list(range(1, 12)), num_streams=S)
+        # Copies: a whole weight's shard is the tensor itself, which SGD updates.
+        shards = [shard(w, split).clone(memory_format=torch.contiguous_format).requires_grad_() for w, split in zip(weights, splits)]
+        optimizer = torch.optim.SGD(shards, lr=LR)
+        x_r, target_r = shard(x, rows).contiguous(), shard(target, rows)
+        losses = []
+        for _ in range(STEPS):
+            optimizer.zero_grad()
+            loss = ((program(x_r, *shards) - target_r) ** 2).sum() / target.numel()
+            loss.backward()
+            optimizer.step()
+            total = loss.detach().clone()
+            dist.all_reduce(total)
+            losses.append(total.item())
+        for got, expected in zip(losses, torch_losses):
+            worst = max(worst, abs(got - expected) / expected)
+        for trained, split, expected in zip(shards, splits, torch_trained):
+            worst = max(worst, relative_error(trained.detach(), shard(expected, split)))
+        if not losses[-1] < 0.8 * losses[0]:
+            print(f"rank {rank}: {attention} attention's loss did not decrease: {losses}")
+            return 1
+    if not worst <= TOLERANCE:
+        print(f"rank {rank}: trained block off by {worst:.2e}: MISMATCH")
+        return 1
+    dist.destroy_process_group()
+    print(f"rank {rank}: ok (trained block's max relative error {worst:.2e})")
     return 0
 
 

@@ -4,7 +4,8 @@ torch autograd of the same math in float64, computed independently; inputs
 left out of wrt; torch.compile(fullgraph=True) forward and backward; the
 op's registration checked by torch.library.opcheck; the forward and
 backward on two ranks as threads; SGD training of the MLP against torch's
-own; and the errors."""
+own; attention's gradient against torch's; and the errors. (Training the
+transformer block: test_train_block.py.)"""
 
 import numpy as np
 import pytest
@@ -256,18 +257,45 @@ def test_sgd_training_matches_torchs():
 
 
 ATTENTION = """
-func.func @attend(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  %o = fusion.attention %q, %k, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
+fusion.mesh @dev = [0]
+func.func @attend(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x3xf32>, %m: tensor<4x6xf32>)
+    -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>) {
+  %o = fusion.attention %q, %k, %v causal
+      : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32> -> tensor<2x4x3xf32>
+  %p = fusion.attention %q, %k, %v, %m scale 0.3
+      : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x6xf32> -> tensor<2x4x3xf32>
+  return %o, %p : tensor<2x4x3xf32>, tensor<2x4x3xf32>
 }
 """
 
 
-def test_an_op_without_a_rule_is_the_pass_diagnostic_located():
+def reference_attention(q, k, v, m):
+    """Both attentions, stacked: causal (top-left, as torch's is_causal
+    with fewer queries than keys), and with a float mask and a scale."""
+    causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    masked = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3)
+    return torch.stack([causal, masked])
+
+
+def test_attention_has_torchs_gradient():
+    # The backward computes the probabilities again from q, k and v.
+    program = hir.compile(ATTENTION, differentiable=True)
+    assert program.wrt == [0, 1, 2, 3]
+    generator = torch.Generator().manual_seed(14)
+    shapes = [shape for _, shape, _ in program.parameters[: program.num_inputs]]
+    tensors = [torch.randn(shape, generator=generator) for shape in shapes]
+    cotangent = torch.randn(2, 2, 4, 3, generator=generator)
+    got = gradients(lambda *t: torch.stack(program(*t)), tensors, cotangent)
+    expected = reference_gradients(reference_attention, tensors, cotangent)
+    for name, g, e in zip(("q", "k", "v", "mask"), got, expected):
+        assert_close_relative(g, e, 1e-5, f"attention: d {name}")
+
+
+def test_the_pass_diagnostics_are_located():
     with pytest.raises(hir.CompileError, match="cannot differentiate @attend") as raised:
-        hir.compile(ATTENTION, differentiable=True)
-    # Located at the op, line 3 of the text.
-    assert ":3:8: error: fusion-differentiate: 'fusion.attention' has no differentiation rule" in str(raised.value)
+        hir.compile(ATTENTION, differentiable=True, wrt=[4])
+    # Located at the function, line 3 of the text.
+    assert "-:3:1: error: wrt argument 4 is out of range: '@attend' has 4 arguments" in str(raised.value)
 
 
 def with_an_index():

@@ -116,6 +116,16 @@ def test_a_gloo_job_differentiates_the_tp_mlp():
     check_ranks(gloo_job("gloo-grad"), 2)
 
 
+def test_a_gloo_job_trains_the_transformer_block():
+    # SGD steps of the block on 2 ranks (heads, tokens and the MLP split),
+    # fused attention and its math, against torch's whole training.
+    pytest.importorskip("torch")
+    from test_train_block import hir_bench
+
+    hir_bench()  # a skip where hir-bench is not built
+    check_ranks(gloo_job("gloo-train"), 2)
+
+
 def test_a_rank_given_bad_arrays_fails_the_others_at_once():
     # Rank 1's ValueError is posted to the job's store: rank 0's collective
     # ends with a RunError naming rank 1, not at its timeout.

@@ -11,15 +11,6 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Attention's backward is refused, located at the op.
-func.func @f(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @+1 {{fusion-differentiate: 'fusion.attention' has no differentiation rule: its backward is not built yet}}
-  %o = fusion.attention %q, %k, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-
 // The function to differentiate must be named when there are several.
 // expected-error @+1 {{fusion-differentiate: the module has 2 public functions; name one with function=NAME}}
 module {

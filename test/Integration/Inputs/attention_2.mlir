@@ -1,4 +1,5 @@
-// Attention with its 4 heads split over 2 ranks (test/Integration/attention.mlir):
+// Attention with its 4 heads split over 2 ranks (test/Integration/attention.mlir,
+// and its gradients in grad-ops.mlir):
 // causal with the default scale; an additive mask with an explicit scale;
 // both; a batch axis streamed beside the split heads; and a mask that hides
 // every key from query 0, which gets zeros.

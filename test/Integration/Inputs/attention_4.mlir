@@ -1,5 +1,5 @@
 // Attention with its 4 heads split over 4 ranks, one head each
-// (test/Integration/attention.mlir): fewer queries than keys (Sq = 8,
+// (test/Integration/attention.mlir, and its gradients in grad-ops.mlir): fewer queries than keys (Sq = 8,
 // Sk = 24, causal top-left: query i sees keys 0..i), D = 16 and Dv = 4, in
 // f32 with a mask and in bf16 causal with the default scale.
 fusion.mesh @tp = [0, 1, 2, 3]

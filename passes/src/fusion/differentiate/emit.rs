@@ -249,6 +249,12 @@ impl<'c, 'a> Emit<'c, 'a> {
         self.sum(partial, rest, r#type)
     }
 
+    /// `fusion.amax` of `input` over `axes`, of type `r#type`.
+    pub fn amax(&self, input: Value<'c, 'a>, axes: &[usize], r#type: Type<'c>) -> Value<'c, 'a> {
+        let axes = self.axes(axes);
+        self.op(Op::FusionAmax, &[input], &[("axes", axes)], r#type)
+    }
+
     /// `fusion.broadcast` of `input` along new axes `axes`, of type `r#type`.
     pub fn broadcast(
         &self,

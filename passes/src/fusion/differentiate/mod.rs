@@ -13,7 +13,7 @@
 //!   primal's type (element type and `#fusion.dist`).
 //!
 //! The backward is reverse mode over the forward's ops, one rule per op
-//! family (`pointwise`, `structural`, `contraction`); a value used more than
+//! family (`pointwise`, `structural`, `contraction`, `attention`); a value used more than
 //! once gets the sum of its uses' gradients. Only values that depend on a
 //! `wrt` argument and are floating point get gradients; an op on that path
 //! that has no rule is an error at the op. With `saved=recompute`, a
@@ -38,6 +38,7 @@
 //! }
 //! ```
 
+mod attention;
 mod contraction;
 mod emit;
 mod pointwise;
@@ -45,7 +46,7 @@ mod structural;
 
 use super::propagate_sharding::update_function_type;
 use crate::builders::Builder;
-use crate::diagnostics::{Emitted, emit_error, error};
+use crate::diagnostics::{Emitted, error};
 use crate::ops::Op;
 use crate::registry::PassOptions;
 use crate::{HirPass, choice, ir, rewrite};
@@ -547,15 +548,7 @@ impl<'c, 'a> Tape<'c, 'a> {
             Some(Op::FusionMatmul | Op::FusionLinear) => {
                 contraction::gradients(self, op, dy, &needs)?
             }
-            Some(Op::FusionAttention) => {
-                emit_error(
-                    op.location(),
-                    &format!(
-                        "{ARGUMENT}: 'fusion.attention' has no differentiation rule: its backward is not built yet"
-                    ),
-                );
-                return Err(Emitted);
-            }
+            Some(Op::FusionAttention) => attention::gradients(self, op, dy, &needs),
             _ => match pointwise::gradients(self, op, dy, &needs) {
                 Some(gradients) => gradients,
                 None => {
