@@ -266,6 +266,8 @@ pub enum Failure {
     Usage(String),
     /// A rank failed: the runtime's errors, each with its rank and op.
     Run(RunError),
+    /// The world runs nothing more ([`crate::World`]): why.
+    Closed(String),
 }
 
 impl std::fmt::Display for Failure {
@@ -273,6 +275,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Usage(message) => f.write_str(message),
             Failure::Run(error) => write!(f, "{error}"),
+            Failure::Closed(why) => write!(f, "this world is closed: {why}"),
         }
     }
 }
@@ -372,7 +375,9 @@ impl Compiled {
             // and types (checked above), which the caller keeps alive until
             // the rank's work is done (`run` waits for it; `enqueue`'s
             // caller keeps them until its stream has passed the call).
-            unsafe { (self.entry)(call.arguments()) };
+            // Through `exit::call`, so that a failed or interrupted rank
+            // leaves its program at its next runtime call.
+            unsafe { hir_runtime::exit::call(self.entry, call.arguments()) };
             Ok(known)
         };
         let results = run(&body).map_err(Failure::Run)?;

@@ -15,7 +15,9 @@
 //! keeps what the JIT compiled on disk, so that compiling a program again
 //! compiles nothing; [`tune`] lists the overlap variants a run may time and
 //! keeps the fastest beside it; [`differentiate`] makes a program's forward
-//! and backward programs (`fusion-differentiate`).
+//! and backward programs (`fusion-differentiate`). [`World`] runs programs
+//! on a runtime world that a failed call leaves healthy (started anew) or
+//! closed, never failed for the next call.
 
 pub mod arguments;
 pub mod cache;
@@ -25,6 +27,9 @@ pub mod differentiate;
 pub mod jit;
 pub mod program;
 pub mod tune;
+pub mod world;
+
+pub use world::World;
 
 pub use hir_dialects as dialects;
 pub use hir_dialects::register_all;

@@ -157,10 +157,10 @@ class Program:
             self._native.run(
                 [_without_grad(arrays, rank) for rank, arrays in enumerate(full)], _caller_streams(full)
             )
-        except Exception as error:
-            # A rank of a job that raises before posting its collectives
-            # tells the others, which would otherwise wait for it until
-            # their timeouts; the job stays failed.
+        except BaseException as error:
+            # A rank of a job that raises (KeyboardInterrupt included)
+            # before posting its collectives tells the others, which would
+            # otherwise wait for it until their timeouts; the job stays failed.
             _native.post_failure(f"{type(error).__name__}: {error}")
             raise
         return [arrays[self.num_inputs :] for arrays in full]

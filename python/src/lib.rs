@@ -237,12 +237,45 @@ impl Program {
         }
         let world = default_world(&arrays, self.compiled.pool_streams())?;
         let compiled = self.compiled.clone();
-        let result = py.detach(|| world.run(&compiled, &arrays, streams.as_deref()));
-        drop(capsules);
+        // The interpreter's signal handlers run only with its lock: the
+        // waiting thread takes it every `interrupt::POLL` to run them, and
+        // an exception they raise (KeyboardInterrupt) stops the ranks.
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+        let check = || {
+            let error = Python::attach(|py| py.check_signals().err())?;
+            let reason = Python::attach(|py| match error.get_type(py).name() {
+                Ok(name) => format!("{name} (a Python signal handler raised it)"),
+                Err(_) => "a Python signal handler raised an exception".into(),
+            });
+            *raised.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+            Some(reason)
+        };
+        // `closed` waits for the world's lock: never with the interpreter's.
+        let (result, closed) = py.detach(|| {
+            let result = hir_runtime::interrupt::checking(&check, || {
+                world.run(&compiled, &arrays, streams.as_deref())
+            });
+            (result, world.closed().is_some())
+        });
+        if closed {
+            // A rank left running its program may still use its code and
+            // these arrays: they live as long as the process.
+            std::mem::forget(capsules);
+            std::mem::forget(compiled);
+        } else {
+            drop(capsules);
+        }
+        if let Some(error) = raised.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            return Err(error);
+        }
         match result {
             Ok(()) => Ok(()),
             Err(Failure::Usage(message)) => Err(PyValueError::new_err(message)),
             Err(Failure::Run(error)) => Err(run_error(py, &error)),
+            Err(Failure::Closed(why)) => Err(HirError::new_err(format!(
+                "this world is closed: {why} (hir.init makes a new one; in a job, \
+                 hir.init_from_env or hir.init_from_torch)"
+            ))),
         }
     }
 }

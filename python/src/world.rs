@@ -13,12 +13,10 @@
 //! so that its views are checked against them; nothing is copied.
 //!
 //! Calls from several Python threads (each releases the GIL while its ranks
-//! run) run one after another, on the world's lock. A call whose ranks
-//! failed leaves a world of threads as it found it: after a failed call
-//! that waited for its work (every call but one enqueued on caller
-//! streams), the runtime's world, whose failure is sticky, is started anew
-//! with the same settings before the next call runs. A rank of a job of
-//! processes stays failed: its job has.
+//! run) run one after another, on the world's lock. What a failed or
+//! interrupted call leaves is `hir::World`'s: a world of threads started
+//! anew, or closed (a rank left running its program), saying why; a rank
+//! of a job of processes stays failed: its job has.
 
 use crate::dlpack::{Array, Memory};
 use crate::store::TorchStore;
@@ -27,19 +25,13 @@ use hir::compile::{Compiled, Failure};
 use hir_runtime::Backend;
 use hir_runtime::bootstrap::{Env, KeyValueStore, ProcessGroup};
 use hir_runtime::world::Config;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct World {
-    /// The runtime's world, locked for a call; why not, once a failed world
-    /// of threads could not be started anew (`restart`).
-    runtime: Mutex<Result<hir_runtime::World, String>>,
+    runtime: hir::World,
     pub backend: Backend,
     pub num_streams: usize,
-    local_ranks: Vec<usize>,
-    /// How a world of threads is started (again after a failed call); `None`
-    /// for a rank of a job of processes.
-    config: Option<Config>,
     /// The job this process is one rank of, if its ranks are processes.
     job: Option<Job>,
 }
@@ -68,14 +60,12 @@ impl World {
             timeout,
             ..Config::new(backend, ranks, num_streams)
         };
-        let runtime = hir_runtime::World::start(&config)
+        let runtime = hir::World::start(&config)
             .map_err(|error| anyhow!("cannot start the runtime: {error}"))?;
         Ok(World {
-            local_ranks: runtime.local_ranks(),
-            runtime: Mutex::new(Ok(runtime)),
+            runtime,
             backend,
             num_streams,
-            config: Some(config),
             job: None,
         })
     }
@@ -127,8 +117,7 @@ impl World {
             timeout,
             ..Config::new(backend, job.world_size, num_streams)
         };
-        let started =
-            hir_runtime::World::process(&config, job.rank, job.local_rank, job.store.clone());
+        let started = hir::World::process(&config, job.rank, job.local_rank, job.store.clone());
         let runtime = started.map_err(|error| {
             // The others stop waiting for this rank at once.
             let why = format!("cannot start the {} runtime: {error}", backend.name());
@@ -136,11 +125,9 @@ impl World {
             anyhow!("rank {}: {why}", job.rank)
         })?;
         Ok(World {
-            local_ranks: runtime.local_ranks(),
-            runtime: Mutex::new(Ok(runtime)),
+            runtime,
             backend,
             num_streams,
-            config: None,
             job: Some(job),
         })
     }
@@ -149,13 +136,18 @@ impl World {
     pub fn size(&self) -> usize {
         match &self.job {
             Some(job) => job.world_size,
-            None => self.local_ranks.len(),
+            None => self.runtime.local_ranks().len(),
         }
     }
 
     /// The ranks this process runs, in order.
     pub fn local_ranks(&self) -> Vec<usize> {
-        self.local_ranks.clone()
+        self.runtime.local_ranks().to_vec()
+    }
+
+    /// Why the world runs nothing more, if it does not.
+    pub fn closed(&self) -> Option<String> {
+        self.runtime.closed()
     }
 
     /// Runs `program` on every rank of this process, rank `local_ranks()[i]`
@@ -188,29 +180,10 @@ impl World {
                     .collect()
             })
             .collect();
-        let mut runtime = self.runtime.lock().unwrap_or_else(PoisonError::into_inner);
-        let world = match &*runtime {
-            Ok(world) => world,
-            Err(why) => {
-                return Err(Failure::Usage(format!(
-                    "this world failed, and starting it again failed: {why}; make a new one \
-                     with hir.init"
-                )));
-            }
-        };
-        let result = match (world, streams) {
-            (_, None) => program.run(world, &ranks, &arrays),
-            (hir_runtime::World::Cuda(world), Some(streams)) => {
-                program.enqueue(world, &ranks, &arrays, streams)
-            }
-            (hir_runtime::World::Cpu(_), Some(_)) => Err(Failure::Usage(
-                "CUDA streams were given, but this world runs on the cpu backend".into(),
-            )),
-        };
-        if let (Err(Failure::Run(_)), None, None) = (&result, streams, &self.job) {
-            self.restart(&mut runtime);
+        match streams {
+            None => self.runtime.run(program, &ranks, &arrays),
+            Some(streams) => self.runtime.enqueue(program, &ranks, &arrays, streams),
         }
-        result
     }
 
     /// Tells the other ranks of this process's job, if it is one, that its
@@ -220,17 +193,6 @@ impl World {
         if let Some(job) = &self.job {
             let _ = job.store.post_failure(job.rank, "call", message);
         }
-    }
-
-    /// Starts a failed world of threads anew (the old one dropped first, so
-    /// that its GPUs are free), so that the next call does not inherit the
-    /// failure; a rank of a job of processes keeps it.
-    fn restart(&self, runtime: &mut Result<hir_runtime::World, String>) {
-        let Some(config) = &self.config else {
-            return;
-        };
-        drop(std::mem::replace(runtime, Err("not started yet".into())));
-        *runtime = hir_runtime::World::start(config).map_err(|error| error.to_string());
     }
 
     /// Whether `arrays` are in the memory `rank` of this world runs on.

@@ -28,6 +28,12 @@ pub enum Error {
     /// closed)` or `failed in hir_rt_allgather_f32: ...`.
     #[error("gave up: rank {rank} {what}")]
     Peer { rank: usize, what: String },
+    /// The run was interrupted (Ctrl-C, [`crate::interrupt`]): why.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+    /// The world can run nothing more: why, and what to do instead.
+    #[error("this world is closed: {0}")]
+    Closed(String),
     /// An allocation failed: what was asked for, with its size.
     #[error("out of memory: {0}")]
     OutOfMemory(String),

@@ -9,7 +9,8 @@
 //! No panic crosses this boundary: each call runs under `catch_unwind`, and a
 //! failure (error or panic) is recorded as the rank's error in the entry's op;
 //! once a rank has failed, its later calls skip their work and return 0 (a
-//! null pointer for `alloc`). Calling an entry on a thread without a device is
+//! null pointer for `alloc`), or, when the launcher runs the program through
+//! [`crate::exit::call`], leave the program. Calling an entry on a thread without a device is
 //! a launcher bug: the process aborts with a message rather than guess a rank,
 //! unless a fallback device is set ([`crate::device::set_fallback`]: the
 //! standalone `libhir_runtime.so` sets one).
@@ -44,16 +45,15 @@ fn call<R>(
     skip_failed: bool,
     body: impl FnOnce(&dyn Device) -> Result<R>,
 ) -> R {
-    let Some(device) = current() else {
-        eprintln!(
-            "hir runtime: {entry} called on a thread that has no rank; \
-             the launcher must run the program inside hir_runtime::device::enter \
-             (libhir_runtime.so starts a default world instead)"
-        );
-        std::process::abort();
-    };
-    if skip_failed && device.failed() {
-        return skipped;
+    let mut device = rank_device(entry);
+    if device.failed() {
+        // Nothing may be held across the jump: it skips this frame.
+        drop(device);
+        crate::exit::leave_if_possible();
+        if skip_failed {
+            return skipped;
+        }
+        device = rank_device(entry);
     }
     let _range = crate::nvtx::range(|| entry.name());
     let error = match catch_unwind(AssertUnwindSafe(|| body(&*device))) {
@@ -63,6 +63,18 @@ fn call<R>(
     };
     device.fail(&entry.name(), error);
     skipped
+}
+
+/// The calling thread's device; none is a launcher bug, which aborts.
+fn rank_device(entry: Entry) -> Arc<dyn Device> {
+    current().unwrap_or_else(|| {
+        eprintln!(
+            "hir runtime: {entry} called on a thread that has no rank; \
+             the launcher must run the program inside hir_runtime::device::enter \
+             (libhir_runtime.so starts a default world instead)"
+        );
+        std::process::abort();
+    })
 }
 
 /// A call that does work (and is skipped on a failed rank).

@@ -17,6 +17,8 @@
 //!   bootstrap over it, the watchdog. It does not know `cuda`, which stands
 //!   on it ([`cuda::World::join`]).
 //! - [`world`]: one [`World`] over either [`Backend`], what launchers start.
+//! - [`exit`]: a failed rank's program left at its next runtime call;
+//!   [`interrupt`]: a run stopped from the thread that waits for it.
 //! - [`trace`]: the Chrome/Perfetto timeline; [`npy`]: `.npy` files;
 //!   [`random`]: the random input values tools make, on the host or a GPU.
 //!
@@ -41,8 +43,10 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod error;
+pub mod exit;
 pub mod ffi;
 pub mod fused;
+pub mod interrupt;
 pub mod memref;
 pub mod npy;
 mod nvtx;

@@ -204,6 +204,16 @@ impl World {
         }
     }
 
+    /// Why the world runs nothing more, if it does not: an interrupted run
+    /// ([`crate::interrupt`]) left a rank's thread running its program.
+    /// Every later run fails at once with [`crate::Error::Closed`].
+    pub fn closed(&self) -> Option<String> {
+        match self {
+            World::Cpu(world) => world.closed(),
+            World::Cuda(world) => world.closed(),
+        }
+    }
+
     /// Runs `body` on one thread per rank with that rank entered, then waits
     /// for all the work it enqueued.
     pub fn run<T: Send>(

@@ -7,7 +7,10 @@
 //! the devices, the slots for the values) and waits until every job has
 //! ended ([`super::rank_threads::Running`]), or ends the process: a job is
 //! never left running when the run returns, which is what makes lending
-//! it a borrowed closure sound, as `std::thread::scope` does.
+//! it a borrowed closure sound, as `std::thread::scope` does. The one
+//! exception is an interrupted run's job that cannot be stopped: the run
+//! leaks it, it promises to touch nothing of the run once it returns, and
+//! its thread is detached.
 
 use crate::lock;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -77,12 +80,27 @@ impl RankPool {
     }
 }
 
-impl Drop for RankPool {
-    fn drop(&mut self) {
+impl RankPool {
+    /// Tells every thread to end once its job has, without waiting for
+    /// them: a job may never end (`rank_threads`' interrupted run).
+    pub fn detach(mut self) {
+        self.quit();
+        for (_, thread) in &mut self.threads {
+            drop(thread.take());
+        }
+    }
+
+    fn quit(&self) {
         for (mailbox, _) in &self.threads {
             *lock(&mailbox.posted) = Posted::Quit;
             mailbox.changed.notify_one();
         }
+    }
+}
+
+impl Drop for RankPool {
+    fn drop(&mut self) {
+        self.quit();
         for (_, thread) in &mut self.threads {
             if let Some(thread) = thread.take() {
                 // A job's panic is caught in the thread, which then serves on.

@@ -22,7 +22,8 @@
 use super::rank_pool::RankPool;
 use super::sync::Faults;
 use crate::device::{Device, enter};
-use crate::error::{Error, Result, RunError, panic_message};
+use crate::error::{Error, RankError, Result, RunError, panic_message};
+use crate::interrupt;
 use crate::lock;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -33,7 +34,22 @@ use std::time::{Duration, Instant};
 /// each world holds one and passes it to [`run`]. The threads start with the
 /// first run ([`RankPool`]) and end with the world.
 #[derive(Default)]
-pub(crate) struct Calls(Mutex<Option<RankPool>>);
+pub(crate) struct Calls(Mutex<Pool>);
+
+#[derive(Default)]
+struct Pool {
+    threads: Option<RankPool>,
+    /// Why the world runs nothing more: an interrupted run left a rank's
+    /// thread running its program.
+    closed: Option<String>,
+}
+
+impl Calls {
+    /// Why the world is closed, if it is.
+    pub fn closed(&self) -> Option<String> {
+        lock(&self.0).closed.clone()
+    }
+}
 
 /// Runs `work` on one thread per device (named `{name}-{rank}`, kept for
 /// the world's later runs) with that device entered, after any other run
@@ -42,7 +58,8 @@ pub(crate) struct Calls(Mutex<Option<RankPool>>);
 /// Returns each rank's value, or the errors of the ranks that failed: an
 /// error or a panic of `work` is one, in op `launcher`; so is the world's
 /// threads failing to start. Once a rank has failed, the others get `grace`
-/// to return (see [`Running::wait`]).
+/// to return (see [`Running::wait`]); once the run is interrupted
+/// ([`interrupt::checking`]), [`interrupt::STOP`].
 pub(crate) fn run<D: Device + 'static, T: Send>(
     calls: &Calls,
     devices: &[Arc<D>],
@@ -53,10 +70,25 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
     finish: impl Fn(&D) + Sync,
 ) -> std::result::Result<Vec<T>, RunError> {
     let mut pool = lock(&calls.0);
-    if pool.as_ref().is_none_or(|pool| pool.len() != devices.len()) {
+    if let Some(why) = &pool.closed {
+        let errors = devices
+            .iter()
+            .map(|device| RankError {
+                rank: device.rank(),
+                op: "launcher".into(),
+                error: Error::Closed(why.clone()),
+            })
+            .collect();
+        return Err(RunError { errors });
+    }
+    if pool
+        .threads
+        .as_ref()
+        .is_none_or(|threads| threads.len() != devices.len())
+    {
         let ranks: Vec<usize> = devices.iter().map(|device| device.rank()).collect();
         match RankPool::start(name, &ranks) {
-            Ok(started) => *pool = Some(started),
+            Ok(started) => pool.threads = Some(started),
             Err(error) => {
                 let error = format!("cannot start the threads of ranks {ranks:?}: {error}");
                 for device in devices {
@@ -68,19 +100,27 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
             }
         }
     }
-    let pool = pool.as_ref().expect("started above");
+    let threads = pool.threads.as_ref().expect("started above");
     // Shared with the jobs, which count themselves done as their last act.
     let running = Arc::new(Running::new(devices.len()));
     let values: Vec<Mutex<Option<T>>> = devices.iter().map(|_| Mutex::new(None)).collect();
-    let jobs: Vec<_> = devices
+    // Boxed, so that a job left running (below) keeps what it holds.
+    let jobs: Vec<Box<dyn Fn() + Sync + '_>> = devices
         .iter()
         .zip(&values)
-        .map(|(device, value)| {
+        .enumerate()
+        .map(|(index, (device, value))| {
             let (work, finish, running) = (&work, &finish, running.clone());
-            move || {
-                let _done = running.done();
+            let device = device.clone();
+            Box::new(move || {
+                let _done = running.done(index);
                 let _entered = enter(device.clone());
-                let result = match catch_unwind(AssertUnwindSafe(|| work(device))) {
+                let result = catch_unwind(AssertUnwindSafe(|| work(&device)));
+                // A job left running touches nothing of the run from here.
+                if !running.left_program(index) {
+                    return;
+                }
+                let result = match result {
                     Ok(Ok(result)) => Some(result),
                     Ok(Err(error)) => {
                         device.fail("launcher", error);
@@ -91,18 +131,44 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
                         None
                     }
                 };
-                finish(device);
+                finish(&device);
                 *lock(value) = result;
-            }
+            }) as Box<dyn Fn() + Sync + '_>
         })
         .collect();
     for (index, job) in jobs.iter().enumerate() {
-        // SAFETY: `running.wait` returns only once every job has ended (or
-        // ends the process), and the jobs and what they borrow live until
-        // this function returns.
-        unsafe { pool.post(index, job) };
+        // SAFETY: `running.wait` returns only once every job has ended, or
+        // ends the process, or once the jobs still running have promised to
+        // touch nothing of the run (`left_program`), whose boxes are then
+        // leaked; the jobs and what they borrow live until this function
+        // returns.
+        unsafe { threads.post(index, &**job) };
     }
-    running.wait(faults, grace);
+    let stop = |reason: &str| {
+        for device in devices {
+            device.fail("interrupt", Error::Interrupted(reason.to_owned()));
+        }
+    };
+    if let Some(left) = running.wait(faults, grace, &stop) {
+        std::mem::forget(jobs);
+        let threads = pool.threads.take().expect("posted above");
+        threads.detach();
+        let ranks: Vec<usize> = left.iter().map(|&index| devices[index].rank()).collect();
+        let why = format!(
+            "an interrupted run left rank{} {ranks:?} running its program (a loop that makes no \
+             runtime call) after {}s, on a thread of its own; start a new world",
+            if ranks.len() == 1 { "" } else { "s" },
+            interrupt::STOP.as_secs_f64()
+        );
+        pool.closed = Some(why.clone());
+        let mut errors = faults.errors();
+        errors.extend(ranks.iter().map(|&rank| RankError {
+            rank,
+            op: "launcher".into(),
+            error: Error::Closed(why.clone()),
+        }));
+        return Err(RunError { errors });
+    }
     drop(jobs);
     let errors = faults.errors();
     if errors.is_empty() {
@@ -120,21 +186,32 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
     }
 }
 
-/// How many rank threads of one `run` are still running.
+/// Where the rank threads of one `run` are.
 pub(crate) struct Running {
-    remaining: Mutex<usize>,
+    state: Mutex<State>,
     changed: Condvar,
+}
+
+struct State {
+    /// Jobs not yet ended.
+    remaining: usize,
+    /// Jobs still inside the program (`work`), by index.
+    in_program: Vec<bool>,
+    /// Whether the run returned without the jobs still in the program:
+    /// they must then touch nothing of it.
+    abandoned: bool,
 }
 
 /// Counts one rank thread as done when dropped, at its job's end. It
 /// notifies under the lock, so the run cannot see the count reach zero and
 /// return before the notification is made.
-pub(crate) struct Done(Arc<Running>);
+pub(crate) struct Done(Arc<Running>, usize);
 
 impl Drop for Done {
     fn drop(&mut self) {
-        let mut remaining = lock(&self.0.remaining);
-        *remaining -= 1;
+        let mut state = lock(&self.0.state);
+        state.remaining -= 1;
+        state.in_program[self.1] = false;
         self.0.changed.notify_all();
     }
 }
@@ -143,39 +220,91 @@ impl Running {
     /// `threads` rank threads, each of which takes one [`Running::done`].
     pub fn new(threads: usize) -> Running {
         Running {
-            remaining: Mutex::new(threads),
+            state: Mutex::new(State {
+                remaining: threads,
+                in_program: vec![true; threads],
+                abandoned: false,
+            }),
             changed: Condvar::new(),
         }
     }
 
-    pub fn done(self: &Arc<Self>) -> Done {
-        Done(self.clone())
+    /// The guard that counts job `index` done when it ends.
+    pub fn done(self: &Arc<Self>, index: usize) -> Done {
+        Done(self.clone(), index)
     }
 
-    /// Waits until every rank thread is done. Once a rank has failed, the
+    /// Job `index` has returned from the program: whether it may go on to
+    /// finish the run's work, false if the run returned without it.
+    pub fn left_program(&self, index: usize) -> bool {
+        let mut state = lock(&self.state);
+        state.in_program[index] = false;
+        !state.abandoned
+    }
+
+    /// Waits until every rank thread is done, calling the thread's
+    /// [`interrupt`] check every [`interrupt::POLL`]; when it gives a
+    /// reason, `stop` fails every rank with it. Once a rank has failed, the
     /// others get `grace` to return; a rank still running then ends the
-    /// process (exit status 1) after the errors are printed.
-    pub fn wait(&self, faults: &Faults, grace: Duration) {
+    /// process (exit status 1) after the errors are printed. Once
+    /// interrupted, they get [`interrupt::STOP`]: the jobs still inside the
+    /// program then are left running, and their indices returned, once the
+    /// others have ended.
+    pub fn wait(
+        &self,
+        faults: &Faults,
+        grace: Duration,
+        stop: &dyn Fn(&str),
+    ) -> Option<Vec<usize>> {
         let mut failed_at: Option<Instant> = None;
-        let mut remaining = lock(&self.remaining);
-        while *remaining > 0 {
+        let mut interrupted_at: Option<Instant> = None;
+        let mut state = lock(&self.state);
+        while state.remaining > 0 {
+            if interrupted_at.is_none() {
+                // The check may take the interpreter's lock: not under ours.
+                drop(state);
+                if let Some(reason) = interrupt::poll() {
+                    stop(&reason);
+                    interrupted_at = Some(Instant::now());
+                }
+                state = lock(&self.state);
+                if state.remaining == 0 {
+                    break;
+                }
+            }
             if failed_at.is_none() && faults.first_failed().is_some() {
                 failed_at = Some(Instant::now());
             }
-            let wait = match failed_at {
-                Some(at) if at.elapsed() >= grace => {
-                    end_process(faults, *remaining, grace);
+            let wait = match (interrupted_at, failed_at) {
+                (Some(at), _) if at.elapsed() >= interrupt::STOP => {
+                    state.abandoned = true;
+                    // The jobs past the program finish the run's work first.
+                    let left: Vec<usize> = (0..state.in_program.len())
+                        .filter(|&index| state.in_program[index])
+                        .collect();
+                    while state.remaining > left.len() {
+                        state = self
+                            .changed
+                            .wait(state)
+                            .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    }
+                    return (!left.is_empty()).then_some(left);
                 }
-                Some(at) => grace - at.elapsed(),
+                (Some(at), _) => interrupt::STOP - at.elapsed(),
+                (None, Some(at)) if at.elapsed() >= grace => {
+                    end_process(faults, state.remaining, grace);
+                }
+                (None, Some(at)) => grace - at.elapsed(),
                 // A failure does not wake this wait: look for one now and then.
-                None => Duration::from_millis(100),
+                (None, None) => interrupt::POLL,
             };
-            remaining = self
+            state = self
                 .changed
-                .wait_timeout(remaining, wait.min(Duration::from_millis(100)))
+                .wait_timeout(state, wait.min(interrupt::POLL))
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .0;
         }
+        None
     }
 }
 
@@ -200,17 +329,22 @@ mod tests {
     use super::*;
     use crate::error::Error;
 
+    fn no_stop(_: &str) {}
+
     #[test]
     fn every_rank_done_ends_the_wait_at_once() {
         let running = Arc::new(Running::new(2));
         let faults = Faults::new(2);
         std::thread::scope(|scope| {
-            for _ in 0..2 {
-                let done = running.done();
+            for index in 0..2 {
+                let done = running.done(index);
                 scope.spawn(move || drop(done));
             }
             let start = Instant::now();
-            running.wait(&faults, Duration::from_secs(60));
+            assert_eq!(
+                running.wait(&faults, Duration::from_secs(60), &no_stop),
+                None
+            );
             assert!(start.elapsed() < Duration::from_secs(1));
         });
     }
@@ -221,13 +355,60 @@ mod tests {
         let faults = Faults::new(2);
         faults.fail(1, "test", Error::Invalid("boom".into()));
         std::thread::scope(|scope| {
-            let done = running.done();
+            let done = running.done(0);
             scope.spawn(move || {
                 std::thread::sleep(Duration::from_millis(200));
                 drop(done);
             });
             // Returns (does not end the process) since the rank returns in time.
-            running.wait(&faults, Duration::from_secs(30));
+            running.wait(&faults, Duration::from_secs(30), &no_stop);
         });
+    }
+
+    /// Job 0 leaves its program when stopped, job 1 never does: the wait
+    /// ends within `STOP` of the interrupt, job 0 done and job 1 left.
+    #[test]
+    fn an_interrupt_leaves_a_job_that_does_not_stop() {
+        let running = Arc::new(Running::new(2));
+        let faults = Faults::new(2);
+        let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (release, never) = std::sync::mpsc::channel::<()>();
+        let stoppable = {
+            let (done, running, stopped) = (running.done(0), running.clone(), stopped.clone());
+            std::thread::spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                assert!(running.left_program(0));
+                drop(done);
+            })
+        };
+        let stuck = {
+            let (done, running) = (running.done(1), running.clone());
+            std::thread::spawn(move || {
+                let _ = never.recv();
+                // The run returned without it: it must touch nothing.
+                assert!(!running.left_program(1));
+                drop(done);
+            })
+        };
+        let start = Instant::now();
+        let check = || (start.elapsed() > Duration::from_millis(100)).then(|| "Ctrl-C".to_string());
+        let stop = |reason: &str| {
+            assert_eq!(reason, "Ctrl-C");
+            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+        };
+        let left = interrupt::checking(&check, || {
+            running.wait(&faults, Duration::from_secs(60), &stop)
+        });
+        assert_eq!(left, Some(vec![1]));
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        stoppable.join().unwrap();
+        release.send(()).unwrap();
+        stuck.join().unwrap();
     }
 }

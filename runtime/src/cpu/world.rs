@@ -150,6 +150,12 @@ impl World {
         )
     }
 
+    /// Why the world runs nothing more, if it does not: an interrupted run
+    /// left a rank's thread running its program.
+    pub fn closed(&self) -> Option<String> {
+        self.calls.closed()
+    }
+
     /// The errors so far, first one first.
     pub fn errors(&self) -> Option<RunError> {
         let errors = self.shared.faults.errors();

@@ -220,6 +220,12 @@ impl World {
             .clone()
     }
 
+    /// Why the world runs nothing more, if it does not: an interrupted run
+    /// left a rank's thread running its program.
+    pub fn closed(&self) -> Option<String> {
+        self.calls.closed()
+    }
+
     /// What a watchdog watches of each rank of this process: its NCCL
     /// requests in flight (events it queries with `cuEventQuery`), its
     /// error, and its communicators to abort.
