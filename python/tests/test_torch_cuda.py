@@ -154,8 +154,8 @@ def test_a_loop_of_calls_stays_correct():
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_the_torch_op_under_torch_compile_on_the_gpu(backend):
-    # Not yet run on a GPU: the op's real implementation on CUDA tensors,
-    # enqueued on the current stream between inductor's kernels.
+    # The op's real implementation on CUDA tensors, enqueued on the
+    # current stream between inductor's kernels.
     op = hir.compile(BINARY).as_torch_op()
     compiled = torch.compile(lambda a, b: op(a * 2.0, b).relu() + 1.0, fullgraph=True, backend=backend)
     a = torch.randn(4, 8, device="cuda")
@@ -163,3 +163,23 @@ def test_the_torch_op_under_torch_compile_on_the_gpu(backend):
     got = compiled(a, b)
     assert got.device == a.device
     torch.testing.assert_close(got, (a * 2.0 + b).relu() + 1.0)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-4), (torch.bfloat16, 2e-2)])
+def test_the_mlp_trains_on_the_gpu(dtype, tolerance):
+    # The differentiable MLP on CUDA tensors, eager and under torch.compile:
+    # gradients against float64 autograd on the host, computed apart.
+    from test_autograd import mlp, mlp_tensors, reference_gradients, reference_mlp, assert_close_relative
+
+    name = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+    program = hir.compile(mlp(1, name, tokens=64, hidden=128, ffn=256), differentiable=True)
+    tensors = mlp_tensors(7, dtype, tokens=64, hidden=128, ffn=256)
+    cotangent = torch.randn(64, 128, generator=torch.Generator().manual_seed(8)).to(dtype)
+    expected = reference_gradients(reference_mlp, tensors, cotangent)
+    for run in (program, torch.compile(program, fullgraph=True, backend="inductor")):
+        leaves = [tensor.cuda().requires_grad_() for tensor in tensors]
+        y = run(*leaves)
+        (y * cotangent.cuda()).sum().backward()
+        for label, leaf, e in zip(("x", "w1", "b1", "w2"), leaves, expected):
+            assert leaf.grad.is_cuda and leaf.grad.dtype == dtype
+            assert_close_relative(leaf.grad.cpu(), e, tolerance, f"d {label} ({name})")
