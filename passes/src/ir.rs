@@ -45,6 +45,21 @@ pub fn view_root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
     value
 }
 
+/// Every op that uses `buffer` or a view of it, but the views, each with the
+/// value it uses (an op using two views of it appears twice).
+pub fn accesses<'c: 'a, 'a>(buffer: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, Value<'c, 'a>)> {
+    let mut found = Vec::new();
+    for user in users(buffer) {
+        match result(&user, 0) {
+            Some(view) if is_view(&user) && operand(&user, 0) == Some(buffer) => {
+                found.extend(accesses(view.into()));
+            }
+            _ => found.push((user, buffer)),
+        }
+    }
+    found
+}
+
 /// Operand `index` of `op`, if it has that many. Probe with this, never
 /// with melior's `operand(index).ok()`: out of range, that prints the whole
 /// module into its error (verifying it), which races with the passes other

@@ -11,8 +11,9 @@
 //! - `p` swaps the last two axes and keeps the others (a matrix's or a
 //!   batch of matrices' transpose, which a GEMM reads through its strides);
 //! - `%t` is a `host.alloc` that only the transpose writes and only
-//!   `host.matmul` and `host.linear` read, directly as inputs, after it in
-//!   its block (or in ops nested there: a stream loop, a ring);
+//!   contractions (the `Contraction` trait's ops: `host.matmul`,
+//!   `host.linear`) read, directly as inputs, after it in its block (or in
+//!   ops nested there: a stream loop, a ring);
 //! - nothing writes `%x`'s buffer between the transpose and the last read:
 //!   every op that reaches it (through views) there reads it as an input
 //!   (an operand before its destination), so the view sees what the copy
@@ -32,12 +33,12 @@
 //! ```
 
 use crate::{HirPass, ir, ops::Op, patterns, rewrite};
-use hir_dialects::destination;
+use hir_dialects::{OpKind, destination};
 use melior::{
     RewriterBase,
     ir::{
         Attribute, Identifier, OperationRef, Value, ValueLike,
-        attribute::{DenseI64ArrayAttribute, StridedLayoutAttribute},
+        attribute::StridedLayoutAttribute,
         operation::{OperationBuilder, OperationLike},
         r#type::{MemRefType, ShapedTypeLike},
     },
@@ -89,7 +90,7 @@ impl<'c, 'a> Fold<'c, 'a> {
         let source = ir::operand(&transpose, 0)?;
         let copy = ir::operand(&transpose, 1)?;
         let rank = MemRefType::try_from(source.r#type()).ok()?.rank();
-        if rank < 2 || permutation(&transpose)? != swap_last_two(rank) {
+        if rank < 2 || ir::i64_array(&transpose, "permutation")? != swap_last_two(rank) {
             return None;
         }
         if !ir::producer(copy).is_some_and(|alloc| Op::HostAlloc.is(&alloc)) {
@@ -102,8 +103,7 @@ impl<'c, 'a> Fold<'c, 'a> {
             if user == transpose {
                 continue;
             }
-            let reads_only = matches!(Op::of(&user), Some(Op::HostMatmul | Op::HostLinear))
-                && reads_only(user, copy);
+            let reads_only = OpKind::of(&user) == OpKind::Contraction && reads_only(user, copy);
             let at = ir::ancestor_in(user, block)?;
             if !reads_only || !transpose.is_before_in_block(at) {
                 return None;
@@ -169,14 +169,6 @@ impl<'c, 'a> Fold<'c, 'a> {
     }
 }
 
-/// The permutation of a `host.transpose`.
-fn permutation(op: &OperationRef) -> Option<Vec<i64>> {
-    let list = DenseI64ArrayAttribute::try_from(op.attribute("permutation").ok()?).ok()?;
-    (0..list.len())
-        .map(|index| list.element(index).ok())
-        .collect()
-}
-
 /// `[0, 1, .., rank - 1, rank - 2]`.
 fn swap_last_two(rank: usize) -> Vec<i64> {
     let mut order: Vec<i64> = (0..rank as i64).collect();
@@ -201,21 +193,10 @@ fn written_between<'c: 'a, 'a>(
     to: OperationRef<'c, 'a>,
 ) -> bool {
     let block = from.block().expect("an op in a function has a block");
-    let mut pending = vec![buffer];
-    while let Some(value) = pending.pop() {
-        for user in ir::users(value) {
-            if ir::is_view(&user) && ir::operand(&user, 0) == Some(value) {
-                pending.push(user.result(0).expect("a view has a result").into());
-                continue;
-            }
-            let Some(at) = ir::ancestor_in(user, block) else {
-                continue;
-            };
+    ir::accesses(buffer).into_iter().any(|(user, value)| {
+        ir::ancestor_in(user, block).is_some_and(|at| {
             let between = from.is_before_in_block(at) && (at == to || at.is_before_in_block(to));
-            if between && !reads_only(user, value) {
-                return true;
-            }
-        }
-    }
-    false
+            between && !reads_only(user, value)
+        })
+    })
 }

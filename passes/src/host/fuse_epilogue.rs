@@ -126,7 +126,7 @@ impl<'c, 'a> Fold<'c, 'a> {
             return None;
         }
         // Every op that reaches the buffer: the GEMM and the activation.
-        let accesses = accesses(buffer);
+        let accesses = ir::accesses(buffer);
         let [first, second] = accesses[..] else {
             return None;
         };
@@ -195,21 +195,6 @@ impl<'c, 'a> Fold<'c, 'a> {
             }
         }
     }
-}
-
-/// Every op that uses `buffer` or a view of it, but the views, each with the
-/// value it uses (an op using two views of it appears twice).
-fn accesses<'c: 'a, 'a>(buffer: Value<'c, 'a>) -> Vec<(OperationRef<'c, 'a>, Value<'c, 'a>)> {
-    let mut found = Vec::new();
-    for user in ir::users(buffer) {
-        match ir::result(&user, 0) {
-            Some(view) if ir::is_view(&user) && ir::operand(&user, 0) == Some(buffer) => {
-                found.extend(accesses(view.into()));
-            }
-            _ => found.push((user, buffer)),
-        }
-    }
-    found
 }
 
 /// Whether `op` computes a value from its operands alone, so that two of
