@@ -30,10 +30,8 @@ pub use hir_passes::LowerOptions;
 use hir_runtime::bounds::Registration;
 use hir_runtime::{Device, RunError, cuda};
 use melior::ir::Module;
-use std::cell::RefCell;
 use std::ffi::c_void;
 use std::path::Path;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// A program ready to run on any rank of a world.
@@ -135,26 +133,8 @@ pub fn compile_source(
     options.check().map_err(|error| anyhow!("{error}"))?;
     let mut stages = Stages::start();
     let context = crate::context::registered_context();
-    let diagnostics = Rc::new(RefCell::new(String::new()));
-    let sink = diagnostics.clone();
-    let print = report.print_diagnostics;
-    context.attach_diagnostic_handler(move |diagnostic| {
-        let text = crate::context::format_diagnostic(&diagnostic);
-        if print {
-            eprint!("{text}");
-        } else {
-            sink.borrow_mut().push_str(&text);
-        }
-        true
-    });
-    let with_diagnostics = |error: anyhow::Error| {
-        let text = diagnostics.borrow();
-        if text.is_empty() {
-            error
-        } else {
-            anyhow!("{error:#}\n{}", text.trim_end())
-        }
-    };
+    let diagnostics = crate::context::Collected::attach(&context, report.print_diagnostics);
+    let with_diagnostics = |error| diagnostics.add_to(error);
     let file_text: String;
     let (module, name, text) = match source {
         Source::Text { text, name } => (

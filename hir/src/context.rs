@@ -1,9 +1,12 @@
 //! Contexts with HIR registered, and its diagnostics as text.
 
+use anyhow::anyhow;
 use melior::{
     Context,
     diagnostic::{Diagnostic, DiagnosticSeverity},
 };
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A context with HIR's dialects, passes and LLVM translations registered,
 /// which prints its diagnostics on stderr.
@@ -26,6 +29,39 @@ pub fn registered_context() -> Context {
     // SAFETY: the context is valid.
     unsafe { crate::dialects::ffi::hirRegisterLLVMTranslations(context.to_raw()) };
     context
+}
+
+/// The diagnostics a context emits, kept as text so that an error can carry
+/// them (or printed on stderr as they come).
+pub struct Collected(Rc<RefCell<String>>);
+
+impl Collected {
+    /// Attaches a handler to `context` that keeps its diagnostics, or prints
+    /// them if `print`.
+    pub fn attach(context: &Context, print: bool) -> Self {
+        let kept = Rc::new(RefCell::new(String::new()));
+        let sink = kept.clone();
+        context.attach_diagnostic_handler(move |diagnostic| {
+            let text = format_diagnostic(&diagnostic);
+            if print {
+                eprint!("{text}");
+            } else {
+                sink.borrow_mut().push_str(&text);
+            }
+            true
+        });
+        Self(kept)
+    }
+
+    /// `error` followed by the diagnostics kept so far.
+    pub fn add_to(&self, error: anyhow::Error) -> anyhow::Error {
+        let text = self.0.borrow();
+        if text.is_empty() {
+            error
+        } else {
+            anyhow!("{error:#}\n{}", text.trim_end())
+        }
+    }
 }
 
 /// Prints a diagnostic on stderr as [`format_diagnostic`] writes it.

@@ -11,8 +11,6 @@ use crate::program;
 use anyhow::{Result, anyhow, bail};
 use melior::Context;
 use melior::ir::{BlockLike, Module, OperationRef, operation::OperationLike};
-use std::cell::RefCell;
-use std::rc::Rc;
 
 /// The program `@f` as a forward and a backward program.
 #[derive(Clone, Debug)]
@@ -37,21 +35,8 @@ pub fn differentiate(
     saved: Saved,
 ) -> Result<Differentiated> {
     let context = crate::context::registered_context();
-    let diagnostics = Rc::new(RefCell::new(String::new()));
-    let sink = diagnostics.clone();
-    context.attach_diagnostic_handler(move |diagnostic| {
-        sink.borrow_mut()
-            .push_str(&crate::context::format_diagnostic(&diagnostic));
-        true
-    });
-    let with_diagnostics = |error: anyhow::Error| {
-        let text = diagnostics.borrow();
-        if text.is_empty() {
-            error
-        } else {
-            anyhow!("{error:#}\n{}", text.trim_end())
-        }
-    };
+    let diagnostics = crate::context::Collected::attach(&context, false);
+    let with_diagnostics = |error| diagnostics.add_to(error);
     let run = || -> Result<Differentiated> {
         let mut module = program::parse_source(&context, source, name)?;
         program::import(&context, &mut module, false)?;
