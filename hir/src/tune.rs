@@ -19,11 +19,8 @@ use hir_passes::{LowerOptions, Overlap, P2p};
 pub struct Free {
     /// Whether `overlap` may be `none` or `auto`.
     pub overlap: bool,
-    /// Whether `p2p` may be any of `transports`.
+    /// Whether `p2p` may be any of its values.
     pub p2p: bool,
-    /// Whether CUDA-IPC rings may run: every rank on one host, and no CUDA
-    /// graph (whose replays cannot advance CUDA-IPC flags yet).
-    pub cuda_ipc: bool,
 }
 
 /// The variants to time: `given` with its free options varied, in the
@@ -31,10 +28,7 @@ pub struct Free {
 /// [`LowerOptions::check`], none twice. `given` itself is one of them.
 pub fn candidates(given: &LowerOptions, free: Free) -> Vec<LowerOptions> {
     let transports: Vec<P2p> = if free.p2p {
-        [P2p::None, P2p::Nccl, P2p::Cuda]
-            .into_iter()
-            .filter(|&p2p| p2p != P2p::Cuda || free.cuda_ipc)
-            .collect()
+        vec![P2p::None, P2p::Nccl, P2p::Cuda]
     } else {
         vec![given.p2p]
     };
@@ -136,7 +130,6 @@ mod tests {
     const ALL: Free = Free {
         overlap: true,
         p2p: true,
-        cuda_ipc: true,
     };
 
     fn names(variants: &[LowerOptions]) -> Vec<String> {
@@ -152,14 +145,6 @@ mod tests {
         assert_eq!(
             names(&candidates(&given, ALL)),
             ["none/none", "auto/none", "auto/nccl", "auto/cuda"]
-        );
-        let no_ipc = Free {
-            cuda_ipc: false,
-            ..ALL
-        };
-        assert_eq!(
-            names(&candidates(&given, no_ipc)),
-            ["none/none", "auto/none", "auto/nccl"]
         );
         // allgather=broadcast needs p2p=none: no ring variant passes.
         let broadcast: LowerOptions = LowerOptions::parse("allgather=broadcast").unwrap();
@@ -180,7 +165,6 @@ mod tests {
         let nothing = Free {
             overlap: false,
             p2p: false,
-            cuda_ipc: true,
         };
         assert_eq!(candidates(&given, nothing), vec![given]);
     }

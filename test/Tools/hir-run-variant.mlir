@@ -2,7 +2,7 @@
 // variant a run uses. `auto` (the default) times the candidates on cuda
 // only: on cpu the options run as given and nothing is timed. `tune` times
 // them on any backend: no overlap, then overlap=auto with each transport
-// (CUDA-IPC rings not with --graph), each on the run's own inputs; the
+// (CUDA-IPC rings too with --graph), each on the run's own inputs; the
 // fastest runs, is checked, and is kept beside the compile cache, so that
 // the next run of the same program on the same ranks reads it instead of
 // timing. An option given on the command line is kept in every candidate.
@@ -28,12 +28,12 @@
 // TWO-NEXT: ran @tp_mlp on 2 ranks
 // TWO-NEXT: result0: relative error {{.*}}: ok
 
-// A given --p2p is kept; --graph leaves CUDA-IPC rings out.
+// A given --p2p is kept; --graph times every transport as a graph.
 // RUN: hir-run -n 4 --check --variant tune --p2p nccl %examples/tp_mlp.mlir | FileCheck %s --check-prefix=NCCL
 // NCCL: variant: overlap={{none|auto}} p2p=nccl (timed: overlap=none p2p=nccl {{[0-9.]+}} ms, overlap=auto p2p=nccl {{[0-9.]+}} ms)
 // NCCL: result0: relative error {{.*}}: ok
 // RUN: hir-run -n 4 --check --variant tune --graph %examples/tp_mlp.mlir | FileCheck %s --check-prefix=GRAPH
-// GRAPH: variant: {{.*}} (timed: overlap=none p2p=none {{[0-9.]+}} ms, overlap=auto p2p=none {{[0-9.]+}} ms, overlap=auto p2p=nccl {{[0-9.]+}} ms)
+// GRAPH: variant: {{.*}} (timed: overlap=none p2p=none {{[0-9.]+}} ms, overlap=auto p2p=none {{[0-9.]+}} ms, overlap=auto p2p=nccl {{[0-9.]+}} ms, overlap=auto p2p=cuda {{[0-9.]+}} ms)
 // GRAPH: result0: relative error {{.*}}: ok
 
 // Both given: nothing to choose, nothing timed.

@@ -213,12 +213,6 @@ impl CudaDevice {
         let mut guard = self.state()?;
         let state = &mut *guard;
         if backend == Transport::Cuda {
-            Self::refuse_in_capture(
-                state.capturing,
-                "a `cuda` (CUDA-IPC) transfer",
-                "its flag values are numbered by the host on each call, so a replay would \
-                 signal with stale ones",
-            )?;
             let direction = if send { "send to" } else { "recv from" };
             state.ipc.check(&team, peer_rank, &buffer, direction)?;
             let p2p = P2p {

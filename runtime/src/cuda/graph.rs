@@ -8,11 +8,13 @@
 //! program's arguments must stay where they were, and every allocation it
 //! makes must already exist, so a launcher runs the program once directly
 //! before capturing it (that call also creates the communicators and
-//! cuBLASLt workspaces, whose set-up cannot be captured). What a replay
-//! cannot repeat is refused during capture with an error that says so:
-//! `cuda` (CUDA-IPC) transfers, whose flag values the host numbers per call,
-//! host barriers, and traced runs.
+//! cuBLASLt workspaces, whose set-up cannot be captured). `cuda` (CUDA-IPC)
+//! transfers, whose flag values the host numbers per call, are renumbered
+//! before each replay (`ipc_graph.rs`). What a replay cannot repeat is
+//! refused during capture with an error that says so: host barriers and
+//! traced runs.
 
+use super::ipc_graph::GraphSignals;
 use super::{Check, CudaDevice};
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -24,6 +26,8 @@ pub struct Graph {
     ctx: Arc<CudaContext>,
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
+    /// The `cuda` transfers' flag nodes, renumbered before each replay.
+    signals: Option<GraphSignals>,
 }
 
 // Driver handles of the rank's context; a graph is used by one rank's host
@@ -47,7 +51,7 @@ impl Drop for Graph {
 fn capture_failure(error: sys::CUresult) -> Error {
     let why = match error {
         sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED => {
-            "a pool stream forked from stream 0 was not joined back before the call returned"
+            "a stream the call forked from stream 0 was not joined back before the call returned"
         }
         sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED => {
             "an operation during the call cannot be captured (the driver invalidated the capture)"
@@ -60,6 +64,43 @@ fn capture_failure(error: sys::CUresult) -> Error {
     Error::Invalid(format!(
         "capturing the host program as a CUDA graph failed: {why} ({error:?})"
     ))
+}
+
+/// Makes every pool stream wait for stream 0, so that it captures too.
+fn fork_pool(state: &super::State) -> Result<()> {
+    let (main, pool) = state.streams.split_first().expect("stream 0");
+    // SAFETY: live event and streams of the bound context.
+    unsafe {
+        cu::event::record(state.marks[0], *main).check("cuEventRecord")?;
+        for &stream in pool {
+            cu::stream::wait_event(
+                stream,
+                state.marks[0],
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .check("cuStreamWaitEvent")?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes stream 0 wait for every pool stream: a capture ends with every
+/// stream it forked joined back.
+fn join_pool(state: &super::State) -> Result<()> {
+    for (index, &stream) in state.streams.iter().enumerate().skip(1) {
+        let mark = state.marks[index];
+        // SAFETY: as in `fork_pool`.
+        unsafe {
+            cu::event::record(mark, stream).check("cuEventRecord")?;
+            cu::stream::wait_event(
+                state.streams[0],
+                mark,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .check("cuStreamWaitEvent")?;
+        }
+    }
+    Ok(())
 }
 
 impl CudaDevice {
@@ -96,12 +137,21 @@ impl CudaDevice {
             }
             .check("cuStreamBeginCapture")?;
             state.capturing = true;
+            state.ipc.begin_capture();
+            // Every pool stream joins the capture: work a call enqueues on a
+            // stream it never forked from stream 0 (a transfer's flag wait
+            // where the program waits for it) would otherwise run at once,
+            // outside the graph.
+            fork_pool(&state)?;
         }
         call();
         let mut state = self.state()?;
         state.capturing = false;
+        let numbering = state.ipc.end_capture();
+        let joined = join_pool(&state);
         // SAFETY: the stream began capturing above.
         let ended = unsafe { cu::stream::end_capture(state.streams[0]) };
+        joined?;
         super::alloc::settle(&mut state);
         let graph = match ended {
             Ok(graph) => graph,
@@ -118,6 +168,13 @@ impl CudaDevice {
                 "the call failed while being captured (its error is reported above)".into(),
             ));
         }
+        let signals = match GraphSignals::find(graph, numbering) {
+            Ok(signals) => signals,
+            Err(error) => {
+                destroy(graph);
+                return Err(error);
+            }
+        };
         let flags = sys::CUgraphInstantiate_flags(0);
         // SAFETY: as above.
         match unsafe { cu::graph::instantiate(graph, flags) } {
@@ -125,6 +182,7 @@ impl CudaDevice {
                 ctx: self.ctx.clone(),
                 graph,
                 exec,
+                signals,
             }),
             Err(error) => {
                 destroy(graph);
@@ -136,7 +194,10 @@ impl CudaDevice {
     /// Launches `graph` on stream 0, after the work enqueued there so far;
     /// the host does not wait.
     pub fn replay(&self, graph: &Graph) -> Result<()> {
-        let state = self.state()?;
+        let mut state = self.state()?;
+        if let Some(signals) = &graph.signals {
+            signals.renumber(graph.exec, &mut state.ipc)?;
+        }
         // SAFETY: an instantiated graph of this rank's context, on its stream.
         unsafe { cu::graph::launch(graph.exec, state.streams[0]) }.check("cuGraphLaunch")
     }

@@ -41,6 +41,7 @@ use super::export::{
     Allocation, Export, Mapping, Reach, allocation, buffer_id, holding, ipc_handle, overlap,
     translate,
 };
+use super::ipc_graph::{Numbering, Signal};
 use super::kernels::{Kernels, MAX_RANK};
 use super::mailbox::{Mailbox, SLOTS};
 use super::p2p::P2p;
@@ -147,6 +148,32 @@ fn done(flags: sys::CUdeviceptr, members: usize, member: usize, number: u64) -> 
     flags + 4 * ((members + member) * SLOTS + number as usize % SLOTS) as u64
 }
 
+/// Which end of a transfer a rank is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Side {
+    Send,
+    Recv,
+}
+
+/// Which of a transfer's two flags: `Ready` (the receiver's buffer is free)
+/// or `Done` (the data is there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Flag {
+    Ready,
+    Done,
+}
+
+impl Side {
+    /// Whether this side waits on `flag` (in its own array) rather than
+    /// writing it (into its peer's).
+    pub fn waits_on(self, flag: Flag) -> bool {
+        matches!(
+            (self, flag),
+            (Side::Send, Flag::Ready) | (Side::Recv, Flag::Done)
+        )
+    }
+}
+
 /// What completes a receive: its `done` flag reaching a value.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct FlagWait {
@@ -179,6 +206,26 @@ struct Link {
 }
 
 impl Link {
+    /// Where `flag` of transfer `number` with `member` is, as this rank
+    /// addresses it from `side`.
+    fn flag(&self, side: Side, flag: Flag, member: usize, number: u64) -> sys::CUdeviceptr {
+        match (side, flag) {
+            (Side::Send, Flag::Ready) => ready(self.flags, member, number),
+            (Side::Send, Flag::Done) => {
+                done(self.peers[member], self.members, self.position, number)
+            }
+            (Side::Recv, Flag::Ready) => ready(self.peers[member], self.position, number),
+            (Side::Recv, Flag::Done) => done(self.flags, self.members, member, number),
+        }
+    }
+
+    fn counters(&mut self, side: Side) -> &mut Counters {
+        match side {
+            Side::Send => &mut self.sends,
+            Side::Recv => &mut self.recvs,
+        }
+    }
+
     /// Needs the rank's context current.
     fn new(team: &Team, position: usize) -> Result<Link> {
         let members = team.len();
@@ -216,6 +263,8 @@ pub(super) struct Ipc {
     opened: HashMap<(usize, u64), sys::CUdeviceptr>,
     /// The waits on this rank's flags posted since the last synchronize.
     armed: Vec<FlagWait>,
+    /// While a call is captured, its transfers' flags.
+    capture: Option<Numbering>,
 }
 
 /// Which rank this is, and how it reaches its peers.
@@ -443,16 +492,96 @@ impl Ipc {
         link.mailbox
             .post(from, number, &destination, me.bootstrap, reused)?;
         let value = signal(number);
-        let ready_flag = ready(link.peers[from], link.position, number);
+        let ready_flag = link.flag(Side::Recv, Flag::Ready, from, number);
         // SAFETY: a live stream; the sender's flag is mapped device memory,
         // alive until the device drops.
         unsafe { write_value(posting, ready_flag, value)? };
         let wait = FlagWait {
-            flag: done(link.flags, link.members, from, number),
+            flag: link.flag(Side::Recv, Flag::Done, from, number),
             value,
         };
-        self.armed.push(wait);
+        self.note(team, Side::Recv, from, number);
         Ok(wait)
+    }
+
+    /// Arms the flag this side of transfer `number` waits on or, while a
+    /// call is captured, notes both its flags for the replays to renumber
+    /// (the captured waits run only in replays, which arm their own).
+    fn note(&mut self, team: &Team, side: Side, member: usize, number: u64) {
+        let link = &self.links[team];
+        let value = signal(number);
+        match &mut self.capture {
+            Some(numbering) => {
+                for flag in [Flag::Ready, Flag::Done] {
+                    numbering.note(Signal {
+                        team: team.clone(),
+                        side,
+                        flag,
+                        member,
+                        number,
+                        address: link.flag(side, flag, member, number),
+                        value,
+                    });
+                }
+            }
+            None => {
+                let flag = [Flag::Ready, Flag::Done]
+                    .into_iter()
+                    .find(|&flag| side.waits_on(flag))
+                    .expect("each side waits on one flag");
+                self.armed.push(FlagWait {
+                    flag: link.flag(side, flag, member, number),
+                    value,
+                });
+            }
+        }
+    }
+
+    /// From now on, notes the transfers' flags instead of arming them: a
+    /// call is being captured.
+    pub fn begin_capture(&mut self) {
+        self.capture = Some(Numbering::default());
+    }
+
+    /// What the captured call's transfers numbered.
+    pub fn end_capture(&mut self) -> Numbering {
+        self.capture.take().unwrap_or_default()
+    }
+
+    /// The flags' addresses and values for one replay of a call captured
+    /// with `numbering`, in its signals' order: each transfer takes the
+    /// next numbers of its pair and direction, as a direct call's would,
+    /// and the waits are armed.
+    pub fn renumber(&mut self, numbering: &Numbering) -> Vec<(sys::CUdeviceptr, u32)> {
+        let mut offsets = HashMap::new();
+        for ((team, side, member), numbers) in numbering.ranges() {
+            let link = self
+                .links
+                .get_mut(team)
+                .expect("captured transfers have links");
+            let counter = &mut link.counters(*side).0[*member];
+            offsets.insert((team, *side, *member), *counter - numbers.start);
+            *counter += numbers.end - numbers.start;
+        }
+        numbering
+            .signals()
+            .iter()
+            .map(|signal| {
+                let number = signal.number + offsets[&(&signal.team, signal.side, signal.member)];
+                let link = &self.links[&signal.team];
+                let renumbered = (
+                    link.flag(signal.side, signal.flag, signal.member, number),
+                    self::signal(number),
+                );
+                if signal.side.waits_on(signal.flag) {
+                    self.armed.push(FlagWait {
+                        flag: renumbered.0,
+                        value: renumbered.1,
+                    });
+                }
+                renumbered
+            })
+            .collect()
     }
 
     /// Whether a stream may wait on a flag the host has not seen set.
@@ -513,7 +642,7 @@ impl Ipc {
         })?;
         let Destination(target) = Destination::decode(&message)?;
         let value = signal(number);
-        let done_flag = done(link.peers[to], link.members, link.position, number);
+        let done_flag = link.flag(Side::Send, Flag::Done, to, number);
         let local = if (target.dtype, target.numel()) != (buffer.dtype, buffer.numel()) {
             Err(Error::Mismatch(format!(
                 "{} of {} elements from rank {} does not match {} of {} elements on rank \
@@ -548,13 +677,10 @@ impl Ipc {
                 return Err(error);
             }
         };
+        let ready_flag = link.flag(Side::Send, Flag::Ready, to, number);
+        self.note(team, Side::Send, to, number);
         // SAFETY: live stream; the flags and `local` are mapped device memory
         // that stays allocated while the world lives.
-        let ready_flag = ready(link.flags, to, number);
-        self.armed.push(FlagWait {
-            flag: ready_flag,
-            value,
-        });
         unsafe {
             wait_value(stream, ready_flag, value)?;
             put(kernels, scratch, buffer, &local, stream)?;

@@ -16,9 +16,10 @@
 //! Message `n` from the owner (the receiver) to member `i` (the sender) uses
 //! slot `n mod SLOTS` of entry `i`:
 //!
-//! - [`Mailbox::post`] (the owner): for `n >= SLOTS`, waits until
-//!   `ack >= n + 1 - SLOTS` (the sender took message `n - SLOTS`, the slot's
-//!   previous one), writes the payload, then `seq = n + 1` (release);
+//! - [`Mailbox::post`] (the owner): waits until `ack >= seq` (the sender
+//!   took the slot's previous message, `n - SLOTS` unless a CUDA graph's
+//!   replays skipped numbers), writes the payload, then `seq = n + 1`
+//!   (release);
 //! - [`Mailbox::take`] (the sender): waits until `seq == n + 1` (acquire),
 //!   reads the payload, then `ack = n + 1` (release).
 //!
@@ -439,13 +440,15 @@ impl Mailbox {
             )));
         }
         let entry = self.entry(self.position, sender, number)?;
-        if let Some(previous) = number.checked_sub(SLOTS as u64) {
-            wait_until(
-                bootstrap,
-                || Ok(entry[ACK].load(Ordering::Acquire) > previous),
-                waiting,
-            )?;
-        }
+        // The last message posted in the slot was taken. It is `number -
+        // SLOTS` unless a CUDA graph's replays skipped numbers
+        // (`ipc_graph.rs`).
+        let posted = entry[SEQ].load(Ordering::Relaxed);
+        wait_until(
+            bootstrap,
+            || Ok(entry[ACK].load(Ordering::Acquire) >= posted),
+            waiting,
+        )?;
         entry[LEN].store(payload.len() as u64, Ordering::Relaxed);
         for (word, &value) in entry[PAYLOAD..].iter().zip(payload) {
             word.store(value, Ordering::Relaxed);

@@ -43,6 +43,7 @@ mod graph;
 mod graph_tests;
 mod grouped;
 mod ipc;
+mod ipc_graph;
 mod kernels;
 pub(crate) mod mailbox;
 mod nccl;

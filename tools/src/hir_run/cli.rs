@@ -198,8 +198,7 @@ impl Options {
     }
 
     /// Whether the variant is chosen by timing, and which options it may
-    /// vary: those not given on the command line; CUDA-IPC rings not in a
-    /// CUDA graph, which cannot replay them.
+    /// vary: those not given on the command line.
     pub fn tuning(&self) -> Option<Free> {
         let tunes = match self.variant {
             Variant::Auto => self.backend == Backend::Cuda,
@@ -209,7 +208,6 @@ impl Options {
         let free = Free {
             overlap: self.overlap_given.is_none(),
             p2p: self.p2p_given.is_none(),
-            cuda_ipc: !self.graph,
         };
         (tunes && (free.overlap || free.p2p)).then_some(free)
     }
@@ -357,17 +355,10 @@ mod tests {
         let all = Free {
             overlap: true,
             p2p: true,
-            cuda_ipc: true,
         };
         assert_eq!(tuning(&["--backend=cuda", "p.mlir"]), Some(all));
         assert_eq!(tuning(&["--variant=tune", "p.mlir"]), Some(all));
-        assert_eq!(
-            tuning(&["--backend=cuda", "--graph", "p.mlir"]),
-            Some(Free {
-                cuda_ipc: false,
-                ..all
-            })
-        );
+        assert_eq!(tuning(&["--backend=cuda", "--graph", "p.mlir"]), Some(all));
         assert_eq!(
             tuning(&["--backend=cuda", "--p2p=nccl", "p.mlir"]),
             Some(Free { p2p: false, ..all })
