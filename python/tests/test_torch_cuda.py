@@ -77,6 +77,32 @@ def test_runs_after_the_work_on_the_current_stream():
     torch.testing.assert_close(c, source, rtol=1e-5, atol=1e-5)
 
 
+def test_a_call_is_captured_by_torch_cuda_graph_and_replayed():
+    # torch's recipe: warm up on a side stream, capture, replay. The program
+    # forks pool streams (its stream axis); each replay must compute the
+    # product of the inputs of the time. Small integers: f32 products exact.
+    program = hir.compile(MATMUL.replace("4096", "512"), num_streams=2)
+    a = torch.randint(-4, 5, (512, 512), device="cuda").float()
+    b = torch.randint(-4, 5, (512, 512), device="cuda").float()
+    out = torch.empty(512, 512, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            program(a, b, out)
+    torch.cuda.current_stream().wait_stream(side)
+    out.fill_(float("nan"))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        program(a, b, out)
+    torch.cuda.synchronize()
+    assert out.isnan().all(), "capturing ran the call"
+    for replay in range(1000):
+        a.random_(-4, 5)
+        graph.replay()
+        assert torch.equal(out, a @ b), f"replay {replay}"
+
+
 def test_a_tensor_on_the_host_is_refused_on_the_cuda_backend():
     program = hir.compile(BINARY)
     a = torch.ones(4, 8, device="cuda")

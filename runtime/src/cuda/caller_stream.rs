@@ -26,6 +26,21 @@
 //! next call; a synchronize reports it too. A call that fails, a traced
 //! world, and a call that armed `cuda` (CUDA-IPC) receive flags synchronize
 //! as `World::run` does: the host waits for them.
+//!
+//! **A capturing caller's stream** (`torch.cuda.graph`): the call is
+//! captured into the caller's graph, and every replay of that graph repeats
+//! it. The rank's own streams are first drained on the host (a captured
+//! stream may wait for no work outside its capture), the rank's thread makes
+//! its calls in the relaxed capture mode for the call (so that the
+//! caller's global mode does not forbid them), every pool stream is forked
+//! from the caller's stream (so that all the call enqueues is captured,
+//! whatever stream it is on) and joined back, and the rank's own stream 0
+//! does not wait for the call (it cannot wait for a capture): later direct
+//! calls are not ordered after a replay, as torch's own work on another
+//! stream is not. Nothing runs while capturing, so the call's requests end
+//! with it. Refused in such a capture: `cuda` (CUDA-IPC) transfers, whose
+//! flag values only HIR's own graphs renumber before each replay
+//! (`ipc_graph.rs`), and barriers.
 
 use super::streams::{Completion, Slot, new_or_reused_event};
 use super::{Check, CudaDevice, State, Stream, World};
@@ -51,6 +66,9 @@ pub(super) struct Enqueued {
     calls: VecDeque<Call>,
     /// The rank's own stream 0 while a caller's stream stands in for it.
     own: Option<Stream>,
+    /// While the caller's stream is capturing: this thread's capture mode
+    /// before the call.
+    capture: Option<sys::CUstreamCaptureMode>,
 }
 
 /// A call enqueued on a caller's stream.
@@ -73,6 +91,11 @@ impl Enqueued {
         }
     }
 
+    /// Whether the call runs on a caller's stream that is capturing.
+    pub fn captured(&self) -> bool {
+        self.capture.is_some()
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.calls.len()
@@ -89,6 +112,25 @@ fn complete(event: sys::CUevent) -> Result<bool> {
             "a call enqueued earlier on a caller's stream failed on the GPU: {error}"
         ))),
     }
+}
+
+/// Whether `stream` is capturing a graph.
+fn is_capturing(stream: Stream) -> Result<bool> {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: a live stream of the bound context (the caller's promise).
+    unsafe { sys::cuStreamIsCapturing(stream, &mut status) }
+        .result()
+        .check("asking whether the caller's stream captures (cuStreamIsCapturing)")?;
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// Sets this thread's stream-capture mode; returns the one it had.
+fn exchange_capture_mode(mut mode: sys::CUstreamCaptureMode) -> Result<sys::CUstreamCaptureMode> {
+    // SAFETY: a thread-local setting of the driver.
+    unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) }
+        .result()
+        .check("cuThreadExchangeStreamCaptureMode")?;
+    Ok(mode)
 }
 
 /// The current stream of `state` waits for the work enqueued on `stream` so
@@ -166,6 +208,26 @@ impl CudaDevice {
 
     /// Makes `stream` stream 0, after the rank's own.
     fn lend(&self, stream: Stream) -> Result<()> {
+        // In a capture, this thread's calls (the drain below included) must
+        // not be forbidden by the caller's global capture mode.
+        let capture = if is_capturing(stream)? {
+            let relaxed = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+            Some(exchange_capture_mode(relaxed)?)
+        } else {
+            None
+        };
+        let lent = self.lend_to(stream, capture);
+        if let (Err(_), Some(mode)) = (&lent, capture) {
+            // The error is the call's; this one would only hide it.
+            exchange_capture_mode(mode).ok();
+        }
+        lent
+    }
+
+    fn lend_to(&self, stream: Stream, capture: Option<sys::CUstreamCaptureMode>) -> Result<()> {
+        if capture.is_some() {
+            self.synchronize()?;
+        }
         let mut guard = self.state()?;
         let state = &mut *guard;
         if state.enqueued.own.is_some() || state.capturing || state.current != 0 {
@@ -179,9 +241,14 @@ impl CudaDevice {
         for comm in state.comms.values() {
             comm.async_error()?;
         }
-        wait_for(stream, state.marks[0], state.streams[0])?;
+        match capture {
+            None => wait_for(stream, state.marks[0], state.streams[0])?,
+            Some(_) => super::graph::fork_pool(state, stream)?,
+        }
         state.enqueued.own = Some(state.streams[0]);
         state.streams[0] = stream;
+        state.enqueued.capture = capture;
+        state.capturing = capture.is_some();
         Ok(())
     }
 
@@ -197,6 +264,13 @@ impl CudaDevice {
             let caller = std::mem::replace(&mut state.streams[0], own);
             for index in 1..state.streams.len() {
                 wait_for(caller, state.marks[index], state.streams[index])?;
+            }
+            if let Some(mode) = state.enqueued.capture.take() {
+                state.capturing = false;
+                self.inflight.retire();
+                Self::release_requests(state);
+                exchange_capture_mode(mode)?;
+                return Ok(());
             }
             let end = new_or_reused_event(state)?;
             wait_for(own, end, caller)?;
@@ -520,5 +594,82 @@ mod tests {
                 cu::stream::destroy(stream).unwrap();
             }
         }
+    }
+
+    /// A call on a caller's stream that is capturing (in the global mode,
+    /// as `torch.cuda.graph` captures) is captured, pool streams included,
+    /// runs nothing, and each replay of the caller's graph computes it anew
+    /// from the inputs of the time.
+    #[test]
+    fn a_call_on_a_capturing_callers_stream_is_captured_and_replays() {
+        let Some(world) = world(1, false) else { return };
+        let device = world.device(0);
+        let (_buffers, [a, b, c]) = inputs(&device);
+        let addresses = [a, b, c].map(|ptr| ptr as usize);
+        let caller = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+        let global = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
+        // SAFETY: a live stream of the bound context; the graph and its
+        // instance are destroyed below, the stream once idle.
+        unsafe {
+            cu::stream::begin_capture(caller, global).unwrap();
+            world
+                .run_on(&[caller as CallerStream], |device| {
+                    program(device, addresses)
+                })
+                .unwrap();
+            let graph = cu::stream::end_capture(caller).unwrap();
+            let exec = cu::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)).unwrap();
+            assert!(
+                read_f32(&device, c, LEN).iter().all(|&c| c == -1.0),
+                "capturing ran the call"
+            );
+            for replay in 0..200 {
+                let shift = replay as f32;
+                write_f32(&device, a, LEN, |i| i as f32 + shift);
+                cu::graph::launch(exec, caller).unwrap();
+                cu::stream::synchronize(caller).unwrap();
+                let c = read_f32(&device, c, LEN);
+                let wrong = (0..LEN).find(|&i| c[i] != 2.0 * (i as f32 + shift) + 0.5 * i as f32);
+                assert_eq!(wrong, None, "replay {replay}: c = a + b + a");
+            }
+            cu::graph::exec_destroy(exec).unwrap();
+            cu::graph::destroy(graph).unwrap();
+            cu::stream::destroy(caller).unwrap();
+        }
+        assert!(crate::lock(&device.state).requests.is_empty());
+    }
+
+    /// A CUDA-IPC transfer in a caller's capture is refused with the way
+    /// out, and the capture stays usable.
+    #[test]
+    fn a_cuda_transfer_on_a_capturing_callers_stream_is_refused() {
+        let Some(world) = world(1, false) else { return };
+        let device = world.device(0);
+        let buffer = device.buffer(1024).unwrap();
+        let caller = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+        let global = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
+        // SAFETY: as above.
+        let refused = unsafe {
+            cu::stream::begin_capture(caller, global).unwrap();
+            let refused = world
+                .run_on(&[caller as CallerStream], |device| {
+                    device.send(crate::ops::Transfer {
+                        buffer: View::contiguous(DType::F32, buffer.ptr(), &[256]),
+                        peer: 0,
+                        team: crate::ops::Team::new(&[0], 1).unwrap(),
+                        backend: hir_abi::Transport::Cuda,
+                    })
+                })
+                .unwrap();
+            let graph = cu::stream::end_capture(caller).unwrap();
+            cu::graph::destroy(graph).unwrap();
+            cu::stream::destroy(caller).unwrap();
+            refused
+        };
+        let message = refused[0].as_ref().expect_err("refused").to_string();
+        assert!(
+            message.contains("cannot be captured") && message.contains("p2p=nccl"),
+            "{message}"
+        );
     }
 }

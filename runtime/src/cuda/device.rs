@@ -450,14 +450,7 @@ impl Device for CudaDevice {
             // Before any event is reused: the watchdog stops asking about them.
             self.inflight.retire();
             state.enqueued.settle(&mut state.events);
-            state.retired += state.requests.len() as Request;
-            for slot in state.requests.drain(..) {
-                if let Slot::Done(completions) = slot {
-                    state
-                        .events
-                        .extend(completions.iter().filter_map(Completion::event));
-                }
-            }
+            Self::release_requests(state);
         }
         Ok(())
     }

@@ -66,12 +66,12 @@ fn capture_failure(error: sys::CUresult) -> Error {
     ))
 }
 
-/// Makes every pool stream wait for stream 0, so that it captures too.
-fn fork_pool(state: &super::State) -> Result<()> {
-    let (main, pool) = state.streams.split_first().expect("stream 0");
+/// Makes every pool stream wait for `main`, so that it captures too.
+pub(super) fn fork_pool(state: &super::State, main: super::Stream) -> Result<()> {
+    let pool = &state.streams[1..];
     // SAFETY: live event and streams of the bound context.
     unsafe {
-        cu::event::record(state.marks[0], *main).check("cuEventRecord")?;
+        cu::event::record(state.marks[0], main).check("cuEventRecord")?;
         for &stream in pool {
             cu::stream::wait_event(
                 stream,
@@ -142,7 +142,7 @@ impl CudaDevice {
             // stream it never forked from stream 0 (a transfer's flag wait
             // where the program waits for it) would otherwise run at once,
             // outside the graph.
-            fork_pool(&state)?;
+            fork_pool(&state, state.streams[0])?;
         }
         call();
         let mut state = self.state()?;

@@ -304,7 +304,10 @@ mod tests {
 
     #[test]
     fn flag_operations_are_read_and_renumbered_in_place() {
-        for operation in [CU_STREAM_MEM_OP_WAIT_VALUE_32, CU_STREAM_MEM_OP_WRITE_VALUE_32] {
+        for operation in [
+            CU_STREAM_MEM_OP_WAIT_VALUE_32,
+            CU_STREAM_MEM_OP_WRITE_VALUE_32,
+        ] {
             let renumbered = with_flag(op(operation), (0x2040, 17));
             assert_eq!(flag_operation(&renumbered), Some((0x2040, 17)));
             // SAFETY: `operation` is the member both renumbering and this read.

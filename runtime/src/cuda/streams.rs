@@ -134,6 +134,18 @@ impl CudaDevice {
         }
     }
 
+    /// Ends every request in the table: their events may be reused.
+    pub(super) fn release_requests(state: &mut State) {
+        state.retired += state.requests.len() as Request;
+        for slot in state.requests.drain(..) {
+            if let Slot::Done(completions) = slot {
+                state
+                    .events
+                    .extend(completions.iter().filter_map(Completion::event));
+            }
+        }
+    }
+
     /// Enqueues work on the current stream, timed as `name` when tracing.
     pub(super) fn traced<R>(
         state: &mut State,
