@@ -18,5 +18,6 @@
 pub(crate) mod bootstrap;
 pub(crate) mod rank_pool;
 pub(crate) mod rank_threads;
+pub(crate) mod spin;
 pub(crate) mod store;
 pub(crate) mod sync;

@@ -12,8 +12,10 @@
 //! leaks it, it promises to touch nothing of the run once it returns, and
 //! its thread is detached.
 
+use super::spin;
 use crate::lock;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -33,6 +35,9 @@ enum Posted {
 struct Mailbox {
     posted: Mutex<Posted>,
     changed: Condvar,
+    /// Whether `posted` holds a job or a quit, for the thread to poll
+    /// before it sleeps ([`spin`]).
+    pending: AtomicBool,
 }
 
 /// The threads of one world, one per rank it runs, in its devices' order.
@@ -50,6 +55,7 @@ impl RankPool {
             let mailbox = Arc::new(Mailbox {
                 posted: Mutex::new(Posted::Idle),
                 changed: Condvar::new(),
+                pending: AtomicBool::new(false),
             });
             let theirs = mailbox.clone();
             // A failure drops `pool`, which stops the threads started.
@@ -75,8 +81,7 @@ impl RankPool {
         // for as long as the thread uses it.
         let job: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(job) };
         let mailbox = &self.threads[index].0;
-        *lock(&mailbox.posted) = Posted::Run(Job(job));
-        mailbox.changed.notify_one();
+        mailbox.give(Posted::Run(Job(job)));
     }
 }
 
@@ -92,8 +97,7 @@ impl RankPool {
 
     fn quit(&self) {
         for (mailbox, _) in &self.threads {
-            *lock(&mailbox.posted) = Posted::Quit;
-            mailbox.changed.notify_one();
+            mailbox.give(Posted::Quit);
         }
     }
 }
@@ -111,10 +115,20 @@ impl Drop for RankPool {
 }
 
 /// A thread's life: run each job posted, until told to quit.
+impl Mailbox {
+    fn give(&self, posted: Posted) {
+        *lock(&self.posted) = posted;
+        self.pending.store(true, Ordering::Release);
+        self.changed.notify_one();
+    }
+}
+
 fn serve(mailbox: &Mailbox) {
     loop {
+        spin::briefly(|| mailbox.pending.load(Ordering::Acquire));
         let job = {
             let mut posted = lock(&mailbox.posted);
+            mailbox.pending.store(false, Ordering::Relaxed);
             loop {
                 match std::mem::replace(&mut *posted, Posted::Idle) {
                     Posted::Idle => {

@@ -20,6 +20,7 @@
 //! process of its own.
 
 use super::rank_pool::RankPool;
+use super::spin;
 use super::sync::Faults;
 use crate::device::{Device, enter};
 use crate::error::{Error, RankError, Result, RunError, panic_message};
@@ -27,6 +28,7 @@ use crate::interrupt;
 use crate::lock;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -190,6 +192,9 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
 pub(crate) struct Running {
     state: Mutex<State>,
     changed: Condvar,
+    /// Whether every job has ended, for the run to poll before it sleeps
+    /// ([`spin`]).
+    ended: AtomicBool,
 }
 
 struct State {
@@ -212,6 +217,7 @@ impl Drop for Done {
         let mut state = lock(&self.0.state);
         state.remaining -= 1;
         state.in_program[self.1] = false;
+        self.0.ended.store(state.remaining == 0, Ordering::Release);
         self.0.changed.notify_all();
     }
 }
@@ -226,6 +232,7 @@ impl Running {
                 abandoned: false,
             }),
             changed: Condvar::new(),
+            ended: AtomicBool::new(threads == 0),
         }
     }
 
@@ -256,6 +263,9 @@ impl Running {
         grace: Duration,
         stop: &dyn Fn(&str),
     ) -> Option<Vec<usize>> {
+        if spin::briefly(|| self.ended.load(Ordering::Acquire)) {
+            return None;
+        }
         let mut failed_at: Option<Instant> = None;
         let mut interrupted_at: Option<Instant> = None;
         let mut state = lock(&self.state);

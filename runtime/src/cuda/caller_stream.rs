@@ -6,8 +6,9 @@
 //! the rank's earlier calls, on any stream, and after the caller's work
 //! queued there so far), the call's stream 0 is the caller's (the host
 //! program's forks wait on it, its joins end on it, its stream-0 kernels run
-//! on it), then every pool stream is joined back into it, an end event is
-//! recorded there, and the rank's own stream 0 waits for that event. The
+//! on it), then every pool stream it made current is joined back into it
+//! (the others hold none of its work), an end event is recorded there, and
+//! the rank's own stream 0 waits for that event. The
 //! host does not wait: later work on the caller's stream runs after the
 //! call, and the call's outputs are the caller's once its stream reaches
 //! them. Calls on different caller streams run one after another in call
@@ -69,6 +70,9 @@ pub(super) struct Enqueued {
     /// While the caller's stream is capturing: this thread's capture mode
     /// before the call.
     capture: Option<sys::CUstreamCaptureMode>,
+    /// Per stream, whether the call made it current: only those have work
+    /// of the call to join back.
+    used: Vec<bool>,
 }
 
 /// A call enqueued on a caller's stream.
@@ -88,6 +92,14 @@ impl Enqueued {
         for call in self.calls.drain(..) {
             events.push(call.end);
             events.extend(call.events);
+        }
+    }
+
+    /// `stream` is current: while a call is lent a caller's stream, that
+    /// call's work is on it.
+    pub fn note_current(&mut self, stream: usize) {
+        if let Some(used) = self.used.get_mut(stream) {
+            *used = true;
         }
     }
 
@@ -247,6 +259,8 @@ impl CudaDevice {
         }
         state.enqueued.own = Some(state.streams[0]);
         state.streams[0] = stream;
+        // A capture forked every stream: all of them join back.
+        state.enqueued.used = vec![capture.is_some(); state.streams.len()];
         state.enqueued.capture = capture;
         state.capturing = capture.is_some();
         Ok(())
@@ -262,7 +276,8 @@ impl CudaDevice {
                 return Ok(());
             };
             let caller = std::mem::replace(&mut state.streams[0], own);
-            for index in 1..state.streams.len() {
+            let used = std::mem::take(&mut state.enqueued.used);
+            for index in (1..state.streams.len()).filter(|&index| used[index]) {
                 wait_for(caller, state.marks[index], state.streams[index])?;
             }
             if let Some(mode) = state.enqueued.capture.take() {

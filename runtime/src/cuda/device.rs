@@ -208,6 +208,7 @@ impl Device for CudaDevice {
         let left = state.current;
         state.touched.leave(left);
         state.current = stream;
+        state.enqueued.note_current(stream);
         Ok(())
     }
 
