@@ -213,13 +213,6 @@ impl CudaDevice {
         let mut guard = self.state()?;
         let state = &mut *guard;
         if backend == Transport::Cuda {
-            Self::refuse_in_capture(
-                state.enqueued.captured(),
-                "a `cuda` (CUDA-IPC) transfer on a capturing caller's stream",
-                "its flag values are numbered per call, and only HIR's own CUDA graphs \
-                 (hir-run --graph) renumber them before each replay; lower the program with \
-                 p2p=nccl to capture it in the caller's graph",
-            )?;
             let direction = if send { "send to" } else { "recv from" };
             state.ipc.check(&team, peer_rank, &buffer, direction)?;
             let p2p = P2p {

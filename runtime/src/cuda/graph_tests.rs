@@ -264,3 +264,87 @@ fn a_cuda_ipc_ring_replays_a_thousand_times_with_new_inputs() {
 fn floats_of(device: &CudaDevice, ptr: *mut u8) -> Vec<f32> {
     read_f32(device, ptr, RING)
 }
+
+/// The same exchange captured on each rank's own stream as a library op's
+/// caller captures it (`torch.cuda.graph`): nothing renumbers the flags
+/// before the caller's replays, which must each be right with new inputs.
+#[test]
+fn a_cuda_ipc_ring_captured_on_callers_streams_replays_a_thousand_times() {
+    use super::caller_stream::CallerStream;
+    use cudarc::driver::{result as cu, sys};
+    let Some(world) = world(2, false) else { return };
+    let replays = 1000;
+    let buffers: Vec<[usize; 3]> = world
+        .run(|device| {
+            [0, 1, 2].map(|i| device.alloc(6000 + i, RING * 4).unwrap().as_ptr() as usize)
+        })
+        .unwrap();
+    let pointers = |rank: usize| buffers[rank].map(|address| address as *mut u8);
+    let start = |device: &CudaDevice, run: usize| {
+        let p = pointers(device.rank());
+        write_f32(device, p[0], RING, ring_input(device.rank(), run));
+        write_f32(device, p[2], RING, |_| f32::NAN);
+    };
+    let check = |device: &CudaDevice, run: usize| {
+        let rank = device.rank();
+        let got = floats_of(device, pointers(rank)[2]);
+        let (mine, theirs) = (ring_input(rank, run), ring_input(1 - rank, run));
+        let wrong = (0..RING).find(|&i| got[i] != mine(i) + theirs(i));
+        assert_eq!(wrong, None, "rank {rank}, run {run}: z = x + the peer's x");
+    };
+    // The warm-up: a direct call shares the buffers.
+    world
+        .run(|device| {
+            start(device, 0);
+            ipc_ring(device, &pointers(device.rank()));
+            device.synchronize().unwrap();
+            check(device, 0);
+        })
+        .unwrap();
+    let relaxed = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY (this block and the loop): streams of each rank's bound
+    // context, capturing between begin and end; the graphs are destroyed
+    // below and the streams once idle.
+    let callers: Vec<CallerStream> = world
+        .run(|_| unsafe {
+            let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap();
+            cu::stream::begin_capture(stream, relaxed).unwrap();
+            stream as CallerStream
+        })
+        .unwrap();
+    world
+        .run_on(&callers, |device| {
+            ipc_ring(device, &pointers(device.rank()))
+        })
+        .unwrap();
+    let graphs: Vec<(usize, usize)> = world
+        .run(|device| unsafe {
+            let stream = callers[device.rank()] as sys::CUstream;
+            let graph = cu::stream::end_capture(stream).unwrap();
+            let exec = cu::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)).unwrap();
+            (graph as usize, exec as usize)
+        })
+        .unwrap();
+    world
+        .run(|device| {
+            for run in 1..=replays {
+                start(device, run);
+                let stream = callers[device.rank()] as sys::CUstream;
+                // SAFETY: the rank's instantiated graph, on its own stream.
+                unsafe {
+                    cu::graph::launch(graphs[device.rank()].1 as sys::CUgraphExec, stream).unwrap();
+                    cu::stream::synchronize(stream).unwrap();
+                }
+                check(device, run);
+            }
+            let (graph, exec) = graphs[device.rank()];
+            // SAFETY: destroyed once, the stream idle after its synchronize.
+            unsafe {
+                cu::graph::exec_destroy(exec as sys::CUgraphExec).unwrap();
+                cu::graph::destroy(graph as sys::CUgraph).unwrap();
+                cu::stream::destroy(callers[device.rank()] as sys::CUstream).unwrap();
+            }
+        })
+        .unwrap();
+    println!("{replays} checked replays of a CUDA-IPC ring captured on the callers' streams");
+}

@@ -36,13 +36,14 @@
 //! in it: a receiving host more than `SLOTS` transfers ahead of its sender's
 //! host waits (bounded by the bootstrap's timeout) rather than overwrite it.
 
-use super::axes::coalesce;
 use super::export::{
     Allocation, Export, Mapping, Reach, allocation, buffer_id, holding, ipc_handle, overlap,
     translate,
 };
+use super::ipc_caller_graph::CallerCapture;
+use super::ipc_destination::Destination;
 use super::ipc_graph::{Numbering, Signal};
-use super::kernels::{Kernels, MAX_RANK};
+use super::kernels::Kernels;
 use super::mailbox::{Mailbox, SLOTS};
 use super::p2p::P2p;
 use super::scratch::{Scratch, is_contiguous};
@@ -52,68 +53,8 @@ use crate::error::{Error, Result};
 use crate::memref::View;
 use crate::ops::Team;
 use cudarc::driver::{result as cu, sys};
-use hir_abi::{DType, Entry};
+use hir_abi::Entry;
 use std::collections::{HashMap, HashSet};
-
-/// A receive's buffer as its sender needs it, in the receiver's address
-/// space. Encoded as `u64` words, `dtype, ptr, rank`, then the sizes and
-/// strides: at most [`super::mailbox::WORDS`].
-#[derive(Clone, Debug, PartialEq)]
-struct Destination(View);
-
-impl Destination {
-    /// `view`, its axes merged where they can be if it has more than the
-    /// mailbox holds.
-    fn of(view: &View) -> Result<Destination> {
-        if view.rank() <= MAX_RANK {
-            return Ok(Destination(view.clone()));
-        }
-        let (sizes, strides) = coalesce(&view.sizes, std::slice::from_ref(&view.strides));
-        if sizes.len() > MAX_RANK {
-            return Err(Error::Invalid(format!(
-                "a cuda recv buffer of {} non-mergeable axes exceeds the {MAX_RANK} a cuda \
-                 transfer takes",
-                sizes.len()
-            )));
-        }
-        Ok(Destination(View {
-            sizes,
-            strides: strides.into_iter().next().unwrap_or_default(),
-            ..view.clone()
-        }))
-    }
-
-    fn encode(&self) -> Vec<u64> {
-        let view = &self.0;
-        let dtype = DType::ALL.iter().position(|&d| d == view.dtype).unwrap();
-        [dtype as u64, view.ptr as u64, view.rank() as u64]
-            .into_iter()
-            .chain(view.sizes.iter().chain(&view.strides).map(|&x| x as u64))
-            .collect()
-    }
-
-    fn decode(words: &[u64]) -> Result<Destination> {
-        let malformed = || Error::Invalid("a malformed receive destination".into());
-        let (&[dtype, ptr, rank], rest) = words.split_first_chunk::<3>().ok_or_else(malformed)?;
-        if usize::try_from(rank).ok() != Some(rest.len() / 2) || rest.len() % 2 != 0 {
-            return Err(malformed());
-        }
-        let rank = rest.len() / 2;
-        let dtype = *DType::ALL.get(dtype as usize).ok_or_else(malformed)?;
-        let field = |range: std::ops::Range<usize>| {
-            rest[range]
-                .iter()
-                .map(|&x| usize::try_from(x).map_err(|_| malformed()))
-                .collect::<Result<Vec<usize>>>()
-        };
-        Ok(Destination(View {
-            dtype,
-            ptr: usize::try_from(ptr).map_err(|_| malformed())? as *mut u8,
-            sizes: field(0..rank)?,
-            strides: field(rank..2 * rank)?,
-        }))
-    }
-}
 
 /// Per team member, how many transfers this rank has posted with it in one
 /// direction.
@@ -142,6 +83,11 @@ fn signal(number: u64) -> u32 {
 /// `done[i][slot]` for receives from member `i`.
 fn ready(flags: sys::CUdeviceptr, member: usize, number: u64) -> sys::CUdeviceptr {
     flags + 4 * (member * SLOTS + number as usize % SLOTS) as u64
+}
+
+/// The bytes of one half of a team's flag array.
+fn half(members: usize) -> u64 {
+    (2 * members * SLOTS * 4) as u64
 }
 
 fn done(flags: sys::CUdeviceptr, members: usize, member: usize, number: u64) -> sys::CUdeviceptr {
@@ -219,6 +165,12 @@ impl Link {
         }
     }
 
+    /// Where `flag` of a caller-captured transfer in `slot` is (the upper
+    /// half of the arrays).
+    fn captured_flag(&self, side: Side, flag: Flag, member: usize, slot: u64) -> sys::CUdeviceptr {
+        self.flag(side, flag, member, slot) + half(self.members)
+    }
+
     fn counters(&mut self, side: Side) -> &mut Counters {
         match side {
             Side::Send => &mut self.sends,
@@ -230,7 +182,9 @@ impl Link {
     fn new(team: &Team, position: usize) -> Result<Link> {
         let members = team.len();
         let mailbox = Mailbox::create(team, position)?;
-        let bytes = 2 * members * SLOTS * 4;
+        // The lower half for direct calls and HIR's own graphs, the upper
+        // for calls captured on a caller's stream (`ipc_graph.rs`).
+        let bytes = 2 * half(members) as usize;
         // SAFETY: plain allocations, zeroed before any stream sees them,
         // released in `Ipc::drop`.
         unsafe {
@@ -265,6 +219,8 @@ pub(super) struct Ipc {
     armed: Vec<FlagWait>,
     /// While a call is captured, its transfers' flags.
     capture: Option<Numbering>,
+    /// While a call is captured on a caller's stream, its transfers' slots.
+    caller_capture: Option<CallerCapture>,
 }
 
 /// Which rank this is, and how it reaches its peers.
@@ -491,17 +447,50 @@ impl Ipc {
         };
         link.mailbox
             .post(from, number, &destination, me.bootstrap, reused)?;
-        let value = signal(number);
-        let ready_flag = link.flag(Side::Recv, Flag::Ready, from, number);
+        let (ready_flag, done_flag, value) = match &mut self.caller_capture {
+            Some(capture) => {
+                let slot = capture.slot(team, Side::Recv, from)?;
+                let done_flag = link.captured_flag(Side::Recv, Flag::Done, from, slot);
+                capture.reset_at_end(done_flag);
+                let ready_flag = link.captured_flag(Side::Recv, Flag::Ready, from, slot);
+                (ready_flag, done_flag, CallerCapture::SIGNAL)
+            }
+            None => (
+                link.flag(Side::Recv, Flag::Ready, from, number),
+                link.flag(Side::Recv, Flag::Done, from, number),
+                signal(number),
+            ),
+        };
         // SAFETY: a live stream; the sender's flag is mapped device memory,
         // alive until the device drops.
         unsafe { write_value(posting, ready_flag, value)? };
-        let wait = FlagWait {
-            flag: link.flag(Side::Recv, Flag::Done, from, number),
+        if self.caller_capture.is_none() {
+            self.note(team, Side::Recv, from, number);
+        }
+        Ok(FlagWait {
+            flag: done_flag,
             value,
-        };
-        self.note(team, Side::Recv, from, number);
-        Ok(wait)
+        })
+    }
+
+    /// From now on, transfers are captured on a caller's stream.
+    pub fn begin_caller_capture(&mut self) {
+        self.caller_capture = Some(CallerCapture::default());
+    }
+
+    /// Ends a caller's capture: enqueues on `stream` (after every wait of
+    /// the call) the resets of the flags its receives waited on.
+    pub fn end_caller_capture(&mut self, stream: Stream) -> Result<()> {
+        for flag in self
+            .caller_capture
+            .take()
+            .map(CallerCapture::resets)
+            .unwrap_or_default()
+        {
+            // SAFETY: a live stream; the flag is this rank's device memory.
+            unsafe { write_value(stream, flag, 0)? };
+        }
+        Ok(())
     }
 
     /// Arms the flag this side of transfer `number` waits on or, while a
@@ -641,8 +630,21 @@ impl Ipc {
             )
         })?;
         let Destination(target) = Destination::decode(&message)?;
-        let value = signal(number);
-        let done_flag = link.flag(Side::Send, Flag::Done, to, number);
+        let (ready_flag, done_flag, value) = match &mut self.caller_capture {
+            Some(capture) => {
+                let slot = capture.slot(team, Side::Send, to)?;
+                (
+                    link.captured_flag(Side::Send, Flag::Ready, to, slot),
+                    link.captured_flag(Side::Send, Flag::Done, to, slot),
+                    CallerCapture::SIGNAL,
+                )
+            }
+            None => (
+                link.flag(Side::Send, Flag::Ready, to, number),
+                link.flag(Side::Send, Flag::Done, to, number),
+                signal(number),
+            ),
+        };
         let local = if (target.dtype, target.numel()) != (buffer.dtype, buffer.numel()) {
             Err(Error::Mismatch(format!(
                 "{} of {} elements from rank {} does not match {} of {} elements on rank \
@@ -677,12 +679,19 @@ impl Ipc {
                 return Err(error);
             }
         };
-        let ready_flag = link.flag(Side::Send, Flag::Ready, to, number);
-        self.note(team, Side::Send, to, number);
+        let captured = self.caller_capture.is_some();
+        if !captured {
+            self.note(team, Side::Send, to, number);
+        }
         // SAFETY: live stream; the flags and `local` are mapped device memory
         // that stays allocated while the world lives.
         unsafe {
             wait_value(stream, ready_flag, value)?;
+            if captured {
+                // Waited for once: put back before the data goes, so that
+                // the receiver's next replay finds it clear.
+                write_value(stream, ready_flag, 0)?;
+            }
             put(kernels, scratch, buffer, &local, stream)?;
             write_value(stream, done_flag, value)
         }

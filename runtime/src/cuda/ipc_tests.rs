@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::cuda::export::MAX_NAME;
+use crate::cuda::kernels::MAX_RANK;
+use hir_abi::DType;
 
 fn view(ptr: usize, sizes: &[usize], strides: &[usize]) -> View {
     View {

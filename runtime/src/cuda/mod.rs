@@ -43,6 +43,8 @@ mod graph;
 mod graph_tests;
 mod grouped;
 mod ipc;
+mod ipc_caller_graph;
+mod ipc_destination;
 mod ipc_graph;
 mod kernels;
 pub(crate) mod mailbox;
