@@ -355,9 +355,9 @@ impl Compiled {
             // and types (checked above), which the caller keeps alive until
             // the rank's work is done (`run` waits for it; `enqueue`'s
             // caller keeps them until its stream has passed the call).
-            // Through `exit::call`, so that a failed or interrupted rank
-            // leaves its program at its next runtime call.
-            unsafe { hir_runtime::exit::call(self.entry, call.arguments()) };
+            // A failed or interrupted rank leaves its program at its next
+            // runtime call (`Packed::call`).
+            unsafe { self.entry.call(call.arguments()) };
             Ok(known)
         };
         let results = run(&body).map_err(Failure::Run)?;

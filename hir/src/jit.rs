@@ -22,8 +22,24 @@ use mlir_sys::{
 use std::ffi::c_void;
 use std::path::Path;
 
-/// The packed interface of a function: one pointer per argument.
-pub type Packed = unsafe extern "C" fn(arguments: *mut *mut c_void);
+/// The packed interface of a JIT'd function (one pointer per argument),
+/// callable only through [`hir_runtime::exit::call`]: every launcher then
+/// gets a failed rank back at its program's next runtime call.
+#[derive(Clone, Copy)]
+pub struct Packed(hir_runtime::exit::Packed);
+
+impl Packed {
+    /// Calls the function on `arguments` on the calling thread's rank;
+    /// returns false when it returned, true when the rank had failed and
+    /// its next runtime call left the program.
+    ///
+    /// # Safety
+    /// `arguments` are what the function takes, valid for the call.
+    pub unsafe fn call(self, arguments: *mut *mut c_void) -> bool {
+        // SAFETY: a packed wrapper the JIT made, and the caller's promise.
+        unsafe { hir_runtime::exit::call(self.0, arguments) }
+    }
+}
 
 pub struct Engine {
     raw: Raw,
@@ -152,7 +168,9 @@ impl Engine {
             }
         };
         // SAFETY: a packed wrapper has this signature.
-        Ok(unsafe { std::mem::transmute::<*mut c_void, Packed>(address) })
+        Ok(Packed(unsafe {
+            std::mem::transmute::<*mut c_void, hir_runtime::exit::Packed>(address)
+        }))
     }
 }
 

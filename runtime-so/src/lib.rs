@@ -1,6 +1,7 @@
 //! `libhir_runtime.so`: the runtime's C ABI (every `hir_rt_*` and
-//! `_mlir_ciface_hir_rt_*` symbol of `hir_abi::Entry::all()`, defined in
-//! `hir-runtime`'s `ffi`) as a shared library, for a host program lowered to
+//! `_mlir_ciface_hir_rt_*` symbol of `hir_abi::Entry::all()`, and the heap
+//! of the program's `memref.alloc`, defined in `hir-runtime`'s `ffi`) as a
+//! shared library, for a host program lowered to
 //! LLVM IR and linked into a native executable, or run by
 //! `mlir-runner --shared-libs`. It links no MLIR.
 //!

@@ -12,9 +12,10 @@
 //! program allocated itself (a `memref.alloc`) is leaked; the runtime's own
 //! buffers are the device's and stay with it.
 //!
-//! Without [`call`] around the program (a native executable linked to
-//! `libhir_runtime.so`, or `hir-run`), a failed rank's calls return as
-//! before.
+//! HIR's JIT hands out entries that are called only through [`call`]
+//! (`hir::jit::Packed::call`), so every HIR launcher runs its programs
+//! under it. Without [`call`] around the program (a native executable
+//! linked to `libhir_runtime.so`), a failed rank's calls return as before.
 
 use std::ffi::c_void;
 

@@ -16,6 +16,7 @@
 //! standalone `libhir_runtime.so` sets one).
 
 mod args;
+mod heap;
 
 use crate::device::{Device, current};
 use crate::error::{Error, Result, panic_message};
@@ -29,11 +30,15 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-/// Every runtime symbol and its address, for `ExecutionEngine::register_symbol`.
+/// Every runtime symbol and its address, for `ExecutionEngine::register_symbol`:
+/// the entries, and the heap of the program's `memref.alloc` ([`heap`]).
 pub fn symbols() -> Vec<(String, *mut ())> {
-    table()
+    let entries = table()
         .into_iter()
-        .map(|(name, _, address)| (name.to_string(), address))
+        .map(|(name, _, address)| (name, address));
+    entries
+        .chain(heap::symbols())
+        .map(|(name, address)| (name.to_string(), address))
         .collect()
 }
 

@@ -13,6 +13,13 @@
 // SYNTAX: syntax-error.mlir:4:3: error: custom op 'host.neg' expected 'outs'
 // SYNTAX: hir-run: error: {{.*}}syntax-error.mlir does not parse or verify
 
+// Data no memory holds is an error naming its size, not an abort: a rank's
+// random input, and with --check the global inputs (as f64) first.
+// RUN: not hir-run -n 1 %S/Inputs/too_large_for_memory.mlir 2>&1 | FileCheck %s --check-prefix=MEMORY
+// MEMORY: hir-run: error: out of memory: cannot allocate 4398046511104 B for a tensor of shape [1048576, 1048576]
+// RUN: not hir-run -n 1 --check %S/Inputs/too_large_for_memory.mlir 2>&1 | FileCheck %s --check-prefix=MEMORY-CHECK
+// MEMORY-CHECK: hir-run: error: out of memory: cannot allocate 8796093022208 B for a tensor of shape [1048576, 1048576]
+
 // RUN: not hir-run -n 0 %s 2>&1 | FileCheck %s --check-prefix=RANKS
 // RANKS: hir-run: error: invalid value '0' for '-n <N>': must be at least 1
 

@@ -250,7 +250,7 @@ fn compile_and_call(cache: &Cache, options: &str) -> (bool, i64) {
     let mut out: *mut i64 = &mut result;
     let mut arguments: [*mut c_void; 1] = [(&raw mut out).cast()];
     // SAFETY: the entry takes one pointer to an i64, passed packed.
-    unsafe { entry(arguments.as_mut_ptr()) };
+    unsafe { entry.call(arguments.as_mut_ptr()) };
     (lowered.get(), result)
 }
 

@@ -25,8 +25,12 @@ use melior::pass::{conversion, memref};
 /// iteration. `host-verify-loops` and `comm-verify-requests` first check
 /// that every loop with a constant step steps forward and that every
 /// request is waited for exactly once on every path (they change nothing).
+/// `finalize-memref-to-llvm{use-generic-functions=true}` makes a program's own
+/// `memref.alloc` call the runtime's checked allocation
+/// (`_mlir_memref_to_llvm_alloc`, `runtime/src/ffi/heap.rs`), not `malloc`,
+/// whose null result the program would store through.
 pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
-expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-arith-to-llvm,\
+expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,\
 convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 
 /// Registers the upstream passes [`LLVM_PIPELINE`] names, so that textual

@@ -22,7 +22,7 @@ fn every_entry_has_exactly_one_symbol() {
         assert_eq!(by_entry.get(&entry).map(Vec::len), Some(1), "{entry:?}");
     }
     assert_eq!(table.len(), Entry::all().len());
-    assert_eq!(symbols().len(), table.len());
+    assert_eq!(symbols().len(), table.len() + heap::symbols().len());
 }
 
 #[test]
@@ -88,5 +88,36 @@ fn panics_stop_at_the_boundary_and_fail_the_rank() {
     assert_eq!(
         error.to_string(),
         "rank 0: hir_rt_wait: internal error: boom"
+    );
+}
+
+#[test]
+fn a_refused_memref_alloc_fails_the_rank_and_leaves_its_program() {
+    /// A program that stores into what it allocated, as a lowered one does.
+    unsafe extern "C" fn program(arguments: *mut *mut c_void) {
+        // SAFETY: the one argument is a pointer to the byte count.
+        let bytes = unsafe { **arguments.cast::<*const usize>() };
+        // Escaping, so that the optimizer keeps the allocation.
+        let ptr = std::hint::black_box(heap::_mlir_memref_to_llvm_alloc(bytes)).cast::<u8>();
+        // SAFETY: the allocation is never null: a refused one left.
+        unsafe { ptr.write(7) };
+        unsafe { heap::_mlir_memref_to_llvm_free(ptr.cast()) };
+    }
+    let world = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+    let call = |bytes: usize| {
+        let mut arguments: [*mut c_void; 1] = [(&raw const bytes).cast_mut().cast()];
+        // SAFETY: `program` takes one pointer to a byte count.
+        unsafe { crate::exit::call(program, arguments.as_mut_ptr()) }
+    };
+    let error = world
+        .run(|device| {
+            assert!(!call(64), "64 B are allocated");
+            assert!(!device.failed());
+            assert!(call(1 << 60), "2^60 B are refused and the program left");
+        })
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "rank 0: memref.alloc: out of memory: the program's memref.alloc of 1152921504606846976 B"
     );
 }

@@ -1,6 +1,6 @@
 """Starts the ranks of a multi-process run by hand, as torchrun would.
 
-usage: ranks.py [--vars torchrun|slurm|ompi] WORLD_SIZE CMD [CMD ...]
+usage: ranks.py [--vars torchrun|slurm|ompi] [--ranks R,R,...] WORLD_SIZE CMD [CMD ...]
 
 Rank r runs CMD number r (the last one when there are fewer), a shell-quoted
 command line, with RANK, WORLD_SIZE, LOCAL_RANK (or, with --vars, Slurm's
@@ -9,6 +9,8 @@ OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK instead), MASTER_ADDR and
 MASTER_PORT (a free port of localhost) set. Prints every line the ranks write (stdout and
 stderr) as `[rank R] line`, then `rank R: exit CODE` for each, and exits 0:
 the test checks the output. A rank still running after 60 s is killed.
+With --ranks, process i gets rank R_i instead of i (one process each), so
+that two processes may be given the same rank, as a user's mistake would.
 """
 import os
 import shlex
@@ -38,6 +40,9 @@ def main():
     launcher = "torchrun"
     if arguments[0] == "--vars":
         launcher, arguments = arguments[1], arguments[2:]
+    given = None
+    if arguments[0] == "--ranks":
+        given, arguments = [int(r) for r in arguments[1].split(",")], arguments[2:]
     world = int(arguments[0])
     commands = arguments[1:]
     names = VARS[launcher]
@@ -45,13 +50,14 @@ def main():
     lock = threading.Lock()
     processes = []
     readers = []
-    for rank in range(world):
+    for rank in range(world) if given is None else range(len(given)):
         env = dict(os.environ)
         env.pop("HIR_AGENT_STORE", None)
         env.pop("HIR_STORE_PORT", None)
         for name in (name for names in VARS.values() for name in names):
             env.pop(name, None)
-        env.update(zip(names, (str(rank), str(world), str(rank))))
+        as_rank = rank if given is None else given[rank]
+        env.update(zip(names, (str(as_rank), str(world), str(as_rank))))
         env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         command = shlex.split(commands[min(rank, len(commands) - 1)])
         process = subprocess.Popen(

@@ -493,7 +493,7 @@ fn bench_variant(
         let index = position(rank).expect("the rank runs here");
         // SAFETY: each rank passes its own buffers, laid out as the entry's
         // descriptors, to the packed wrapper.
-        unsafe { (built.packed)(packed.arguments(index)) }
+        unsafe { built.packed.call(packed.arguments(index)) };
     };
 
     // With --graph on cuda, a direct run first (it makes the communicators

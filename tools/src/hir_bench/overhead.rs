@@ -230,7 +230,9 @@ fn bench(options: &Overhead, runtime: &World, slices: usize) -> Result<Row> {
     call.pack();
     let calls = Calls::new(std::slice::from_ref(&call));
     // SAFETY: rank 0's buffers, laid out as the entry's descriptors.
-    let direct = |_rank| unsafe { packed(calls.arguments(0)) };
+    let direct = |_rank| {
+        unsafe { packed.call(calls.arguments(0)) };
+    };
     let graphs = Graphs::new(1);
     let graphed = runtime.graphed_ranks(&graphs, direct);
 

@@ -268,7 +268,9 @@ pub fn run(options: &Pointwise) -> Result<()> {
         let packed = engine.lookup("_mlir_ciface_pointwise")?;
         let calls = Calls::new(std::slice::from_ref(&call));
         // SAFETY: rank 0's buffers, laid out as the entry's descriptors.
-        let body = |_rank| unsafe { packed(calls.arguments(0)) };
+        let body = |_rank| {
+            unsafe { packed.call(calls.arguments(0)) };
+        };
 
         runtime.upload(0, &mut call.buffers[3], &nans)?;
         runtime.run_ranks(body)?;

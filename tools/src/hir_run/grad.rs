@@ -230,7 +230,9 @@ fn execute(
     let packed = compiled.entry;
     // SAFETY: each rank passes its own buffers, laid out as the entry's
     // descriptors, to the packed wrapper.
-    runtime.run_ranks(|rank| unsafe { packed(calls.arguments(rank)) })?;
+    runtime.run_ranks(|rank| {
+        unsafe { packed.call(calls.arguments(rank)) };
+    })?;
     for (rank, call) in ranks.iter_mut().enumerate() {
         for buffer in &mut call.buffers {
             runtime.fetch(rank, buffer)?;

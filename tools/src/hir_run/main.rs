@@ -259,7 +259,9 @@ fn run(options: &Options) -> Result<()> {
     let packed = variant.as_ref().unwrap_or(&compiled).entry;
     // SAFETY: each rank passes its own buffers, laid out as the entry's
     // descriptors, to the packed wrapper.
-    let call = |rank| unsafe { packed(calls.arguments(rank)) };
+    let call = |rank| {
+        unsafe { packed.call(calls.arguments(rank)) };
+    };
     let graphs = Graphs::new(options.ranks);
     let graphed = runtime.graphed_ranks(&graphs, call);
     let graph = options.graph && options.backend == Backend::Cuda;

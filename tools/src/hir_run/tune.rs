@@ -69,7 +69,9 @@ pub fn choose(
         let entry = program.as_ref().unwrap_or(given).entry;
         // SAFETY: each rank passes its own buffers, laid out as the entry's
         // descriptors; every candidate has the same signature.
-        let call = |rank| unsafe { entry(calls.arguments(rank)) };
+        let call = |rank| {
+            unsafe { entry.call(calls.arguments(rank)) };
+        };
         let mut slowest =
             slowest_rank_times(&session.runtime, &session.peers, WARMUP, ITERS, call)?;
         let time = median(&mut slowest);
