@@ -371,6 +371,10 @@ impl LowerOptions {
         // transposed copy, and before the deallocs, which keep a view's
         // source alive until its last read.
         passes.push("func.func(host-fold-transpose)".to_owned());
+        // After every pass that fuses loops or their ops, whose temporaries
+        // are gone by then, and before the deallocs, which free each private
+        // buffer in its iteration.
+        passes.push("func.func(host-privatize-buffers)".to_owned());
         passes.push("func.func(host-insert-dealloc)".to_owned());
         // Last: the passes above work on host.stream_for, whose fork and join
         // are its semantics.

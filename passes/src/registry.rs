@@ -270,6 +270,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::fuse_elementwise::create()),
     },
     PassInfo {
+        argument: host::privatize_buffers::ARGUMENT,
+        description: "Allocate in each stream loop iteration the slice of a buffer that only that iteration uses",
+        anchor: host::privatize_buffers::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::privatize_buffers::create()),
+    },
+    PassInfo {
         argument: host::insert_dealloc::ARGUMENT,
         description: "Free every host.alloc after its last use",
         anchor: host::insert_dealloc::ANCHOR,

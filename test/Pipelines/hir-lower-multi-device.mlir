@@ -1,6 +1,8 @@
 // hir-lower on the multi-device examples (seed 001).
 // For each example: the host program convert-fusion-to-host makes (after the
-// fusion passes), then what hir-lower makes of it (stream loops, deallocs).
+// fusion passes), then what hir-lower makes of it (stream loops, deallocs;
+// the gathered slice an iteration alone reads is its own allocation, by
+// host-privatize-buffers).
 //
 // RUN: hir-opt --pass-pipeline='builtin.module(fusion-propagate-sharding,fusion-verify-sharding,fusion-insert-resharding,convert-fusion-to-host)' %examples/allgather.mlir | FileCheck %s --check-prefix=ALLGATHER-HOST
 // RUN: hir-opt --pass-pipeline='builtin.module(hir-lower)' %examples/allgather.mlir | FileCheck %s --check-prefix=ALLGATHER
@@ -193,7 +195,6 @@
 // AG-MATMUL-LABEL: func.func @ag_matmul(
 // AG-MATMUL-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x256x1024xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<1024x2048xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<4x4x256x2048xbf16>) {
 // AG-MATMUL-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
-// AG-MATMUL-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x4x256x1024xbf16>
 // AG-MATMUL-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // AG-MATMUL-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
 // AG-MATMUL-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
@@ -205,20 +206,19 @@
 // AG-MATMUL-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
 // AG-MATMUL-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-MATMUL-NEXT: host.set_current_stream [[S_1]]
+// AG-MATMUL-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x256x1024xbf16>
 // AG-MATMUL-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x1x256x1024xbf16> to memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
-// AG-MATMUL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x1024xbf16> to memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
-// AG-MATMUL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>> into memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
+// AG-MATMUL-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[BUF]] team [0, 1, 2, 3] : memref<1x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>> into memref<4x256x1024xbf16>
 // AG-MATMUL-NEXT: comm.wait [[REQ]]
-// AG-MATMUL-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x1024xbf16> to memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>
-// AG-MATMUL-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x2048xbf16> to memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>
-// AG-MATMUL-NEXT: host.matmul ins([[VIEW_2]], [[ARG1]] : memref<4x256x1024xbf16, strided<[262144, 1024, 1], offset: ?>>, memref<1024x2048xbf16>) outs([[VIEW_3]] : memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>)
+// AG-MATMUL-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG2]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x256x2048xbf16> to memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>
+// AG-MATMUL-NEXT: host.matmul ins([[BUF]], [[ARG1]] : memref<4x256x1024xbf16>, memref<1024x2048xbf16>) outs([[VIEW_1]] : memref<4x256x2048xbf16, strided<[524288, 2048, 1], offset: ?>>)
+// AG-MATMUL-NEXT: host.dealloc [[BUF]] : memref<4x256x1024xbf16>
 // AG-MATMUL-NEXT: }
 // AG-MATMUL-NEXT: host.set_current_stream [[MAIN]]
 // AG-MATMUL-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
 // AG-MATMUL-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
 // AG-MATMUL-NEXT: host.sync_stream [[JOIN_S_1]]
 // AG-MATMUL-NEXT: }
-// AG-MATMUL-NEXT: host.dealloc [[BUF]] : memref<4x4x256x1024xbf16>
 // AG-MATMUL-NEXT: return
 // AG-MATMUL-NEXT: }
 
@@ -253,7 +253,6 @@
 // AG-LINEAR-LABEL: func.func @ag_linear(
 // AG-LINEAR-SAME: [[ARG0:%[a-zA-Z0-9_]+]]: memref<4x1x8x32xbf16>, [[ARG1:%[a-zA-Z0-9_]+]]: memref<16x32xbf16>, [[ARG2:%[a-zA-Z0-9_]+]]: memref<16xbf16>, [[ARG3:%[a-zA-Z0-9_]+]]: memref<4x4x8x16xbf16>) {
 // AG-LINEAR-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
-// AG-LINEAR-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x4x8x32xbf16>
 // AG-LINEAR-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
 // AG-LINEAR-NEXT: [[C4:%[a-zA-Z0-9_]+]] = arith.constant 4 : index
 // AG-LINEAR-NEXT: [[C1:%[a-zA-Z0-9_]+]] = arith.constant 1 : index
@@ -265,20 +264,19 @@
 // AG-LINEAR-NEXT: scf.for [[I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
 // AG-LINEAR-NEXT: [[S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[I_1]] : !host.stream
 // AG-LINEAR-NEXT: host.set_current_stream [[S_1]]
+// AG-LINEAR-NEXT: [[BUF:%[a-zA-Z0-9_]+]] = host.alloc : memref<4x8x32xbf16>
 // AG-LINEAR-NEXT: [[VIEW:%[a-zA-Z0-9_]+]] = host.select [[ARG0]][0]{{\[}}[[I_1]]{{\]}} : memref<4x1x8x32xbf16> to memref<1x8x32xbf16, strided<[256, 32, 1], offset: ?>>
-// AG-LINEAR-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
-// AG-LINEAR-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[VIEW_1]] team [0, 1, 2, 3] : memref<1x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
+// AG-LINEAR-NEXT: [[REQ:%[a-zA-Z0-9_]+]] = comm.allgather [[VIEW]] into [[BUF]] team [0, 1, 2, 3] : memref<1x8x32xbf16, strided<[256, 32, 1], offset: ?>> into memref<4x8x32xbf16>
 // AG-LINEAR-NEXT: comm.wait [[REQ]]
-// AG-LINEAR-NEXT: [[VIEW_2:%[a-zA-Z0-9_]+]] = host.select [[BUF]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x32xbf16> to memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>
-// AG-LINEAR-NEXT: [[VIEW_3:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x16xbf16> to memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>
-// AG-LINEAR-NEXT: host.linear ins([[VIEW_2]], [[ARG1]], [[ARG2]] : memref<4x8x32xbf16, strided<[256, 32, 1], offset: ?>>, memref<16x32xbf16>, memref<16xbf16>) outs([[VIEW_3]] : memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>)
+// AG-LINEAR-NEXT: [[VIEW_1:%[a-zA-Z0-9_]+]] = host.select [[ARG3]][0]{{\[}}[[I_1]]{{\]}} : memref<4x4x8x16xbf16> to memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>
+// AG-LINEAR-NEXT: host.linear ins([[BUF]], [[ARG1]], [[ARG2]] : memref<4x8x32xbf16>, memref<16x32xbf16>, memref<16xbf16>) outs([[VIEW_1]] : memref<4x8x16xbf16, strided<[128, 16, 1], offset: ?>>)
+// AG-LINEAR-NEXT: host.dealloc [[BUF]] : memref<4x8x32xbf16>
 // AG-LINEAR-NEXT: }
 // AG-LINEAR-NEXT: host.set_current_stream [[MAIN]]
 // AG-LINEAR-NEXT: scf.for [[JOIN_I_1:%[a-zA-Z0-9_]+]] = [[C0]] to [[C4]] step [[C1]] {
 // AG-LINEAR-NEXT: [[JOIN_S_1:%[a-zA-Z0-9_]+]] = host.stream_from_pool [[JOIN_I_1]] : !host.stream
 // AG-LINEAR-NEXT: host.sync_stream [[JOIN_S_1]]
 // AG-LINEAR-NEXT: }
-// AG-LINEAR-NEXT: host.dealloc [[BUF]] : memref<4x4x8x32xbf16>
 // AG-LINEAR-NEXT: return
 // AG-LINEAR-NEXT: }
 

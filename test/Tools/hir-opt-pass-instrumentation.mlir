@@ -40,6 +40,7 @@
 // TIMING-NEXT: {{%\) +}}host-fuse-epilogue{{$}}
 // TIMING-NEXT: {{%\) +}}host-fuse-elementwise{{$}}
 // TIMING-NEXT: {{%\) +}}host-fold-transpose{{$}}
+// TIMING-NEXT: {{%\) +}}host-privatize-buffers{{$}}
 // TIMING-NEXT: {{%\) +}}host-insert-dealloc{{$}}
 // TIMING-NEXT: {{%\) +}}host-lower-stream-for{{$}}
 // TIMING-NEXT: {{%\) +}}convert-comm-to-llvm{{$}}
@@ -61,6 +62,7 @@
 // IR-COUNT-1: IR Dump After host-fuse-epilogue (host-fuse-epilogue)
 // IR-COUNT-1: IR Dump After host-fuse-elementwise (host-fuse-elementwise)
 // IR-COUNT-1: IR Dump After host-fold-transpose (host-fold-transpose)
+// IR-COUNT-1: IR Dump After host-privatize-buffers (host-privatize-buffers)
 // IR-COUNT-1: IR Dump After host-insert-dealloc (host-insert-dealloc)
 // IR-COUNT-1: IR Dump After host-lower-stream-for (host-lower-stream-for)
 // IR-COUNT-1: IR Dump After convert-comm-to-llvm (convert-comm-to-llvm)

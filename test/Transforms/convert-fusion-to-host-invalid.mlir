@@ -97,3 +97,16 @@ func.func @linear_features(%x: tensor<4x8xf32, #fusion.dist<@dev, [serial, seria
   %y = fusion.linear %x, %w : tensor<4x8xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
   return %y : tensor<4x16xf32, #fusion.dist<@dev, [serial, stream]>>
 }
+
+// -----
+
+// A contraction over a stream axis whose other operand splits K over the
+// devices has no loop form (fusion-verify-sharding refuses it first).
+fusion.mesh @tp = [0, 1]
+func.func @streamed_and_split(%a: tensor<8x4xf32, #fusion.dist<@tp, [serial, serial]>>, %b: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>)
+    -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>> {
+  %s = fusion.neg %a : tensor<8x4xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>
+  // expected-error @+1 {{'fusion.matmul' contracts axis 1 of operand #0, a stream axis, with axis 0 of operand #1, which is didx}}
+  %c = fusion.matmul %s, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>, tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %c : tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}

@@ -310,3 +310,41 @@ func.func @attention_stream(
   return %o, %p : tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream, didx, serial, serial]>>,
                   tensor<4x4x8x8xf32, #fusion.dist<@tp, [stream<2>, didx, serial, serial]>>
 }
+
+// -----
+
+// A contraction over a stream axis (streaming through a contraction): a
+// loop over K's chunks, each operand's K taken in chunk i (the weight's, K
+// serial, too); after the sync on the caller's stream, which orders the
+// iterations' accumulations, iteration 0 writes the result with the bias,
+// the others accumulate without it.
+// CHECK-LABEL: func.func @streamed_contraction(
+// CHECK-SAME: [[A:%[a-zA-Z0-9_]+]]: memref<8x64xf32>, [[W:%[a-zA-Z0-9_]+]]: memref<16x64xf32>, [[B:%[a-zA-Z0-9_]+]]: memref<16xf32>, [[Y:%[a-zA-Z0-9_]+]]: memref<8x16xf32>) {
+// CHECK-NEXT: [[MAIN:%[a-zA-Z0-9_]+]] = host.get_current_stream : !host.stream
+// CHECK-NEXT: [[H:%[a-zA-Z0-9_]+]] = host.alloc : memref<8x64xf32>
+// CHECK:      host.neg
+// CHECK:      host.stream_for %{{.+}} to %{{.+}} step %{{.+}} from [[MAIN]] {
+// CHECK-NEXT: ^bb0([[I:%[a-zA-Z0-9_]+]]: index, %{{.+}}: !host.stream):
+// CHECK-NEXT: [[C16:%[a-zA-Z0-9_]+]] = arith.constant 16 : index
+// CHECK-NEXT: [[K:%[a-zA-Z0-9_]+]] = arith.muli [[I]], [[C16]] : index
+// CHECK-NEXT: [[HI:%[a-zA-Z0-9_]+]] = memref.subview [[H]][0, [[K]]] [8, 16] [1, 1] : memref<8x64xf32> to memref<8x16xf32, strided<[64, 1], offset: ?>>
+// CHECK-NEXT: [[WI:%[a-zA-Z0-9_]+]] = memref.subview [[W]][0, [[K]]] [16, 16] [1, 1] : memref<16x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+// CHECK-NEXT: [[C0:%[a-zA-Z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: [[FIRST:%[a-zA-Z0-9_]+]] = arith.cmpi eq, [[I]], [[C0]] : index
+// CHECK-NEXT: host.sync_stream [[MAIN]]
+// CHECK-NEXT: scf.if [[FIRST]] {
+// CHECK-NEXT: host.linear ins([[HI]], [[WI]], [[B]] : {{.*}}) outs([[Y]] : memref<8x16xf32>)
+// CHECK-NEXT: } else {
+// CHECK-NEXT: host.linear ins([[HI]], [[WI]] : {{.*}}) outs([[Y]] : memref<8x16xf32>) {accumulate}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+fusion.mesh @dev = [0]
+func.func @streamed_contraction(%a: tensor<8x64xf32, #fusion.dist<@dev, [serial, serial]>>,
+                                %w: tensor<16x64xf32, #fusion.dist<@dev, [serial, serial]>>,
+                                %b: tensor<16xf32, #fusion.dist<@dev, [serial]>>)
+    -> tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>> {
+  %h = fusion.neg %a : tensor<8x64xf32, #fusion.dist<@dev, [serial, serial]>> -> tensor<8x64xf32, #fusion.dist<@dev, [serial, stream<4>]>>
+  %y = fusion.linear %h, %w, %b : tensor<8x64xf32, #fusion.dist<@dev, [serial, stream<4>]>>, tensor<16x64xf32, #fusion.dist<@dev, [serial, serial]>>, tensor<16xf32, #fusion.dist<@dev, [serial]>> -> tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>
+  return %y : tensor<8x16xf32, #fusion.dist<@dev, [serial, serial]>>
+}

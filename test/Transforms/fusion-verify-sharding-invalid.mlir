@@ -50,34 +50,59 @@ func.func @f(%x: tensor<8xf32, #fusion.dist<@a, [serial]>>, %y: tensor<8xf32, #f
 
 // -----
 
-// A reduced axis is not a stream axis.
+// A reduced axis is not a stream axis: only a contraction sums over one.
 fusion.mesh @tp = [0]
 func.func @f(%in: tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>>) {
   %x = fusion.set %in : tensor<4x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>>
-  // expected-error @+1 {{'fusion.sum' reduces axis 0 of operand #0, which is a stream axis}}
+  // expected-error @+1 {{'fusion.sum' reduces axis 0 of operand #0, which is a stream axis; a stream axis must index independent slices (only a matmul or linear sums a loop's iterations, over its contracted axis)}}
   %s = fusion.sum %x [0] : tensor<4x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<8xf32>
   return
 }
 
 // -----
 
-// Nor is the contraction axis of a matmul.
-fusion.mesh @tp = [0]
-func.func @f(%in: tensor<8x4xf32>, %b: tensor<4x8xf32>) {
-  %a = fusion.neg %in : tensor<8x4xf32> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>
-  // expected-error @+1 {{'fusion.matmul' reduces axis 1 of operand #0, which is a stream axis}}
-  %c = fusion.matmul %a, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, tensor<4x8xf32> -> tensor<8x8xf32>
+// A matmul may contract a stream axis (its iterations' products summed),
+// but not with the other operand's K split over devices: that sum is a
+// collective, not a loop.
+fusion.mesh @tp = [0, 1]
+func.func @f(%in: tensor<8x4xf32>, %b: tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>>) {
+  %a = fusion.neg %in : tensor<8x4xf32> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>
+  // expected-error @+1 {{'fusion.matmul' contracts axis 1 of operand #0, a stream axis, with axis 0 of operand #1, which is didx; a contraction streamed over its contracted axis sums its iterations on each device, so every operand's contracted axis must be the stream axis or serial}}
+  %c = fusion.matmul %a, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>, tensor<4x8xf32, #fusion.dist<@tp, [didx, serial]>> -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
   return
 }
 
 // -----
 
-// Nor that of a linear's weight.
+// Operands that both stream K stream it in as many iterations.
 fusion.mesh @tp = [0]
-func.func @f(%x: tensor<8x4xf32>, %win: tensor<2x4xf32>) {
-  %w = fusion.neg %win : tensor<2x4xf32> -> tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>>
-  // expected-error @+1 {{'fusion.linear' reduces axis 1 of operand #1, which is a stream axis}}
-  %y = fusion.linear %x, %w : tensor<8x4xf32>, tensor<2x4xf32, #fusion.dist<@tp, [serial, stream]>> -> tensor<8x2xf32>
+func.func @f(%in: tensor<8x4xf32>, %win: tensor<2x4xf32>) {
+  %x = fusion.neg %in : tensor<8x4xf32> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>
+  %w = fusion.neg %win : tensor<2x4xf32> -> tensor<2x4xf32, #fusion.dist<@tp, [serial, stream<4>]>>
+  // expected-error @+1 {{'fusion.linear' contracts axis 1 of operand #0, streamed in 2 iterations, with axis 1 of operand #1, streamed in 4; the operands of a contraction streamed over its contracted axis stream it alike}}
+  %y = fusion.linear %x, %w : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream<2>]>>, tensor<2x4xf32, #fusion.dist<@tp, [serial, stream<4>]>> -> tensor<8x2xf32, #fusion.dist<@tp, [serial, serial]>>
+  return
+}
+
+// -----
+
+// One loop per op: a contraction over a stream axis streams no result axis.
+fusion.mesh @tp = [0]
+func.func @f(%in: tensor<8x4xf32>, %b: tensor<4x8xf32>) {
+  %a = fusion.neg %in : tensor<8x4xf32> -> tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>
+  // expected-error @+1 {{'fusion.matmul' contracts axis 1 of operand #0, a stream axis, and streams result axis 0; a contraction streams its contracted axis (its result summed over the loop) or an output axis, not both}}
+  %c = fusion.matmul %a, %b : tensor<8x4xf32, #fusion.dist<@tp, [serial, stream]>>, tensor<4x8xf32> -> tensor<8x8xf32, #fusion.dist<@tp, [stream<2>, serial]>>
+  return
+}
+
+// -----
+
+// An empty stream axis has no iteration to write the sum (of no products).
+fusion.mesh @tp = [0]
+func.func @f(%in: tensor<8x0xf32>, %b: tensor<0x8xf32>) {
+  %a = fusion.neg %in : tensor<8x0xf32> -> tensor<8x0xf32, #fusion.dist<@tp, [serial, stream]>>
+  // expected-error @+1 {{'fusion.matmul' contracts axis 1 of operand #0, a stream axis of extent 0; a contraction streamed over its contracted axis needs an iteration}}
+  %c = fusion.matmul %a, %b : tensor<8x0xf32, #fusion.dist<@tp, [serial, stream]>>, tensor<0x8xf32> -> tensor<8x8xf32, #fusion.dist<@tp, [serial, serial]>>
   return
 }
 

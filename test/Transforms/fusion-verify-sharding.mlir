@@ -31,6 +31,25 @@ func.func @sum_didx(%a: tensor<4x8x16xf32, #fusion.dist<@tp, [didx, serial, seri
   return %s : tensor<8x16xf32, #fusion.dist<@tp, [stream, serial]>>
 }
 
+// A contraction may contract a stream axis: FC1's output features in 4
+// chunks, FC2 summing the chunks' products (the weight's K serial, read in
+// the same chunks), into a result with no stream axis; so may a matmul's
+// rhs, streamed along K one index per iteration.
+// CHECK-LABEL: func.func @stream_contraction
+// CHECK: fusion.linear
+// CHECK: fusion.matmul
+func.func @stream_contraction(%x: tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>,
+                              %w1: tensor<64x16xf32, #fusion.dist<@tp, [serial, serial]>>,
+                              %w2: tensor<16x64xf32, #fusion.dist<@tp, [serial, serial]>>,
+                              %k: tensor<64x8xf32, #fusion.dist<@tp, [serial, serial]>>)
+    -> (tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>) {
+  %h = fusion.linear %x, %w1 : tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<64x16xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<8x64xf32, #fusion.dist<@tp, [serial, stream<4>]>>
+  %y = fusion.linear %h, %w2 : tensor<8x64xf32, #fusion.dist<@tp, [serial, stream<4>]>>, tensor<16x64xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>
+  %r = fusion.neg %k : tensor<64x8xf32, #fusion.dist<@tp, [serial, serial]>> -> tensor<64x8xf32, #fusion.dist<@tp, [stream, serial]>>
+  %z = fusion.matmul %w2, %r : tensor<16x64xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<64x8xf32, #fusion.dist<@tp, [stream, serial]>> -> tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>
+  return %y, %z : tensor<8x16xf32, #fusion.dist<@tp, [serial, serial]>>, tensor<16x8xf32, #fusion.dist<@tp, [serial, serial]>>
+}
+
 // fusion.set may move a tensor to another mesh; unannotated tensors are left
 // for fusion-propagate-sharding.
 // CHECK-LABEL: func.func @mesh_change

@@ -10,9 +10,12 @@
 //!   moves a tensor between meshes;
 //! - a function argument has no `stream` axis: stream schedules how an op
 //!   computes its result, and an argument is computed already;
-//! - an axis that an op reduces (the reduced axes of `sum`/`amax`, the
-//!   contraction axis of `matmul`/`linear`) is not `stream`: a stream axis
+//! - an axis that `sum`/`amax` reduces is not `stream`: a stream axis
 //!   schedules independent slices, and a reduction's slices are not;
+//! - a contracted axis of `matmul`/`linear` may be `stream` in the form that
+//!   sums the loop's partial products ([`super::stream_contraction`]): every
+//!   operand's K that stream axis or serial, and no stream axis in the
+//!   result;
 //! - an operand axis that maps to the result's `stream` axis is not a split
 //!   `didx` axis (extent a multiple > 1 of the mesh size): the stream loop
 //!   slices the axis one index per iteration, which such a shard does not
@@ -28,6 +31,7 @@
 
 use super::axis_map;
 use super::mesh::{self, Mesh};
+use super::stream_contraction;
 use crate::HirPass;
 use crate::diagnostics::emit_error;
 use crate::ir;
@@ -211,6 +215,15 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
     let Some(operand_axes) = axis_map::operand_axes(op) else {
         return true;
     };
+    // A contraction over a stream axis sums its iterations' products.
+    match stream_contraction::of(op) {
+        Ok(Some(_)) => return true,
+        Ok(None) => {}
+        Err(message) => {
+            emit_error(op.location(), &message);
+            return false;
+        }
+    }
     let name = ir::name(op);
     let reduced = operand_axes
         .iter()
@@ -226,7 +239,8 @@ fn verify_reduced_axes(op: &OperationRef) -> bool {
                 op.location(),
                 &format!(
                     "'{name}' reduces axis {axis} of operand #{operand}, which is a stream axis; \
-                     a stream axis must index independent slices"
+                     a stream axis must index independent slices (only a matmul or linear \
+                     sums a loop's iterations, over its contracted axis)"
                 ),
             );
             return false;

@@ -9,6 +9,7 @@ pub mod insert_dealloc;
 pub mod lower_stream_for;
 pub mod p2p_pipeline;
 pub mod presplit_chunks;
+pub mod privatize_buffers;
 pub mod reduce_pipeline;
 pub mod stream_parallelize;
 pub mod verify_loops;

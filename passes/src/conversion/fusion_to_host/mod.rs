@@ -29,6 +29,8 @@
 //!
 //! An op whose result has a `stream` axis k goes in its own `host.stream_for`
 //! over axis k of the buffer it writes, on iteration i's slices (`stream`);
+//! a contraction whose contracted axis is `stream` in a loop over that axis
+//! whose iterations add their products into the result (`accumulate`);
 //! `host-stream-parallelize` then fuses adjacent loops. Meshes
 //! become teams; the `fusion.mesh` ops are erased. Anything else, such as
 //! a mesh change of sharded data or a value with no distribution, is a
@@ -79,6 +81,7 @@ use std::{
 };
 use tensor::Tensor;
 
+mod accumulate;
 mod reduce;
 mod reshard;
 mod rewrites;

@@ -11,7 +11,8 @@
 //!   `memref.subview` of the rank's part, likewise;
 //! - **reductions** (sum, amax, matmul, linear): the same, or where the op
 //!   reduces a `didx`/`didy` axis, the local part and the collective
-//!   ([`Lowering::across_devices`]);
+//!   ([`Lowering::across_devices`]); a contraction over a stream axis, a
+//!   loop of accumulating GEMMs ([`Lowering::accumulate`]);
 //! - **resharding** (`fusion.set`, [`Lowering::set`]);
 //! - **generators** (`fusion.fill`, `fusion.iota`, [`Lowering::generate`]);
 //! - **`func.return`**: the copies of results not written in place, the
@@ -29,8 +30,8 @@
 use super::{Lowering, Meshes, StreamAxis, Tensor};
 use crate::{
     builders::{self, Builder},
-    diagnostics::Emitted,
-    fusion::axis_map,
+    diagnostics::{Emitted, error},
+    fusion::{axis_map, stream_contraction},
     ir,
     ops::Op,
     patterns,
@@ -272,12 +273,20 @@ fn compute<'c, 'm>(lowering: &Lowering<'c, 'm>, op: OperationRef<'c, 'm>) -> Res
 }
 
 /// A sum, amax, matmul or linear: the host op, or where it reduces a device
-/// axis, the local part and the collective.
+/// axis, the local part and the collective; a contraction over a stream
+/// axis, the loop of accumulating GEMMs.
 fn reduction_or_contraction<'c, 'm>(
     lowering: &Lowering<'c, 'm>,
     op: OperationRef<'c, 'm>,
 ) -> Result<(), Emitted> {
     lowering.fusion_op(op, |lowering, operands| {
+        let streamed = match stream_contraction::of(&op) {
+            Ok(streamed) => streamed,
+            Err(message) => return error(op.location(), message),
+        };
+        if let Some(streamed) = streamed {
+            return lowering.accumulate(op, &operands.buffers, operands.destination, &streamed);
+        }
         match lowering.across(&op, &operands.inputs) {
             Some(parallel_type) => lowering.across_devices(
                 &operands.builder,

@@ -125,7 +125,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
 
     /// The caller's stream of the function's stream loops, read once at its
     /// entry.
-    fn main_stream(&self, location: Location<'c>) -> Value<'c, 'm> {
+    pub(super) fn main_stream(&self, location: Location<'c>) -> Value<'c, 'm> {
         if let Some(main) = self.main.get() {
             return main;
         }
@@ -138,7 +138,7 @@ impl<'c, 'm> Lowering<'c, 'm> {
 
     /// An empty `host.stream_for` of `extent` iterations from the caller's
     /// stream, right after `last`: the terminator of its body, and its index.
-    fn new_stream_for(
+    pub(super) fn new_stream_for(
         &self,
         last: OperationRef<'c, 'm>,
         extent: i64,
