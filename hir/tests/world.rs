@@ -135,8 +135,10 @@ fn an_interrupt_stops_a_program_that_calls_the_runtime() {
 #[test]
 fn a_rank_that_cannot_be_stopped_leaves_the_world_closed() {
     let world = one_rank();
-    // Left to the rank's thread, which runs on after the call returns.
-    let n: &mut [i64] = Box::leak(Box::new([2_000_000_000i64]));
+    // Left to the rank's thread, which runs on after the call returns. A
+    // loop that outlives the test: 2e9 iterations (vectorized) could end
+    // within the interrupt's grace on a fast or idle machine.
+    let n: &mut [i64] = Box::leak(Box::new([1i64 << 62]));
     let out: &mut [i64] = Box::leak(Box::new([0i64]));
     let arrays = [vec![
         Array::of(n.as_mut_ptr(), vec![1], DType::I64),
