@@ -43,7 +43,7 @@
 //! flag values only HIR's own graphs renumber before each replay
 //! (`ipc_graph.rs`), and barriers.
 
-use super::streams::{Completion, Slot, new_or_reused_event};
+use super::streams::{Completion, Slot, new_or_reused_event, wait_for};
 use super::{Check, CudaDevice, State, Stream, World};
 use crate::core::rank_threads;
 use crate::device::{Device, Request};
@@ -138,18 +138,6 @@ fn exchange_capture_mode(mut mode: sys::CUstreamCaptureMode) -> Result<sys::CUst
         .result()
         .check("cuThreadExchangeStreamCaptureMode")?;
     Ok(mode)
-}
-
-/// The current stream of `state` waits for the work enqueued on `stream` so
-/// far, through `mark`.
-fn wait_for(waiter: Stream, mark: sys::CUevent, stream: Stream) -> Result<()> {
-    // SAFETY: live event and streams of the bound context; the wait takes
-    // the event's state now, so the event can be recorded again later.
-    unsafe {
-        cu::event::record(mark, stream).check("cuEventRecord")?;
-        cu::stream::wait_event(waiter, mark, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-            .check("cuStreamWaitEvent")
-    }
 }
 
 impl World {

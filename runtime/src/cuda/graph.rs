@@ -87,20 +87,9 @@ pub(super) fn fork_pool(state: &super::State, main: super::Stream) -> Result<()>
 /// Makes stream 0 wait for every pool stream: a capture ends with every
 /// stream it forked joined back.
 fn join_pool(state: &super::State) -> Result<()> {
-    for (index, &stream) in state.streams.iter().enumerate().skip(1) {
-        let mark = state.marks[index];
-        // SAFETY: as in `fork_pool`.
-        unsafe {
-            cu::event::record(mark, stream).check("cuEventRecord")?;
-            cu::stream::wait_event(
-                state.streams[0],
-                mark,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-            .check("cuStreamWaitEvent")?;
-        }
-    }
-    Ok(())
+    (1..state.streams.len()).try_for_each(|index| {
+        super::streams::wait_for(state.streams[0], state.marks[index], state.streams[index])
+    })
 }
 
 impl CudaDevice {

@@ -120,18 +120,11 @@ impl CudaDevice {
 
     /// The current stream waits for the work enqueued so far on `stream`.
     pub(super) fn join(state: &State, stream: usize) -> Result<()> {
-        let mark = state.marks[stream];
-        // SAFETY: live event and streams; the wait captures the event's
-        // current state, so the event can be recorded again later.
-        unsafe {
-            cu::event::record(mark, state.streams[stream]).check("cuEventRecord")?;
-            cu::stream::wait_event(
-                state.streams[state.current],
-                mark,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-            .check("cuStreamWaitEvent")
-        }
+        wait_for(
+            state.streams[state.current],
+            state.marks[stream],
+            state.streams[stream],
+        )
     }
 
     /// Ends every request in the table: their events may be reused.
@@ -212,5 +205,16 @@ pub(super) fn new_or_reused_event(state: &mut State) -> Result<sys::CUevent> {
     match state.events.pop() {
         Some(event) => Ok(event),
         None => new_event(),
+    }
+}
+
+/// `waiter` waits for the work enqueued on `stream` so far, through `mark`.
+pub(super) fn wait_for(waiter: Stream, mark: sys::CUevent, stream: Stream) -> Result<()> {
+    // SAFETY: live event and streams of the bound context; the wait takes
+    // the event's state now, so the event can be recorded again later.
+    unsafe {
+        cu::event::record(mark, stream).check("cuEventRecord")?;
+        cu::stream::wait_event(waiter, mark, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+            .check("cuStreamWaitEvent")
     }
 }
