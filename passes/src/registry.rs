@@ -284,6 +284,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::insert_dealloc::create()),
     },
     PassInfo {
+        argument: host::verify_deallocs::ARGUMENT,
+        description: "Check that no memref is used or freed again after a memref.dealloc or host.dealloc frees it",
+        anchor: host::verify_deallocs::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::verify_deallocs::create()),
+    },
+    PassInfo {
         argument: host::verify_loops::ARGUMENT,
         description: "Check that every scf.for and host.stream_for with a constant step steps forward",
         anchor: host::verify_loops::ANCHOR,

@@ -15,7 +15,7 @@
 // RUN:   | FileCheck %s
 
 // CHECK: allocated 64 MiB
-// CHECK-NEXT: hir runtime: rank 0: memref.alloc: out of memory: the program's memref.alloc of 1152921504606846976 B; the program runs outside hir_runtime::exit::call and cannot go on without its memory, so the process ends
+// CHECK-NEXT: hir runtime: rank 0: memref.alloc: out of memory: the program's memref.alloc of 1152921504606846976 B; the program runs outside hir_runtime::exit::call and cannot go on, so the process ends
 // CHECK-NOT: unreachable
 
 llvm.mlir.global internal constant @fits("allocated 64 MiB\0A\00") {addr_space = 0 : i32}

@@ -22,14 +22,16 @@ use melior::pass::{conversion, memref};
 /// `reconcile-unrealized-casts` folds the casts the conversions leave
 /// between them. `hir-scope-loop-allocas` comes right after the runtime
 /// calls are made, so that the descriptors they take live for one loop
-/// iteration. `host-verify-loops` and `comm-verify-requests` first check
-/// that every loop with a constant step steps forward and that every
+/// iteration. `host-verify-loops`, `host-verify-deallocs` and
+/// `comm-verify-requests` first check that every loop with a constant step
+/// steps forward, that no memory is used after its free, and that every
 /// request is waited for exactly once on every path (they change nothing).
 /// `finalize-memref-to-llvm{use-generic-functions=true}` makes a program's own
-/// `memref.alloc` call the runtime's checked allocation
+/// `memref.alloc` and `memref.dealloc` call the runtime's checked heap
 /// (`_mlir_memref_to_llvm_alloc`, `runtime/src/ffi/heap.rs`), not `malloc`,
-/// whose null result the program would store through.
-pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
+/// whose null result the program would store through, and `free`, which a
+/// second free of the same block corrupts.
+pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(host-verify-deallocs),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
 expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,\
 convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 

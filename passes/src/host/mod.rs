@@ -12,4 +12,5 @@ pub mod presplit_chunks;
 pub mod privatize_buffers;
 pub mod reduce_pipeline;
 pub mod stream_parallelize;
+pub mod verify_deallocs;
 pub mod verify_loops;

@@ -3,20 +3,38 @@
 //! (`passes/src/conversion/mod.rs`) to a call of
 //! `_mlir_memref_to_llvm_alloc`, and `memref.dealloc` to one of
 //! `_mlir_memref_to_llvm_free`, which the runtime defines here: `malloc` and
-//! `free`, except that an allocation that fails fails the rank (`out of
-//! memory`, naming the size) instead of handing the program a null pointer
-//! to store through. The rank then leaves its program as a failed rank does
-//! ([`crate::exit`]); a program running outside [`crate::exit::call`] (a
-//! native executable) cannot go on without its memory, so the process says
-//! why and ends with status 1.
+//! `free`, except that
+//! - an allocation that fails fails the rank (`out of memory`, naming the
+//!   size) instead of handing the program a null pointer to store through;
+//! - a free of memory the heap does not hold (freed twice, or never from
+//!   `memref.alloc`) fails the rank instead of corrupting `malloc`'s own
+//!   state: the heap keeps the set of its live blocks.
+//!
+//! The rank then leaves its program as a failed rank does ([`crate::exit`]);
+//! a program running outside [`crate::exit::call`] (a native executable)
+//! cannot go on, so the process says why and ends with status 1.
 
 use crate::device::current;
 use crate::error::{Error, RankError};
+use std::collections::HashSet;
 use std::ffi::c_void;
 use std::io::Write;
+use std::sync::{Mutex, PoisonError};
 
-/// The op a failed allocation is reported in.
-const OP: &str = "memref.alloc";
+/// The addresses of the blocks allocated and not yet freed, of every rank.
+static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+/// Notes `ptr` as live (`true`) or forgets it; whether it was live before.
+fn note(ptr: *mut c_void, live: bool) -> bool {
+    let mut blocks = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    let blocks = blocks.get_or_insert_with(HashSet::new);
+    let address = ptr as usize;
+    if live {
+        !blocks.insert(address)
+    } else {
+        blocks.remove(&address)
+    }
+}
 
 /// The heap's symbols and their addresses, for the JIT.
 pub(super) fn symbols() -> [(&'static str, *mut ()); 2] {
@@ -40,46 +58,62 @@ pub extern "C" fn _mlir_memref_to_llvm_alloc(bytes: usize) -> *mut c_void {
     // failure is null.
     let ptr = unsafe { libc::malloc(bytes.max(1)) };
     if ptr.is_null() {
-        out_of_memory(bytes);
+        fail("memref.alloc", out_of_memory(bytes));
     }
+    note(ptr, true);
     ptr
 }
 
-/// `void (ptr)`: frees what [`_mlir_memref_to_llvm_alloc`] returned.
+/// `void (ptr)`: frees what [`_mlir_memref_to_llvm_alloc`] returned; null
+/// is nothing to free, and any other pointer the heap does not hold fails
+/// the rank.
 ///
 /// # Safety
-/// `ptr` is null or a pointer [`_mlir_memref_to_llvm_alloc`] returned and
-/// not yet freed.
+/// `ptr` was never handed out by the heap, or it is a block of it (live or
+/// freed): the heap checks which.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _mlir_memref_to_llvm_free(ptr: *mut c_void) {
-    // SAFETY: the caller's promise; the pointer came from malloc.
+    if ptr.is_null() {
+        return;
+    }
+    if !note(ptr, false) {
+        fail("memref.dealloc", not_allocated(ptr));
+    }
+    // SAFETY: the pointer is a live block of the heap, from malloc.
     unsafe { libc::free(ptr) }
 }
 
-fn error(bytes: usize) -> Error {
+fn out_of_memory(bytes: usize) -> Error {
     Error::OutOfMemory(format!("the program's memref.alloc of {bytes} B"))
 }
 
-/// Fails the calling thread's rank and leaves its program; outside
+fn not_allocated(ptr: *mut c_void) -> Error {
+    Error::Invalid(format!(
+        "frees {ptr:?}, which the program's heap does not hold: freed before, or not \
+         from memref.alloc"
+    ))
+}
+
+/// Fails the calling thread's rank in `op` and leaves its program; outside
 /// [`crate::exit::call`], or on a thread with no rank, ends the process.
 #[cold]
-fn out_of_memory(bytes: usize) -> ! {
+fn fail(op: &str, error: Error) -> ! {
     let Some(device) = current() else {
-        exit_with(&format!("{OP}: {}", error(bytes)));
+        exit_with(&format!("{op}: {error}"));
     };
     let rank = device.rank();
-    device.fail(OP, error(bytes));
+    device.fail(op, error.clone());
     // Nothing may be held across the jump: it skips this frame.
     drop(device);
     crate::exit::leave_if_possible();
     let error = RankError {
         rank,
-        op: OP.into(),
-        error: error(bytes),
+        op: op.into(),
+        error,
     };
     exit_with(&format!(
-        "{error}; the program runs outside hir_runtime::exit::call and cannot go on \
-         without its memory, so the process ends"
+        "{error}; the program runs outside hir_runtime::exit::call and cannot go on, \
+         so the process ends"
     ))
 }
 

@@ -121,3 +121,40 @@ fn a_refused_memref_alloc_fails_the_rank_and_leaves_its_program() {
         "rank 0: memref.alloc: out of memory: the program's memref.alloc of 1152921504606846976 B"
     );
 }
+
+#[test]
+fn a_memref_freed_twice_fails_the_rank_and_leaves_its_program() {
+    /// Frees its allocation once, or twice when asked.
+    unsafe extern "C" fn program(arguments: *mut *mut c_void) {
+        // SAFETY: the one argument is a pointer to the number of frees.
+        let frees = unsafe { **arguments.cast::<*const usize>() };
+        let ptr = std::hint::black_box(heap::_mlir_memref_to_llvm_alloc(16));
+        for _ in 0..frees {
+            // SAFETY: the heap checks that the block is live.
+            unsafe { heap::_mlir_memref_to_llvm_free(ptr) };
+        }
+    }
+    let world = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+    let call = |frees: usize| {
+        let mut arguments: [*mut c_void; 1] = [(&raw const frees).cast_mut().cast()];
+        // SAFETY: `program` takes one pointer to a count.
+        unsafe { crate::exit::call(program, arguments.as_mut_ptr()) }
+    };
+    let error = world
+        .run(|device| {
+            assert!(!call(1), "one free is the program's right");
+            // SAFETY: null is nothing to free.
+            unsafe { heap::_mlir_memref_to_llvm_free(std::ptr::null_mut()) };
+            assert!(!device.failed());
+            assert!(call(2), "the second free left the program");
+        })
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.starts_with("rank 0: memref.dealloc: frees 0x")
+            && text.ends_with(
+                "which the program's heap does not hold: freed before, or not from memref.alloc"
+            ),
+        "{text}"
+    );
+}
