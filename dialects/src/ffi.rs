@@ -114,6 +114,7 @@ unsafe extern "C" {
     pub fn hirRegisterUpstreamPasses();
     pub fn hirRegisterLLVMTranslations(context: MlirContext);
     pub fn hirOptMain(argc: c_int, argv: *mut *mut c_char) -> c_int;
+    pub fn hirExitOnOutOfMemory(tool: *const c_char);
     pub fn hirFindParserCrash(source: MlirStringRef, what: *mut MlirStringRef) -> isize;
 
     pub fn hirObjectJitCreate(

@@ -9,6 +9,7 @@ use std::{
 };
 
 fn main() -> ExitCode {
+    hir_tools::memory::exit_on_out_of_memory("hir-opt");
     hir::passes::register_all();
     let args: Vec<CString> = std::env::args_os()
         .map(|arg| CString::new(arg.into_vec()).expect("OS arguments hold no NUL"))

@@ -4,6 +4,7 @@
 //!
 //! - [`args`]: what the command lines share (bounds, value parsers, `--version`);
 //! - [`log`]: logging (`HIR_LOG`) and progress on a terminal;
+//! - [`memory`]: the end of a tool whose memory runs out where nothing can go on;
 //! - [`program`], [`jit`] (from the `hir` crate): parsing, the entry's
 //!   global signature, the lowering; MLIR's ExecutionEngine;
 //! - [`ranks`]: running, timing and placing buffers on a runtime world's ranks;
@@ -25,6 +26,7 @@ pub mod differentiate;
 pub mod inputs;
 pub mod launch;
 pub mod log;
+pub mod memory;
 pub mod mlp;
 pub mod programs;
 pub mod ranks;

@@ -27,6 +27,7 @@ use hir_tools::programs;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    hir_tools::memory::exit_on_out_of_memory("hir-bench");
     let cli = hir_tools::args::parse_or_exit("hir-bench", Cli::parse_from);
     hir_tools::log::init("hir-bench");
     let result = match cli.command {

@@ -37,6 +37,7 @@ use std::{
 };
 
 fn main() -> ExitCode {
+    hir_tools::memory::exit_on_out_of_memory("hir-run");
     let options = hir_tools::args::parse_or_exit("hir-run", Options::parse_from);
     hir_tools::log::init("hir-run");
     // A dry run runs nothing, so it checks all it can without running:

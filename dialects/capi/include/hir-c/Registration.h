@@ -94,6 +94,15 @@ MLIR_CAPI_EXPORTED void hirRegisterLLVMTranslations(MlirContext context);
    crash on (see hirFindParserCrash) is an error instead. */
 MLIR_CAPI_EXPORTED int hirOptMain(int argc, char **argv);
 
+/* Makes an allocation that fails in MLIR's or LLVM's C++ code (std::bad_alloc,
+   LLVM's bad-alloc error) end the process with status 1 and
+   `<tool>: error: out of memory: ...` on stderr, and an LLVM fatal error
+   with `<tool>: error: LLVM: <reason>`, instead of an abort; `tool` names
+   the process in the message. A program that calls this links the handlers,
+   which its first static constructor installs (LLVM's own allocate before
+   `main`). For tools: the process cannot go on. */
+MLIR_CAPI_EXPORTED void hirExitOnOutOfMemory(const char *tool);
+
 /* The byte offset in `source` of text MLIR 22's parser crashes on, or -1;
    `what` then names it (a static string). Two patterns: a dense array of
    `index` (`array<index: ...>`; the parser asks the element type for a bit
