@@ -71,6 +71,10 @@ class Program:
         # options, not the file it came from (a differentiable program's
         # forward: its backward's text too, which its op's formula runs).
         self._digest = hashlib.sha256(f"{source}\0{native.options}".encode()).hexdigest()
+        # Read once: a call reads them, and each native read builds them anew.
+        self._parameters = tuple((what, tuple(shape), dtype) for what, shape, dtype in native.parameters)
+        self._num_inputs = native.num_inputs
+        self._num_outputs = native.num_outputs
 
     @property
     def name(self) -> str:
@@ -80,7 +84,7 @@ class Program:
     @property
     def parameters(self) -> List[Tuple[str, Tuple[int, ...], str]]:
         """What a rank passes, in order: ``(what, local shape, dtype)``."""
-        return [(what, tuple(shape), dtype) for what, shape, dtype in self._native.parameters]
+        return list(self._parameters)
 
     @property
     def distributions(self) -> List[Optional[Tuple[Tuple[int, ...], List[int], List[int], List[Optional[int]]]]]:
@@ -94,11 +98,11 @@ class Program:
 
     @property
     def num_inputs(self) -> int:
-        return self._native.num_inputs
+        return self._num_inputs
 
     @property
     def num_outputs(self) -> int:
-        return self._native.num_outputs
+        return self._num_outputs
 
     @property
     def num_streams(self) -> int:
@@ -120,10 +124,17 @@ class Program:
         """Runs this process's one rank on ``arrays``: its inputs, then
         optionally its outputs. Returns the outputs (one array, a tuple of
         several, or None when there are none)."""
-        (outputs,) = self.run_ranks([arrays])
-        if self.num_outputs == 0:
+        # run_ranks for one rank, inline: a call's own cost is this path's.
+        full = self._with_outputs(list(arrays))
+        try:
+            self._native.run([_without_grad(full, 0)], _caller_streams((full,)))
+        except BaseException as error:
+            _native.post_failure(f"{type(error).__name__}: {error}")
+            raise
+        outputs = self._num_outputs
+        if outputs == 0:
             return None
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return full[-1] if outputs == 1 else tuple(full[self._num_inputs :])
 
     def as_torch_op(self) -> Any:
         """This program as a torch operator (``torch.library.custom_op``,
@@ -163,10 +174,10 @@ class Program:
             # otherwise wait for it until their timeouts; the job stays failed.
             _native.post_failure(f"{type(error).__name__}: {error}")
             raise
-        return [arrays[self.num_inputs :] for arrays in full]
+        return [arrays[self._num_inputs :] for arrays in full]
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
-        inputs, total = self.num_inputs, len(self.parameters)
+        inputs, total = self._num_inputs, len(self._parameters)
         if len(arrays) == total:
             return arrays
         if len(arrays) != inputs:
@@ -177,7 +188,7 @@ class Program:
         if not arrays and total:
             raise TypeError(f"{self.name} has no input to make its outputs like: pass them")
         like = arrays[0] if arrays else None
-        return arrays + [_empty_like(like, shape, dtype) for _, shape, dtype in self.parameters[inputs:]]
+        return arrays + [_empty_like(like, shape, dtype) for _, shape, dtype in self._parameters[inputs:]]
 
 
 def _without_grad(arrays: List[Any], rank: int) -> List[Any]:

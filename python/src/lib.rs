@@ -228,8 +228,8 @@ impl Program {
         for (index, objects) in ranks.iter().enumerate() {
             let mut rank = Vec::with_capacity(objects.len());
             for (position, object) in objects.iter().enumerate() {
-                let what = format!("array #{position} of rank #{index}");
-                let (array, capsule) = dlpack::import(object, &what)?;
+                let what = || format!("array #{position} of rank #{index}");
+                let (array, capsule) = dlpack::import(object, what)?;
                 rank.push(array);
                 capsules.push(capsule);
             }

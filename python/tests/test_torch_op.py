@@ -114,3 +114,30 @@ func.func @ones() -> tensor<4xf32, #fusion.dist<@dev, [serial]>> {
   return %r : tensor<4xf32, #fusion.dist<@dev, [serial]>>
 }
 """).as_torch_op()
+
+
+def test_torch_tensors_views_and_subclasses_reach_the_program():
+    """A plain tensor is exported by torch's C DLPack function, a view at an
+    offset included; a subclass keeps its own __dlpack__; a strided view
+    is refused as before."""
+    add = hir.compile(BINARY)
+    base = torch.arange(64, dtype=torch.float32).reshape(8, 8)
+    a, b = base[4:, :], torch.full((4, 8), 0.5)
+    assert a.storage_offset() == 32
+    torch.testing.assert_close(add(a, b), a + b, rtol=0, atol=0)
+
+    exported = []
+
+    class Recorded(torch.Tensor):
+        def __dlpack__(self, *args, **kwargs):
+            exported.append(type(self).__name__)
+            return super().__dlpack__(*args, **kwargs)
+
+    recorded = b.as_subclass(Recorded)
+    out = torch.empty(4, 8)
+    add(a, recorded, out)
+    assert exported == ["Recorded"]
+    torch.testing.assert_close(out, a + b, rtol=0, atol=0)
+
+    with pytest.raises(ValueError, match=r"array #0 of rank #0: strides \[1, 8\]"):
+        add(base[:, :4].t(), b)
