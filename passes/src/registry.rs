@@ -284,6 +284,13 @@ pub const PASSES: &[PassInfo] = &[
         create: |_| Ok(host::insert_dealloc::create()),
     },
     PassInfo {
+        argument: host::check_bounds::ARGUMENT,
+        description: "Check at run time that every memref.load and memref.store index is inside its axis",
+        anchor: host::check_bounds::ANCHOR,
+        options: &[],
+        create: |_| Ok(host::check_bounds::create()),
+    },
+    PassInfo {
         argument: host::verify_deallocs::ARGUMENT,
         description: "Check that no memref is used or freed again after a memref.dealloc or host.dealloc frees it",
         anchor: host::verify_deallocs::ANCHOR,

@@ -2,7 +2,7 @@
 // else: runtime entries taking buffers are called through their C interface,
 // and the entry point gets one. The descriptors a loop iteration passes live
 // for that iteration: its stack is saved before them and restored after.
-// RUN: hir-opt %s --pass-pipeline='builtin.module(func.func(host-verify-loops),func.func(host-verify-deallocs),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)' \
+// RUN: hir-opt %s --pass-pipeline='builtin.module(func.func(host-verify-loops),func.func(host-verify-deallocs),host-check-bounds,func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)' \
 // RUN:   | FileCheck %s --implicit-check-not=host. --implicit-check-not=comm. --implicit-check-not=memref. \
 // RUN:       --implicit-check-not=scf. --implicit-check-not=arith. --implicit-check-not=cf. \
 // RUN:       --implicit-check-not=func.func --implicit-check-not=unrealized_conversion_cast --implicit-check-not=affine. \

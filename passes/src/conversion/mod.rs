@@ -25,13 +25,15 @@ use melior::pass::{conversion, memref};
 /// iteration. `host-verify-loops`, `host-verify-deallocs` and
 /// `comm-verify-requests` first check that every loop with a constant step
 /// steps forward, that no memory is used after its free, and that every
-/// request is waited for exactly once on every path (they change nothing).
+/// request is waited for exactly once on every path (they change nothing);
+/// `host-check-bounds` makes every `memref.load` and `memref.store` check
+/// its indices as the program runs.
 /// `finalize-memref-to-llvm{use-generic-functions=true}` makes a program's own
 /// `memref.alloc` and `memref.dealloc` call the runtime's checked heap
 /// (`_mlir_memref_to_llvm_alloc`, `runtime/src/ffi/heap.rs`), not `malloc`,
 /// whose null result the program would store through, and `free`, which a
 /// second free of the same block corrupts.
-pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(host-verify-deallocs),func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
+pub const LLVM_PIPELINE: &str = "func.func(host-verify-loops),func.func(host-verify-deallocs),host-check-bounds,func.func(comm-verify-requests),convert-comm-to-llvm,convert-host-to-llvm,func.func(hir-scope-loop-allocas),convert-scf-to-cf,\
 expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,\
 convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 

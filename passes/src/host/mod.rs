@@ -2,6 +2,7 @@
 
 pub mod auto_stream;
 pub mod broadcast_pipeline;
+pub mod check_bounds;
 pub mod fold_transpose;
 pub mod fuse_elementwise;
 pub mod fuse_epilogue;

@@ -1,4 +1,5 @@
-//! The heap of a program's own `memref.alloc`. HIR's LLVM pipeline lowers
+//! A program's own memory: the heap of its `memref.alloc`, and the end of
+//! a `memref.load` or `memref.store` outside its memref. HIR's LLVM pipeline lowers
 //! it with `finalize-memref-to-llvm{use-generic-functions=true}`
 //! (`passes/src/conversion/mod.rs`) to a call of
 //! `_mlir_memref_to_llvm_alloc`, and `memref.dealloc` to one of
@@ -8,7 +9,11 @@
 //!   size) instead of handing the program a null pointer to store through;
 //! - a free of memory the heap does not hold (freed twice, or never from
 //!   `memref.alloc`) fails the rank instead of corrupting `malloc`'s own
-//!   state: the heap keeps the set of its live blocks.
+//!   state: the heap keeps the set of its live blocks;
+//! - an index outside its axis, which `host-check-bounds`
+//!   (`passes/src/host/check_bounds.rs`) finds before the load or store,
+//!   fails the rank in [`hir_rt_index_out_of_bounds`] instead of reading or
+//!   writing past the memref.
 //!
 //! The rank then leaves its program as a failed rank does ([`crate::exit`]);
 //! a program running outside [`crate::exit::call`] (a native executable)
@@ -36,8 +41,8 @@ fn note(ptr: *mut c_void, live: bool) -> bool {
     }
 }
 
-/// The heap's symbols and their addresses, for the JIT.
-pub(super) fn symbols() -> [(&'static str, *mut ()); 2] {
+/// The symbols of this file and their addresses, for the JIT.
+pub(super) fn symbols() -> [(&'static str, *mut ()); 3] {
     [
         (
             "_mlir_memref_to_llvm_alloc",
@@ -46,6 +51,10 @@ pub(super) fn symbols() -> [(&'static str, *mut ()); 2] {
         (
             "_mlir_memref_to_llvm_free",
             _mlir_memref_to_llvm_free as *mut (),
+        ),
+        (
+            "hir_rt_index_out_of_bounds",
+            hir_rt_index_out_of_bounds as *mut (),
         ),
     ]
 }
@@ -81,6 +90,24 @@ pub unsafe extern "C" fn _mlir_memref_to_llvm_free(ptr: *mut c_void) {
     }
     // SAFETY: the pointer is a live block of the heap, from malloc.
     unsafe { libc::free(ptr) }
+}
+
+/// `void (i64 op, i64 axis, i64 index, i64 extent)`: an access of op `op`
+/// (0 `memref.load`, 1 `memref.store`) at `index` of an axis of `extent`
+/// elements, which `host-check-bounds` found outside; fails the rank.
+#[unsafe(no_mangle)]
+pub extern "C" fn hir_rt_index_out_of_bounds(op: i64, axis: i64, index: i64, extent: i64) {
+    let op = if op == 0 {
+        "memref.load"
+    } else {
+        "memref.store"
+    };
+    fail(
+        op,
+        Error::Invalid(format!(
+            "index {index} of axis {axis} is outside its extent {extent}"
+        )),
+    )
 }
 
 fn out_of_memory(bytes: usize) -> Error {
