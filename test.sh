@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs every HIR test: formatting and lints, the Rust unit tests, the installed
 # CMake package (an external C program built against it), an external Rust
-# crate depending on `hir` as the README says, the Python
-# package (built as a wheel with maturin, its pytest tests and the tp_mlp
-# example on the cpu backend), a bounded mutation fuzz of hir-opt and hir-run
-# (no panic, crash or hang; under two minutes) and of the Python API (one
-# minute), then the lit suite (which drives hir-opt, the examples and the
-# mlir-opt plugin). The last line is lit's count as `N passed, M failed`; the
-# exit code is non-zero if anything failed.
+# crate depending on `hir` as the README says, the Python package (built as
+# a manylinux_2_28 wheel with maturin, its tag checked by auditwheel, its
+# pytest tests and the tp_mlp example on the cpu backend), a bounded mutation
+# fuzz of hir-opt and hir-run (no panic, crash or hang; under two minutes) and
+# of the Python API (one minute), then the lit suite (which drives hir-opt,
+# the examples and the mlir-opt plugin). The last line is lit's count as
+# `N passed, M failed`; the exit code is non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the `hir` Python package (python/, a PyO3 extension, abi3 wheel) with
-# maturin in a virtual environment under target/, installs it there with
-# numpy, pytest and torch (from PyPI), then runs its tests on the cpu backend
-# and examples/python/tp_mlp.py. The wheel is left in target/wheels/.
+# Builds the `hir` Python package (python/, a PyO3 extension, abi3 wheel for
+# manylinux_2_28) with maturin in a virtual environment under target/, checks
+# its platform tag with auditwheel, installs it there with numpy, pytest and
+# torch (from PyPI), then runs its tests on the cpu backend and
+# examples/python/tp_mlp.py. The wheel is left in target/wheels/.
 #   scripts/python.sh          build, install, test
 #   scripts/python.sh build    build and install only
 set -euo pipefail
@@ -17,12 +18,27 @@ pip=("$venv/bin/python" -m pip --quiet --disable-pip-version-check)
 # torch is PyPI's wheel (its CUDA build, which runs on the cpu too: the
 # CPU-only index is not reachable from CI); a first install takes about
 # 3 minutes and 5 GiB, later runs find it installed.
-"${pip[@]}" install "maturin>=1.9,<2" numpy pytest "torch>=2.4,<3"
+"${pip[@]}" install "maturin>=1.9,<2" numpy pytest "torch>=2.4,<3" "auditwheel>=6.1,<7"
 rm -f target/wheels/hir-*.whl
-# --auditwheel skip: the wheel links the system libzstd (a build dependency),
-# which it does not bundle.
-"$venv/bin/maturin" build --release --locked --auditwheel skip --manifest-path python/Cargo.toml --out target/wheels
-"${pip[@]}" install --force-reinstall --no-deps target/wheels/hir-*.whl
+# manylinux_2_28 (pyproject.toml): python/build.rs links libstdc++, zlib and
+# zstd statically and sends glibc symbols newer than 2.28 to old versions;
+# --auditwheel check fails the build if the extension still needs more.
+"$venv/bin/maturin" build --release --locked --auditwheel check --manifest-path python/Cargo.toml --out target/wheels
+wheel=$(echo target/wheels/hir-*.whl)
+# A second opinion, pypa's auditwheel: the tag the .so's symbol versions and
+# libraries allow must be manylinux_2_28 or older, with nothing to bundle.
+"$venv/bin/auditwheel" show "$wheel"
+"$venv/bin/auditwheel" show --json "$wheel" | "$venv/bin/python" -c '
+import json, re, sys
+audit = json.load(sys.stdin)
+wheel, tag, libs = audit["wheel"], audit["overall_tag"], audit["external_libs"]
+tags = [tag] + wheel.removesuffix(".whl").split("-")[-1].split(".")
+glibc = [re.fullmatch(r"manylinux_2_(\d+)_x86_64", t) for t in tags]
+if libs or not all(g and int(g[1]) <= 28 for g in glibc):
+    sys.exit(f"auditwheel: {wheel} allows {tag}, external libraries {libs}: want manylinux_2_28 or older")
+print(f"auditwheel: {wheel} allows {tag}")
+'
+"${pip[@]}" install --force-reinstall --no-deps "$wheel"
 if [[ ${1:-} == build ]]; then
   exit 0
 fi

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what HIR builds and tests with on Debian 12, as root (or with sudo):
 # LLVM/MLIR 22 (libraries, mlir-tblgen, mlir-opt, lit, FileCheck), libclang
-# for mlir-sys' bindings, CMake and Ninja. Does nothing when all is there.
+# for mlir-sys' bindings, CMake and Ninja, and the static libstdc++, zlib and
+# zstd that the Python extension links (python/build.rs). Does nothing when
+# all is there.
 set -euo pipefail
 
 packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libpolly-22-dev libclang-22-dev
-  libzstd-dev libz3-dev libxml2-dev zlib1g-dev cmake ninja-build
+  libzstd-dev libz3-dev libxml2-dev zlib1g-dev libstdc++-12-dev cmake ninja-build
 )
 missing=()
 for package in "${packages[@]}"; do
