@@ -93,6 +93,7 @@ unsafe extern "C" {
         capacity: isize,
     ) -> isize;
     pub fn hirIsOpTriviallyDead(op: MlirOperation) -> bool;
+    pub fn hirOpIsLoop(op: MlirOperation) -> bool;
 
     pub fn hirShardShardingRank(op: MlirOperation) -> isize;
     pub fn hirShardShardingSplitAxes(

@@ -34,6 +34,13 @@ pub fn is_view(op: &OperationRef) -> bool {
     )
 }
 
+/// Whether `op`'s body runs once per iteration (a `LoopLikeOpInterface` op
+/// or a `host.stream_for`).
+pub fn is_loop(op: &OperationRef) -> bool {
+    // SAFETY: the op is live; the query only reads it.
+    unsafe { hir_dialects::ffi::hirOpIsLoop(op.to_raw()) }
+}
+
 /// The buffer a view is of (through the views of [`is_view`]).
 pub fn view_root<'c: 'a, 'a>(mut value: Value<'c, 'a>) -> Value<'c, 'a> {
     while let Some(source) = producer(value)

@@ -21,20 +21,22 @@
 //! memref.store %v, %m[%i] : memref<?xi8>
 //! ```
 
-use crate::HirPass;
-use crate::builders::Builder;
 use crate::diagnostics::emit_error;
-use crate::ir;
+use crate::ops::Op;
+use crate::{HirPass, ir, patterns, rewrite};
 use melior::{
-    Context,
-    dialect::{arith, func, scf},
+    RewriterBase,
+    dialect::{arith, func, memref, scf},
     ir::{
-        Block, BlockLike, Identifier, Location, OperationRef, Region, RegionLike, Type, ValueLike,
+        Block, BlockLike, Identifier, Location, Operation, OperationRef, Region, RegionLike, Type,
+        Value, ValueLike,
         attribute::{FlatSymbolRefAttribute, IntegerAttribute, StringAttribute, TypeAttribute},
         operation::OperationLike,
         r#type::{DimSize, FunctionType, IntegerType, MemRefType, ShapedTypeLike},
     },
 };
+use std::cell::Cell;
+use std::rc::Rc;
 
 /// The op the pass runs on: it declares the runtime's function in it.
 pub const ANCHOR: &str = crate::ops::MODULE;
@@ -43,9 +45,9 @@ pub const ARGUMENT: &str = "host-check-bounds";
 /// The runtime's function a failed check calls (`runtime/src/ffi/heap.rs`).
 pub const OUT_OF_BOUNDS: &str = "hir_rt_index_out_of_bounds";
 
-/// The checked ops: each name, the code the runtime names it by, and its
+/// The checked ops: each, the code the runtime names it by, and its
 /// memref's operand (the indices follow it).
-const CHECKED: [(&str, i64, usize); 2] = [("memref.load", 0, 0), ("memref.store", 1, 1)];
+const CHECKED: [(Op, i64, usize); 2] = [(Op::MemrefLoad, 0, 0), (Op::MemrefStore, 1, 1)];
 
 /// Creates the pass (anchored on `builtin.module`).
 pub fn create() -> Box<dyn HirPass> {
@@ -67,33 +69,38 @@ impl HirPass for CheckBounds {
             );
             return false;
         }
-        let context = module.context();
-        // SAFETY: `context` lives through the pass, the only place it is used.
-        let context = unsafe { context.to_ref() };
-        let accesses: Vec<(OperationRef, i64, usize)> = ir::nested(module)
-            .into_iter()
-            .filter_map(|op| {
-                let name = ir::name(&op);
-                CHECKED
-                    .iter()
-                    .find(|(checked, _, _)| *checked == name)
-                    .map(|&(_, code, memref)| (op, code, memref))
-            })
-            .collect();
-        let mut checked = false;
-        for (access, code, memref) in accesses {
-            checked |= check(context, access, code, memref);
-        }
-        if checked {
-            declare(context, module);
+        let checked = Rc::new(Cell::new(false));
+        patterns::walk(module, |context, set| {
+            for (root, code, memref) in CHECKED {
+                let checked = checked.clone();
+                patterns::add(
+                    set,
+                    context,
+                    root.name(),
+                    &[Op::ScfIf.name(), Op::ArithCmpi.name()],
+                    move |access, rewriter| {
+                        let inserted = check(rewriter, access, code, memref);
+                        checked.set(checked.get() | inserted);
+                        inserted
+                    },
+                );
+            }
+        });
+        if checked.get() {
+            declare(module);
         }
         true
     }
 }
 
-/// Inserts the checks of `access`'s indices, which follow its operand
-/// `first` (the memref); whether it inserted any.
-fn check(context: &Context, access: OperationRef, code: i64, first: usize) -> bool {
+/// Inserts, through `rewriter`, the checks of `access`'s indices, which
+/// follow its operand `first` (the memref); whether it inserted any.
+fn check<'c>(
+    rewriter: &RewriterBase<'c, '_>,
+    access: OperationRef<'c, '_>,
+    code: i64,
+    first: usize,
+) -> bool {
     let Some(memref) = ir::operand(&access, first) else {
         return false;
     };
@@ -104,13 +111,20 @@ fn check(context: &Context, access: OperationRef, code: i64, first: usize) -> bo
     if rank == 0 || access.operand_count() != first + 1 + rank {
         return false;
     }
-    let at = Builder::before(context, access);
+    let context = rewriter.context();
+    // SAFETY: the context outlives the rewrite.
+    let context = unsafe { context.to_ref() };
+    rewriter.set_insertion_point_before(access);
+    let value = |op: Operation<'c>| -> Value<'c, '_> {
+        rewriter.insert(op).result(0).expect("one result").into()
+    };
     let location = access.location();
+    let index_type = Type::index(context);
     let i64_type: Type = IntegerType::new(context, 64).into();
-    let constant = |value: i64| {
-        at.value(arith::constant(
+    let constant = |value_type: Type<'c>, number: i64| {
+        value(arith::constant(
             context,
-            IntegerAttribute::new(i64_type, value).into(),
+            IntegerAttribute::new(value_type, number).into(),
             location,
         ))
     };
@@ -129,26 +143,26 @@ fn check(context: &Context, access: OperationRef, code: i64, first: usize) -> bo
         }
         checked = true;
         let extent = match size {
-            Some(size) => at.index(size as i64, location),
-            _ => {
-                let axis_index = at.index(axis as i64, location);
-                at.value(melior::dialect::memref::dim(memref, axis_index, location))
+            Some(size) => constant(index_type, size as i64),
+            None => {
+                let axis_index = constant(index_type, axis as i64);
+                value(memref::dim(memref, axis_index, location))
             }
         };
-        let outside = at.value(arith::cmpi(
+        let outside = value(arith::cmpi(
             context,
             arith::CmpiPredicate::Uge,
             index,
             extent,
             location,
         ));
-        let then = Block::new(&[]);
         let arguments = [
-            constant(code),
-            constant(axis as i64),
-            at.value(arith::index_cast(index, i64_type, location)),
-            at.value(arith::index_cast(extent, i64_type, location)),
+            constant(i64_type, code),
+            constant(i64_type, axis as i64),
+            value(arith::index_cast(index, i64_type, location)),
+            value(arith::index_cast(extent, i64_type, location)),
         ];
+        let then = Block::new(&[]);
         then.append_operation(func::call(
             context,
             FlatSymbolRefAttribute::new(context, OUT_OF_BOUNDS),
@@ -159,7 +173,7 @@ fn check(context: &Context, access: OperationRef, code: i64, first: usize) -> bo
         then.append_operation(scf::r#yield(&[], location));
         let region = Region::new();
         region.append_block(then);
-        at.insert(scf::r#if(outside, &[], region, Region::new(), location));
+        rewriter.insert(scf::r#if(outside, &[], region, Region::new(), location));
     }
     checked
 }
@@ -176,14 +190,20 @@ fn taken<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
 }
 
 /// `func.func private @hir_rt_index_out_of_bounds(i64, i64, i64, i64)` at
-/// the start of `module`.
-fn declare(context: &Context, module: OperationRef) {
+/// the start of `module`, through a rewriter.
+fn declare(module: OperationRef) {
     let Some(body) = ir::region(&module, 0).and_then(|region| region.first_block()) else {
         return;
     };
+    let rewriter = rewrite::rewriter(module);
+    let rewriter = rewriter.as_rewriter_base();
+    let context = rewriter.context();
+    // SAFETY: the context outlives the rewrite.
+    let context = unsafe { context.to_ref() };
     let i64_type: Type = IntegerType::new(context, 64).into();
     let signature = FunctionType::new(context, &[i64_type; 4], &[]);
-    let declaration = func::func(
+    rewriter.set_insertion_point_to_start(body);
+    rewriter.insert(func::func(
         context,
         StringAttribute::new(context, OUT_OF_BOUNDS),
         TypeAttribute::new(signature.into()),
@@ -193,9 +213,5 @@ fn declare(context: &Context, module: OperationRef) {
             StringAttribute::new(context, "private").into(),
         )],
         Location::unknown(context),
-    );
-    match body.first_operation() {
-        Some(first) => body.insert_operation_before(first, declaration),
-        None => body.append_operation(declaration),
-    };
+    ));
 }

@@ -36,17 +36,6 @@ use mlir_sys::mlirBlockArgumentGetOwner;
 pub const ANCHOR: &str = crate::ops::FUNCTION;
 pub const ARGUMENT: &str = "host-verify-deallocs";
 
-/// The ops whose body runs once per iteration.
-const LOOPS: [&str; 7] = [
-    "scf.for",
-    "scf.while",
-    "scf.parallel",
-    "scf.forall",
-    "affine.for",
-    "affine.parallel",
-    "host.stream_for",
-];
-
 /// Creates the pass (anchored on `func.func`).
 pub fn create() -> Box<dyn HirPass> {
     Box::new(VerifyDeallocs)
@@ -105,7 +94,7 @@ impl HirPass for VerifyDeallocs {
 }
 
 fn is_free(op: &OperationRef) -> bool {
-    ir::name(op) == "memref.dealloc" || Op::HostDealloc.is(op)
+    Op::MemrefDealloc.is(op) || Op::HostDealloc.is(op)
 }
 
 /// The block `value` is defined in.
@@ -129,7 +118,7 @@ fn loop_around<'c, 'a>(
     let mut current = free;
     while current.block() != Some(home) {
         current = current.parent_operation()?;
-        if LOOPS.contains(&ir::name(&current).as_str()) {
+        if ir::is_loop(&current) {
             return Some(current);
         }
     }
