@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 #include <unistd.h>
 
@@ -20,27 +21,21 @@ namespace {
 /// The tool's name, copied: what the message starts with.
 char tool[64];
 
-[[noreturn]] void sayAndExit() {
-  constexpr char message[] =
-      ": error: out of memory: the compiler (MLIR and LLVM) could not allocate; "
-      "raise the memory or address-space limit (ulimit -v)\n";
-  (void)!write(STDERR_FILENO, tool, strlen(tool));
-  (void)!write(STDERR_FILENO, message, sizeof message - 1);
+/// Writes `<tool>: error: <what><reason>` to stderr and ends the process.
+[[noreturn]] void sayAndExit(const char *what, const char *reason = "") {
+  for (const char *part : {static_cast<const char *>(tool), ": error: ", what, reason, "\n"})
+    (void)!write(STDERR_FILENO, part, strlen(part));
   _exit(1);
 }
 
-void onNewFailure() { sayAndExit(); }
+constexpr char outOfMemory[] = "out of memory: the compiler (MLIR and LLVM) could not allocate; "
+                               "raise the memory or address-space limit (ulimit -v)";
 
-void onBadAlloc(void *, const char *, bool) { sayAndExit(); }
+void onNewFailure() { sayAndExit(outOfMemory); }
 
-void onFatalError(void *, const char *reason, bool) {
-  constexpr char message[] = ": error: LLVM: ";
-  (void)!write(STDERR_FILENO, tool, strlen(tool));
-  (void)!write(STDERR_FILENO, message, sizeof message - 1);
-  (void)!write(STDERR_FILENO, reason, strlen(reason));
-  (void)!write(STDERR_FILENO, "\n", 1);
-  _exit(1);
-}
+void onBadAlloc(void *, const char *, bool) { sayAndExit(outOfMemory); }
+
+void onFatalError(void *, const char *reason, bool) { sayAndExit("LLVM: ", reason); }
 
 /// Installed first of all the program's static constructors: LLVM's own
 /// (its command-line options) allocate before `main`.

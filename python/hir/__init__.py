@@ -124,13 +124,7 @@ class Program:
         """Runs this process's one rank on ``arrays``: its inputs, then
         optionally its outputs. Returns the outputs (one array, a tuple of
         several, or None when there are none)."""
-        # run_ranks for one rank, inline: a call's own cost is this path's.
-        full = self._with_outputs(list(arrays))
-        try:
-            self._native.run([_without_grad(full, 0)], _caller_streams((full,)))
-        except BaseException as error:
-            _native.post_failure(f"{type(error).__name__}: {error}")
-            raise
+        (full,) = self._run((arrays,))
         outputs = self._num_outputs
         if outputs == 0:
             return None
@@ -163,6 +157,10 @@ class Program:
         each rank's device's current stream, as a torch op is: it runs
         after the work queued there, later work there runs after it, and
         the call returns without waiting for it."""
+        return [arrays[self._num_inputs :] for arrays in self._run(ranks)]
+
+    def _run(self, ranks: Sequence[Sequence[Any]]) -> List[List[Any]]:
+        """Runs the ranks; each rank's arrays, its outputs made where not given."""
         try:
             full = [self._with_outputs(list(arrays)) for arrays in ranks]
             self._native.run(
@@ -174,7 +172,7 @@ class Program:
             # otherwise wait for it until their timeouts; the job stays failed.
             _native.post_failure(f"{type(error).__name__}: {error}")
             raise
-        return [arrays[self._num_inputs :] for arrays in full]
+        return full
 
     def _with_outputs(self, arrays: List[Any]) -> List[Any]:
         inputs, total = self._num_inputs, len(self._parameters)

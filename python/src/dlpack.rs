@@ -22,6 +22,8 @@ use std::ffi::{CStr, c_void};
 
 /// `torch.Tensor` and `torch.utils.dlpack.to_dlpack`, once torch is loaded.
 static TORCH: PyOnceLock<(Py<PyType>, Py<PyAny>)> = PyOnceLock::new();
+/// `sys.modules`, looked up once: until torch is loaded, every array asks it.
+static MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
 /// DLPack's device types that HIR's backends take.
 const DL_CPU: i32 = 1;
@@ -196,9 +198,14 @@ fn torch(py: Python<'_>) -> PyResult<Option<&'static (Py<PyType>, Py<PyAny>)>> {
     if let Some(found) = TORCH.get(py) {
         return Ok(Some(found));
     }
-    let modules = py.import("sys")?.getattr("modules")?;
-    let modules = modules.cast::<PyDict>()?;
-    if !modules.contains("torch")? {
+    let modules = MODULES.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        Ok(py
+            .import("sys")?
+            .getattr("modules")?
+            .cast_into::<PyDict>()?
+            .unbind())
+    })?;
+    if !modules.bind(py).contains("torch")? {
         return Ok(None);
     }
     let tensor = py
