@@ -207,18 +207,32 @@ pub(super) fn compiled() -> Vec<Arc<[i64]>> {
     lock(&COMPILED).clone()
 }
 
-/// `hir_fused` of `program` loaded into the current context.
-fn function(words: &Arc<[i64]>, program: &Program) -> Result<sys::CUfunction> {
-    type Cache = Mutex<HashMap<(usize, Arc<[i64]>), usize>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = (nvrtc::current_context()?, words.clone());
-    if let Some(&function) = lock(CACHE.get_or_init(Mutex::default)).get(&key) {
+/// Entry `entry` of `program`'s kernel (`hir_fused`, or a row program's
+/// [`fused_rows::Way`]) loaded into the current context, its module once.
+fn function(words: &Arc<[i64]>, program: &Program, entry: &'static str) -> Result<sys::CUfunction> {
+    type Functions = Mutex<HashMap<(usize, Arc<[i64]>, &'static str), usize>>;
+    type Modules = Mutex<HashMap<(usize, Arc<[i64]>), usize>>;
+    static FUNCTIONS: OnceLock<Functions> = OnceLock::new();
+    static MODULES: OnceLock<Modules> = OnceLock::new();
+    let context = nvrtc::current_context()?;
+    let key = (context, words.clone(), entry);
+    if let Some(&function) = lock(FUNCTIONS.get_or_init(Mutex::default)).get(&key) {
         return Ok(function as sys::CUfunction);
     }
-    let (major, minor) = nvrtc::current_capability()?;
-    let ptx = ptx(words, program, major * 10 + minor)?;
-    let function = nvrtc::load(&ptx, "hir_fused", "the fused kernel")?;
-    lock(CACHE.get_or_init(Mutex::default)).insert(key, function as usize);
+    let modules = MODULES.get_or_init(Mutex::default);
+    let loaded = lock(modules).get(&(context, words.clone())).copied();
+    let module = match loaded {
+        Some(module) => module as sys::CUmodule,
+        None => {
+            let (major, minor) = nvrtc::current_capability()?;
+            let ptx = ptx(words, program, major * 10 + minor)?;
+            let module = nvrtc::load_module(&ptx, "the fused kernel")?;
+            lock(modules).insert((context, words.clone()), module as usize);
+            module
+        }
+    };
+    let function = nvrtc::function(module, entry, "the fused kernel")?;
+    lock(FUNCTIONS.get_or_init(Mutex::default)).insert(key, function as usize);
     Ok(function)
 }
 
@@ -260,13 +274,18 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
     let program = &kernel.program;
     let shape = kernel.shape();
     let numel: usize = shape.iter().product();
-    let (mut params, blocks, threads) = if program.reduced.is_some() {
+    let (mut params, blocks, threads, entry) = if program.reduced.is_some() {
         let rows: usize = shape[..shape.len() - 1].iter().product();
         if rows == 0 {
             return Ok(());
         }
         let launch = fused_rows::launch(kernel)?;
-        (launch.params, launch.rows, launch.threads as u32)
+        (
+            launch.params,
+            launch.rows,
+            launch.threads as u32,
+            launch.way.entry(),
+        )
     } else {
         if numel == 0 {
             return Ok(());
@@ -274,9 +293,9 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
         let params = params(&kernel.views())?;
         let per = if params[2] != 0 { LANES } else { 1 };
         let blocks = (numel / per).div_ceil(THREADS as usize).min(MAX_BLOCKS);
-        (params, blocks, THREADS)
+        (params, blocks, THREADS, "hir_fused")
     };
-    let function = function(&kernel.words, program)?;
+    let function = function(&kernel.words, program, entry)?;
     let blocks = blocks as u32;
     let mut args = [params.as_mut_ptr() as *mut c_void];
     // SAFETY: `params` is the kernel's one by-value parameter, whose layout

@@ -5,8 +5,10 @@
 //! reduction's order of summation differs between the three (the fused
 //! kernel's tree over the block, the unfused reduction's own, the cpu's
 //! sequential sum), so every comparison is within a tolerance. The cases
-//! cover both paths of the kernel (16-byte words where the row is
-//! contiguous, aligned and a multiple of 8 long; one element per thread
+//! cover the kernel's three ways through a row (every word in registers
+//! where the row is contiguous, aligned, a multiple of 8 long and short
+//! enough, a thread's last step past the row's end included; 16-byte words
+//! read in every phase where it is longer; one element per thread
 //! otherwise), outer axes merged and not, row stores, and more rows than a
 //! launch has blocks.
 
@@ -210,6 +212,8 @@ fn row_kernels_match_the_unfused_kernels_and_the_cpu_backend() {
     for case in [
         layer_norm(512, 1024),
         layer_norm(3, 8192),
+        layer_norm(2, 40_000),
+        layer_norm(9, 1000),
         layer_norm_constants(256, 768),
         layer_norm_constants(5, 77),
         softmax(),

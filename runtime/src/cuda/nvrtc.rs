@@ -56,10 +56,20 @@ pub(super) fn compile(source: String, file: &str, arch: i32, what: &str) -> Resu
 /// [`super::kernels::load_functions`]) and returns its entry `entry`. The
 /// module stays loaded for the process.
 pub(super) fn load(ptx: &CString, entry: &str, what: &str) -> Result<sys::CUfunction> {
+    function(load_module(ptx, what)?, entry, what)
+}
+
+/// Loads `ptx` into the current context, for the process (see [`load`]).
+pub(super) fn load_module(ptx: &CString, what: &str) -> Result<sys::CUmodule> {
     // SAFETY: NUL-terminated PTX text.
     let module =
         unsafe { cu::module::load_data(ptx.as_ptr().cast()) }.check(&format!("loading {what}"))?;
     super::kernels::load_functions(module)?;
+    Ok(module)
+}
+
+/// Entry `entry` of a loaded `module`.
+pub(super) fn function(module: sys::CUmodule, entry: &str, what: &str) -> Result<sys::CUfunction> {
     let name = CString::new(entry).expect("no NUL");
     // SAFETY: the module stays loaded for the process.
     unsafe { cu::module::get_function(module, name) }.check(&format!("finding {what}"))
