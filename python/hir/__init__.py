@@ -233,7 +233,11 @@ def _caller_streams(ranks: List[List[Any]]) -> Optional[List[int]]:
         return None
     import torch
 
-    return [0 if device is None else torch.cuda.current_stream(device).cuda_stream for device in devices]
+    # The raw handle without a torch.cuda.Stream object: ~3 us a call less.
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return [0 if device is None else torch.cuda.current_stream(device).cuda_stream for device in devices]
+    return [0 if device is None else raw(device.index) for device in devices]
 
 
 def _is_cuda(array: Any) -> bool:

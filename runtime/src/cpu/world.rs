@@ -187,3 +187,54 @@ impl Drop for World {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rank_threads::run_here` (a one-rank world's enqueue on the cuda
+    /// backend) runs the work on the calling thread with the rank entered,
+    /// and leaves the thread as it was; a failed or panicking work is the
+    /// rank's error in `launcher`.
+    #[test]
+    fn one_rank_runs_on_the_calling_thread() {
+        let world = World::new(Config::new(1, 1)).expect("a world");
+        let (device, faults) = (&world.devices[0], &world.shared.faults);
+        let caller = std::thread::current().id();
+        let value = rank_threads::run_here(
+            &world.calls,
+            device,
+            faults,
+            |device| {
+                assert_eq!(std::thread::current().id(), caller);
+                let entered = crate::device::current().map(|entered| entered.rank());
+                assert_eq!(entered, Some(device.rank));
+                Ok(7)
+            },
+            |_| {},
+        );
+        assert_eq!(value.expect("a value"), 7);
+        assert!(crate::device::current().is_none());
+        let failed = rank_threads::run_here(
+            &world.calls,
+            device,
+            faults,
+            |_| -> Result<()> { Err(Error::Invalid("no such thing".into())) },
+            |_| {},
+        );
+        let error = failed.expect_err("the work failed");
+        assert_eq!(error.errors[0].op, "launcher");
+        assert!(error.to_string().contains("no such thing"), "{error}");
+
+        let world = World::new(Config::new(1, 1)).expect("a world");
+        let panicked = rank_threads::run_here(
+            &world.calls,
+            &world.devices[0],
+            &world.shared.faults,
+            |_| -> Result<()> { panic!("the work panicked") },
+            |_| {},
+        );
+        let error = panicked.expect_err("the work panicked");
+        assert!(error.to_string().contains("the work panicked"), "{error}");
+    }
+}

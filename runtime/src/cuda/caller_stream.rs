@@ -162,30 +162,57 @@ impl World {
                 }],
             });
         }
+        let work = |device: &CudaDevice| {
+            device.bind()?;
+            let index = self
+                .devices
+                .iter()
+                .position(|other| other.rank == device.rank)
+                .expect("the threads run the world's devices");
+            device.on_stream(streams[index], || body(device))
+        };
+        let finish = |device: &CudaDevice| {
+            if device.failed()
+                && let Err(error) = device.synchronize()
+            {
+                device.fail("synchronize", error);
+            }
+        };
+        if let [device] = &self.devices[..] {
+            // One rank enqueues on the caller's thread, which gets its own
+            // context back (torch's current device, say) afterwards.
+            let previous = current_context().map_err(|error| RunError {
+                errors: vec![RankError {
+                    rank: device.rank,
+                    op: "launcher".into(),
+                    error,
+                }],
+            })?;
+            let value = rank_threads::run_here(&self.calls, device, &self.faults, work, finish);
+            // SAFETY: a context this thread had current (or none).
+            unsafe { sys::cuCtxSetCurrent(previous) };
+            return value.map(|value| vec![value]);
+        }
         rank_threads::run(
             &self.calls,
             &self.devices,
             "hir-cuda-rank",
             &self.faults,
             self.devices[0].timeout,
-            |device| {
-                device.bind()?;
-                let index = self
-                    .devices
-                    .iter()
-                    .position(|other| other.rank == device.rank)
-                    .expect("the threads run the world's devices");
-                device.on_stream(streams[index], || body(device))
-            },
-            |device| {
-                if device.failed()
-                    && let Err(error) = device.synchronize()
-                {
-                    device.fail("synchronize", error);
-                }
-            },
+            work,
+            finish,
         )
     }
+}
+
+/// The calling thread's current CUDA context (null for none).
+fn current_context() -> Result<sys::CUcontext> {
+    let mut context = std::ptr::null_mut();
+    // SAFETY: writes the current context handle.
+    unsafe { sys::cuCtxGetCurrent(&mut context) }
+        .result()
+        .check("finding the caller's context")?;
+    Ok(context)
 }
 
 impl CudaDevice {
