@@ -102,8 +102,10 @@ def timed(call, iters, cuda):
 
 
 def slowest(value):
-    """The largest `value` over the ranks."""
-    found = torch.tensor([value], dtype=torch.float64)
+    """The largest `value` over the ranks (on the GPU under NCCL, which
+    reduces no CPU tensor)."""
+    device = torch.device("cuda") if dist.get_backend() == "nccl" else torch.device("cpu")
+    found = torch.tensor([value], dtype=torch.float64, device=device)
     dist.all_reduce(found, op=dist.ReduceOp.MAX)
     return float(found)
 
