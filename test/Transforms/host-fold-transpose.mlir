@@ -117,3 +117,103 @@ func.func @kept(%a: memref<8x4xf32>, %b: memref<8x4xf32>, %c: memref<4x4xf32>, %
   host.matmul ins(%c, %c : memref<4x4xf32>, memref<4x4xf32>) outs(%t7 : memref<4x4xf32>)
   return
 }
+
+// -----
+
+// A transformer block's heads: Q, K and V, [S, heads, dh] to [heads, S, dh],
+// only attention reads: each becomes a view, its rows still contiguous.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK-NOT: host.alloc
+// CHECK-NOT: host.transpose
+// CHECK: %[[Q:.+]] = memref.transpose %arg0 (d0, d1, d2) -> (d1, d0, d2) : memref<8x2x4xbf16> to memref<2x8x4xbf16, strided<[4, 8, 1]>>
+// CHECK-NEXT: %[[K:.+]] = memref.transpose %arg1 (d0, d1, d2) -> (d1, d0, d2) : memref<8x2x4xbf16> to memref<2x8x4xbf16, strided<[4, 8, 1]>>
+// CHECK-NEXT: %[[V:.+]] = memref.transpose %arg2 (d0, d1, d2) -> (d1, d0, d2) : memref<8x2x4xbf16> to memref<2x8x4xbf16, strided<[4, 8, 1]>>
+// CHECK-NEXT: host.attention scale 5.000000e-01 causal ins(%[[Q]], %[[K]], %[[V]] : memref<2x8x4xbf16, strided<[4, 8, 1]>>, memref<2x8x4xbf16, strided<[4, 8, 1]>>, memref<2x8x4xbf16, strided<[4, 8, 1]>>) outs(%arg3 : memref<2x8x4xbf16>)
+// CHECK-NEXT: return
+// LLVM-LABEL: func.func @attention_heads
+// LLVM-NOT: hir_rt_transpose
+// LLVM: call @hir_rt_attention_bf16(
+func.func @attention_heads(%q: memref<8x2x4xbf16>, %k: memref<8x2x4xbf16>, %v: memref<8x2x4xbf16>,
+                           %o: memref<2x8x4xbf16>) {
+  %qh = host.alloc : memref<2x8x4xbf16>
+  host.transpose [1, 0, 2] ins(%q : memref<8x2x4xbf16>) outs(%qh : memref<2x8x4xbf16>)
+  %kh = host.alloc : memref<2x8x4xbf16>
+  host.transpose [1, 0, 2] ins(%k : memref<8x2x4xbf16>) outs(%kh : memref<2x8x4xbf16>)
+  %vh = host.alloc : memref<2x8x4xbf16>
+  host.transpose [1, 0, 2] ins(%v : memref<8x2x4xbf16>) outs(%vh : memref<2x8x4xbf16>)
+  host.attention scale 0.5 causal ins(%qh, %kh, %vh : memref<2x8x4xbf16>, memref<2x8x4xbf16>, memref<2x8x4xbf16>) outs(%o : memref<2x8x4xbf16>)
+  return
+}
+
+// -----
+
+// What attention reads as a copy still: a permutation that moves the last
+// axis (its rows would not be contiguous), and a copy an elementwise op also
+// reads.
+// CHECK-LABEL: func.func @attention_kept
+// CHECK-NOT: memref.transpose
+// CHECK-COUNT-2: host.transpose
+// CHECK-NOT: memref.transpose
+// CHECK: return
+func.func @attention_kept(%q: memref<2x4x8xf32>, %k: memref<2x8x4xf32>, %o: memref<2x8x4xf32>,
+                          %e: memref<2x8x4xf32>) {
+  %qt = host.alloc : memref<2x8x4xf32>
+  host.transpose [0, 2, 1] ins(%q : memref<2x4x8xf32>) outs(%qt : memref<2x8x4xf32>)
+  %kh = host.alloc : memref<2x8x4xf32>
+  host.transpose [0, 1, 2] ins(%k : memref<2x8x4xf32>) outs(%kh : memref<2x8x4xf32>)
+  host.attention scale 0.5 ins(%qt, %kh, %kh : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%o : memref<2x8x4xf32>)
+  host.exp ins(%kh : memref<2x8x4xf32>) outs(%e : memref<2x8x4xf32>)
+  return
+}
+
+// -----
+
+// Attention's output transposed into its place ([heads, S, dh] to [S, heads,
+// dh]): the attention writes there through a view, into an argument, or into
+// an allocation made after it, which moves before it.
+// CHECK-LABEL: func.func @attention_output
+// CHECK-NEXT: %[[OV:.+]] = memref.transpose %arg3 (d0, d1, d2) -> (d1, d0, d2) : memref<8x2x4xf32> to memref<2x8x4xf32, strided<[4, 8, 1]>>
+// CHECK-NEXT: host.attention scale 5.000000e-01 ins(%arg0, %arg1, %arg2 : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%[[OV]] : memref<2x8x4xf32, strided<[4, 8, 1]>>)
+// CHECK-NEXT: %[[T:.+]] = host.alloc : memref<8x2x4xf32>
+// CHECK-NEXT: %[[TV:.+]] = memref.transpose %[[T]] (d0, d1, d2) -> (d1, d0, d2) : memref<8x2x4xf32> to memref<2x8x4xf32, strided<[4, 8, 1]>>
+// CHECK-NEXT: host.attention scale 5.000000e-01 ins(%arg0, %arg1, %arg2 : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%[[TV]] : memref<2x8x4xf32, strided<[4, 8, 1]>>)
+// CHECK-NEXT: host.exp ins(%[[T]] : memref<8x2x4xf32>) outs(%arg4 : memref<8x2x4xf32>)
+// CHECK-NEXT: return
+// LLVM-LABEL: func.func @attention_output
+// LLVM-NOT: hir_rt_transpose
+// LLVM: call @hir_rt_attention_f32(
+func.func @attention_output(%q: memref<2x8x4xf32>, %k: memref<2x8x4xf32>, %v: memref<2x8x4xf32>,
+                            %out: memref<8x2x4xf32>, %e: memref<8x2x4xf32>) {
+  %o = host.alloc : memref<2x8x4xf32>
+  host.attention scale 0.5 ins(%q, %k, %v : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%o : memref<2x8x4xf32>)
+  host.transpose [1, 0, 2] ins(%o : memref<2x8x4xf32>) outs(%out : memref<8x2x4xf32>)
+  %o2 = host.alloc : memref<2x8x4xf32>
+  host.attention scale 0.5 ins(%q, %k, %v : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%o2 : memref<2x8x4xf32>)
+  %t = host.alloc : memref<8x2x4xf32>
+  host.transpose [1, 0, 2] ins(%o2 : memref<2x8x4xf32>) outs(%t : memref<8x2x4xf32>)
+  host.exp ins(%t : memref<8x2x4xf32>) outs(%e : memref<8x2x4xf32>)
+  return
+}
+
+// -----
+
+// What stays a copy of attention's output: a destination read between the
+// attention and the transpose (it would see the output early), and an output
+// another op also reads.
+// CHECK-LABEL: func.func @attention_output_kept
+// CHECK-NOT: memref.transpose
+// CHECK-COUNT-2: host.transpose
+// CHECK-NOT: memref.transpose
+// CHECK: return
+func.func @attention_output_kept(%q: memref<2x8x4xf32>, %k: memref<2x8x4xf32>, %v: memref<2x8x4xf32>,
+                                 %out: memref<8x2x4xf32>, %e: memref<2x8x4xf32>, %f: memref<8x2x4xf32>) {
+  %o = host.alloc : memref<2x8x4xf32>
+  host.attention scale 0.5 ins(%q, %k, %v : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%o : memref<2x8x4xf32>)
+  host.exp ins(%out : memref<8x2x4xf32>) outs(%f : memref<8x2x4xf32>)
+  host.transpose [1, 0, 2] ins(%o : memref<2x8x4xf32>) outs(%out : memref<8x2x4xf32>)
+  %o2 = host.alloc : memref<2x8x4xf32>
+  host.attention scale 0.5 ins(%q, %k, %v : memref<2x8x4xf32>, memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%o2 : memref<2x8x4xf32>)
+  host.transpose [1, 0, 2] ins(%o2 : memref<2x8x4xf32>) outs(%out : memref<8x2x4xf32>)
+  host.exp ins(%o2 : memref<2x8x4xf32>) outs(%e : memref<2x8x4xf32>)
+  return
+}
