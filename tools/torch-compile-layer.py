@@ -32,20 +32,6 @@ import torch.nn.functional as F
 import hir
 
 
-def hir_mlp(D, tokens, hidden, ffn, dtype):
-    """Megatron's TP MLP as a HIR program over D ranks: x's tokens split,
-    W1 and b1 by rows (ffn), W2 by columns (ffn); y's tokens split."""
-    b = hir.Builder("tp_mlp")
-    tp = b.mesh("tp", list(range(D)))
-    x = b.input("x", (tokens, hidden), dtype, tp, ["didx", "serial"])
-    w1 = b.input("w1", (ffn, hidden), dtype, tp, ["didx", "serial"])
-    b1 = b.input("b1", (ffn,), dtype, tp, ["didx"])
-    w2 = b.input("w2", (hidden, ffn), dtype, tp, ["serial", "didx"])
-    h = b.linear(b.set(x, ["serial", "serial"]), w1, b1, axes=["serial", "didx"])
-    b.output(b.linear(b.gelu(h), w2, axes=["didx", "serial"]))
-    return b
-
-
 class Block(torch.nn.Module):
     """y = x + MLP(LayerNorm(x)) on this rank's tokens; `mlp` is the TP MLP
     of this rank's shards (a HIR op, or PyTorch's)."""
@@ -142,7 +128,7 @@ def main():
     ]
     x_r, shards = local[0], local[1:]
 
-    op = hir.compile(hir_mlp(D, T, H, Fh, args.dtype)).as_torch_op()
+    op = hir.compile(hir.models.tp_mlp(D, T, H, Fh, args.dtype)).as_torch_op()
     variants = {
         "hir-eager": Block(H, *shards, op),
         "torch-eager": Block(H, *shards, torch_mlp(D)),

@@ -38,7 +38,7 @@ import hashlib
 import os
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from . import _native
+from . import _native, models
 from ._native import CompileError, HirError, RunError
 from .builder import Builder, BuildError
 from .differentiable import FLOAT_DTYPES, DifferentiableProgram
@@ -58,6 +58,7 @@ __all__ = [
     "init",
     "init_from_env",
     "init_from_torch",
+    "models",
     "world",
 ]
 

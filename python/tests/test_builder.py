@@ -13,17 +13,8 @@ def gelu(z):
 
 
 def tp_mlp(devices, tokens=8, hidden=16, ffn=32):
-    """Megatron's MLP, Y = gelu(X W1^T + b1) W2^T, X's tokens and Y's split
-    over the devices, W1, b1 and W2 along the ffn axis."""
-    b = hir.Builder("tp_mlp")
-    tp = b.mesh("tp", list(range(devices)))
-    x = b.input("x", (tokens, hidden), "f32", tp, ["didx", "serial"])
-    w1 = b.input("w1", (ffn, hidden), "f32", tp, ["didx", "serial"])
-    b1 = b.input("b1", (ffn,), "f32", tp, ["didx"])
-    w2 = b.input("w2", (hidden, ffn), "f32", tp, ["serial", "didx"])
-    h = b.linear(b.set(x, ["serial", "serial"]), w1, b1, axes=["serial", "didx"])
-    b.output(b.linear(b.gelu(h), w2, axes=["didx", "serial"]))
-    return b
+    """Megatron's MLP (``hir.models.tp_mlp``) at a small size, in f32."""
+    return hir.models.tp_mlp(devices, tokens, hidden, ffn)
 
 
 def test_a_tp_mlp_on_one_device_matches_numpy():
