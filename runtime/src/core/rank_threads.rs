@@ -73,15 +73,7 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
 ) -> std::result::Result<Vec<T>, RunError> {
     let mut pool = lock(&calls.0);
     if let Some(why) = &pool.closed {
-        let errors = devices
-            .iter()
-            .map(|device| RankError {
-                rank: device.rank(),
-                op: "launcher".into(),
-                error: Error::Closed(why.clone()),
-            })
-            .collect();
-        return Err(RunError { errors });
+        return Err(closed(devices, why));
     }
     if pool
         .threads
@@ -122,17 +114,7 @@ pub(crate) fn run<D: Device + 'static, T: Send>(
                 if !running.left_program(index) {
                     return;
                 }
-                let result = match result {
-                    Ok(Ok(result)) => Some(result),
-                    Ok(Err(error)) => {
-                        device.fail("launcher", error);
-                        None
-                    }
-                    Err(payload) => {
-                        device.fail("launcher", Error::Panic(panic_message(&*payload)));
-                        None
-                    }
-                };
+                let result = value_or_failure(&*device, result);
                 finish(&device);
                 *lock(value) = result;
             }) as Box<dyn Fn() + Sync + '_>
@@ -203,19 +185,43 @@ pub(crate) fn run_here<D: Device + 'static, T>(
 ) -> std::result::Result<T, RunError> {
     let pool = lock(&calls.0);
     if let Some(why) = &pool.closed {
-        return Err(RunError {
-            errors: vec![RankError {
-                rank: device.rank(),
-                op: "launcher".into(),
-                error: Error::Closed(why.clone()),
-            }],
-        });
+        return Err(closed(std::slice::from_ref(device), why));
     }
     let result = {
         let _entered = enter(device.clone());
         catch_unwind(AssertUnwindSafe(|| work(device)))
     };
-    let value = match result {
+    let value = value_or_failure(&**device, result);
+    finish(device);
+    drop(pool);
+    match value {
+        Some(value) if faults.first_failed().is_none() => Ok(value),
+        _ => Err(RunError {
+            errors: faults.errors(),
+        }),
+    }
+}
+
+/// Every rank of `devices` refused, in op `launcher`: the world is closed.
+fn closed<D: Device>(devices: &[Arc<D>], why: &str) -> RunError {
+    let errors = devices
+        .iter()
+        .map(|device| RankError {
+            rank: device.rank(),
+            op: "launcher".into(),
+            error: Error::Closed(why.to_owned()),
+        })
+        .collect();
+    RunError { errors }
+}
+
+/// The value of a rank's `work`, or none once its error or panic is the
+/// rank's failure in op `launcher`.
+fn value_or_failure<D: Device + ?Sized, T>(
+    device: &D,
+    result: std::thread::Result<Result<T>>,
+) -> Option<T> {
+    match result {
         Ok(Ok(value)) => Some(value),
         Ok(Err(error)) => {
             device.fail("launcher", error);
@@ -225,14 +231,6 @@ pub(crate) fn run_here<D: Device + 'static, T>(
             device.fail("launcher", Error::Panic(panic_message(&*payload)));
             None
         }
-    };
-    finish(device);
-    drop(pool);
-    match value {
-        Some(value) if faults.first_failed().is_none() => Ok(value),
-        _ => Err(RunError {
-            errors: faults.errors(),
-        }),
     }
 }
 

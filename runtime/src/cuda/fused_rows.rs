@@ -134,7 +134,7 @@ impl Writer<'_> {
     /// Load `slot` at the row's element `j` into `target`: as `V` floats,
     /// or, in the register function, as raw words from its row's base.
     fn load_step(&mut self, indent: usize, slot: usize, target: &str) {
-        let e = element(self.program.dtypes[self.program.loads[slot].buffer]);
+        let e = self.view_element(slot);
         let text = match self.registers {
             true => format!("hir_load_words<{e}>(b{slot} + j, {target});"),
             false => format!(
