@@ -132,7 +132,7 @@ impl Operand {
     pub unsafe fn from_unranked(memref: *const UnrankedMemRef, dtype: DType) -> Result<Operand> {
         // SAFETY: the caller's contract.
         let fields = unsafe { ranked_fields(memref)? };
-        let (sizes, strides) = extents(&fields)?;
+        let (sizes, strides) = extents(fields)?;
         let aligned = fields[1] as usize;
         let offset = fields[2];
         if sizes
@@ -211,7 +211,7 @@ pub unsafe fn read_i64_table(memref: *const UnrankedMemRef) -> Result<(Vec<usize
     // SAFETY: the caller's contract.
     let fields = unsafe { ranked_fields(memref)? };
     let (sizes, strides) =
-        extents(&fields).map_err(|error| Error::Invalid(format!("i64 list: {error}")))?;
+        extents(fields).map_err(|error| Error::Invalid(format!("i64 list: {error}")))?;
     sizes
         .iter()
         .try_fold(1usize, |n, &size| n.checked_mul(size))
@@ -253,8 +253,9 @@ fn last_offset(sizes: &[usize], strides: &[usize]) -> std::result::Result<Option
     Ok(Some(last))
 }
 
-/// `[allocated, aligned, offset, sizes.., strides..]` of the ranked descriptor.
-unsafe fn ranked_fields(memref: *const UnrankedMemRef) -> Result<Vec<i64>> {
+/// `[allocated, aligned, offset, sizes.., strides..]` of the ranked
+/// descriptor, borrowed for as long as the caller keeps it.
+unsafe fn ranked_fields<'a>(memref: *const UnrankedMemRef) -> Result<&'a [i64]> {
     if memref.is_null() {
         return Err(Error::Invalid("null memref descriptor".into()));
     }
@@ -269,7 +270,7 @@ unsafe fn ranked_fields(memref: *const UnrankedMemRef) -> Result<Vec<i64>> {
     let len = 3 + 2 * memref.rank as usize;
     // SAFETY: a ranked descriptor is `len` 8-byte fields (pointers are 64-bit
     // on every target the JIT runs on).
-    Ok(unsafe { std::slice::from_raw_parts(memref.descriptor as *const i64, len) }.to_vec())
+    Ok(unsafe { std::slice::from_raw_parts(memref.descriptor as *const i64, len) })
 }
 
 /// Element offsets of a strided shape in row-major index order.

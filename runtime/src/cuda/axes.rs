@@ -6,25 +6,28 @@
 /// Simplifies a shape shared by several views (`strides[v]` per view): drops
 /// axes of size 1 and merges each axis into its outer neighbour where every
 /// view steps over the inner axis exactly as one outer step.
-pub(crate) fn coalesce(sizes: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let keep: Vec<usize> = (0..sizes.len()).filter(|&axis| sizes[axis] != 1).collect();
-    let mut out_sizes: Vec<usize> = Vec::with_capacity(keep.len());
-    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(keep.len()); strides.len()];
-    for axis in keep {
+pub(crate) fn coalesce<S: AsRef<[usize]>>(
+    sizes: &[usize],
+    strides: &[S],
+) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let kept = sizes.iter().filter(|&&size| size != 1).count();
+    let mut out_sizes: Vec<usize> = Vec::with_capacity(kept);
+    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(kept); strides.len()];
+    for axis in (0..sizes.len()).filter(|&axis| sizes[axis] != 1) {
         let merges = !out_sizes.is_empty()
             && strides
                 .iter()
                 .zip(&out_strides)
-                .all(|(view, merged)| *merged.last().unwrap() == view[axis] * sizes[axis]);
+                .all(|(view, merged)| *merged.last().unwrap() == view.as_ref()[axis] * sizes[axis]);
         if merges {
             *out_sizes.last_mut().unwrap() *= sizes[axis];
             for (view, merged) in strides.iter().zip(&mut out_strides) {
-                *merged.last_mut().unwrap() = view[axis];
+                *merged.last_mut().unwrap() = view.as_ref()[axis];
             }
         } else {
             out_sizes.push(sizes[axis]);
             for (view, merged) in strides.iter().zip(&mut out_strides) {
-                merged.push(view[axis]);
+                merged.push(view.as_ref()[axis]);
             }
         }
     }

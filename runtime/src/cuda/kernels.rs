@@ -392,7 +392,7 @@ impl Kernels {
         // SAFETY: `params` is the kernel's one by-value parameter, whose layout
         // it mirrors; cuLaunchKernel copies it before returning.
         unsafe { cu::launch_kernel(function, (blocks, 1, 1), (x, y, 1), 0, stream, &mut args) }
-            .check(&format!("launching {name}"))
+            .check_with(|| format!("launching {name}"))
     }
 
     /// Launches `name` over `out`'s shape, or `wide` (the same op on
@@ -409,19 +409,27 @@ impl Kernels {
         if numel == 0 {
             return Ok(());
         }
-        let mut strides = vec![out.strides.clone()];
-        strides.extend(inputs.iter().map(|view| view.strides.clone()));
-        let (mut sizes, mut strides) = coalesce(&out.sizes, &strides);
-        let mut ptrs = vec![out.ptr];
-        ptrs.extend(inputs.iter().map(|view| view.ptr));
+        // The output and at most three inputs, in arrays: a small op's host
+        // work is mostly its launch, and allocations would add a tenth.
+        let views = [0, 1, 2].map(|input| inputs.get(input).copied().unwrap_or(out));
+        let views = [out, views[0], views[1], views[2]];
+        let count = inputs.len() + 1;
+        let (mut sizes, mut strides) =
+            coalesce(&out.sizes, &views.map(|v| &v.strides[..])[..count]);
         let lanes = match wide {
-            Some(_) => lanes(out.dtype.size(), &sizes, &strides, &[], &ptrs),
+            Some(_) => lanes(
+                out.dtype.size(),
+                &sizes,
+                &strides,
+                &[],
+                &views.map(|v| v.ptr)[..count],
+            ),
             None => 1,
         };
         let name = match wide {
             Some(wide) if lanes > 1 => {
                 *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
-                strides = strides.iter().map(|view| widen(view, lanes)).collect();
+                strides.iter_mut().for_each(|view| widen(view, lanes));
                 wide
             }
             _ => name,
@@ -771,9 +779,9 @@ fn lanes(
 }
 
 /// Strides in elements as strides in words of `lanes` elements.
-fn widen(strides: &[usize], lanes: usize) -> Vec<usize> {
-    let (&last, rest) = strides.split_last().expect("one stride per axis");
-    rest.iter().map(|&s| s / lanes).chain([last]).collect()
+fn widen(strides: &mut [usize], lanes: usize) {
+    let (_, outer) = strides.split_last_mut().expect("one stride per axis");
+    outer.iter_mut().for_each(|stride| *stride /= lanes);
 }
 
 /// Strides in elements with the innermost axis counted in words of `lanes`

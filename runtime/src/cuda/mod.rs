@@ -94,11 +94,19 @@ pub(crate) type Stream = sys::CUstream;
 /// Maps a CUDA library error to the runtime's, naming the call.
 pub(crate) trait Check<T> {
     fn check(self, what: &str) -> Result<T>;
+
+    /// As `check`, with the description made only on failure (for calls
+    /// made once per op, where formatting it would cost more than the call).
+    fn check_with(self, what: impl FnOnce() -> String) -> Result<T>;
 }
 
 impl<T, E: Display> Check<T> for std::result::Result<T, E> {
     fn check(self, what: &str) -> Result<T> {
-        self.map_err(|error| Error::Cuda(format!("{what} failed: {error}")))
+        self.check_with(|| what.to_string())
+    }
+
+    fn check_with(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|error| Error::Cuda(format!("{} failed: {error}", what())))
     }
 }
 
