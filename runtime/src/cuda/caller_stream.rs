@@ -15,16 +15,19 @@
 //! order: the rank's pool and its per-stream state are shared.
 //!
 //! What `World::run`'s synchronize does after every call happens here
-//! without the host waiting, per call, once its end event has completed
-//! (asked with `cuEventQuery` at the start of each later call): the call's
-//! request events are reused, the watchdog forgets its communications. A
-//! call's requests are retired from the request table when it returns (a
-//! request does not outlive the call that posts it). At most
+//! without the host waiting, per call, once its end event has completed:
+//! the call's request events are reused, the watchdog forgets its
+//! communications. The host asks (`cuEventQuery`, which flushes the
+//! driver's queue and costs about a third of a small call's launch) only
+//! once [`RETIRE_AT`] calls are outstanding, and then retires every one that
+//! ended, found by a binary search. A call's requests are retired from the request table when it
+//! returns (a request does not outlive the call that posts it). At most
 //! [`MAX_ENQUEUED`] calls are outstanding: the next one waits on the host
 //! for the oldest, with the world's timeout, so a loop of calls holds
-//! bounded memory however far the host runs ahead. A GPU error of an
-//! earlier call, or an NCCL communicator's asynchronous error, fails the
-//! next call; a synchronize reports it too. A call that fails, a traced
+//! bounded memory however far the host runs ahead. An NCCL communicator's
+//! asynchronous error fails the next call; a GPU error of an earlier call
+//! fails a call at most [`RETIRE_AT`] calls later, and a synchronize reports
+//! it too. A call that fails, a traced
 //! world, and a call that armed `cuda` (CUDA-IPC) receive flags synchronize
 //! as `World::run` does: the host waits for them.
 //!
@@ -43,8 +46,9 @@
 //! flag values only HIR's own graphs renumber before each replay
 //! (`ipc_graph.rs`), and barriers.
 
-use super::streams::{Completion, Slot, new_or_reused_event, wait_for};
+use super::streams::{Completion, EventPtr, Slot, new_or_reused_event, wait_for};
 use super::{Check, CudaDevice, State, Stream, World};
+use crate::bootstrap::Inflight;
 use crate::core::rank_threads;
 use crate::device::{Device, Request};
 use crate::error::{Error, RankError, Result, RunError};
@@ -59,6 +63,9 @@ pub type CallerStream = usize;
 
 /// Calls on caller streams whose end the host has not seen, at most.
 pub(super) const MAX_ENQUEUED: usize = 64;
+
+/// Calls on caller streams outstanding before the host asks which ended.
+pub(super) const RETIRE_AT: usize = 16;
 
 /// A rank's calls enqueued on caller streams.
 #[derive(Default)]
@@ -189,8 +196,10 @@ impl World {
                 }],
             })?;
             let value = rank_threads::run_here(&self.calls, device, &self.faults, work, finish);
-            // SAFETY: a context this thread had current (or none).
-            unsafe { sys::cuCtxSetCurrent(previous) };
+            if previous != device.ctx.cu_ctx() {
+                // SAFETY: a context this thread had current (or none).
+                unsafe { sys::cuCtxSetCurrent(previous) };
+            }
             return value.map(|value| vec![value]);
         }
         rank_threads::run(
@@ -341,22 +350,44 @@ impl CudaDevice {
         });
     }
 
-    /// Gives back the events of the enqueued calls that ended, oldest first;
-    /// with [`MAX_ENQUEUED`] outstanding, waits for the oldest.
+    /// With [`RETIRE_AT`] calls outstanding, gives back the events of those
+    /// that ended; with [`MAX_ENQUEUED`], first waits for the oldest. Calls
+    /// end in call order (each one's stream waits, through the rank's own
+    /// stream 0, for the end of the one before), so a binary search finds
+    /// those that did in a few queries, however many there are.
     fn retire_enqueued(&self, state: &mut State) -> Result<()> {
-        while let Some(call) = state.enqueued.calls.front() {
-            if state.enqueued.calls.len() >= MAX_ENQUEUED {
-                self.await_end(call.end)?;
-            } else if !complete(call.end)? {
-                break;
+        let calls = &state.enqueued.calls;
+        if calls.len() < RETIRE_AT {
+            return Ok(());
+        }
+        let mut ended = 0;
+        if calls.len() >= MAX_ENQUEUED {
+            self.await_end(calls[0].end)?;
+            ended = 1;
+        }
+        // Calls before `ended` ended; from `running` on, they had not.
+        let mut running = calls.len();
+        while ended < running {
+            let middle = (ended + running) / 2;
+            if complete(calls[middle].end)? {
+                ended = middle + 1;
+            } else {
+                running = middle;
             }
-            let call = state.enqueued.calls.pop_front().expect("a front call");
-            // Before the events are reused: the watchdog stops asking about them.
-            self.inflight.retire_before(call.watched);
-            state.events.push(call.end);
-            state.events.extend(call.events);
+        }
+        for _ in 0..ended {
+            Self::retire_oldest(state, &self.inflight);
         }
         Ok(())
+    }
+
+    /// Gives back the events of the oldest enqueued call, which ended.
+    fn retire_oldest(state: &mut State, inflight: &Inflight<EventPtr>) {
+        let call = state.enqueued.calls.pop_front().expect("an enqueued call");
+        // Before the events are reused: the watchdog stops asking about them.
+        inflight.retire_before(call.watched);
+        state.events.push(call.end);
+        state.events.extend(call.events);
     }
 
     /// Waits until `end` completed, polling, with the world's timeout.
@@ -395,7 +426,7 @@ impl Drop for Lent<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CallerStream, MAX_ENQUEUED};
+    use super::{CallerStream, MAX_ENQUEUED, RETIRE_AT};
     use crate::cuda::CudaDevice;
     use crate::cuda::tests::{read_f32, world, write_f32};
     use crate::device::Device;
@@ -588,6 +619,60 @@ mod tests {
         unsafe {
             cu::stream::destroy(caller).unwrap();
             cu::stream::destroy(release).unwrap();
+        }
+    }
+
+    /// The host retires exactly the calls that ended, oldest first, once
+    /// `RETIRE_AT` are outstanding: ten calls on a free stream have ended,
+    /// the next ones wait behind a held stream, and the call that finds
+    /// `RETIRE_AT` outstanding retires the ten, and only them.
+    #[test]
+    fn only_calls_that_ended_are_retired() {
+        let Some(world) = world(1, false) else { return };
+        let device = world.device(0);
+        let (_buffers, [a, b, c]) = inputs(&device);
+        let addresses = [a, b, c].map(|ptr| ptr as usize);
+        let flag = HostFlag::new();
+        // Releases the held stream however the test ends: a stream left
+        // held would hang the world's teardown.
+        struct Release<'a>(&'a HostFlag);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.set();
+            }
+        }
+        let release = Release(&flag);
+        let [free, held] =
+            [0, 1].map(|_| cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap());
+        let call = |stream: sys::CUstream| {
+            world
+                .run_on(&[stream as CallerStream], |device| {
+                    program(device, addresses)
+                })
+                .unwrap();
+        };
+        let outstanding = || crate::lock(&device.state).enqueued.len();
+        (0..10).for_each(|_| call(free));
+        // SAFETY: a live stream; its calls wait for nothing held.
+        unsafe { cu::stream::synchronize(free).unwrap() };
+        assert_eq!(outstanding(), 10);
+        flag.hold(held);
+        (10..RETIRE_AT).for_each(|_| call(held));
+        assert_eq!(outstanding(), RETIRE_AT, "nothing is asked below RETIRE_AT");
+        call(held);
+        assert_eq!(
+            outstanding(),
+            RETIRE_AT - 10 + 1,
+            "the ten that ended, and only those"
+        );
+        assert!(crate::lock(&device.state).requests.is_empty());
+        drop(release);
+        device.synchronize().unwrap();
+        assert_eq!(outstanding(), 0);
+        // SAFETY: idle after the synchronize.
+        unsafe {
+            cu::stream::destroy(free).unwrap();
+            cu::stream::destroy(held).unwrap();
         }
     }
 
