@@ -13,7 +13,7 @@
 //! let mut data: Vec<Vec<Vec<f32>>> = /* ... */ vec![];
 //! let arrays: Vec<Vec<Array>> = data.iter_mut().map(|rank| {
 //!     rank.iter_mut().zip(program.parameters()).zip(program.dtypes())
-//!         .map(|((values, (_, shape)), dtype)| Array::of(values.as_mut_ptr(), shape, dtype))
+//!         .map(|((values, (_, shape)), &dtype)| Array::of(values.as_mut_ptr(), shape.clone(), dtype))
 //!         .collect()
 //! }).collect();
 //! program.run(&world, &[0, 1, 2, 3], &arrays)?;
@@ -44,6 +44,11 @@ pub struct Compiled {
     pub options: LowerOptions,
     /// How long each step of its compilation took, in order.
     pub stages: Vec<Stage>,
+    /// [`Compiled::parameters`], made once: every call checks its arrays
+    /// against them.
+    parameters: Vec<(String, Vec<usize>)>,
+    /// [`Compiled::dtypes`], likewise.
+    dtypes: Vec<hir_abi::DType>,
 }
 
 // SAFETY: the engine is only destroyed (on drop), never changed, once
@@ -198,10 +203,30 @@ pub fn compile_source(
     Ok(Compiled {
         _engine: engine,
         entry,
+        parameters: parameters(&signature),
+        dtypes: signature
+            .inputs
+            .iter()
+            .chain(&signature.outputs)
+            .map(|param| param.dtype)
+            .collect(),
         signature,
         options: options.clone(),
         stages: stages.done,
     })
+}
+
+/// What one rank passes, in order: each input's local shard, then one
+/// buffer per output (a fusion program), or every argument (host IR).
+fn parameters(signature: &Signature) -> Vec<(String, Vec<usize>)> {
+    let local =
+        |kind: &str, index: usize, param: &Param| (format!("{kind} #{index}"), param.local_shape());
+    let inputs = signature.inputs.iter().enumerate();
+    let outputs = signature.outputs.iter().enumerate();
+    inputs
+        .map(|(index, param)| local("input", index, param))
+        .chain(outputs.map(|(index, param)| local("output", index, param)))
+        .collect()
 }
 
 impl Compiled {
@@ -215,27 +240,13 @@ impl Compiled {
 
     /// What one rank passes, in order: each input's local shard, then one
     /// buffer per output (a fusion program), or every argument (host IR).
-    pub fn parameters(&self) -> Vec<(String, Vec<usize>)> {
-        let local = |kind: &str, index: usize, param: &Param| {
-            (format!("{kind} #{index}"), param.local_shape())
-        };
-        let inputs = self.signature.inputs.iter().enumerate();
-        let outputs = self.signature.outputs.iter().enumerate();
-        inputs
-            .map(|(index, param)| local("input", index, param))
-            .chain(outputs.map(|(index, param)| local("output", index, param)))
-            .collect()
+    pub fn parameters(&self) -> &[(String, Vec<usize>)] {
+        &self.parameters
     }
 
     /// The element type of every parameter, in [`Compiled::parameters`] order.
-    pub fn dtypes(&self) -> Vec<hir_abi::DType> {
-        let signature = &self.signature;
-        signature
-            .inputs
-            .iter()
-            .chain(&signature.outputs)
-            .map(|param| param.dtype)
-            .collect()
+    pub fn dtypes(&self) -> &[hir_abi::DType] {
+        &self.dtypes
     }
 }
 
@@ -388,7 +399,7 @@ impl Compiled {
                 arrays.len()
             ));
         }
-        for ((array, (what, shape)), dtype) in arrays.iter().zip(&parameters).zip(self.dtypes()) {
+        for ((array, (what, shape)), &dtype) in arrays.iter().zip(parameters).zip(self.dtypes()) {
             if array.shape != *shape || array.dtype != dtype {
                 return Err(format!(
                     "rank {rank}: {what} of {} is a {:?} {} array, but it takes a {shape:?} {} \

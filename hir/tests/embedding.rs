@@ -39,8 +39,8 @@ fn a_program_compiles_from_text_and_runs_on_the_callers_arrays() {
     let program = compile(source, "sum.mlir", &LowerOptions::default()).expect("it compiles");
     let shapes: Vec<Vec<usize>> = program
         .parameters()
-        .into_iter()
-        .map(|(_, shape)| shape)
+        .iter()
+        .map(|(_, shape)| shape.clone())
         .collect();
     assert_eq!(shapes, vec![vec![1, 8], vec![8]], "a row of x in, y out");
     let world = World::start(&Config::new(Backend::Cpu, 4, program.pool_streams())).unwrap();

@@ -183,9 +183,9 @@ impl Program {
     fn parameters(&self) -> Vec<(String, Vec<usize>, &'static str)> {
         self.compiled
             .parameters()
-            .into_iter()
+            .iter()
             .zip(self.compiled.dtypes())
-            .map(|((what, shape), dtype)| (what, shape, dtype.mlir()))
+            .map(|((what, shape), dtype)| (what.clone(), shape.clone(), dtype.mlir()))
             .collect()
     }
 
