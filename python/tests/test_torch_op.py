@@ -73,7 +73,11 @@ def test_torch_compile_fullgraph_matches_eager(backend):
         hidden = torch.nn.functional.gelu(torch.nn.functional.linear(x * 2.0, w1, b1), approximate="tanh")
         expected = torch.nn.functional.linear(hidden, w2).tanh() + 1.0
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(got, block(x), rtol=0, atol=0)
+    # aot_eager runs eager's kernels around the op: the same bits. Inductor
+    # generates its own tanh, which may round differently in the last place
+    # (torch 2.15 on AVX-512 does in 2 elements of 128).
+    ulps = 0 if backend == "aot_eager" else 4 * torch.finfo(torch.float32).eps
+    torch.testing.assert_close(got, block(x), rtol=ulps, atol=ulps)
 
 
 def test_tracing_checks_shapes_and_dtypes():
