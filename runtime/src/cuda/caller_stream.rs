@@ -522,8 +522,12 @@ mod tests {
     }
 
     impl Drop for HostFlag {
+        /// Releases whatever still waits on the flag first: a test that
+        /// fails while a stream is held would otherwise hang the world's
+        /// teardown, and every test after it.
         fn drop(&mut self) {
-            // SAFETY: no stream waits on the flag any more (set, then synchronized).
+            self.set();
+            // SAFETY: nothing waits on the flag once set.
             unsafe { sys::cuMemFreeHost(self.host.cast()).result().unwrap() };
         }
     }
@@ -633,15 +637,6 @@ mod tests {
         let (_buffers, [a, b, c]) = inputs(&device);
         let addresses = [a, b, c].map(|ptr| ptr as usize);
         let flag = HostFlag::new();
-        // Releases the held stream however the test ends: a stream left
-        // held would hang the world's teardown.
-        struct Release<'a>(&'a HostFlag);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.set();
-            }
-        }
-        let release = Release(&flag);
         let [free, held] =
             [0, 1].map(|_| cu::stream::create(cu::stream::StreamKind::NonBlocking).unwrap());
         let call = |stream: sys::CUstream| {
@@ -666,7 +661,7 @@ mod tests {
             "the ten that ended, and only those"
         );
         assert!(crate::lock(&device.state).requests.is_empty());
-        drop(release);
+        flag.set();
         device.synchronize().unwrap();
         assert_eq!(outstanding(), 0);
         // SAFETY: idle after the synchronize.
