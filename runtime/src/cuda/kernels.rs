@@ -409,10 +409,10 @@ impl Kernels {
         if numel == 0 {
             return Ok(());
         }
-        // The output and at most three inputs, in arrays: a small op's host
-        // work is mostly its launch, and allocations would add a tenth.
-        let views = [0, 1, 2].map(|input| inputs.get(input).copied().unwrap_or(out));
-        let views = [out, views[0], views[1], views[2]];
+        // The output, then the (at most three) inputs, in arrays: a small
+        // op's host work is mostly its launch, and allocations added a tenth.
+        let input = |index: usize| inputs.get(index).copied().unwrap_or(out);
+        let views = [out, input(0), input(1), input(2)];
         let count = inputs.len() + 1;
         let (mut sizes, mut strides) =
             coalesce(&out.sizes, &views.map(|v| &v.strides[..])[..count]);
