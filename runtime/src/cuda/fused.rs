@@ -3,12 +3,14 @@
 //! grid-stride kernel over the iteration shape. The source is `kernels.cu`
 //! (for its element types and op functors, so that each instruction is the
 //! very function the unfused kernel applies, and each result is rounded as
-//! the unfused op's output buffer rounds it) plus one `hir_fused` entry. A
+//! the unfused op's output buffer rounds it) plus its entry: `hir_fused`,
+//! or a row program's entries, one a way through a row (`fused_rows.rs`). A
 //! constant is the f32 the fill kernel is passed (as its bits), rounded by
 //! the same `E::round`, once per thread before the loop over the elements.
 //!
 //! Kernels are cached by the program's words: the PTX per process and
-//! architecture, the loaded function per context. A module stays loaded as
+//! architecture, the loaded module per context, and each entry's function
+//! beside it. A module stays loaded as
 //! long as the process (one per distinct program and device).
 //!
 //! The kernel's parameter is `FusedParams { i64 rank, numel, sizes[8];
@@ -80,8 +82,8 @@ pub(super) fn expression(instr: Instr) -> String {
     }
 }
 
-/// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry, a
-/// row program's from `fused_rows.rs`.
+/// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry, or a
+/// row program's entries from `fused_rows.rs`.
 pub(crate) fn source(program: &Program) -> String {
     let mut source = include_str!("kernels.cu").to_string();
     source.push_str(

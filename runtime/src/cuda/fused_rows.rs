@@ -459,9 +459,9 @@ fn reread(program: &Program, levels: &[bool], shared: &[bool]) -> Vec<bool> {
         .collect()
 }
 
-/// The `hir_fused` entry of a row program (appended to `source`, which
-/// holds `kernels.cu`, `hir_round` and [`HELPERS`]): both row functions,
-/// and a kernel calling the one its launch's `steps` names.
+/// The entries of a row program (appended to `source`, which holds
+/// `kernels.cu`, `hir_round` and [`HELPERS`]): both row functions, and one
+/// kernel a [`Way`] (`Way::entry`) calling the row function of that way.
 pub(crate) fn entry(program: &Program, source: &mut String) {
     let levels = program.row_level();
     let views = program.loads.len() + program.stores.len();
