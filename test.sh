@@ -3,7 +3,8 @@
 # CMake package (an external C program built against it), an external Rust
 # crate depending on `hir` as the README says, the Python package (built as
 # a manylinux_2_28 wheel with maturin, its tag checked by auditwheel, its
-# pytest tests and the tp_mlp example on the cpu backend), a bounded mutation
+# pytest tests and the tp_mlp example on the cpu backend, then the wheel run
+# on glibc 2.31 in a Debian 11 chroot), a bounded mutation
 # fuzz of hir-opt and hir-run (no panic, crash or hang; under two minutes) and
 # of the Python API (one minute), then the lit suite (which drives hir-opt,
 # the examples and the mlir-opt plugin). The last line is lit's count as
@@ -19,6 +20,7 @@ cargo test --release --locked
 scripts/cmake-consumer.sh
 scripts/rust-consumer.sh
 scripts/python.sh
+scripts/older-glibc.sh
 python3 scripts/fuzz.py --mutants 2500 --seconds 100
 # The Python API's fuzz, then its self-check: a wrong meaning must be found.
 target/python-venv/bin/python scripts/fuzz_python.py --seconds 60
