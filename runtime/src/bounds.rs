@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::lock;
 use crate::memref::Operand;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One rank's known buffers.
 #[derive(Debug, Default)]
@@ -80,36 +80,45 @@ impl Allocations {
         })
     }
 
-    /// Checks every operand of one call: its allocated pointer is in a known
-    /// buffer and its bytes lie inside that buffer. `operands` are numbered
-    /// as the entry's arguments (1-based) in the errors.
-    pub(crate) fn check(&self, operands: &[(usize, &Operand)]) -> Result<()> {
-        let table = lock(&self.0);
-        for &(number, operand) in operands {
-            let base = operand.allocated;
-            let Some((&start, &(end, _))) = table.by_start.range(..=base).next_back() else {
-                return Err(unknown(number, operand));
-            };
-            if base >= end {
-                return Err(unknown(number, operand));
-            }
-            let span = operand.view.byte_range()?;
-            if span.is_empty() {
-                continue;
-            }
-            if span.start < start || span.end > end {
-                let offset = span.start as i128 - start as i128;
-                return Err(Error::Invalid(format!(
-                    "operand #{number} view [offset {offset} B, {}] {} its allocation of {} B",
-                    describe(operand),
-                    if span.start < start {
-                        "starts before"
-                    } else {
-                        "overruns"
-                    },
-                    end - start
-                )));
-            }
+    /// The check of one call's operands, under one lock for all of them.
+    pub(crate) fn checker(&self) -> Checker<'_> {
+        Checker(lock(&self.0))
+    }
+}
+
+/// [`Allocations::checker`]: the table, locked while a call's operands are
+/// checked.
+pub(crate) struct Checker<'a>(MutexGuard<'a, Table>);
+
+impl Checker<'_> {
+    /// Checks operand `number` (1-based, as the entry's arguments) of a
+    /// call: its allocated pointer is in a known buffer and its bytes lie
+    /// inside that buffer.
+    pub(crate) fn check(&self, number: usize, operand: &Operand) -> Result<()> {
+        let table = &self.0;
+        let base = operand.allocated;
+        let Some((&start, &(end, _))) = table.by_start.range(..=base).next_back() else {
+            return Err(unknown(number, operand));
+        };
+        if base >= end {
+            return Err(unknown(number, operand));
+        }
+        let span = operand.view.byte_range()?;
+        if span.is_empty() {
+            return Ok(());
+        }
+        if span.start < start || span.end > end {
+            let offset = span.start as i128 - start as i128;
+            return Err(Error::Invalid(format!(
+                "operand #{number} view [offset {offset} B, {}] {} its allocation of {} B",
+                describe(operand),
+                if span.start < start {
+                    "starts before"
+                } else {
+                    "overruns"
+                },
+                end - start
+            )));
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ use crate::memref::read_i64s;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Transfer};
 use args::{Buf, axis_list, backend, fixed, non_negative, permuted, reshaped, team, views};
 use hir_abi::fused::Program;
-use hir_abi::{Collective, DType, Entry, ReduceKind};
+use hir_abi::{Collective, Entry, ReduceKind};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -124,21 +124,13 @@ unsafe fn compute(entry: Entry, bufs: &[Buf], axes: Option<Buf>) {
             }
             (op, _) => op,
         };
-        let typed: Vec<(Buf, DType)> = bufs
+        // The inputs are of `dtype`, the output (last) of `out_dtype`.
+        let last = bufs.len() - 1;
+        let typed = bufs
             .iter()
             .enumerate()
-            .map(|(index, &buf)| {
-                (
-                    buf,
-                    if index + 1 == bufs.len() {
-                        out_dtype
-                    } else {
-                        dtype
-                    },
-                )
-            })
-            .collect();
-        let mut inputs = unsafe { views(device, &typed) }?;
+            .map(|(index, &buf)| (buf, if index == last { out_dtype } else { dtype }));
+        let mut inputs = unsafe { views(device, typed) }?;
         let output = inputs.pop().expect("compute entries take buffers");
         if let (Entry::Transpose(_), Some(permutation)) = (entry, axes) {
             // A copy from the input viewed with its axes permuted.
@@ -159,9 +151,9 @@ unsafe fn attention(entry: Entry, bufs: &[Buf], scale: f64, causal: i64) {
         let (Entry::Attention(dtype) | Entry::AttentionMask(dtype)) = entry else {
             unreachable!("{entry} is not an attention")
         };
-        let typed: Vec<(Buf, DType)> = bufs.iter().map(|&buf| (buf, dtype)).collect();
+        let typed = bufs.iter().map(|&buf| (buf, dtype));
         // SAFETY: the entry's caller passes valid descriptors.
-        let mut inputs = unsafe { views(device, &typed) }?;
+        let mut inputs = unsafe { views(device, typed) }?;
         let output = inputs.pop().expect("attention entries take buffers");
         device.compute(Kernel {
             op: KernelOp::Attention {
@@ -187,8 +179,8 @@ unsafe fn fused(program: Buf, bufs: &[Buf]) {
                 bufs.len()
             )));
         }
-        let typed: Vec<(Buf, DType)> = bufs.iter().copied().zip(decoded.dtypes.clone()).collect();
-        let buffers = unsafe { views(device, &typed) }?;
+        let typed = bufs.iter().copied().zip(decoded.dtypes.iter().copied());
+        let buffers = unsafe { views(device, typed) }?;
         device.fused(FusedKernel {
             program: Arc::new(decoded),
             words: words.into(),

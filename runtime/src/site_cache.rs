@@ -319,11 +319,11 @@ mod tests {
             allocated: ptr.as_ptr() as usize,
             view: crate::memref::View::contiguous(hir_abi::DType::F32, ptr.as_ptr(), &[8]),
         };
-        assert!(cache.known.check(&[(1, &operand(a))]).is_ok());
+        assert!(cache.known.checker().check(1, &operand(a)).is_ok());
         free(&mut cache, a, 0);
-        assert!(cache.known.check(&[(1, &operand(a))]).is_err());
+        assert!(cache.known.checker().check(1, &operand(a)).is_err());
         assert_eq!(cache.alloc(1, 32, 0, 0).unwrap().ptr, a);
-        assert!(cache.known.check(&[(1, &operand(a))]).is_ok());
+        assert!(cache.known.checker().check(1, &operand(a)).is_ok());
     }
 
     #[test]

@@ -29,7 +29,7 @@ fn a_view_must_lie_inside_the_buffer_it_names() {
     let table = Arc::new(Allocations::default());
     let _a = table.register(0x1000 as *const u8, 256).unwrap();
     let _b = table.register(0x1100 as *const u8, 256).unwrap();
-    let check = |operand: &Operand| table.check(&[(1, operand)]);
+    let check = |operand: &Operand| table.checker().check(1, operand);
     // The whole of a, a strided view of it, a broadcast, an empty view.
     check(&operand(0x1000, 0x1000, &[64], &[1])).unwrap();
     check(&operand(0x1000, 0x1000, &[4, 8], &[16, 2])).unwrap();
@@ -61,15 +61,16 @@ fn registrations_end_when_dropped_and_stale_records_are_replaced() {
     let new = table.register(0x1080 as *const u8, 64).unwrap();
     assert!(
         table
-            .check(&[(1, &operand(0x1000, 0x1000, &[1], &[1]))])
+            .checker()
+            .check(1, &operand(0x1000, 0x1000, &[1], &[1]))
             .is_err()
     );
     // ... and dropping the old registration leaves the new one.
     drop(old);
     let inside = operand(0x1080, 0x1080, &[16], &[1]);
-    table.check(&[(1, &inside)]).unwrap();
+    table.checker().check(1, &inside).unwrap();
     drop(new);
-    assert!(table.check(&[(1, &inside)]).is_err());
+    assert!(table.checker().check(1, &inside).is_err());
     assert!(table.register(usize::MAX as *const u8, 2).is_err());
 }
 

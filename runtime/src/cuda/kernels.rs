@@ -2,10 +2,8 @@
 //! fill, iota, sum/amax over axes and broadcast, all on strided views; on the
 //! integer types only the ops that take them (`Unary::takes`, `Binary::takes`)
 //! and casts to and from every type, computed exactly (wrapping; the cpu
-//! backend's `casts` semantics). The source is
-//! `kernels.cu` plus one `extern "C"` entry per (op, element type) generated
-//! here; it is compiled once per process and architecture, and loaded once
-//! per rank's context.
+//! backend's `casts` semantics). Their source is `kernel_source.rs`'s; the
+//! module is loaded once per rank's context, every entry looked up then.
 //!
 //! Before a launch, axes are simplified ([`coalesce`], `axes.rs`): axes of
 //! size 1 are dropped and neighbours that are contiguous in every view are
@@ -13,23 +11,18 @@
 //! along an outer axis of a contiguous buffer is two.
 
 use super::axes::coalesce;
+use super::kernel_source::{Generator, Key, WIDE, Way, ptx};
 use super::{Check, Stream};
 use crate::error::{Error, Result};
-use crate::lock;
 use crate::memref::View;
 use cudarc::driver::{result as cu, sys};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
-use hir_abi::{Binary, DType, Reduction, Unary};
+use hir_abi::{Binary, Reduction, Unary};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::fmt::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 
 /// Must match `HIR_MAX_RANK` in `kernels.cu`.
 pub(crate) const MAX_RANK: usize = 8;
 const THREADS: u32 = 256;
-/// The bytes a thread moves per access on the wide paths.
-const WIDE: usize = 16;
 /// Outputs from which a reduction over outer axes runs a thread per output
 /// however long it is: the threads read neighbouring elements, and there are
 /// enough of them to fill the GPU.
@@ -102,203 +95,6 @@ struct Reduce {
     input: KView,
 }
 
-fn element(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "F32",
-        DType::BF16 => "BF16",
-        DType::F16 => "F16",
-        DType::I32 => "I32",
-        DType::I64 => "I64",
-    }
-}
-
-fn word(size: usize) -> &'static str {
-    match size {
-        2 => "unsigned short",
-        4 => "unsigned",
-        8 => "u64",
-        _ => "Word16",
-    }
-}
-
-/// The `kernels.cu` functor of an op on `dtype`: `OpNeg` for `neg` on a
-/// float type, `IntNeg` on an integer type.
-fn op_functor(name: &str, dtype: DType) -> String {
-    let float = functor(name);
-    if dtype.is_float() {
-        float
-    } else {
-        float.replacen("Op", "Int", 1)
-    }
-}
-
-/// The kernel source: `kernels.cu` and its entries.
-fn source() -> String {
-    let mut source = include_str!("kernels.cu").to_string();
-    let mut entry = |name: String, body: String, params: &str| {
-        writeln!(
-            source,
-            "extern \"C\" __global__ void {name}({params} p) {{ {body}(p); }}"
-        )
-        .expect("writing to a string");
-    };
-    for size in [2, 4, 8, WIDE] {
-        entry(
-            copy_name(size),
-            format!("copy<{}>", word(size)),
-            "Pointwise",
-        );
-    }
-    for dtype in DType::ALL {
-        let e = element(dtype);
-        for op in Unary::ALL.into_iter().filter(|op| op.takes(dtype)) {
-            entry(
-                unary_name(op, dtype),
-                format!("unary<{e}, {e}, {}>", op_functor(op.name(), dtype)),
-                "Pointwise",
-            );
-        }
-        // Every cast but an integer type to itself (a copy).
-        for to in DType::ALL {
-            let t = element(to);
-            let functor = match (dtype.is_float(), to.is_float()) {
-                (true, true) => "OpCast".to_string(),
-                _ if dtype == to => continue,
-                (true, false) => format!("OpTo{t}"),
-                (false, true) => format!("IntTo{t}"),
-                (false, false) => "IntCast".to_string(),
-            };
-            entry(
-                cast_name(dtype, to),
-                format!("unary<{e}, {t}, {functor}>"),
-                "Pointwise",
-            );
-        }
-        for op in Binary::ALL.into_iter().filter(|op| op.takes(dtype)) {
-            let o = op_functor(op.name(), dtype);
-            entry(
-                binary_name(op, dtype),
-                format!("binary<{e}, {o}>"),
-                "Pointwise",
-            );
-            entry(
-                format!("{}_wide", binary_name(op, dtype)),
-                format!("binary_wide<{e}, {o}>"),
-                "Pointwise",
-            );
-        }
-        entry(where_name(dtype), format!("where<{e}>"), "Ternary");
-        for generator in ["fill", "iota", "random"] {
-            let template = if dtype.is_float() {
-                generator.to_string()
-            } else {
-                format!("{generator}_int")
-            };
-            let params = if generator == "random" {
-                "Random"
-            } else {
-                "Generate"
-            };
-            entry(
-                generate_name(generator, dtype),
-                format!("{template}<{e}>"),
-                params,
-            );
-        }
-        for op in Reduction::ALL {
-            let o = match (op, dtype.is_float()) {
-                (Reduction::Sum, true) => "SumOp",
-                (Reduction::Amax, true) => "AmaxOp",
-                (Reduction::Sum, false) => "IntSumOp",
-                (Reduction::Amax, false) => "IntAmaxOp",
-            };
-            entry(
-                reduce_name(op, dtype),
-                format!("reduce<{e}, {o}>"),
-                "Reduce",
-            );
-            entry(
-                format!("{}_short", reduce_name(op, dtype)),
-                format!("reduce_short<{e}, {o}>"),
-                "Reduce",
-            );
-            entry(
-                format!("{}_wide", reduce_name(op, dtype)),
-                format!("reduce_wide<{e}, {o}>"),
-                "Reduce",
-            );
-            entry(
-                format!("{}_split", reduce_name(op, dtype)),
-                format!("reduce_split<{e}, {o}>"),
-                "Reduce",
-            );
-        }
-    }
-    source
-}
-
-fn copy_name(size: usize) -> String {
-    format!("hir_copy_{}", size * 8)
-}
-
-fn unary_name(op: Unary, dtype: DType) -> String {
-    format!("hir_{}_{}", op.name(), dtype.mlir())
-}
-
-/// The functor `kernels.cu` defines for an op: `OpNeg` for `neg`.
-fn functor(name: &str) -> String {
-    let mut chars = name.chars();
-    let first = chars.next().map(|c| c.to_ascii_uppercase());
-    format!(
-        "Op{}{}",
-        first.into_iter().collect::<String>(),
-        chars.as_str()
-    )
-}
-
-fn cast_name(from: DType, to: DType) -> String {
-    format!("hir_cast_{}_{}", from.mlir(), to.mlir())
-}
-
-fn binary_name(op: Binary, dtype: DType) -> String {
-    format!("hir_{}_{}", op.name(), dtype.mlir())
-}
-
-fn where_name(dtype: DType) -> String {
-    format!("hir_where_{}", dtype.mlir())
-}
-
-/// `hir_fill_f32`, `hir_iota_f32`, ...
-fn generate_name(generator: &str, dtype: DType) -> String {
-    format!("hir_{generator}_{}", dtype.mlir())
-}
-
-fn reduce_name(op: Reduction, dtype: DType) -> String {
-    format!("hir_{}_{}", op.name(), dtype.mlir())
-}
-
-/// The PTX of [`source`] for `compute_<arch>`, compiled on first use.
-fn ptx(arch: i32) -> Result<Arc<CString>> {
-    static CACHE: OnceLock<Mutex<HashMap<i32, Arc<CString>>>> = OnceLock::new();
-    let mut cache = lock(CACHE.get_or_init(Mutex::default));
-    if let Some(ptx) = cache.get(&arch) {
-        return Ok(ptx.clone());
-    }
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture=compute_{arch}")],
-        name: Some("hir_kernels.cu".into()),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(source(), options).map_err(|error| {
-        Error::Cuda(format!(
-            "NVRTC cannot compile the runtime's kernels: {error}"
-        ))
-    })?;
-    let ptx = Arc::new(CString::new(ptx.to_src()).expect("PTX is text"));
-    cache.insert(arch, ptx.clone());
-    Ok(ptx)
-}
-
 /// Loads every function of `module` now, not at its first launch. Under
 /// CUDA's lazy loading (the default) a first launch loads its function, and
 /// that load is ordered after the work in flight in the context, with later
@@ -328,7 +124,8 @@ pub(crate) fn load_functions(module: sys::CUmodule) -> Result<()> {
 /// The kernels loaded into one context.
 pub(crate) struct Kernels {
     module: sys::CUmodule,
-    functions: Mutex<HashMap<String, sys::CUfunction>>,
+    /// Every entry of the module, looked up when it was loaded.
+    functions: HashMap<Key, sys::CUfunction>,
     /// Blocks per launch at most: the grid strides over the rest.
     max_blocks: u32,
 }
@@ -346,61 +143,60 @@ impl Kernels {
         // SAFETY: NUL-terminated PTX text.
         let module = unsafe { cu::module::load_data(ptx.as_ptr().cast()) }
             .check("loading the runtime's kernels")?;
-        load_functions(module)?;
-        Ok(Kernels {
+        // Owned from here, so that a failed lookup unloads it.
+        let mut kernels = Kernels {
             module,
-            functions: Mutex::default(),
+            functions: HashMap::new(),
             max_blocks: sms * 16,
-        })
-    }
-
-    fn function(&self, name: &str) -> Result<sys::CUfunction> {
-        let mut functions = lock(&self.functions);
-        if let Some(&function) = functions.get(name) {
-            return Ok(function);
+        };
+        load_functions(module)?;
+        for key in Key::all() {
+            let name = key.name();
+            let c_name = CString::new(name.as_str()).expect("kernel names have no NUL");
+            // SAFETY: the module is loaded until `kernels` drops.
+            let function = unsafe { cu::module::get_function(module, c_name) }
+                .check(&format!("finding kernel {name}"))?;
+            kernels.functions.insert(key, function);
         }
-        let c_name = CString::new(name).expect("kernel names have no NUL");
-        // SAFETY: the module is loaded until `self` drops.
-        let function = unsafe { cu::module::get_function(self.module, c_name) }
-            .check(&format!("finding kernel {name}"))?;
-        functions.insert(name.to_string(), function);
-        Ok(function)
+        Ok(kernels)
     }
 
     fn launch<P>(
         &self,
-        name: &str,
+        key: Key,
         blocks: u32,
         threads: u32,
         params: &P,
         stream: Stream,
     ) -> Result<()> {
-        self.launch_blocks(name, blocks, (threads, 1), params, stream)
+        self.launch_blocks(key, blocks, (threads, 1), params, stream)
     }
 
     /// [`Kernels::launch`] with blocks of `block` (x, y) threads.
     fn launch_blocks<P>(
         &self,
-        name: &str,
+        key: Key,
         blocks: u32,
         (x, y): (u32, u32),
         params: &P,
         stream: Stream,
     ) -> Result<()> {
-        let function = self.function(name)?;
+        let function = *self.functions.get(&key).ok_or_else(|| {
+            Error::Invalid(format!("the runtime's module has no kernel {}", key.name()))
+        })?;
         let mut args = [params as *const P as *mut c_void];
         // SAFETY: `params` is the kernel's one by-value parameter, whose layout
         // it mirrors; cuLaunchKernel copies it before returning.
         unsafe { cu::launch_kernel(function, (blocks, 1, 1), (x, y, 1), 0, stream, &mut args) }
-            .check_with(|| format!("launching {name}"))
+            .check_with(|| format!("launching {}", key.name()))
     }
 
-    /// Launches `name` over `out`'s shape, or `wide` (the same op on
+    /// Launches `key` over `out`'s shape, or `wide` (the same op on
     /// WIDE-byte words) where every view allows it (see `lanes`).
     fn pointwise(
         &self,
-        name: &str,
-        wide: Option<&str>,
+        key: Key,
+        wide: Option<Key>,
         out: &View,
         inputs: &[&View],
         stream: Stream,
@@ -426,13 +222,13 @@ impl Kernels {
             ),
             None => 1,
         };
-        let name = match wide {
+        let key = match wide {
             Some(wide) if lanes > 1 => {
                 *sizes.last_mut().expect("lanes > 1 has an axis") /= lanes;
                 strides.iter_mut().for_each(|view| widen(view, lanes));
                 wide
             }
-            _ => name,
+            _ => key,
         };
         let numel = numel / lanes;
         let mut params = Pointwise {
@@ -455,33 +251,29 @@ impl Kernels {
                     p: params,
                     c: kview(c.ptr, &strides[3])?,
                 };
-                self.launch(name, blocks, THREADS, &params, stream)
+                self.launch(key, blocks, THREADS, &params, stream)
             }
-            None => self.launch(name, blocks, THREADS, &params, stream),
+            None => self.launch(key, blocks, THREADS, &params, stream),
         }
     }
 
     /// Copies `from` into `to` (same element size and shape), bit for bit.
     pub fn copy(&self, from: &View, to: &View, stream: Stream) -> Result<()> {
-        let name = copy_name(from.dtype.size());
-        self.pointwise(&name, Some(&copy_name(WIDE)), to, &[from], stream)
+        let key = Key::Copy(from.dtype.size());
+        self.pointwise(key, Some(Key::Copy(WIDE)), to, &[from], stream)
     }
 
     pub fn unary(&self, op: Unary, input: &View, out: &View, stream: Stream) -> Result<()> {
-        self.pointwise(&unary_name(op, input.dtype), None, out, &[input], stream)
+        let key = Key::Unary(op, input.dtype);
+        self.pointwise(key, None, out, &[input], stream)
     }
 
     pub fn cast(&self, input: &View, out: &View, stream: Stream) -> Result<()> {
         if input.dtype == out.dtype {
             return self.copy(input, out, stream);
         }
-        self.pointwise(
-            &cast_name(input.dtype, out.dtype),
-            None,
-            out,
-            &[input],
-            stream,
-        )
+        let key = Key::Cast(input.dtype, out.dtype);
+        self.pointwise(key, None, out, &[input], stream)
     }
 
     pub fn binary(
@@ -492,9 +284,8 @@ impl Kernels {
         out: &View,
         stream: Stream,
     ) -> Result<()> {
-        let name = binary_name(op, out.dtype);
-        let wide = format!("{name}_wide");
-        self.pointwise(&name, Some(&wide), out, &[lhs, rhs], stream)
+        let (key, wide) = (Key::Binary(op, out.dtype), Key::BinaryWide(op, out.dtype));
+        self.pointwise(key, Some(wide), out, &[lhs, rhs], stream)
     }
 
     /// `out` is `lhs` where `mask` is nonzero, `rhs` elsewhere.
@@ -506,18 +297,18 @@ impl Kernels {
         out: &View,
         stream: Stream,
     ) -> Result<()> {
-        self.pointwise(&where_name(out.dtype), None, out, &[mask, lhs, rhs], stream)
+        self.pointwise(Key::Where(out.dtype), None, out, &[mask, lhs, rhs], stream)
     }
 
     /// Every element of `out` is `value`, rounded to its element type (an
     /// integer type's value is integral, passed exactly as the offset).
     pub fn fill(&self, value: f64, out: &View, stream: Stream) -> Result<()> {
         let index = vec![0; out.rank()];
-        let name = generate_name("fill", out.dtype);
+        let key = Key::Generate(Generator::Fill, out.dtype);
         if out.dtype.is_float() {
-            self.generate(&name, out, &index, 0, value as f32, stream)
+            self.generate(key, out, &index, 0, value as f32, stream)
         } else {
-            self.generate(&name, out, &index, value as i64, 0.0, stream)
+            self.generate(key, out, &index, value as i64, 0.0, stream)
         }
     }
 
@@ -525,8 +316,8 @@ impl Kernels {
     pub fn iota(&self, axis: usize, offset: i64, out: &View, stream: Stream) -> Result<()> {
         let mut index = vec![0; out.rank()];
         index[axis] = 1;
-        let name = generate_name("iota", out.dtype);
-        self.generate(&name, out, &index, offset, 0.0, stream)
+        let key = Key::Generate(Generator::Iota, out.dtype);
+        self.generate(key, out, &index, offset, 0.0, stream)
     }
 
     /// Fills `out` with the random values keyed `key` (`crate::random`) of
@@ -547,15 +338,15 @@ impl Kernels {
         let offset = i64::try_from(first)
             .map_err(|_| Error::Invalid(format!("element {first} is past i64")))?;
         let params = Random { p, offset, key };
-        let name = generate_name("random", out.dtype);
-        self.launch(&name, blocks, THREADS, &params, stream)
+        let key = Key::Generate(Generator::Random, out.dtype);
+        self.launch(key, blocks, THREADS, &params, stream)
     }
 
-    /// Launches the `Generate` kernel `name` over `out`'s shape, `index`
+    /// Launches the `Generate` kernel `key` over `out`'s shape, `index`
     /// the strides of its never-read view `a` (see `kernels.cu`).
     fn generate(
         &self,
-        name: &str,
+        key: Key,
         out: &View,
         index: &[usize],
         offset: i64,
@@ -566,7 +357,7 @@ impl Kernels {
             return Ok(());
         };
         let params = Generate { p, offset, value };
-        self.launch(name, blocks, THREADS, &params, stream)
+        self.launch(key, blocks, THREADS, &params, stream)
     }
 
     /// A launch of no input over `out`'s shape (`Generate`, `Random`): its
@@ -655,7 +446,7 @@ impl Kernels {
             out: kview(out.ptr, &kept_strides[0])?,
             input: kview(input.ptr, &kept_strides[1])?,
         };
-        let name = reduce_name(op, out.dtype);
+        let way = |way| Key::Reduce(op, out.dtype, way);
         let contiguous = kept_strides[1].last() == Some(&1);
         let lanes = lanes(
             out.dtype.size(),
@@ -685,27 +476,21 @@ impl Kernels {
             && words < SPLIT_BELOW
         {
             let (blocks, block) = self.split_blocks(words);
-            return self.launch_blocks(&format!("{name}_split"), blocks, block, wide, stream);
+            return self.launch_blocks(way(Way::Split), blocks, block, wide, stream);
         }
         if reduced < 32 || (contiguous && outputs >= MANY_OUTPUTS) {
-            let (kernel, params) = match wide {
-                None => ("short", params),
-                Some(wide) => ("wide", wide),
+            let (chosen, params) = match wide {
+                None => (Way::Short, params),
+                Some(wide) => (Way::Wide, wide),
             };
             let blocks = (params.outputs as usize)
                 .div_ceil(THREADS as usize)
                 .min(self.max_blocks as usize) as u32;
-            return self.launch(
-                &format!("{name}_{kernel}"),
-                blocks,
-                THREADS,
-                &params,
-                stream,
-            );
+            return self.launch(way(chosen), blocks, THREADS, &params, stream);
         }
         let threads = (reduced.div_ceil(32) * 32).clamp(32, THREADS as usize) as u32;
         let blocks = outputs.min(self.max_blocks as usize * 4) as u32;
-        self.launch(&name, blocks, threads, &params, stream)
+        self.launch(way(Way::Block), blocks, threads, &params, stream)
     }
 }
 

@@ -14,15 +14,19 @@ pub(super) type Buf = *const UnrankedMemRef;
 /// Decodes an entry's buffer arguments `(buf, dtype)`, which come first in
 /// every entry that takes buffers, and checks them all against the rank's
 /// known buffers (one lookup each, under one lock).
-pub(super) unsafe fn views(device: &dyn Device, bufs: &[(Buf, DType)]) -> Result<Vec<View>> {
-    let operands = bufs
-        .iter()
+pub(super) unsafe fn views(
+    device: &dyn Device,
+    bufs: impl ExactSizeIterator<Item = (Buf, DType)>,
+) -> Result<Vec<View>> {
+    let mut views = Vec::with_capacity(bufs.len());
+    let checker = device.allocations().checker();
+    for (number, (buf, dtype)) in (1..).zip(bufs) {
         // SAFETY: the entry's caller passes valid descriptors.
-        .map(|&(buf, dtype)| unsafe { Operand::from_unranked(buf, dtype) })
-        .collect::<Result<Vec<_>>>()?;
-    let numbered: Vec<(usize, &Operand)> = (1..).zip(&operands).collect();
-    device.allocations().check(&numbered)?;
-    Ok(operands.into_iter().map(|operand| operand.view).collect())
+        let operand = unsafe { Operand::from_unranked(buf, dtype) }?;
+        checker.check(number, &operand)?;
+        views.push(operand.view);
+    }
+    Ok(views)
 }
 
 /// As [`views`], for a fixed number of buffers.
@@ -31,7 +35,7 @@ pub(super) unsafe fn fixed<const N: usize>(
     bufs: [(Buf, DType); N],
 ) -> Result<[View; N]> {
     // SAFETY: as `views`.
-    let views = unsafe { views(device, &bufs) }?;
+    let views = unsafe { views(device, bufs.into_iter()) }?;
     Ok(views
         .try_into()
         .unwrap_or_else(|_| unreachable!("one view per buffer")))
