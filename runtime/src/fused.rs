@@ -6,7 +6,7 @@
 //! compiles it into one kernel (`cuda/fused.rs`).
 
 use crate::error::{Error, Result};
-use crate::memref::View;
+use crate::memref::{Extents, View};
 use hir_abi::Entry;
 use hir_abi::fused::{Load, MAX_RANK, Program, Store};
 use std::sync::Arc;
@@ -76,7 +76,7 @@ impl FusedKernel {
                 false => shape,
             };
             let sizes = &self.buffers[store.buffer].sizes;
-            if sizes != expected {
+            if sizes[..] != expected[..] {
                 return Err(invalid(format!(
                     "output buffer {} of shape {sizes:?} is not of the shape {expected:?} \
                      (the iteration shape {shape:?}{})",
@@ -95,7 +95,7 @@ impl FusedKernel {
                 .map(|axis| shape[axis])
                 .collect();
             let sizes = &self.buffers[load.buffer].sizes;
-            if load.broadcast.iter().any(|&axis| axis >= shape.len()) || *sizes != kept {
+            if load.broadcast.iter().any(|&axis| axis >= shape.len()) || sizes[..] != kept[..] {
                 return Err(invalid(format!(
                     "buffer {} of shape {sizes:?} is not the iteration shape {shape:?} \
                      without the axes {:?}",
@@ -118,7 +118,7 @@ impl FusedKernel {
             })
             .collect();
         View {
-            sizes: self.shape().to_vec(),
+            sizes: Extents::from_slice(self.shape()),
             strides,
             ..buffer.clone()
         }
@@ -134,7 +134,7 @@ impl FusedKernel {
         let mut strides = buffer.strides.clone();
         strides.push(0);
         View {
-            sizes: self.shape().to_vec(),
+            sizes: Extents::from_slice(self.shape()),
             strides,
             ..buffer.clone()
         }

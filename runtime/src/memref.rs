@@ -27,10 +27,14 @@ pub struct View {
     pub dtype: DType,
     /// The first element (`aligned + offset`).
     pub ptr: *mut u8,
-    pub sizes: Vec<usize>,
+    pub sizes: Extents,
     /// In elements; may be zero (broadcast) but not negative.
-    pub strides: Vec<usize>,
+    pub strides: Extents,
 }
+
+/// A view's sizes or strides: inline up to six axes, so that decoding the
+/// views of a small op allocates nothing for them.
+pub type Extents = smallvec::SmallVec<[usize; 6]>;
 
 // A view is a description of memory owned elsewhere; the runtime's ordering
 // (streams, events, requests) and race detection govern who touches it when.
@@ -40,7 +44,7 @@ unsafe impl Sync for View {}
 impl View {
     /// A view of `sizes` at `ptr` in row-major (C) order.
     pub fn contiguous(dtype: DType, ptr: *mut u8, sizes: &[usize]) -> View {
-        let mut strides = vec![0; sizes.len()];
+        let mut strides = Extents::from_elem(0, sizes.len());
         let mut stride = 1;
         for (axis, &size) in sizes.iter().enumerate().rev() {
             strides[axis] = stride;
@@ -49,7 +53,7 @@ impl View {
         View {
             dtype,
             ptr,
-            sizes: sizes.to_vec(),
+            sizes: Extents::from_slice(sizes),
             strides,
         }
     }
@@ -171,10 +175,10 @@ impl Operand {
 }
 
 /// The sizes and strides of a ranked descriptor's fields, none negative.
-fn extents(fields: &[i64]) -> Result<(Vec<usize>, Vec<usize>)> {
+fn extents(fields: &[i64]) -> Result<(Extents, Extents)> {
     let rank = (fields.len() - 3) / 2;
-    let mut sizes = Vec::with_capacity(rank);
-    let mut strides = Vec::with_capacity(rank);
+    let mut sizes = Extents::with_capacity(rank);
+    let mut strides = Extents::with_capacity(rank);
     for axis in 0..rank {
         let (size, stride) = (fields[3 + axis], fields[3 + rank + axis]);
         if size < 0 || stride < 0 {
@@ -234,7 +238,7 @@ pub unsafe fn read_i64_table(memref: *const UnrankedMemRef) -> Result<(Vec<usize
         // contract), and the largest one fits (checked above).
         .map(|offset| unsafe { *base.wrapping_add(offset) })
         .collect();
-    Ok((sizes, values))
+    Ok((sizes.to_vec(), values))
 }
 
 /// The largest element offset of a strided shape: `None` when it has no
@@ -534,8 +538,8 @@ pub(crate) mod tests {
         // [4, 3, 8] f32 sliced along the middle axis: runs of 32 bytes.
         let full = View::contiguous(DType::F32, base, &[4, 3, 8]);
         let a = View {
-            sizes: vec![4, 8],
-            strides: vec![24, 1],
+            sizes: smallvec::smallvec![4, 8],
+            strides: smallvec::smallvec![24, 1],
             ..full.clone()
         };
         let b = View {
@@ -546,8 +550,8 @@ pub(crate) mod tests {
         assert!(a.footprint().overlaps(&full.footprint()));
         let column = View {
             ptr: base.wrapping_add(4),
-            sizes: vec![12],
-            strides: vec![8],
+            sizes: smallvec::smallvec![12],
+            strides: smallvec::smallvec![8],
             ..full.clone()
         };
         assert!(a.footprint().overlaps(&column.footprint()));

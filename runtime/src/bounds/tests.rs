@@ -17,8 +17,8 @@ fn operand(allocated: usize, ptr: usize, sizes: &[usize], strides: &[usize]) -> 
         view: View {
             dtype: DType::F32,
             ptr: ptr as *mut u8,
-            sizes: sizes.to_vec(),
-            strides: strides.to_vec(),
+            sizes: crate::memref::Extents::from_slice(sizes),
+            strides: crate::memref::Extents::from_slice(strides),
         },
         allocated,
     }

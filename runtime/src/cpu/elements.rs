@@ -7,7 +7,7 @@
 //! than its buffer) is an error.
 
 use crate::error::{Error, Result};
-use crate::memref::View;
+use crate::memref::{Extents, View};
 use half::{bf16, f16};
 use hir_abi::DType;
 
@@ -132,7 +132,9 @@ pub(crate) fn copy(from: &View, to: &View) {
 
 /// Row-major strides of a contiguous shape.
 pub(super) fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
-    View::contiguous(DType::F32, std::ptr::null_mut(), sizes).strides
+    View::contiguous(DType::F32, std::ptr::null_mut(), sizes)
+        .strides
+        .to_vec()
 }
 
 /// For each element of `full` (row-major), the row-major index of the element
@@ -150,8 +152,8 @@ pub(crate) fn projection(full: &[usize], dropped: &[usize]) -> Result<Vec<usize>
     let view = View {
         dtype: DType::F32,
         ptr: std::ptr::null_mut(),
-        sizes: full.to_vec(),
-        strides,
+        sizes: Extents::from_slice(full),
+        strides: strides.into(),
     };
     let mut offsets = with_capacity(view.numel())?;
     offsets.extend(view.offsets());

@@ -12,7 +12,7 @@ use super::elements::round;
 use super::kernels::{binary, unary};
 use crate::error::Result;
 use crate::fused::FusedKernel;
-use crate::memref::View;
+use crate::memref::{Extents, View};
 use half::{bf16, f16};
 use hir_abi::fused::Instr;
 use hir_abi::{DType, Reduction};
@@ -137,8 +137,8 @@ pub(crate) fn run(kernel: &FusedKernel) -> Result<()> {
 fn rows_of(view: View) -> View {
     let rank = view.sizes.len();
     View {
-        sizes: view.sizes[..rank - 1].to_vec(),
-        strides: view.strides[..rank - 1].to_vec(),
+        sizes: Extents::from_slice(&view.sizes[..rank - 1]),
+        strides: Extents::from_slice(&view.strides[..rank - 1]),
         ..view
     }
 }

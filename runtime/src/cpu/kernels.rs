@@ -222,8 +222,8 @@ pub(crate) fn run(kernel: &Kernel) -> Result<()> {
             let rows = input.numel() / k.max(1);
             // `weight [n, k]` read transposed, as `[k, n]`.
             let transposed = View {
-                sizes: vec![k, n],
-                strides: vec![weight.strides[1], weight.strides[0]],
+                sizes: smallvec::smallvec![k, n],
+                strides: smallvec::smallvec![weight.strides[1], weight.strides[0]],
                 ..weight.clone()
             };
             let mut values = matmul(&load(input)?, &load(&transposed)?, &[(0, 0)], rows, k, n)?;
@@ -269,8 +269,8 @@ mod tests {
             let mut bytes = vec![0u8; 12 * dtype.size()];
             // [2, 3] viewed transposed from a [3, 2] buffer, and the buffer.
             let transposed = View {
-                sizes: vec![2, 3],
-                strides: vec![1, 2],
+                sizes: smallvec::smallvec![2, 3],
+                strides: smallvec::smallvec![1, 2],
                 ..View::contiguous(dtype, bytes.as_mut_ptr(), &[2, 3])
             };
             let whole = View::contiguous(dtype, bytes.as_mut_ptr(), &[3, 2]);

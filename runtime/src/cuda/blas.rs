@@ -320,13 +320,13 @@ impl Blas {
             }
             if view.strides[0] == 0 {
                 let one = View {
-                    sizes: vec![1, view.sizes[1], view.sizes[2]],
+                    sizes: smallvec::smallvec![1, view.sizes[1], view.sizes[2]],
                     ..view.clone()
                 };
                 let copy = scratch.contiguous_copy(kernels, &one, stream)?;
                 return Ok(View {
                     sizes: view.sizes.clone(),
-                    strides: vec![0, copy.strides[1], copy.strides[2]],
+                    strides: smallvec::smallvec![0, copy.strides[1], copy.strides[2]],
                     ..copy
                 });
             }

@@ -86,8 +86,8 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
         KernelOp::Linear | KernelOp::LinearActivation(_) | KernelOp::LinearAccumulate => {
             let weight = &kernel.inputs[1];
             let transposed = View {
-                sizes: vec![weight.sizes[1], weight.sizes[0]],
-                strides: vec![weight.strides[1], weight.strides[0]],
+                sizes: smallvec::smallvec![weight.sizes[1], weight.sizes[0]],
+                strides: smallvec::smallvec![weight.strides[1], weight.strides[0]],
                 ..weight.clone()
             };
             // [B.., K] as [B.., 1, K]: rows fold below.
@@ -146,19 +146,19 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
                 strides[1].first().copied().unwrap_or(0),
             );
             lhs = View {
-                sizes: vec![1, rows, lhs.sizes[lhs_rows + 1]],
-                strides: vec![0, ls, lhs.strides[lhs_rows + 1]],
+                sizes: smallvec::smallvec![1, rows, lhs.sizes[lhs_rows + 1]],
+                strides: smallvec::smallvec![0, ls, lhs.strides[lhs_rows + 1]],
                 ..lhs
             };
             out = View {
-                sizes: vec![1, rows, out.sizes[batch_rank + 1]],
-                strides: vec![0, os, out.strides[batch_rank + 1]],
+                sizes: smallvec::smallvec![1, rows, out.sizes[batch_rank + 1]],
+                strides: smallvec::smallvec![0, os, out.strides[batch_rank + 1]],
                 ..out
             };
             let matrix = rhs.rank() - 2;
             let rhs = View {
-                sizes: [&[1][..], &rhs.sizes[matrix..]].concat(),
-                strides: [&[0][..], &rhs.strides[matrix..]].concat(),
+                sizes: [&[1][..], &rhs.sizes[matrix..]].concat().into(),
+                strides: [&[0][..], &rhs.strides[matrix..]].concat().into(),
                 ..rhs
             };
             return vec![(lhs, rhs, out)];
@@ -202,8 +202,8 @@ pub(super) fn gemms(kernel: &Kernel) -> Vec<(View, View, View)> {
                   offset: usize,
                   batch_stride: usize| View {
             ptr: view.ptr.wrapping_add(offset * view.dtype.size()),
-            sizes: [&[inner][..], sizes].concat(),
-            strides: [&[batch_stride][..], strides].concat(),
+            sizes: [&[inner][..], sizes].concat().into(),
+            strides: [&[batch_stride][..], strides].concat().into(),
             dtype: view.dtype,
         };
         gemms.push((

@@ -284,7 +284,7 @@ mod tests {
     fn interleaved_heads_keep_their_strides() {
         let mut kernel = kernel(DType::BF16, &[4], 160, 160, 128);
         for view in &mut kernel.inputs {
-            view.strides = vec![128, 3 * 4 * 128, 1];
+            view.strides = smallvec::smallvec![128, 3 * 4 * 128, 1];
         }
         let key = problem(&kernel, true).unwrap();
         assert_eq!(key.strides[0], [4 * 128, 128, 3 * 4 * 128, 1]);

@@ -243,7 +243,7 @@ fn function(words: &Arc<[i64]>, program: &Program, entry: &'static str) -> Resul
 /// of `views`.
 pub(crate) fn params(views: &[View]) -> Result<Vec<i64>> {
     let shape = &views[0].sizes;
-    let strides: Vec<Vec<usize>> = views.iter().map(|view| view.strides.clone()).collect();
+    let strides: Vec<Vec<usize>> = views.iter().map(|view| view.strides.to_vec()).collect();
     let (sizes, strides) = coalesce(shape, &strides);
     if sizes.len() > MAX_RANK {
         return Err(Error::Invalid(format!(
@@ -411,8 +411,8 @@ mod tests {
         let view = |strides: Vec<usize>| View {
             dtype: DType::F32,
             ptr: 4096 as *mut u8,
-            sizes: vec![4, 8],
-            strides,
+            sizes: smallvec::smallvec![4, 8],
+            strides: strides.into(),
         };
         let words = params(&[view(vec![8, 1]), view(vec![8, 1])]).unwrap();
         // One axis of 32, read as 16-byte words.
@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(&words[3 + MAX_RANK + 1 + MAX_RANK + 1..][..2], &[0, 1]);
         // A column of a [4, 8] buffer and a misaligned pointer: elements.
         let column = View {
-            sizes: vec![4, 1],
+            sizes: smallvec::smallvec![4, 1],
             ..view(vec![8, 1])
         };
         assert_eq!(params(&[column.clone(), column]).unwrap()[2], 0);

@@ -22,7 +22,7 @@ use super::tests::{Buffer, decode, random};
 use super::{Config, CudaDevice, World};
 use crate::device::Device;
 use crate::fused::FusedKernel;
-use crate::memref::View;
+use crate::memref::{Extents, View};
 use crate::ops::{Kernel, KernelOp};
 use hir_abi::fused::{Instr, Load, Program, Store};
 use hir_abi::{Binary, DType, Unary};
@@ -58,7 +58,7 @@ impl Layout {
             len: sizes.iter().product(),
             offset: 0,
             sizes: sizes.to_vec(),
-            strides,
+            strides: strides.to_vec(),
         }
     }
 
@@ -66,8 +66,8 @@ impl Layout {
         View {
             dtype,
             ptr: base.wrapping_add(self.offset * dtype.size()),
-            sizes: self.sizes.clone(),
-            strides: self.strides.clone(),
+            sizes: Extents::from_slice(&self.sizes),
+            strides: Extents::from_slice(&self.strides),
         }
     }
 }

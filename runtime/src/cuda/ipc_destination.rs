@@ -30,8 +30,8 @@ impl Destination {
             )));
         }
         Ok(Destination(View {
-            sizes,
-            strides: strides.into_iter().next().unwrap_or_default(),
+            sizes: sizes.into(),
+            strides: strides.into_iter().next().unwrap_or_default().into(),
             ..view.clone()
         }))
     }
@@ -62,8 +62,8 @@ impl Destination {
         Ok(Destination(View {
             dtype,
             ptr: usize::try_from(ptr).map_err(|_| malformed())? as *mut u8,
-            sizes: field(0..rank)?,
-            strides: field(rank..2 * rank)?,
+            sizes: field(0..rank)?.into(),
+            strides: field(rank..2 * rank)?.into(),
         }))
     }
 }

@@ -10,8 +10,8 @@ fn view(ptr: usize, sizes: &[usize], strides: &[usize]) -> View {
     View {
         dtype: DType::BF16,
         ptr: ptr as *mut u8,
-        sizes: sizes.to_vec(),
-        strides: strides.to_vec(),
+        sizes: crate::memref::Extents::from_slice(sizes),
+        strides: crate::memref::Extents::from_slice(strides),
     }
 }
 
@@ -106,7 +106,10 @@ fn destinations_fit_the_mailbox() {
     let merged = Destination::of(&tall).unwrap().0;
     assert_eq!(
         (merged.sizes, merged.strides),
-        (vec![1 << (MAX_RANK + 1)], vec![1])
+        (
+            smallvec::smallvec![1 << (MAX_RANK + 1)],
+            smallvec::smallvec![1]
+        )
     );
     // Axes that do not merge are an error.
     let sizes = [2; MAX_RANK + 1];
@@ -133,7 +136,7 @@ fn views_translate_into_the_mapping_that_holds_them() {
     // A [4, 8] bf16 slice with row stride 24 at 0x4010 ends at 0x40d0.
     let inside = translate(&mappings, &view(0x4010, &[4, 8], &[24, 1])).unwrap();
     assert_eq!(inside.ptr as usize, 0x5010);
-    assert_eq!(inside.strides, [24, 1]);
+    assert_eq!(inside.strides[..], [24, 1]);
     assert_eq!(
         translate(&mappings, &view(0x1ff0, &[16], &[1])).map(|v| v.ptr as usize),
         None,

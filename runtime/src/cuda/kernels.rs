@@ -369,7 +369,7 @@ impl Kernels {
         if numel == 0 {
             return Ok(None);
         }
-        let (sizes, strides) = coalesce(&out.sizes, &[out.strides.clone(), index.to_vec()]);
+        let (sizes, strides) = coalesce(&out.sizes, &[&out.strides[..], index]);
         let p = Pointwise {
             rank: sizes.len() as i64,
             numel: numel as i64,
@@ -428,7 +428,7 @@ impl Kernels {
             |axes: &[usize], of: &[usize]| axes.iter().map(|&axis| of[axis]).collect::<Vec<_>>();
         let (kept_sizes, kept_strides) = coalesce(
             &pick(&kept_axes, &input.sizes),
-            &[out.strides.clone(), pick(&kept_axes, &input.strides)],
+            &[&out.strides[..], &pick(&kept_axes, &input.strides)[..]],
         );
         let (reduced_sizes, reduced_strides) = coalesce(
             &pick(&reduced_axes, &input.sizes),

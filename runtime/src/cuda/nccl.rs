@@ -232,8 +232,8 @@ pub(super) fn split(view: &View, axis: usize, parts: usize) -> View {
     let mut strides = vec![extent * view.strides[axis]];
     strides.extend(&view.strides);
     View {
-        sizes,
-        strides,
+        sizes: sizes.into(),
+        strides: strides.into(),
         ..view.clone()
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::memref::{Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
+use crate::memref::{Extents, Operand, UnrankedMemRef, View, read_i64_table, read_i64s};
 use crate::ops::Team;
 use hir_abi::{DType, Transport};
 
@@ -139,8 +139,8 @@ pub(super) fn reshaped(view: &View, sizes: &[usize]) -> Result<View> {
         return Err(cannot());
     }
     Ok(View {
-        sizes: sizes.to_vec(),
-        strides,
+        sizes: Extents::from_slice(sizes),
+        strides: strides.into(),
         ..view.clone()
     })
 }

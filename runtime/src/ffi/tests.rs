@@ -28,14 +28,14 @@ fn every_entry_has_exactly_one_symbol() {
 #[test]
 fn a_transpose_reads_its_input_with_the_axes_permuted() {
     let view = View {
-        sizes: vec![2, 3, 4],
-        strides: vec![12, 4, 1],
+        sizes: smallvec::smallvec![2, 3, 4],
+        strides: smallvec::smallvec![12, 4, 1],
         ..View::contiguous(hir_abi::DType::F32, std::ptr::null_mut(), &[2, 3, 4])
     };
     let moved = permuted(&view, &[2, 0, 1]).unwrap();
     assert_eq!(
         (moved.sizes, moved.strides),
-        (vec![4, 2, 3], vec![1, 12, 4])
+        (smallvec::smallvec![4, 2, 3], smallvec::smallvec![1, 12, 4])
     );
     for wrong in [&[0, 1][..], &[0, 0, 1], &[0, 1, 3]] {
         assert!(permuted(&view, wrong).is_err(), "{wrong:?}");
@@ -46,7 +46,7 @@ fn a_transpose_reads_its_input_with_the_axes_permuted() {
 fn a_reshape_views_its_input_in_the_output_shape() {
     let dtype = hir_abi::DType::F32;
     let strided = |sizes: &[usize], strides: &[usize]| View {
-        strides: strides.to_vec(),
+        strides: crate::memref::Extents::from_slice(strides),
         ..View::contiguous(dtype, std::ptr::null_mut(), sizes)
     };
     let view = |v: View| (v.sizes, v.strides);
@@ -54,18 +54,21 @@ fn a_reshape_views_its_input_in_the_output_shape() {
     let whole = strided(&[2, 3, 4], &[12, 4, 1]);
     assert_eq!(
         view(reshaped(&whole, &[6, 4]).unwrap()),
-        (vec![6, 4], vec![4, 1])
+        (smallvec::smallvec![6, 4], smallvec::smallvec![4, 1])
     );
     assert_eq!(
         view(reshaped(&whole, &[2, 1, 12]).unwrap()),
-        (vec![2, 1, 12], vec![12, 12, 1])
+        (
+            smallvec::smallvec![2, 1, 12],
+            smallvec::smallvec![12, 12, 1]
+        )
     );
     // A stream slice [2, 4] (axis 1 at one index) of [2, 3, 4]: each axis
     // kept, or the inner one split.
     let slice = strided(&[2, 4], &[12, 1]);
     assert_eq!(
         view(reshaped(&slice, &[2, 2, 2]).unwrap()),
-        (vec![2, 2, 2], vec![12, 2, 1])
+        (smallvec::smallvec![2, 2, 2], smallvec::smallvec![12, 2, 1])
     );
     // Merging the slice's axes, or a transposed view's, takes a copy.
     assert!(reshaped(&slice, &[8]).is_err());

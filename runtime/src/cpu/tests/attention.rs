@@ -289,24 +289,24 @@ fn attention_reads_and_writes_strided_views_through_the_c_abi() {
                 let mut out = array(dtype, &[b, sq, 2 * dv], |_| 7.0);
                 let _known = known(device, &[&q, &k, &v, &mask, &out]);
                 let q_view = View {
-                    sizes: vec![b, sq, d],
-                    strides: vec![d, b * d, 1],
+                    sizes: smallvec::smallvec![b, sq, d],
+                    strides: smallvec::smallvec![d, b * d, 1],
                     ..view(&mut q)
                 };
                 let k_view = View {
-                    sizes: vec![b, sk, d],
-                    strides: vec![d * sk, 1, sk],
+                    sizes: smallvec::smallvec![b, sk, d],
+                    strides: smallvec::smallvec![d * sk, 1, sk],
                     ..view(&mut k)
                 };
                 let v_view = view(&mut v).slice(2, 1, dv);
                 let mask_view = View {
-                    sizes: vec![sq, sk],
-                    strides: vec![1, sq],
+                    sizes: smallvec::smallvec![sq, sk],
+                    strides: smallvec::smallvec![1, sq],
                     ..view(&mut mask)
                 };
                 let out_view = View {
-                    sizes: vec![b, sq, dv],
-                    strides: vec![sq * 2 * dv, 2 * dv, 2],
+                    sizes: smallvec::smallvec![b, sq, dv],
+                    strides: smallvec::smallvec![sq * 2 * dv, 2 * dv, 2],
                     ..view(&mut out)
                 };
                 let logical = [

@@ -16,8 +16,8 @@ fn compute_kernels_on_strided_views() {
             // x: [2, 3] viewed transposed from a [3, 2] buffer.
             let mut storage = array(DType::F32, &[3, 2], |e| e as f32 - 2.0);
             let x = View {
-                sizes: vec![2, 3],
-                strides: vec![1, 2],
+                sizes: smallvec::smallvec![2, 3],
+                strides: smallvec::smallvec![1, 2],
                 ..view(&mut storage)
             };
             let xt = [-2.0, 0.0, 2.0, -1.0, 1.0, 3.0];
@@ -131,8 +131,8 @@ fn matmul_accumulate_adds_the_product_to_the_output() {
                 let (lhs_view, rhs_view) = (view(&mut lhs), view(&mut rhs));
                 let row = select(&select(&lhs_view, 0, 1), 0, 2);
                 let row_target = View {
-                    sizes: vec![n],
-                    strides: vec![2],
+                    sizes: smallvec::smallvec![n],
+                    strides: smallvec::smallvec![2],
                     ..view(&mut row_out)
                 };
                 let [l, r, o, row, row_o] = [

@@ -197,8 +197,8 @@ fn disjoint_slices_on_concurrent_streams_do_not_race() {
                 device.sync_stream(main).unwrap();
                 let slice = View {
                     ptr: full.ptr.wrapping_add(i as usize * 8 * 2),
-                    sizes: vec![4, 8],
-                    strides: vec![16, 1],
+                    sizes: smallvec::smallvec![4, 8],
+                    strides: smallvec::smallvec![16, 1],
                     ..full.clone()
                 };
                 device

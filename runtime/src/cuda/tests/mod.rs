@@ -230,8 +230,8 @@ fn view(dtype: DType, base: *mut u8, offset: usize, sizes: &[usize], strides: &[
     View {
         dtype,
         ptr: base.wrapping_add(offset * dtype.size()),
-        sizes: sizes.to_vec(),
-        strides: strides.to_vec(),
+        sizes: crate::memref::Extents::from_slice(sizes),
+        strides: crate::memref::Extents::from_slice(strides),
     }
 }
 
