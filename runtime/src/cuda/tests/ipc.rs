@@ -324,6 +324,7 @@ fn a_receive_without_its_send_times_out_instead_of_hanging() {
         return;
     };
     drop(probe_world);
+    let _turn = serial();
     let world = World::new(Config {
         timeout: std::time::Duration::from_secs(2),
         ..Config::new(2, 2)

@@ -15,6 +15,8 @@ use crate::memref::tests::Descriptor;
 use crate::ops::{CollectiveOp, Kernel, KernelOp, Team, Transfer};
 use half::{bf16, f16};
 use hir_abi::{Binary, Collective, DType, ReduceKind, Reduction, Transport, Unary};
+use std::ops::Deref;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 mod attention;
@@ -208,9 +210,42 @@ fn compare(name: &str, world: &World, buffers: &[Buffer], how: Match, program: P
     println!("{name}: {} rank(s) match the cpu backend", ranks);
 }
 
+/// The GPU tests' turn. Their worlds share the process's primary context,
+/// where one test's work stops another's: a capture (global mode) makes
+/// every other thread's allocation fail, and a stream held on a flag holds
+/// the module loads queued behind it. Run together (cargo's default
+/// threads) they failed and even computed wrong results; one at a time
+/// they pass.
+static GPU: Mutex<()> = Mutex::new(());
+
+/// Waits for the GPU tests' turn (a failed test's turn is taken over).
+pub(super) fn serial() -> MutexGuard<'static, ()> {
+    GPU.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A test's world, holding the GPU tests' turn until it drops.
+pub(super) struct TestWorld {
+    world: World,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl Deref for TestWorld {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
 /// A world of `ranks` GPUs, or none (saying why).
-pub(super) fn world(ranks: usize, nccl: bool) -> Option<World> {
-    present(ranks, nccl).then(|| World::new(Config::new(ranks, 2)).unwrap())
+pub(super) fn world(ranks: usize, nccl: bool) -> Option<TestWorld> {
+    present(ranks, nccl).then(|| {
+        let turn = serial();
+        TestWorld {
+            world: World::new(Config::new(ranks, 2)).unwrap(),
+            _turn: turn,
+        }
+    })
 }
 
 /// Whether this machine has `ranks` GPUs (and NCCL where `nccl`); if not,

@@ -159,6 +159,7 @@ fn a_reused_block_is_poisoned_again_on_the_gpu() {
     if !present(1, false) {
         return;
     }
+    let _turn = serial();
     let world = World::new(Config {
         poison: true,
         ..Config::new(1, 2)
