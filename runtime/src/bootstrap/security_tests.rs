@@ -362,11 +362,11 @@ fn closed_connections_are_forgotten_and_floods_bounded() {
     until("the connections to close", || {
         server.open_connections() == 0
     });
-    let after = fds_of_port(port);
-    assert!(
-        after <= before + 16,
-        "{before} descriptors of port {port} before, {after} after"
-    );
+    // A connection's serving thread closes its socket just after the
+    // server forgets it: the descriptors go a moment after the count.
+    until("the connections' descriptors to close", || {
+        fds_of_port(port) <= before
+    });
     // Strangers holding handshakes open get at most MAX_UNPROVEN of them:
     // each newcomer past them closes the oldest.
     let idle: Vec<TcpStream> = (0..MAX_UNPROVEN + 40)
