@@ -110,6 +110,18 @@ pub fn set_fallback(fallback: Fallback) -> bool {
     FALLBACK.set(fallback).is_ok()
 }
 
+/// The address of the device a launcher entered on the calling thread, if
+/// one did (not the [`set_fallback`] device, which this never starts): a
+/// rank's identity, compared and never dereferenced.
+pub(crate) fn entered_address() -> Option<usize> {
+    CURRENT.with(|current| {
+        let current = current.borrow();
+        current
+            .as_ref()
+            .map(|device| Arc::as_ptr(device).cast::<()>() as usize)
+    })
+}
+
 /// The calling thread's device: the one a launcher entered, else the
 /// [`set_fallback`] device, if any.
 pub fn current() -> Option<Arc<dyn Device>> {

@@ -7,9 +7,9 @@
 // What the IR does not show the runtime's heap checks: a free of memory
 // from a function's argument, or freed twice through a call.
 // RUN: not hir-run %S/Inputs/free-argument.mlir 2>&1 | FileCheck %s --check-prefix=ARGUMENT
-// ARGUMENT: hir-run: error: the run failed: rank 0: memref.dealloc: frees 0x{{[0-9a-f]+}}, which the program's heap does not hold: freed before, or not from memref.alloc
+// ARGUMENT: hir-run: error: the run failed: rank 0: memref.dealloc: frees 0x{{[0-9a-f]+}}, which the program's heap does not hold: freed before, not from memref.alloc, or another rank's
 // RUN: not hir-run -n 2 %S/Inputs/free-through-a-call.mlir 2>&1 | FileCheck %s --check-prefix=CALL
-// CALL: hir-run: error: the run failed: rank {{[01]}}: memref.dealloc: frees 0x{{[0-9a-f]+}}, which the program's heap does not hold: freed before, or not from memref.alloc
+// CALL: hir-run: error: the run failed: rank {{[01]}}: memref.dealloc: frees 0x{{[0-9a-f]+}}, which the program's heap does not hold: freed before, not from memref.alloc, or another rank's
 
 // A store after the free; what comes before it is kept.
 func.func @store_after(%v: f32) {

@@ -7,9 +7,14 @@
 //! `free`, except that
 //! - an allocation that fails fails the rank (`out of memory`, naming the
 //!   size) instead of handing the program a null pointer to store through;
-//! - a free of memory the heap does not hold (freed twice, or never from
-//!   `memref.alloc`) fails the rank instead of corrupting `malloc`'s own
-//!   state: the heap keeps the set of its live blocks;
+//! - a free of memory the heap does not hold for the freeing rank (freed
+//!   twice, never from `memref.alloc`, or another rank's) fails the rank
+//!   instead of corrupting `malloc`'s own state: the heap keeps its live
+//!   blocks and the rank that allocated each. The rank matters: between a
+//!   block's two frees `malloc` may hand its address to another rank, whose
+//!   block the second free must not free (a test once aborted on a corrupted
+//!   heap). A rank's own block at an address it freed before is still
+//!   freed: the heap cannot tell a stale free of it from a right one;
 //! - an index outside its axis, which `host-check-bounds`
 //!   (`passes/src/host/check_bounds.rs`) finds before the load or store,
 //!   fails the rank in [`hir_rt_index_out_of_bounds`] instead of reading or
@@ -19,26 +24,46 @@
 //! a program running outside [`crate::exit::call`] (a native executable)
 //! cannot go on, so the process says why and ends with status 1.
 
-use crate::device::current;
+use crate::device::{current, entered_address};
 use crate::error::{Error, RankError};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
-/// The addresses of the blocks allocated and not yet freed, of every rank.
-static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// The blocks allocated and not yet freed, of every rank: address -> the
+/// [`owner`] that allocated it.
+static LIVE: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
 
-/// Notes `ptr` as live (`true`) or forgets it; whether it was live before.
-fn note(ptr: *mut c_void, live: bool) -> bool {
-    let mut blocks = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-    let blocks = blocks.get_or_insert_with(HashSet::new);
+/// The calling thread's rank, as its device's address; 0 for a thread no
+/// launcher entered (a native executable, one rank to the process).
+fn owner() -> usize {
+    entered_address().unwrap_or(0)
+}
+
+fn live() -> std::sync::MutexGuard<'static, Option<HashMap<usize, usize>>> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Notes `ptr` as a live block of the calling rank.
+fn allocated(ptr: *mut c_void) {
+    let owner = owner();
+    live()
+        .get_or_insert_with(HashMap::new)
+        .insert(ptr as usize, owner);
+}
+
+/// Forgets `ptr` if it is a live block of the calling rank; whether it was.
+fn freed(ptr: *mut c_void) -> bool {
+    let owner = owner();
+    let mut blocks = live();
+    let blocks = blocks.get_or_insert_with(HashMap::new);
     let address = ptr as usize;
-    if live {
-        !blocks.insert(address)
-    } else {
-        blocks.remove(&address)
+    let own = blocks.get(&address) == Some(&owner);
+    if own {
+        blocks.remove(&address);
     }
+    own
 }
 
 /// The symbols of this file and their addresses, for the JIT.
@@ -69,13 +94,13 @@ pub extern "C" fn _mlir_memref_to_llvm_alloc(bytes: usize) -> *mut c_void {
     if ptr.is_null() {
         fail("memref.alloc", out_of_memory(bytes));
     }
-    note(ptr, true);
+    allocated(ptr);
     ptr
 }
 
-/// `void (ptr)`: frees what [`_mlir_memref_to_llvm_alloc`] returned; null
-/// is nothing to free, and any other pointer the heap does not hold fails
-/// the rank.
+/// `void (ptr)`: frees what [`_mlir_memref_to_llvm_alloc`] returned to
+/// the calling rank; null is nothing to free, and any other pointer the
+/// heap does not hold for the rank fails it.
 ///
 /// # Safety
 /// `ptr` was never handed out by the heap, or it is a block of it (live or
@@ -85,7 +110,7 @@ pub unsafe extern "C" fn _mlir_memref_to_llvm_free(ptr: *mut c_void) {
     if ptr.is_null() {
         return;
     }
-    if !note(ptr, false) {
+    if !freed(ptr) {
         fail("memref.dealloc", not_allocated(ptr));
     }
     // SAFETY: the pointer is a live block of the heap, from malloc.
@@ -116,8 +141,8 @@ fn out_of_memory(bytes: usize) -> Error {
 
 fn not_allocated(ptr: *mut c_void) -> Error {
     Error::Invalid(format!(
-        "frees {ptr:?}, which the program's heap does not hold: freed before, or not \
-         from memref.alloc"
+        "frees {ptr:?}, which the program's heap does not hold: freed before, not \
+         from memref.alloc, or another rank's"
     ))
 }
 

@@ -156,8 +156,54 @@ fn a_memref_freed_twice_fails_the_rank_and_leaves_its_program() {
     assert!(
         text.starts_with("rank 0: memref.dealloc: frees 0x")
             && text.ends_with(
-                "which the program's heap does not hold: freed before, or not from memref.alloc"
+                "which the program's heap does not hold: freed before, not from memref.alloc, or another rank's"
             ),
         "{text}"
     );
+}
+
+/// A block is freed only by the rank that allocated it: between a block's
+/// two frees `malloc` may hand its address to another rank, and the stale
+/// second free must fail its own rank, not free the other's block.
+#[test]
+fn a_rank_cannot_free_another_ranks_block() {
+    /// Allocates a block into `*arguments[0]`, or frees the block there.
+    unsafe extern "C" fn program(arguments: *mut *mut c_void) {
+        // SAFETY: argument 0 points to a block slot, argument 1 to a flag.
+        unsafe {
+            let slot = (*arguments).cast::<*mut c_void>();
+            if **arguments.add(1).cast::<*const bool>() {
+                *slot = heap::_mlir_memref_to_llvm_alloc(16);
+            } else {
+                heap::_mlir_memref_to_llvm_free(*slot);
+            }
+        }
+    }
+    // The block's address, kept between the calls.
+    let block = std::sync::atomic::AtomicUsize::new(0);
+    let call = |allocate: bool| {
+        let mut slot = block.load(std::sync::atomic::Ordering::Relaxed) as *mut c_void;
+        let mut arguments: [*mut c_void; 2] = [
+            (&raw mut slot).cast(),
+            (&raw const allocate).cast_mut().cast(),
+        ];
+        // SAFETY: `program` takes a block slot and a flag.
+        let left = unsafe { crate::exit::call(program, arguments.as_mut_ptr()) };
+        block.store(slot as usize, std::sync::atomic::Ordering::Relaxed);
+        left
+    };
+    let owner = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+    let other = crate::cpu::World::new(crate::cpu::Config::new(1, 1)).unwrap();
+    owner.run(|_| assert!(!call(true))).unwrap();
+    let error = other
+        .run(|_| assert!(call(false), "the stranger's free left"))
+        .unwrap_err();
+    assert!(error.to_string().ends_with("or another rank's"), "{error}");
+    // The block is still its owner's, live and freed once.
+    owner
+        .run(|device| {
+            assert!(!call(false));
+            assert!(!device.failed());
+        })
+        .unwrap();
 }
