@@ -21,6 +21,7 @@
 
 use super::axes::coalesce;
 use super::fused_rows::LANES;
+use super::kernel_source::{element, expression};
 use super::kernels::MAX_RANK;
 use super::{Check, Stream, fused_rows, nvrtc};
 use crate::error::{Error, Result};
@@ -28,7 +29,6 @@ use crate::fused::FusedKernel;
 use crate::lock;
 use crate::memref::View;
 use cudarc::driver::{result as cu, sys};
-use hir_abi::DType;
 use hir_abi::fused::{Instr, Program};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -38,49 +38,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 const THREADS: u32 = 256;
 /// Blocks per launch at most: the grid strides over the rest.
 const MAX_BLOCKS: usize = 8192;
-
-/// The `kernels.cu` struct of an element type.
-pub(super) fn element(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "F32",
-        DType::BF16 => "BF16",
-        DType::F16 => "F16",
-        DType::I32 | DType::I64 => unreachable!("decoded: fused programs are float only"),
-    }
-}
-
-/// The `kernels.cu` functor of an op's mnemonic: `OpNeg` for `neg`.
-pub(super) fn functor(name: &str) -> String {
-    let mut chars = name.chars();
-    let first: String = chars
-        .next()
-        .map(|c| c.to_ascii_uppercase())
-        .into_iter()
-        .collect();
-    format!("Op{first}{}", chars.as_str())
-}
-
-/// The CUDA C of instruction `instr` on slots named `s<k>`: the functor the
-/// unfused kernel applies (a reduction is a row kernel's phase, not an
-/// expression).
-pub(super) fn expression(instr: Instr) -> String {
-    match instr {
-        Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
-        Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
-        // NaN is nonzero, as in the unfused kernel.
-        Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
-        Instr::Convert(a) => format!("s{a}"),
-        // The f32 the fill kernel is passed, exactly (as its bits), which
-        // `hir_round` then rounds as the fill does.
-        Instr::Constant(bits) => {
-            format!(
-                "__uint_as_float({:#010x}u)",
-                (f64::from_bits(bits) as f32).to_bits()
-            )
-        }
-        Instr::Reduce(..) => unreachable!("a reduction is a phase of a row kernel"),
-    }
-}
 
 /// The CUDA C of `program`: `kernels.cu` and the `hir_fused` entry, or a
 /// row program's entries from `fused_rows.rs`.
@@ -320,7 +277,7 @@ pub(crate) fn launch(kernel: &FusedKernel, stream: Stream) -> Result<()> {
 mod tests {
     use super::*;
     use hir_abi::fused::{Load, Store};
-    use hir_abi::{Binary, Unary};
+    use hir_abi::{Binary, DType, Unary};
 
     /// The generated entry: loads through the element type's struct, each
     /// instruction the unfused kernel's functor rounded to its type, stores

@@ -34,7 +34,7 @@
 //! its pointer and strides, the outer axes' then the row's at index `rank`.
 
 use super::axes::coalesce;
-use super::fused::{element, expression};
+use super::kernel_source::{element, expression};
 use super::kernels::MAX_RANK;
 use crate::error::{Error, Result};
 use crate::fused::FusedKernel;

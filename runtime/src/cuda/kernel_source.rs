@@ -1,12 +1,14 @@
 //! The runtime kernels' CUDA source: `kernels.cu` plus one `extern "C"`
 //! entry per [`Key`], compiled to PTX by NVRTC once per process and
-//! architecture. A launch names its kernel by `Key`, a value that is hashed,
+//! architecture; and the names of `kernels.cu`'s types and functors, which
+//! the fused kernels' source (`fused.rs`, `fused_rows.rs`) uses too. A launch names its kernel by `Key`, a value that is hashed,
 //! not a name formatted on every launch: a small op's host time is mostly
 //! its launch, and formatting names added a tenth of what HIR adds to it.
 
 use crate::error::{Error, Result};
 use crate::lock;
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use hir_abi::fused::Instr;
 use hir_abi::{Binary, DType, Reduction, Unary};
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -178,7 +180,8 @@ impl Way {
     }
 }
 
-fn element(dtype: DType) -> &'static str {
+/// The `kernels.cu` struct of an element type.
+pub(super) fn element(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "F32",
         DType::BF16 => "BF16",
@@ -197,16 +200,48 @@ fn word(size: usize) -> &'static str {
     }
 }
 
-/// `OpAdd` for `add` on a float type, `IntAdd` on an integer type.
-fn op_functor(name: &str, dtype: DType) -> String {
+/// The `kernels.cu` functor of an op's mnemonic on a float type: `OpNeg`
+/// for `neg`.
+pub(super) fn functor(name: &str) -> String {
     let mut chars = name.chars();
     let first: String = chars
         .next()
         .map(|c| c.to_ascii_uppercase())
         .into_iter()
         .collect();
-    let prefix = if dtype.is_float() { "Op" } else { "Int" };
-    format!("{prefix}{first}{}", chars.as_str())
+    format!("Op{first}{}", chars.as_str())
+}
+
+/// [`functor`] on `dtype`: `IntAdd` for `add` on an integer type.
+fn op_functor(name: &str, dtype: DType) -> String {
+    let float = functor(name);
+    if dtype.is_float() {
+        float
+    } else {
+        float.replacen("Op", "Int", 1)
+    }
+}
+
+/// The CUDA C of a fused program's instruction `instr` on slots named
+/// `s<k>`: the functor the unfused kernel applies (a reduction is a row
+/// kernel's phase, not an expression).
+pub(super) fn expression(instr: Instr) -> String {
+    match instr {
+        Instr::Unary(op, a) => format!("{}::apply(s{a})", functor(op.name())),
+        Instr::Binary(op, a, b) => format!("{}::apply(s{a}, s{b})", functor(op.name())),
+        // NaN is nonzero, as in the unfused kernel.
+        Instr::Where(mask, a, b) => format!("(s{mask} != 0.0f ? s{a} : s{b})"),
+        Instr::Convert(a) => format!("s{a}"),
+        // The f32 the fill kernel is passed, exactly (as its bits), which
+        // `hir_round` then rounds as the fill does.
+        Instr::Constant(bits) => {
+            format!(
+                "__uint_as_float({:#010x}u)",
+                (f64::from_bits(bits) as f32).to_bits()
+            )
+        }
+        Instr::Reduce(..) => unreachable!("a reduction is a phase of a row kernel"),
+    }
 }
 
 /// `kernels.cu` and one entry per [`Key::all`].
