@@ -1,6 +1,7 @@
 //! How the store lets a connection in: a slot among the connections it
 //! holds ([`Connections`]), then the handshake ([`handshake`]), which
-//! proves the client knows the job's secret and admits it as a rank.
+//! proves the client knows the job's secret, then asks the store (`admit`
+//! in `store.rs`, which knows the ranks that joined) to let it in.
 //!
 //! A connection that has not finished its handshake holds one of
 //! [`MAX_UNPROVEN`] slots for at most [`HANDSHAKE`] in all (a deadline, not
@@ -12,9 +13,8 @@
 //! So strangers cannot keep the job's ranks out; they can only make one
 //! retry (see `client.rs`).
 
-use super::auth::{self, Side, same_proof};
+use super::auth::{self, Secret, Side, same_proof};
 use super::protocol::{Challenge, Hello, MAX_HANDSHAKE_FRAME, Verdict, read_frame, write_frame};
-use super::store::{Failure, Shared, State, record};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, TcpStream};
@@ -164,11 +164,13 @@ impl Write for Deadline<'_> {
 }
 
 /// The server's side of the handshake, within [`HANDSHAKE`] in all: the
-/// client's hello, once it proved the secret and was admitted, and the
-/// connection's session; else why not.
+/// client's hello, once it proved it knows `secret` and `admit` let it in
+/// (the store decides who is a member: `store.rs`), and the connection's
+/// session; else why not.
 pub(super) fn handshake(
     stream: &TcpStream,
-    shared: &Shared,
+    secret: &Secret,
+    admit: impl FnOnce(&Hello) -> Result<(), String>,
 ) -> Result<(Hello, auth::Session), String> {
     let mut timed = Deadline::new(stream, HANDSHAKE);
     let nonce = auth::random().map_err(|error| format!("the store has no randomness: {error}"))?;
@@ -180,7 +182,7 @@ pub(super) fn handshake(
         .map_err(|error| format!("no hello: {error}"))?;
     let (hello, body, proof) =
         Hello::decode(&frame).map_err(|error| format!("a bad hello: {error}"))?;
-    let expected = shared.secret.hello_proof(&nonce, &hello.nonce, body);
+    let expected = secret.hello_proof(&nonce, &hello.nonce, body);
     if !same_proof(&proof, &expected) {
         return Err(format!(
             "{} did not prove that it knows this job's secret: a stranger, or a rank of \
@@ -189,14 +191,14 @@ pub(super) fn handshake(
             auth::SECRET_VAR
         ));
     }
-    admit(&hello, shared)?;
+    admit(&hello)?;
     let welcome = Verdict::Welcome {
-        proof: shared.secret.welcome_proof(&nonce, &hello.nonce, body),
+        proof: secret.welcome_proof(&nonce, &hello.nonce, body),
     };
     write_frame(&mut timed, &welcome.encode(), None).map_err(|error| error.to_string())?;
     let _ = stream.set_read_timeout(None);
     let _ = stream.set_write_timeout(None);
-    let session = shared.secret.session(&nonce, &hello.nonce, Side::Server);
+    let session = secret.session(&nonce, &hello.nonce, Side::Server);
     Ok((hello, session))
 }
 
@@ -205,55 +207,4 @@ pub(super) fn handshake(
 pub(super) fn refuse(stream: &TcpStream, why: String) {
     let mut timed = Deadline::new(stream, Duration::from_secs(1));
     let _ = write_frame(&mut timed, &Verdict::Refused(why).encode(), None);
-}
-
-/// Lets a member of the job in, unless its world size is not the job's or
-/// its rank was taken by another process: both are failures of the job (its
-/// ranks will not all meet), recorded so that every rank stops at once.
-fn admit(hello: &Hello, shared: &Shared) -> Result<(), String> {
-    let mut state = shared.state();
-    let who = hello.who();
-    let rank = hello.rank;
-    let refuse = |state: &mut State, why: String| {
-        if let Some(rank) = rank {
-            record(state, Failure::failed(rank, "bootstrap", &why));
-            shared.changed.notify_all();
-        }
-        Err(why)
-    };
-    if hello.world_size != shared.world_size {
-        let whom = rank.map_or("a client".to_string(), |rank| format!("rank {rank}"));
-        return refuse(
-            &mut state,
-            format!(
-                "{whom} ({who}) was started with WORLD_SIZE {}, but this job's store \
-                 serves {} ranks",
-                hello.world_size, shared.world_size
-            ),
-        );
-    }
-    let Some(rank) = rank else { return Ok(()) };
-    if rank >= shared.world_size {
-        return refuse(
-            &mut state,
-            format!(
-                "rank {rank} ({who}) is not below WORLD_SIZE {}",
-                shared.world_size
-            ),
-        );
-    }
-    match state.joined.get(&rank) {
-        Some((process, first)) if *process != hello.process => {
-            let why = format!(
-                "rank {rank} joined twice: first {first}, then {who} (two processes were \
-                 given RANK={rank})"
-            );
-            refuse(&mut state, why)
-        }
-        Some(_) => Ok(()),
-        None => {
-            state.joined.insert(rank, (hello.process, who));
-            Ok(())
-        }
-    }
 }

@@ -43,7 +43,7 @@ pub use super::protocol::{Failure, MAX_FRAME, MAX_HANDSHAKE_FRAME};
 
 use super::admission::{self, Connections};
 use super::auth::{self, Secret};
-use super::protocol::{Request, Response, read_frame, write_frame};
+use super::protocol::{Hello, Request, Response, read_frame, write_frame};
 use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -288,7 +288,7 @@ fn accept(listener: TcpListener, shared: Arc<Shared>) {
 
 /// Serves one connection until it closes, then forgets it.
 fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
-    let proven = admission::handshake(&stream, shared);
+    let proven = admission::handshake(&stream, &shared.secret, |hello| admit(hello, shared));
     lock(&shared.connections).proven(id);
     match proven {
         Ok((hello, session)) => {
@@ -314,6 +314,57 @@ fn serve(mut stream: TcpStream, id: u64, shared: &Shared) {
     }
     lock(&shared.connections).close(id);
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Lets a member of the job in, unless its world size is not the job's or
+/// its rank was taken by another process: both are failures of the job (its
+/// ranks will not all meet), recorded so that every rank stops at once.
+fn admit(hello: &Hello, shared: &Shared) -> Result<(), String> {
+    let mut state = shared.state();
+    let who = hello.who();
+    let rank = hello.rank;
+    let refuse = |state: &mut State, why: String| {
+        if let Some(rank) = rank {
+            record(state, Failure::failed(rank, "bootstrap", &why));
+            shared.changed.notify_all();
+        }
+        Err(why)
+    };
+    if hello.world_size != shared.world_size {
+        let whom = rank.map_or("a client".to_string(), |rank| format!("rank {rank}"));
+        return refuse(
+            &mut state,
+            format!(
+                "{whom} ({who}) was started with WORLD_SIZE {}, but this job's store \
+                 serves {} ranks",
+                hello.world_size, shared.world_size
+            ),
+        );
+    }
+    let Some(rank) = rank else { return Ok(()) };
+    if rank >= shared.world_size {
+        return refuse(
+            &mut state,
+            format!(
+                "rank {rank} ({who}) is not below WORLD_SIZE {}",
+                shared.world_size
+            ),
+        );
+    }
+    match state.joined.get(&rank) {
+        Some((process, first)) if *process != hello.process => {
+            let why = format!(
+                "rank {rank} joined twice: first {first}, then {who} (two processes were \
+                 given RANK={rank})"
+            );
+            refuse(&mut state, why)
+        }
+        Some(_) => Ok(()),
+        None => {
+            state.joined.insert(rank, (hello.process, who));
+            Ok(())
+        }
+    }
 }
 
 /// Answers a member's requests until its connection closes.
