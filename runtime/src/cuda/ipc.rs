@@ -42,7 +42,8 @@ use super::export::{
 };
 use super::ipc_caller_graph::CallerCapture;
 use super::ipc_destination::Destination;
-use super::ipc_graph::{Numbering, Signal};
+pub(super) use super::ipc_signal::{Flag, Side};
+use super::ipc_signal::{Numbering, Signal};
 use super::kernels::Kernels;
 use super::mailbox::{Mailbox, SLOTS};
 use super::p2p::P2p;
@@ -92,32 +93,6 @@ fn half(members: usize) -> u64 {
 
 fn done(flags: sys::CUdeviceptr, members: usize, member: usize, number: u64) -> sys::CUdeviceptr {
     flags + 4 * ((members + member) * SLOTS + number as usize % SLOTS) as u64
-}
-
-/// Which end of a transfer a rank is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Side {
-    Send,
-    Recv,
-}
-
-/// Which of a transfer's two flags: `Ready` (the receiver's buffer is free)
-/// or `Done` (the data is there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Flag {
-    Ready,
-    Done,
-}
-
-impl Side {
-    /// Whether this side waits on `flag` (in its own array) rather than
-    /// writing it (into its peer's).
-    pub fn waits_on(self, flag: Flag) -> bool {
-        matches!(
-            (self, flag),
-            (Side::Send, Flag::Ready) | (Side::Recv, Flag::Done)
-        )
-    }
 }
 
 /// What completes a receive: its `done` flag reaching a value.

@@ -18,7 +18,7 @@
 //! Ranks replay their graphs in the same order (the same graphs, or the
 //! same graph), as they run their calls.
 
-use super::ipc::Side;
+use super::ipc_signal::Side;
 use super::mailbox::SLOTS;
 use crate::error::{Error, Result};
 use crate::ops::Team;

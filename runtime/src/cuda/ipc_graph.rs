@@ -17,54 +17,10 @@
 //! repeats the capture's addresses, and both ranks replay their graphs.
 
 use super::Check;
-use super::ipc::{Flag, Side};
+use super::ipc_signal::Numbering;
 use crate::error::{Error, Result};
-use crate::ops::Team;
 use cudarc::driver::sys;
 use std::collections::HashMap;
-use std::ops::Range;
-
-/// One flag of a transfer a capture enqueued, as the capture signalled it.
-#[derive(Clone, Debug)]
-pub(super) struct Signal {
-    pub team: Team,
-    pub side: Side,
-    pub flag: Flag,
-    /// The peer's position on the team.
-    pub member: usize,
-    pub number: u64,
-    pub address: sys::CUdeviceptr,
-    pub value: u32,
-}
-
-/// The flags of a captured call's transfers, and per pair and direction
-/// the numbers they took.
-#[derive(Debug, Default)]
-pub(super) struct Numbering {
-    signals: Vec<Signal>,
-    ranges: HashMap<(Team, Side, usize), Range<u64>>,
-}
-
-impl Numbering {
-    pub fn note(&mut self, signal: Signal) {
-        let numbers = signal.number..signal.number + 1;
-        let range = self
-            .ranges
-            .entry((signal.team.clone(), signal.side, signal.member))
-            .or_insert(numbers.clone());
-        range.start = range.start.min(numbers.start);
-        range.end = range.end.max(numbers.end);
-        self.signals.push(signal);
-    }
-
-    pub fn signals(&self) -> &[Signal] {
-        &self.signals
-    }
-
-    pub fn ranges(&self) -> impl Iterator<Item = (&(Team, Side, usize), &Range<u64>)> {
-        self.ranges.iter()
-    }
-}
 
 /// A memory-operation node of the graph and which of its operations signal
 /// which of the [`Numbering`]'s flags.
@@ -256,44 +212,6 @@ impl GraphSignals {
 mod tests {
     use super::*;
     use sys::CUstreamBatchMemOpType::*;
-
-    fn signal(side: Side, flag: Flag, member: usize, number: u64) -> Signal {
-        Signal {
-            team: Team::new(&[0, 1, 2], 3).unwrap(),
-            side,
-            flag,
-            member,
-            number,
-            address: 0x1000 + number * 4,
-            value: number as u32 + 1,
-        }
-    }
-
-    #[test]
-    fn a_numbering_keeps_each_pair_and_directions_numbers() {
-        let mut numbering = Numbering::default();
-        for number in [7, 5, 6] {
-            for flag in [Flag::Ready, Flag::Done] {
-                numbering.note(signal(Side::Send, flag, 1, number));
-            }
-        }
-        numbering.note(signal(Side::Recv, Flag::Done, 1, 3));
-        numbering.note(signal(Side::Send, Flag::Done, 2, 9));
-        let mut ranges: Vec<_> = numbering
-            .ranges()
-            .map(|((_, side, member), numbers)| (*side, *member, numbers.clone()))
-            .collect();
-        ranges.sort_by_key(|(side, member, _)| (*side == Side::Recv, *member));
-        assert_eq!(
-            ranges,
-            [
-                (Side::Send, 1, 5..8),
-                (Side::Send, 2, 9..10),
-                (Side::Recv, 1, 3..4)
-            ]
-        );
-        assert_eq!(numbering.signals().len(), 8);
-    }
 
     fn op(operation: sys::CUstreamBatchMemOpType) -> sys::CUstreamBatchMemOpParams {
         // SAFETY: the union is plain data; all zeros is a valid value of it.

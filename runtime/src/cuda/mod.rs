@@ -46,6 +46,7 @@ mod ipc;
 mod ipc_caller_graph;
 mod ipc_destination;
 mod ipc_graph;
+mod ipc_signal;
 mod kernel_source;
 mod kernels;
 pub(crate) mod mailbox;
