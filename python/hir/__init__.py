@@ -41,7 +41,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 from . import _native, models
 from ._native import CompileError, HirError, RunError
 from .builder import Builder, BuildError
-from .differentiable import FLOAT_DTYPES, DifferentiableProgram
+from .differentiable import DifferentiableProgram
+from .dtypes import FLOAT_DTYPES
 
 #: The version of HIR this package was built from.
 __version__: str = _native.__version__

@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Optional, Set, Tuple
 
 import torch
 
-from .differentiable import FLOAT_DTYPES
+from .dtypes import FLOAT_DTYPES
 from .torch_op import TORCH_DTYPES
 
 # Forward ops whose formula is registered: torch.library takes one per op.

@@ -23,8 +23,8 @@ import math
 import re
 from typing import List, Optional, Sequence, Tuple, Union
 
-DTYPES = ("f32", "f16", "bf16", "i32", "i64")
-FLOAT_DTYPES = ("f32", "f16", "bf16")
+from .dtypes import DTYPES, FLOAT_DTYPES
+
 UNARY = ("neg", "exp", "tanh", "abs", "relu", "gelu", "rsqrt")
 FLOAT_UNARY = ("exp", "tanh", "gelu", "rsqrt")
 BINARY = ("add", "sub", "mul", "div", "max", "min")

@@ -15,7 +15,7 @@ the forward and returns ``@f``'s results.
 
 from typing import Any, List, Optional, Tuple
 
-FLOAT_DTYPES = ("f32", "f16", "bf16")
+from .dtypes import FLOAT_DTYPES
 
 
 class DifferentiableProgram:

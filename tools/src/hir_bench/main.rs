@@ -19,6 +19,7 @@ mod plot;
 mod pointwise;
 mod provenance;
 mod report;
+mod results;
 mod startup;
 
 use cli::{Cli, Command, Model};

@@ -3,7 +3,7 @@
 //! bitmap font of `font8x8` and written as a PNG (deflated by
 //! `miniz_oxide`): no system font, library or network is needed.
 
-use crate::bench::{Outcome, Row, Setup};
+use crate::results::{Outcome, Row, Setup};
 use hir_runtime::Backend;
 use hir_tools::programs::Variant;
 

@@ -1,7 +1,7 @@
 //! The results as a table (stdout), JSON and CSV, each with its provenance.
 
-use crate::bench::{Outcome, Row, Setup};
 use crate::provenance::Provenance;
+use crate::results::{Outcome, Row, Setup};
 use hir_runtime::Backend;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
