@@ -11,6 +11,7 @@ pub mod host;
 pub mod ir;
 mod ops;
 pub mod options;
+mod pass;
 mod patterns;
 pub mod pipeline;
 mod registry;
@@ -19,7 +20,6 @@ mod upstream;
 
 pub use host::p2p_pipeline::{Allreduce, StreamSync};
 pub use options::Choice;
+pub use pass::{HirPass, OptionInfo, PassInfo, PassOptions, PipelineInfo};
 pub use pipeline::{Allgather, Fuse, LowerOptions, Overlap, P2p, ReduceScatter};
-pub use registry::{
-    HirPass, OptionInfo, PASSES, PIPELINES, PassInfo, PassOptions, PipelineInfo, register_all,
-};
+pub use registry::{PASSES, PIPELINES, register_all};

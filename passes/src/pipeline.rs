@@ -11,7 +11,7 @@
 use crate::host::auto_stream::Collectives;
 use crate::host::p2p_pipeline::{self, Allreduce, StreamSync};
 use crate::options::Choice;
-use crate::registry::{NUM_STREAMS, OptionInfo, PassOptions, PipelineInfo};
+use crate::pass::{NUM_STREAMS, OptionInfo, PassOptions, PipelineInfo};
 use hir_abi::Transport;
 
 crate::choice! {

@@ -2,106 +2,20 @@
 //! pass registry through the C++ shim `hirRegisterPass` (the C API can
 //! neither register a pass by name nor give an external pass options).
 //!
-//! Each pass is a [`HirPass`]; the shim's `RustPass` owns one instance and
-//! runs it directly on its op, so that each HIR pass is one MLIR pass in IR
-//! dumps, timings and crash reproducers. Options are strings on the C++ side
-//! (so that `arg{opt=value}` parses and `--help` lists them) and are parsed
-//! and checked here, once for all passes, by [`PassOptions`].
+//! Each pass is a [`HirPass`] (`pass.rs`); the shim's `RustPass` owns one
+//! instance and runs it directly on its op, so that each HIR pass is one MLIR
+//! pass in IR dumps, timings and crash reproducers. Options are strings on
+//! the C++ side (so that `arg{opt=value}` parses and `--help` lists them) and
+//! are parsed and checked on the Rust side, once for all passes, by
+//! [`PassOptions`].
 
-use crate::options::Choice;
+use crate::pass::{HirPass, NUM_STREAMS, OptionInfo, PassInfo, PassOptions, PipelineInfo};
 use crate::{comm, conversion, fusion, host, pipeline};
 use melior::{StringRef, ir::OperationRef};
 use mlir_sys::{MlirOpPassManager, MlirOperation, MlirStringCallback, MlirStringRef};
 use std::{
     ffi::{CString, c_char, c_void},
     sync::Once,
-};
-
-/// A HIR pass: what one instance of a registered pass does on each op it is
-/// run on (its anchor, or any op for an op-agnostic pass).
-///
-/// An instance is created from the pass's option values and run by one thread
-/// at a time (the pass manager's threads each run their own).
-pub trait HirPass: Send {
-    /// Runs on `op`; returns false after emitting the errors as diagnostics at
-    /// their locations, which makes the pass fail.
-    fn run(&mut self, op: OperationRef) -> bool;
-}
-
-/// An option of a pass or pipeline.
-pub struct OptionInfo {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub default: &'static str,
-}
-
-/// The option values a pass or pipeline is created with, in declaration order.
-pub struct PassOptions<'a> {
-    declared: &'static [OptionInfo],
-    values: Vec<&'a str>,
-}
-
-impl<'a> PassOptions<'a> {
-    /// The declared defaults.
-    pub fn defaults(declared: &'static [OptionInfo]) -> Self {
-        Self {
-            declared,
-            values: declared.iter().map(|option| option.default).collect(),
-        }
-    }
-
-    /// The text option `name` was given, or its default.
-    pub(crate) fn text(&self, name: &str) -> &'a str {
-        let index = self
-            .declared
-            .iter()
-            .position(|option| option.name == name)
-            .unwrap_or_else(|| panic!("option '{name}' is not declared"));
-        self.values[index]
-    }
-
-    /// A positive integer option, at most [`crate::options::MAX_COUNT`].
-    pub fn positive(&self, name: &str) -> Result<usize, String> {
-        crate::options::count(name, self.text(name), 1)
-    }
-
-    /// A non-negative integer option, at most [`crate::options::MAX_COUNT`].
-    pub fn count(&self, name: &str) -> Result<usize, String> {
-        crate::options::count(name, self.text(name), 0)
-    }
-
-    /// An option that takes one of a [`Choice`]'s values.
-    pub fn choice<T: Choice>(&self, name: &str) -> Result<T, String> {
-        T::parse(name, self.text(name))
-    }
-}
-
-/// A pass as the registry knows it.
-pub struct PassInfo {
-    /// The name pipelines and `hir-opt` flags use.
-    pub argument: &'static str,
-    pub description: &'static str,
-    /// The op it runs on (`builtin.module`, `func.func`), empty for any op.
-    pub anchor: &'static str,
-    pub options: &'static [OptionInfo],
-    /// Creates a fresh instance, or says why the options are invalid.
-    pub create: fn(&PassOptions) -> Result<Box<dyn HirPass>, String>,
-}
-
-/// A named pipeline: its passes as a textual pipeline built from its options.
-pub struct PipelineInfo {
-    pub argument: &'static str,
-    pub description: &'static str,
-    pub options: &'static [OptionInfo],
-    /// The pipeline's elements (as `mlirOpPassManagerAddPipeline` takes them).
-    pub build: fn(&PassOptions) -> Result<String, String>,
-}
-
-/// How many pool streams stream loops rotate over; 0 for the pool's size.
-pub const NUM_STREAMS: OptionInfo = OptionInfo {
-    name: "num-streams",
-    description: "Pool streams a stream loop rotates over (0: all the pool has)",
-    default: "0",
 };
 
 /// Parts each ring step's transfer and compute are split into.
@@ -382,7 +296,7 @@ unsafe fn read_options<'a>(
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| "option values must be UTF-8".to_owned())?;
-    Ok(PassOptions { declared, values })
+    Ok(PassOptions::given(declared, values))
 }
 
 fn report(message: &str, on_error: MlirStringCallback, user_data: *mut c_void) {

@@ -48,7 +48,7 @@ use super::propagate_sharding::update_function_type;
 use crate::builders::Builder;
 use crate::diagnostics::{Emitted, error};
 use crate::ops::Op;
-use crate::registry::PassOptions;
+use crate::pass::PassOptions;
 use crate::{HirPass, choice, ir, rewrite};
 use emit::{Emit, Tensor, key};
 use hir_dialects::dist::{Dist, ParallelType};
