@@ -27,6 +27,10 @@ fn run_ranks<T: Send>(
 ) -> Vec<crate::error::Result<T, crate::RunError>> {
     let server = server_of(RANKS);
     let addr = server.addr().to_string();
+    // When each rank got where: printed, so that a failed run shows them (on
+    // a 16-core host this test failed 3 runs in 40, each with ranks that
+    // seemed to start 10 s late; see docs/Runtime.md, "Verified").
+    let start = std::time::Instant::now();
     std::thread::scope(|scope| {
         let threads: Vec<_> = (0..RANKS)
             .map(|rank| {
@@ -36,13 +40,21 @@ fn run_ranks<T: Send>(
                     let timeout = Duration::from_secs(10);
                     let client =
                         Arc::new(StoreClient::connect(&addr, &member, None, timeout).unwrap());
+                    let connected = start.elapsed();
                     let config = Config {
                         timeout,
                         ..Config::new(RANKS, 2)
                     };
                     let world = World::process(config, rank, client.clone()).unwrap();
                     assert_eq!(world.local_ranks(), vec![rank]);
+                    let started = start.elapsed();
                     let got = world.run(body).map(|mut values| values.remove(0));
+                    println!(
+                        "rank {rank}: connected at {connected:?}, world at {started:?}, \
+                         run ended at {:?} ({})",
+                        start.elapsed(),
+                        if got.is_ok() { "ok" } else { "failed" }
+                    );
                     // Done: its connection may close while the others still
                     // read what it left in the store.
                     client.goodbye().unwrap();
