@@ -12,9 +12,9 @@
 //!   instead of corrupting `malloc`'s own state: the heap keeps its live
 //!   blocks and the rank that allocated each. The rank matters: between a
 //!   block's two frees `malloc` may hand its address to another rank, whose
-//!   block the second free must not free (a test once aborted on a corrupted
-//!   heap). A rank's own block at an address it freed before is still
-//!   freed: the heap cannot tell a stale free of it from a right one;
+//!   block the second free must not free. A rank's own block at an address
+//!   it freed before is still freed: the heap cannot tell a stale free of
+//!   it from a right one;
 //! - an index outside its axis, which `host-check-bounds`
 //!   (`passes/src/host/check_bounds.rs`) finds before the load or store,
 //!   fails the rank in [`hir_rt_index_out_of_bounds`] instead of reading or
@@ -29,11 +29,11 @@ use crate::error::{Error, RankError};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::io::Write;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 /// The blocks allocated and not yet freed, of every rank: address -> the
 /// [`owner`] that allocated it.
-static LIVE: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
+static LIVE: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(Mutex::default);
 
 /// The calling thread's rank, as its device's address; 0 for a thread no
 /// launcher entered (a native executable, one rank to the process).
@@ -41,23 +41,20 @@ fn owner() -> usize {
     entered_address().unwrap_or(0)
 }
 
-fn live() -> std::sync::MutexGuard<'static, Option<HashMap<usize, usize>>> {
+fn live() -> MutexGuard<'static, HashMap<usize, usize>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Notes `ptr` as a live block of the calling rank.
 fn allocated(ptr: *mut c_void) {
     let owner = owner();
-    live()
-        .get_or_insert_with(HashMap::new)
-        .insert(ptr as usize, owner);
+    live().insert(ptr as usize, owner);
 }
 
 /// Forgets `ptr` if it is a live block of the calling rank; whether it was.
 fn freed(ptr: *mut c_void) -> bool {
     let owner = owner();
     let mut blocks = live();
-    let blocks = blocks.get_or_insert_with(HashMap::new);
     let address = ptr as usize;
     let own = blocks.get(&address) == Some(&owner);
     if own {
