@@ -20,8 +20,9 @@
 //! communications. The host asks (`cuEventQuery`, which flushes the
 //! driver's queue and costs about a third of a small call's launch) only
 //! once [`RETIRE_AT`] calls are outstanding, and then retires every one that
-//! ended, found by a binary search. A call's requests are retired from the request table when it
-//! returns (a request does not outlive the call that posts it). At most
+//! ended, found by a binary search. A call's requests are retired from the
+//! request table when it returns (a request does not outlive the call that
+//! posts it). At most
 //! [`MAX_ENQUEUED`] calls are outstanding: the next one waits on the host
 //! for the oldest, with the world's timeout, so a loop of calls holds
 //! bounded memory however far the host runs ahead. An NCCL communicator's

@@ -1,9 +1,10 @@
 //! The runtime kernels' CUDA source: `kernels.cu` plus one `extern "C"`
 //! entry per [`Key`], compiled to PTX by NVRTC once per process and
 //! architecture; and the names of `kernels.cu`'s types and functors, which
-//! the fused kernels' source (`fused.rs`, `fused_rows.rs`) uses too. A launch names its kernel by `Key`, a value that is hashed,
-//! not a name formatted on every launch: a small op's host time is mostly
-//! its launch, and formatting names added a tenth of what HIR adds to it.
+//! the fused kernels' source (`fused.rs`, `fused_rows.rs`) uses too. A
+//! launch names its kernel by `Key`, a value that is hashed, not a name
+//! formatted on every launch: a small op's host time is mostly its launch,
+//! and formatting names added a tenth of what HIR adds to it.
 
 use crate::error::{Error, Result};
 use crate::lock;
