@@ -18,10 +18,10 @@ use super::protocol::{
 use super::store::HANDSHAKE;
 use crate::core::store::KeyValueStore;
 use crate::error::{Error, Result};
-use crate::lock;
+use parking_lot::FairMutex;
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How much longer than the server may hold a request (its wait, at most
@@ -101,11 +101,14 @@ enum Refusal {
     Retry(io::Error),
 }
 
-/// A connection to the store. Requests are serialized: a thread that needs
-/// to block on its own (a watchdog) opens a connection of its own.
+/// A connection to the store. Requests are serialized, in the order they
+/// were made: a thread waiting in slices (a cpu rank's collective on its
+/// comm queue) must not shut out another's requests (its host thread's
+/// barrier), as an unfair lock let it on a 16-core host. A thread that
+/// needs to block on its own (a watchdog) opens a connection of its own.
 pub struct StoreClient {
     /// The connection and its session, or why it was given up.
-    connection: Mutex<Result<(TcpStream, auth::Session), Error>>,
+    connection: FairMutex<Result<(TcpStream, auth::Session), Error>>,
     addr: String,
     rank: Option<usize>,
     /// The rank whose process hosts the server, if a rank does.
@@ -168,7 +171,7 @@ impl StoreClient {
             match attempt {
                 Ok((stream, session)) => {
                     return Ok(StoreClient {
-                        connection: Mutex::new(Ok((stream, session))),
+                        connection: FairMutex::new(Ok((stream, session))),
                         addr: addr.to_string(),
                         rank: member.rank,
                         host,
@@ -248,7 +251,7 @@ impl StoreClient {
     /// read as the next request's. Every later request fails at once with
     /// the same error.
     fn call(&self, request: Request, blocks: Duration) -> Result<Response> {
-        let mut connection = lock(&self.connection);
+        let mut connection = self.connection.lock();
         let (stream, session) = match &mut *connection {
             Ok(open) => open,
             Err(lost) => return Err(lost.clone()),

@@ -642,3 +642,29 @@ fn rank_0_binds_the_store_to_master_addr_only() {
     assert!(std::net::TcpStream::connect(("127.0.0.1", addr.port())).is_err());
     assert!(group.finish().is_empty());
 }
+
+/// A thread that waits on a client in slices (a cpu rank's comm queue in a
+/// collective) must not starve another thread's requests on the same
+/// client (its host thread's barrier): each takes its turn between slices.
+/// Unfair, a 16-core host let one rank's waits shut out its own posts
+/// until the other ranks timed out.
+#[test]
+fn a_client_serves_its_threads_in_turn() {
+    let server = server();
+    let shared = client(&server, Some(0));
+    let store: &dyn KeyValueStore = &shared;
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| store.wait(&keys(&["never"]), 3 * SECOND));
+        std::thread::sleep(Duration::from_millis(50));
+        let start = Instant::now();
+        for n in 0..20 {
+            store.set(&format!("k{n}"), b"v").unwrap();
+        }
+        let took = start.elapsed();
+        assert!(
+            took < SECOND,
+            "20 sets took {took:?} beside a waiting thread"
+        );
+        assert!(matches!(waiting.join().unwrap().unwrap(), Got::Missing(_)));
+    });
+}

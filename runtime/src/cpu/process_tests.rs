@@ -3,6 +3,7 @@
 //! (`links.rs`). Their collectives and transfers must give what the same
 //! data summed, gathered and moved by hand gives.
 
+use super::tests::Known;
 use super::{Config, World};
 use crate::bootstrap::tests::server_of;
 use crate::bootstrap::{Member, StoreClient};
@@ -27,9 +28,8 @@ fn run_ranks<T: Send>(
 ) -> Vec<crate::error::Result<T, crate::RunError>> {
     let server = server_of(RANKS);
     let addr = server.addr().to_string();
-    // When each rank got where: printed, so that a failed run shows them (on
-    // a 16-core host this test failed 3 runs in 40, each with ranks that
-    // seemed to start 10 s late; see docs/Runtime.md, "Verified").
+    // When each rank got where: printed, so that a failed run shows whether
+    // a rank started late or waited in vain (see docs/Runtime.md, "Verified").
     let start = std::time::Instant::now();
     std::thread::scope(|scope| {
         let threads: Vec<_> = (0..RANKS)
@@ -76,23 +76,19 @@ fn input(rank: usize) -> Vec<f32> {
 fn collectives(device: &dyn Device) -> Got {
     let rank = device.rank();
     let team = Team::new(&(0..RANKS as i64).collect::<Vec<_>>(), RANKS).unwrap();
-    let mut mine = input(rank);
-    let mut outputs = [
+    let mine = input(rank);
+    let outputs = [
         vec![0f32; N],
         vec![0f32; N * RANKS],
         vec![0f32; N / RANKS],
         vec![0f32; N],
         vec![0f32; N],
     ];
-    let _known: Vec<_> = std::iter::once(&mut mine)
-        .chain(outputs.iter_mut())
-        .map(|buffer| {
-            device
-                .allocations()
-                .register(buffer.as_ptr().cast(), buffer.len() * 4)
-                .unwrap()
-        })
-        .collect();
+    let buffers = std::iter::once(&mine).chain(&outputs);
+    let _known = Known::new(
+        device,
+        buffers.map(|buffer| (buffer.as_ptr().cast(), buffer.len() * 4)),
+    );
     let view = |buffer: &Vec<f32>| {
         View::contiguous(
             DType::F32,
@@ -167,12 +163,10 @@ fn ranks_in_processes_that_post_different_collectives_fail_naming_both() {
         // Rank 2 brings one element more than the others.
         let length = if rank == 2 { N + 1 } else { N };
         let (input, mut output) = (vec![1f32; length], vec![0f32; length]);
-        let _known = [&input, &output].map(|buffer| {
-            device
-                .allocations()
-                .register(buffer.as_ptr().cast(), buffer.len() * 4)
-                .unwrap()
-        });
+        let _known = Known::new(
+            device,
+            [&input, &output].map(|buffer| (buffer.as_ptr().cast(), buffer.len() * 4)),
+        );
         let view = |buffer: &[f32]| {
             View::contiguous(
                 DType::F32,

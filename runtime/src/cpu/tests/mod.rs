@@ -80,17 +80,46 @@ fn noise(seed: u64, lo: f32) -> impl Fn(usize) -> f32 {
 
 /// Makes the arrays buffers the rank knows, as a launcher registers its
 /// arguments, so that views of them pass the entries' bounds check.
-fn known(device: &dyn Device, arrays: &[&Array]) -> Vec<Registration> {
-    arrays
-        .iter()
-        .map(|array| {
-            let data = &array.data;
-            device
-                .allocations()
-                .register(data.as_ptr(), data.len())
-                .unwrap()
-        })
-        .collect()
+fn known<'a>(device: &'a dyn Device, arrays: &[&Array]) -> Known<'a> {
+    Known::new(
+        device,
+        arrays
+            .iter()
+            .map(|array| (array.data.as_ptr(), array.data.len())),
+    )
+}
+
+/// Buffers a rank knows (registered as a launcher's arguments). Dropping
+/// this first waits for the rank's queued work, so that buffers declared
+/// before it outlive that work even when a failed step unwinds the body: a
+/// collective that ended after its rank's body gave up wrote into freed
+/// memory on a 16-core host (and corrupted the heap).
+pub(in crate::cpu) struct Known<'a> {
+    device: &'a dyn Device,
+    _registrations: Vec<Registration>,
+}
+
+impl<'a> Known<'a> {
+    pub(in crate::cpu) fn new(
+        device: &'a dyn Device,
+        buffers: impl IntoIterator<Item = (*const u8, usize)>,
+    ) -> Known<'a> {
+        let allocations = device.allocations();
+        let registrations = buffers
+            .into_iter()
+            .map(|(start, bytes)| allocations.register(start, bytes).unwrap())
+            .collect();
+        Known {
+            device,
+            _registrations: registrations,
+        }
+    }
+}
+
+impl Drop for Known<'_> {
+    fn drop(&mut self) {
+        let _ = self.device.synchronize();
+    }
 }
 
 fn team_descriptor(ranks: &mut [i64]) -> Box<Descriptor> {
