@@ -77,19 +77,26 @@ def as_dtensor_op(program: Any, make_op: Callable[[], Any]) -> Any:
 def _check_mesh(what: str, mesh: Any, distribution: Distribution) -> Any:
     """``mesh`` if it holds the program mesh's ranks in its layout."""
     _, devices, shape, _ = distribution
-    if tuple(mesh.shape) != tuple(shape) or _mesh_ranks(mesh) != tuple(devices):
-        raise ValueError(
-            f"{what} is on a DeviceMesh of ranks {_nested(_mesh_ranks(mesh), mesh.shape)}, "
-            f"the program's mesh holds {_nested(devices, shape)}"
-        )
+    problem = _mesh_problem(mesh, tuple(shape), tuple(devices))
+    if problem:
+        raise ValueError(f"{what} {problem}")
     return mesh
 
 
-# A mesh's ranks are fixed once it is made: torch.compile takes them as a
-# constant instead of tracing the tensor that holds them.
+# A mesh's shape and ranks are fixed once it is made: torch.compile takes
+# the check's verdict as a constant instead of tracing the mesh. (torch
+# 2.11's Dynamo can trace neither `tuple(mesh.shape)` nor a comparison with
+# a tuple such a function returns; a string it can.)
 @torch._dynamo.assume_constant_result
-def _mesh_ranks(mesh: Any) -> Tuple[int, ...]:
-    return tuple(mesh.mesh.flatten().tolist())
+def _mesh_problem(mesh: Any, shape: Tuple[int, ...], devices: Tuple[int, ...]) -> str:
+    """Why ``mesh`` does not hold ``devices`` laid out in ``shape``, or ''."""
+    mesh_shape, ranks = tuple(mesh.shape), tuple(mesh.mesh.flatten().tolist())
+    if mesh_shape == shape and ranks == devices:
+        return ""
+    return (
+        f"is on a DeviceMesh of ranks {_nested(ranks, mesh_shape)}, "
+        f"the program's mesh holds {_nested(devices, shape)}"
+    )
 
 
 def _nested(devices: Sequence[int], shape: Sequence[int]) -> Any:

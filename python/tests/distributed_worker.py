@@ -47,7 +47,10 @@ def main():
     mode = sys.argv[1]
     if mode.startswith("gloo"):
         dist.init_process_group("gloo")
-    hir.init_from_torch(num_streams=S, timeout=60)
+    # Without a process group the default backend is cuda wherever a GPU is;
+    # this job's tensors are torch CPU tensors.
+    backend = "cpu" if mode == "torchrun" else None
+    hir.init_from_torch(backend=backend, num_streams=S, timeout=60)
     world = hir.world()
     rank, D = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     expected_world = {"backend": "cpu", "world_size": D, "ranks": [rank], "num_streams": S}
