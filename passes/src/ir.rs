@@ -137,13 +137,16 @@ pub fn ancestor_in<'c, 'a>(
 /// The ops that use `value`, each once, in use-list order.
 pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     let mut users: Vec<OperationRef> = Vec::new();
+    // A set, not `users.contains`: a constant or a stream may have thousands
+    // of users in a large program.
+    let mut seen = std::collections::HashSet::new();
     // SAFETY: `value` is live; its use list is only read.
     unsafe {
         let mut operand = mlirValueGetFirstUse(value.to_raw());
         while !mlirOpOperandIsNull(operand) {
-            let user = OperationRef::from_raw(mlirOpOperandGetOwner(operand));
-            if !users.contains(&user) {
-                users.push(user);
+            let owner = mlirOpOperandGetOwner(operand);
+            if seen.insert(owner.ptr as usize) {
+                users.push(OperationRef::from_raw(owner));
             }
             operand = mlirOpOperandGetNextUse(operand);
         }

@@ -75,6 +75,7 @@ use melior::{
         r#type::{MemRefType, ShapedTypeLike, TypeLike},
     },
 };
+use std::collections::HashMap;
 
 /// The op the pass runs on.
 pub const ANCHOR: &str = crate::ops::FUNCTION;
@@ -94,9 +95,10 @@ impl HirPass for FuseElementwise {
         let mut blocks = Vec::new();
         collect_blocks(function, &mut blocks);
         for block in blocks {
+            let order = Order::of(block);
             for chain in chains(block) {
                 for part in split(&chain.members) {
-                    fuse(&rewriter, part, &chain.between);
+                    fuse(&rewriter, part, &chain.between, &order);
                 }
             }
         }
@@ -118,6 +120,30 @@ fn collect_blocks<'c, 'a>(op: OperationRef<'c, 'a>, blocks: &mut Vec<BlockRef<'c
             block = current.next_in_region();
         }
     }
+}
+
+/// The ops of a block by their place before any part was fused. Fusing a
+/// part moves only ops from between its first and last op to before its
+/// first, so for the later parts' ops this order is the block's still; it
+/// answers without `is_before_in_block`, which after each fusion renumbered
+/// the whole block (a quadratic pass).
+struct Order(HashMap<usize, usize>);
+
+impl Order {
+    fn of(block: BlockRef) -> Order {
+        let places = ir::block_ops(block).enumerate();
+        Order(places.map(|(place, op)| (key(op), place)).collect())
+    }
+
+    /// Whether `op` lies strictly between `first` and `last`.
+    fn between(&self, first: OperationRef, op: OperationRef, last: OperationRef) -> bool {
+        let place = |op| self.0[&key(op)];
+        place(first) < place(op) && place(op) < place(last)
+    }
+}
+
+fn key(op: OperationRef) -> usize {
+    op.to_raw().ptr as usize
 }
 
 /// A maximal chain of fusable ops of one block, and the ops between them
@@ -407,6 +433,7 @@ fn fuse<'c, 'a>(
     rewriter: &RewriterBase<'c, '_>,
     part: Vec<OperationRef<'c, 'a>>,
     between: &[OperationRef<'c, 'a>],
+    order: &Order,
 ) {
     let context = rewriter.context();
     // SAFETY: the context outlives the rewrite.
@@ -415,7 +442,7 @@ fn fuse<'c, 'a>(
     let (first, last) = (members[0], *members.last().expect("a chain has ops"));
     // The views and allocations first: a fill's allocation may be one.
     for &op in between.iter().chain(&fills) {
-        if first.is_before_in_block(op) && op.is_before_in_block(last) {
+        if order.between(first, op, last) {
             rewriter.move_op_before(op, first);
         }
     }

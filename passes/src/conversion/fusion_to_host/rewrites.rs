@@ -55,12 +55,15 @@ use std::{
 /// any borrow of the module, so it holds no typed IR: whether a pattern
 /// failed (and emitted its error: the others change nothing after it), and
 /// the allgathers along the stream axis that `func.return`'s pattern gives
-/// loops ([`Lowering::gathered`]), as raw handles of ops and values that
-/// stay in the function through the walk.
+/// loops ([`Lowering::gathered`]), and the caller's stream once a stream
+/// loop took it ([`Lowering::main`]), as raw handles of ops and values that
+/// stay in the function through the walk. (Kept here, not looked up: a
+/// scan of the body for it at every op made the pass quadratic.)
 #[derive(Default)]
 pub(super) struct State {
     pub(super) failed: bool,
     gathered: Vec<(MlirOperation, MlirValue, StreamAxis)>,
+    main: Option<MlirValue>,
 }
 
 /// The state one walk of a function's patterns shares.
@@ -141,10 +144,11 @@ fn apply<'c>(
             )
         })
         .collect();
-    // The caller's stream, if a stream loop took it already.
-    let main = ir::block_ops(entry)
-        .find(|op| Op::HostStreamFor.is(op))
-        .and_then(|stream_for| ir::operand(&stream_for, 3));
+    // SAFETY: as `gathered`'s.
+    let main = state
+        .borrow()
+        .main
+        .map(|main| unsafe { Value::from_raw(main) });
     let lowering = Lowering {
         context,
         rewriter: *rewriter,
@@ -161,6 +165,7 @@ fn apply<'c>(
         .into_iter()
         .map(|(wait, output, stream)| (wait.to_raw(), output.to_raw(), stream))
         .collect();
+    state.main = lowering.main.get().map(|main| main.to_raw());
     state.failed = result.is_err();
     result.is_ok()
 }
